@@ -1,0 +1,77 @@
+// The floor of Anvil's shape, for comparison: a node:http server that hands each request to a
+// child process over a Unix socket as a length-prefixed frame (batched per event-loop turn) and
+// writes the child's answer back. No hosts, no mailboxes, no engine: what the hop alone costs.
+// Usage: node bench/socket-hop-floor.mjs [port=18182]
+import { fork } from 'node:child_process';
+import http from 'node:http';
+import net from 'node:net';
+
+/** Calls onFrame(id, payload) for each [u32 length][u32 id][payload] frame of a byte stream. */
+function frameReader(onFrame) {
+  let pending = Buffer.alloc(0);
+  return (chunk) => {
+    pending = pending.length > 0 ? Buffer.concat([pending, chunk]) : chunk;
+    let offset = 0;
+    while (pending.length - offset >= 8) {
+      const length = pending.readUInt32LE(offset);
+      if (pending.length - offset < 4 + length) break;
+      onFrame(pending.readUInt32LE(offset + 4), pending.subarray(offset + 8, offset + 4 + length));
+      offset += 4 + length;
+    }
+    pending = pending.subarray(offset);
+  };
+}
+
+/** Queues frames and writes them in one batch at the end of the event-loop turn. */
+function frameWriter(socket) {
+  let queue = [];
+  return (id, payload) => {
+    const frame = Buffer.allocUnsafe(8 + Buffer.byteLength(payload));
+    frame.writeUInt32LE(frame.length - 4, 0);
+    frame.writeUInt32LE(id, 4);
+    frame.write(payload, 8);
+    if (queue.push(frame) === 1) {
+      setImmediate(() => {
+        socket.write(queue.length === 1 ? queue[0] : Buffer.concat(queue));
+        queue = [];
+      });
+    }
+  };
+}
+
+if (process.argv[2] === '--child') {
+  const socket = net.connect(`\0${process.argv[3]}`);
+  const send = frameWriter(socket);
+  socket.on('data', frameReader((id) => send(id, '{"message":"pong"}')));
+} else {
+  const port = Number(process.argv[2] ?? 18182);
+  const name = `anvil-hop-floor-${process.pid}`; // an abstract socket: \0 + name
+  const waiting = new Map();
+  let next = 1;
+  let send = null;
+  net
+    .createServer((socket) => {
+      send = frameWriter(socket);
+      socket.on(
+        'data',
+        frameReader((id, body) => {
+          const res = waiting.get(id);
+          waiting.delete(id);
+          res.writeHead(200, ['content-type', 'application/json', 'content-length', String(body.length)]);
+          res.end(body);
+        }),
+      );
+    })
+    .listen(`\0${name}`, () => {
+      const child = fork(new URL(import.meta.url).pathname, ['--child', name]);
+      process.on('exit', () => child.kill());
+      process.on('SIGTERM', () => process.exit(0));
+    });
+  http
+    .createServer((req, res) => {
+      const id = next++;
+      waiting.set(id, res);
+      send(id, JSON.stringify([req.method, req.url, req.rawHeaders]));
+    })
+    .listen(port, '127.0.0.1');
+}

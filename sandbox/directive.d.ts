@@ -1,0 +1,76 @@
+/**
+ * Typings for Anvil custom directives (`Directives/<Name>.ts` or `.js` in an API folder).
+ *
+ *   import type { Directive } from '../../sandbox/directive';   // path to this file, for your editor
+ *
+ *   const ReadUser: Directive<{ id: string }> = (state, config) => {
+ *     const user = state.db.get('select id, name from users where id = ?', [config.id]);
+ *     if (!user) state.fail(404, 'user not found');
+ *     state.memory.set('user', user);
+ *   };
+ *   export default ReadUser;
+ *
+ * A directive runs in a V8 isolate, in a fresh context for every call: no Node API, no `require`,
+ * no `process`, no file system, no network, no timers, and nothing left over from another call.
+ * Everything it reads or writes goes through `state`, and values are copied in and out.
+ */
+
+/** JSON-like values: what crosses between a directive and Anvil (copied, never shared). */
+export type Value = null | boolean | number | string | Value[] | { [key: string]: Value };
+
+export interface DirectiveState {
+  /** The request id (the job id when the request runs as a job). */
+  readonly id: string;
+
+  /** Request memory, the `$.memory.…` of api.yaml. Keys may be dotted: `user.name`. */
+  readonly memory: {
+    get(key: string): Value;
+    set(key: string, value: Value): void;
+  };
+
+  /** The message (SPEC §4): the request at first; what you set here makes the response. */
+  readonly message: {
+    verb: string;
+    path: string;
+    /** Lower-case names. Setting replaces every header; only headers you set reach the response. */
+    headers: Record<string, string | string[]>;
+    query: Record<string, string | string[]>;
+    readonly pathParams: Record<string, string>;
+    /** A JSON body arrives parsed, any other as text, none as null. Set a string, or a value (sent as JSON). */
+    body: Value;
+    status: number;
+  };
+
+  /** Flow groups (case-insensitive), as the Groups directive edits them. */
+  readonly groups: {
+    enable(name: string): void;
+    disable(name: string): void;
+    disableAll(): void;
+    isEnabled(name: string): boolean;
+  };
+
+  /** A map of the API (`Maps/<name>.json` with the env's overrides), or null. */
+  map(name: string): Value;
+
+  /**
+   * The API's own SQLite database, with bound parameters only (`?` with a list, `:name` with an
+   * object). ATTACH, VACUUM, PRAGMA and load_extension are refused.
+   */
+  readonly db: {
+    all(sql: string, params?: Value[] | Record<string, Value>): Array<Record<string, Value>>;
+    get(sql: string, params?: Value[] | Record<string, Value>): Record<string, Value> | null;
+    run(sql: string, params?: Value[] | Record<string, Value>): { changes: number; lastInsertRowid: number | string };
+  };
+
+  /** Ends the directive with an error of that status (400–599): the flow switches to ERROR_FLOW. */
+  fail(status: number, message: string): never;
+
+  /** Runs a built-in directive with these parameters against this request, e.g. run('ModifyMessage', { status: 201 }). */
+  run(directive: string, params?: Record<string, Value>): Promise<void>;
+}
+
+/** A custom directive: the default export of its file. May be async. */
+export type Directive<Config extends Record<string, unknown> = Record<string, Value>> = (
+  state: DirectiveState,
+  config: Config,
+) => void | Promise<void>;

@@ -1,0 +1,88 @@
+import type { CompiledRelease } from '../config/types.js';
+import type { ApiRuntime } from '../engine/context.js';
+import { deepFreeze } from '../engine/resolve.js';
+import type { ActorSpec, BusCall, BusResponse } from '../protocol/messages.js';
+import { openKvBackend, type KvStore } from '../stores/kv-store.js';
+import type { BusClient } from './bus-client.js';
+
+/** ApiRuntime of one actor thread: the release's facts, its per-thread resources and pending work. */
+export class ActorRuntime implements ApiRuntime {
+  readonly key: string;
+  readonly host: string;
+  readonly env: string;
+  readonly release: string;
+  readonly debug: boolean;
+  readonly dataDir: string;
+  readonly releaseDir: string;
+  readonly localBaseUrl: string;
+  readonly egressAllow: string | null;
+  readonly maps: Readonly<Record<string, unknown>>;
+  private readonly resources = new Map<string, unknown>();
+  private readonly pending = new Set<Promise<unknown>>();
+  /** Set once the thread's socket exists. */
+  bus: BusClient | null = null;
+  private kvStore: KvStore | null = null;
+  private readonly stores: ActorSpec['stores'];
+  private readonly namespace: string;
+
+  constructor(
+    spec: ActorSpec,
+    release: CompiledRelease,
+    readonly log: ApiRuntime['log'],
+  ) {
+    this.key = spec.key;
+    this.host = spec.host;
+    this.env = spec.env;
+    this.release = spec.release;
+    this.debug = release.definition.debug;
+    this.dataDir = spec.dataDir;
+    this.releaseDir = spec.releaseDir;
+    this.localBaseUrl = spec.localBaseUrl;
+    this.egressAllow = spec.egressAllow;
+    this.stores = spec.stores;
+    this.namespace = `${spec.host}/${spec.env}/${spec.key}`;
+    this.maps = deepFreeze(release.maps);
+  }
+
+  resource<T>(name: string, create: () => T): T {
+    if (!this.resources.has(name)) this.resources.set(name, create());
+    return this.resources.get(name) as T;
+  }
+
+  /** Opened on first use: an API that never counts or caches holds no store connection. */
+  get kv(): KvStore {
+    if (this.kvStore === null) {
+      const backend = this.resource('kv', () => openKvBackend({ dataDir: this.stores.dataRoot, redisUrl: this.stores.redisUrl ?? undefined, redisPrefix: this.stores.redisPrefix }));
+      this.kvStore = backend.namespace(this.namespace);
+    }
+    return this.kvStore;
+  }
+
+  enqueue(payload: string, delayMs: number): Promise<string> {
+    if (this.bus === null) return Promise.reject(new Error('the in-process bus is not connected'));
+    return this.bus.enqueue(payload, delayMs);
+  }
+
+  callLocal(call: BusCall, timeoutMs: number): Promise<BusResponse> {
+    if (this.bus === null) return Promise.reject(new Error('the in-process bus is not connected'));
+    return this.bus.call(call, timeoutMs);
+  }
+
+  track(work: Promise<unknown>): void {
+    const settled: Promise<unknown> = work.then(
+      () => this.pending.delete(settled),
+      () => this.pending.delete(settled),
+    );
+    this.pending.add(settled);
+  }
+
+  /** Waits for tracked work, then closes every resource that has a close(). */
+  async close(): Promise<void> {
+    while (this.pending.size > 0) await Promise.all([...this.pending]);
+    for (const resource of this.resources.values()) {
+      const close = (resource as { close?: () => unknown } | null)?.close;
+      if (typeof close === 'function') await close.call(resource);
+    }
+    this.resources.clear();
+  }
+}

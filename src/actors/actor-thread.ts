@@ -1,0 +1,87 @@
+/**
+ * Entry of an actor thread (a worker thread inside a cell). It owns one API release: it connects
+ * to the router's socket, says who it is, then runs every request frame through the engine and
+ * writes the response frames back. RETIRE (or the router going away) makes it finish what is in
+ * flight, AFTER_FLOW included, and exit.
+ */
+import { readFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { parentPort, workerData } from 'node:worker_threads';
+import type { CompiledRelease } from '../config/types.js';
+import { builtinDirectives } from '../directives/catalogue.js';
+import { ApiEngine, type ErrorReporter } from '../engine/api-engine.js';
+import { emptyFrame, FrameReader, FrameType, FrameWriter } from '../protocol/frames.js';
+import { decodeRequest, encodeHello, encodeResponse, type ThreadData } from '../protocol/messages.js';
+import { ActorRuntime } from './actor-runtime.js';
+import { BusClient } from './bus-client.js';
+import { createSandbox } from './sandbox-setup.js';
+
+const data = workerData as ThreadData;
+const { spec } = data;
+const release = JSON.parse(readFileSync(spec.compiledFile, 'utf8')) as CompiledRelease;
+const runtime = new ActorRuntime(spec, release, (level, msg, fields) => {
+  parentPort?.postMessage({ type: 'log', level, msg, fields: { api: spec.key, host: spec.host, release: spec.release, ...fields } });
+});
+
+const reportError: ErrorReporter = (event) => {
+  parentPort?.postMessage({ type: 'log', level: 'warn', msg: 'directive error', fields: { api: spec.key, host: spec.host, release: spec.release, ...event } });
+};
+const sandbox = createSandbox(release, spec.sandbox.maxima, spec.sandbox.isolatesPerThread, (event) => {
+  parentPort?.postMessage({ type: 'log', level: 'warn', msg: `custom directive ${event.kind === 'crash' ? 'crashed its isolate' : `over its ${event.kind} limit`}`, fields: { api: spec.key, host: spec.host, release: spec.release, ...event } });
+});
+if (sandbox !== null) runtime.resource('sandbox', () => sandbox);
+const customDirectives = sandbox?.directives() ?? new Map();
+const engine = new ApiEngine(release, runtime, (name) => builtinDirectives.get(name) ?? customDirectives.get(name), reportError);
+
+let inFlight = 0;
+let retiring = false;
+let exiting = false;
+
+const socket = connect(data.socketPath);
+socket.setNoDelay(true);
+const writer = new FrameWriter(socket);
+const bus = new BusClient(writer);
+runtime.bus = bus;
+writer.write(encodeHello({ token: data.token, cell: data.cell, actor: spec.id, thread: data.thread }));
+// From here on a crash is a thread dying, not a thread failing to start (see cell-main).
+parentPort?.postMessage({ type: 'started' });
+
+const reader = new FrameReader((type, payload) => {
+  if (type === FrameType.Request) {
+    const { number, request } = decodeRequest(payload);
+    inFlight++;
+    engine
+      .handle(request, (response) => writer.write(encodeResponse(number, response)))
+      .catch((error: unknown) => reportError({ requestId: request.id, label: '(thread)', directive: '(thread)', status: 500, message: String(error), pass: 'main' }))
+      .finally(() => {
+        inFlight--;
+        if (retiring) void exitWhenIdle();
+      });
+  } else if (type === FrameType.CallResult) {
+    bus.settle(payload);
+  } else if (type === FrameType.EnqueueResult) {
+    bus.settleEnqueue(payload);
+  } else if (type === FrameType.Ping) {
+    writer.write(emptyFrame(FrameType.Pong));
+  } else if (type === FrameType.Retire) {
+    retiring = true;
+    void exitWhenIdle();
+  }
+});
+socket.on('data', (chunk) => reader.push(chunk));
+socket.on('close', () => {
+  bus.failAll();
+  retiring = true;
+  void exitWhenIdle();
+});
+socket.on('error', () => {
+  // 'close' follows; nothing else to do.
+});
+
+async function exitWhenIdle(): Promise<void> {
+  if (inFlight > 0 || exiting) return;
+  exiting = true;
+  await runtime.close();
+  socket.end();
+  process.exit(0);
+}

@@ -1,0 +1,33 @@
+import type { CompiledRelease, SandboxLimits } from '../config/types.js';
+import { apiDatabase } from '../database/api-database.js';
+import { builtinDirectives } from '../directives/catalogue.js';
+import { Sandbox } from '../sandbox-host/sandbox.js';
+
+/** Limits an API gets when its api.yaml sets none (SPEC §10). */
+export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = { memoryMb: 64, cpuMs: 50, wallMs: 10_000 };
+
+/** The API's own limits (api.yaml `limits:`), each capped by the instance's maximum. */
+export function effectiveLimits(requested: Partial<SandboxLimits>, maxima: SandboxLimits): SandboxLimits {
+  const pick = (key: keyof SandboxLimits) => Math.min(requested[key] ?? DEFAULT_SANDBOX_LIMITS[key], maxima[key]);
+  return { memoryMb: pick('memoryMb'), cpuMs: pick('cpuMs'), wallMs: pick('wallMs') };
+}
+
+/** The sandbox of a release with custom directives (null without any). */
+export function createSandbox(
+  release: CompiledRelease,
+  maxima: SandboxLimits,
+  isolates: number,
+  report: ConstructorParameters<typeof Sandbox>[0]['report'],
+): Sandbox | null {
+  if (Object.keys(release.directiveCode ?? {}).length === 0) return null;
+  return new Sandbox({
+    limits: effectiveLimits(release.definition.limits ?? {}, maxima),
+    isolates,
+    directiveCode: release.directiveCode,
+    services: {
+      builtin: (name) => builtinDirectives.get(name),
+      database: (ctx) => apiDatabase(ctx.api),
+    },
+    report,
+  });
+}

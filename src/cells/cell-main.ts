@@ -1,0 +1,74 @@
+/**
+ * Entry of a cell process. It runs no request itself: it starts the actor threads the router asks
+ * for (each connects straight to the router's socket), reports their exits, and exits when told to
+ * drain once its threads are gone. A fatal error of tenant code kills this process, never the router.
+ */
+import { Worker } from 'node:worker_threads';
+import type { CellToRouter, RouterToCell, ThreadData } from '../protocol/messages.js';
+
+const cell = Number(process.argv[process.argv.indexOf('--cell') + 1]);
+const socketPath = (process.env.ANVIL_ROUTER_SOCKET ?? '').replace(/^@/, '\0');
+const token = process.env.ANVIL_CELL_TOKEN ?? '';
+delete process.env.ANVIL_CELL_TOKEN;
+
+const threadEntry = new URL('../actors/actor-thread.js', import.meta.url);
+const workers = new Set<Worker>();
+/** `<actor>#<thread>` → its worker, for terminate-thread. */
+const byName = new Map<string, Worker>();
+let draining = false;
+
+function send(message: CellToRouter): void {
+  if (process.connected) process.send!(message);
+}
+
+function spawnThread(message: Extract<RouterToCell, { type: 'spawn-thread' }>): void {
+  if (draining) return;
+  const data: ThreadData = { spec: message.actor, thread: message.thread, socketPath, token, cell };
+  const worker = new Worker(threadEntry, { workerData: data, env: {}, stdout: false, stderr: false });
+  workers.add(worker);
+  const name = `${message.actor.id}#${message.thread}`;
+  byName.set(name, worker);
+  let started = false;
+  let failed = false;
+  worker.on('message', (msg: CellToRouter | { type: 'started' }) => {
+    if (msg?.type === 'started') started = true;
+    else if (msg?.type === 'log') send(msg);
+  });
+  worker.on('error', (error) => {
+    if (started) {
+      send({ type: 'log', level: 'error', msg: 'actor thread crashed', fields: { actor: message.actor.id, thread: message.thread, error: error.message } });
+      return;
+    }
+    failed = true;
+    send({ type: 'thread-failed', actor: message.actor.id, thread: message.thread, error: error.message });
+  });
+  worker.on('exit', (code) => {
+    workers.delete(worker);
+    byName.delete(name);
+    if (!failed) send({ type: 'thread-exit', actor: message.actor.id, thread: message.thread, code });
+    if (draining && workers.size === 0) process.exit(0);
+  });
+}
+
+process.on('message', (message: RouterToCell) => {
+  if (message.type === 'spawn-thread') spawnThread(message);
+  else if (message.type === 'terminate-thread') void byName.get(`${message.actor}#${message.thread}`)?.terminate();
+  else if (message.type === 'drain') {
+    draining = true;
+    if (workers.size === 0) process.exit(0);
+  }
+});
+
+// Ctrl-C in a terminal signals the whole process group: the router decides when a cell stops
+// (after draining its threads), so a cell ignores the signals that are the router's to handle.
+process.on('SIGINT', () => {});
+process.on('SIGTERM', () => {});
+
+// The router went away: threads see their sockets close and finish; leave once they are gone.
+process.on('disconnect', () => {
+  draining = true;
+  if (workers.size === 0) process.exit(0);
+  setTimeout(() => process.exit(0), 10_000).unref();
+});
+
+send({ type: 'ready', cell });

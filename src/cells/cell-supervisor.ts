@@ -1,0 +1,173 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { ActorSpec, CellToRouter, RouterToCell } from '../protocol/messages.js';
+
+export interface CellEvents {
+  ready(cell: number): void;
+  /** The cell process died (crash, SIGKILL, …); it is being restarted. */
+  down(cell: number, reason: string): void;
+  threadFailed(cell: number, actor: string, thread: number, error: string): void;
+  threadExit(cell: number, actor: string, thread: number, code: number): void;
+  log(cell: number, level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>): void;
+}
+
+export interface CellOptions {
+  count: number;
+  socketPath: string;
+  token: string;
+}
+
+interface Cell {
+  index: number;
+  child: ChildProcess | null;
+  ready: boolean;
+  restarts: number;
+  lastStart: number;
+}
+
+const entry = fileURLToPath(new URL('./cell-main.js', import.meta.url));
+/** A cell that dies within this long of starting counts as crash-looping: its restart is delayed. */
+const QUICK_DEATH_MS = 5_000;
+const MAX_RESTART_DELAY_MS = 5_000;
+
+/**
+ * Starts the cell processes, restarts any that dies, and carries the router's lifecycle messages to
+ * them. It knows nothing of requests: the actor directory holds and fails those.
+ */
+export class CellSupervisor {
+  private readonly cells: Cell[];
+  private stopping = false;
+  private firstStart: { waiting: Set<number>; resolve: () => void } | null = null;
+
+  constructor(
+    private readonly options: CellOptions,
+    private readonly events: CellEvents,
+  ) {
+    this.cells = Array.from({ length: options.count }, (_, index) => ({ index, child: null, ready: false, restarts: 0, lastStart: 0 }));
+  }
+
+  get count(): number {
+    return this.cells.length;
+  }
+
+  /** Starts every cell; resolves once all have said they are ready. */
+  start(): Promise<void> {
+    const allReady = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('cells did not start within 30 s')), 30_000);
+      this.firstStart = { waiting: new Set(this.cells.map((c) => c.index)), resolve: () => (clearTimeout(timer), resolve()) };
+    });
+    for (const cell of this.cells) this.startCell(cell);
+    return allReady;
+  }
+
+  isReady(cell: number): boolean {
+    return this.cells[cell]?.ready === true;
+  }
+
+  pid(cell: number): number | undefined {
+    return this.cells[cell]?.child?.pid;
+  }
+
+  spawnThread(cell: number, actor: ActorSpec, thread: number): boolean {
+    return this.send(cell, { type: 'spawn-thread', actor, thread });
+  }
+
+  terminateThread(cell: number, actor: string, thread: number): boolean {
+    return this.send(cell, { type: 'terminate-thread', actor, thread });
+  }
+
+  /** Starts one more cell (a quarantine cell) and returns its index; it is restarted like the others. */
+  addCell(): number {
+    const cell: Cell = { index: this.cells.length, child: null, ready: false, restarts: 0, lastStart: 0 };
+    this.cells.push(cell);
+    this.startCell(cell);
+    return cell.index;
+  }
+
+  /** Kills a cell outright (a thread in it would not stop); it is restarted like after any death. */
+  kill(cell: number): void {
+    this.cells[cell]?.child?.kill('SIGKILL');
+  }
+
+  /**
+   * Asks every cell to exit once its threads are gone; kills what is left after `timeoutMs`. A cell
+   * still starting has no thread yet and is killed at once. No cell is restarted from here on.
+   */
+  async drain(timeoutMs: number): Promise<void> {
+    this.stopping = true;
+    const exits = this.cells.map((cell) => {
+      const child = cell.child;
+      if (child === null || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const timer = setTimeout(() => child.kill('SIGKILL'), cell.ready ? timeoutMs : 0);
+        child.once('exit', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        if (cell.ready) this.send(cell.index, { type: 'drain' });
+      });
+    });
+    await Promise.all(exits);
+  }
+
+  private send(cell: number, message: RouterToCell): boolean {
+    const target = this.cells[cell];
+    if (target === undefined || !target.ready || target.child === null || !target.child.connected) return false;
+    target.child.send(message);
+    return true;
+  }
+
+  private startCell(cell: Cell): void {
+    cell.lastStart = Date.now();
+    cell.ready = false;
+    const child = fork(entry, ['--cell', String(cell.index)], {
+      execArgv: ['--no-node-snapshot'],
+      // An abstract socket name starts with a NUL byte, which the environment cannot carry: send it as '@'.
+      env: { ...process.env, ANVIL_ROUTER_SOCKET: this.options.socketPath.replace(/^\0/, '@'), ANVIL_CELL_TOKEN: this.options.token },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      serialization: 'json',
+    });
+    cell.child = child;
+    child.on('message', (message: CellToRouter) => this.onMessage(cell, message));
+    child.on('error', (error) => this.events.log(cell.index, 'error', 'cell process error', { error: error.message }));
+    child.on('exit', (code, signal) => {
+      if (cell.child !== child) return;
+      cell.child = null;
+      cell.ready = false;
+      if (this.stopping) return;
+      const reason = signal !== null ? `signal ${signal}` : `exit code ${code}`;
+      this.events.down(cell.index, reason);
+      const quick = Date.now() - cell.lastStart < QUICK_DEATH_MS;
+      cell.restarts = quick ? cell.restarts + 1 : 0;
+      const delay = quick ? Math.min(MAX_RESTART_DELAY_MS, 100 * 2 ** (cell.restarts - 1)) : 0;
+      setTimeout(() => {
+        if (!this.stopping) this.startCell(cell);
+      }, delay).unref();
+    });
+  }
+
+  private onMessage(cell: Cell, message: CellToRouter): void {
+    switch (message.type) {
+      case 'ready':
+        cell.ready = true;
+        this.events.ready(cell.index);
+        if (this.firstStart !== null) {
+          this.firstStart.waiting.delete(cell.index);
+          if (this.firstStart.waiting.size === 0) {
+            this.firstStart.resolve();
+            this.firstStart = null;
+          }
+        }
+        break;
+      case 'thread-failed':
+        this.events.threadFailed(cell.index, message.actor, message.thread, message.error);
+        break;
+      case 'thread-exit':
+        this.events.threadExit(cell.index, message.actor, message.thread, message.code);
+        break;
+      case 'log':
+        this.events.log(cell.index, message.level, message.msg, message.fields);
+        break;
+    }
+  }
+}

@@ -1,0 +1,74 @@
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { apiIdentity } from '../cells/assign.js';
+import { DataPaths } from '../config/data-paths.js';
+import { openJobQueue } from '../jobs/open-queue.js';
+import { Registry } from '../registry/registry.js';
+
+interface JobsFlags {
+  data: string;
+  host: string;
+  api?: string;
+  json: boolean;
+}
+
+/** `--api <key>` of `--host` → the queue's API identity (`<host>/<env>/<key>`). */
+function apiOf(flags: JobsFlags): string | undefined {
+  if (flags.api === undefined) return undefined;
+  const registry = Registry.open(new DataPaths(resolve(flags.data)).registryFile);
+  try {
+    const host = registry.getHost(flags.host);
+    if (host === null || host.kind !== 'public') throw new Error(`--host: "${flags.host}" is not a public host of ${flags.data}`);
+    return apiIdentity(host.name, host.env, flags.api);
+  } finally {
+    registry.close();
+  }
+}
+
+async function withQueue<T>(flags: JobsFlags, work: (queue: Awaited<ReturnType<typeof openJobQueue>>) => Promise<T>): Promise<T> {
+  const queue = await openJobQueue({ dataDir: resolve(flags.data), redisUrl: process.env.REDIS_URL, prefix: process.env.ANVIL_REDIS_PREFIX ?? 'anvil:' });
+  try {
+    return await work(queue);
+  } finally {
+    await queue.close(0);
+  }
+}
+
+function print(flags: JobsFlags, value: unknown, text: string): void {
+  process.stdout.write(flags.json ? `${JSON.stringify(value, null, 2)}\n` : `${text}\n`);
+}
+
+/** `anvil jobs count|get|flush|requeue-failed`: the job queue of a data dir (or of Redis with REDIS_URL). */
+export function registerJobs(program: Command): void {
+  const jobs = program
+    .command('jobs')
+    .description('Inspect and manage queued jobs (SPEC §8): the embedded queue of --data, or BullMQ when REDIS_URL is set.')
+    .addHelpText('after', '\nExamples:\n  anvil jobs count --api users\n  anvil jobs get j-mws3k2-8f3a\n  anvil jobs requeue-failed --api users\n');
+  const common = (command: Command) =>
+    command
+      .option('--data <dir>', 'data directory', './data')
+      .option('--host <host>', 'public host of --api', 'localhost')
+      .option('--api <key>', 'only the jobs of this API')
+      .option('--json', 'print JSON', false);
+
+  common(jobs.command('count').description('Jobs per state')).action(async (flags: JobsFlags) => {
+    const counts = await withQueue(flags, (q) => q.counts(apiOf(flags)));
+    print(flags, counts, Object.entries(counts as unknown as Record<string, number>).map(([state, n]) => `${state.padEnd(10)} ${n}`).join('\n'));
+  });
+
+  common(jobs.command('get <id>').description('One job: state, attempts, error, payload')).action(async (id: string, flags: JobsFlags) => {
+    const job = await withQueue(flags, (q) => q.get(id));
+    if (job === null) throw new Error(`no job ${id}`);
+    print(flags, job, [`id        ${job.id}`, `api       ${job.api}`, `state     ${job.state}`, `attempts  ${job.attempts}`, `error     ${job.error ?? '-'}`, `created   ${new Date(job.createdAt).toISOString()}`].join('\n'));
+  });
+
+  common(jobs.command('flush').description('Remove waiting, delayed, completed and failed jobs')).action(async (flags: JobsFlags) => {
+    const removed = await withQueue(flags, (q) => q.flush(apiOf(flags)));
+    print(flags, { removed }, `removed ${removed} job(s)`);
+  });
+
+  common(jobs.command('requeue-failed').description('Put failed jobs back to run again')).action(async (flags: JobsFlags) => {
+    const requeued = await withQueue(flags, (q) => q.requeueFailed(apiOf(flags)));
+    print(flags, { requeued }, `requeued ${requeued} job(s)`);
+  });
+}

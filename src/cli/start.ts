@@ -1,0 +1,129 @@
+import { existsSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
+import { InvalidArgumentError, type Command } from 'commander';
+import { createInstanceLog } from '../logs/instance-log.js';
+import { startInstance } from '../router/instance.js';
+import { byteSize, duration, envName, integer } from './options.js';
+
+interface StartFlags {
+  apis?: string;
+  publish: boolean;
+  port: number;
+  listen: string;
+  data: string;
+  env: string;
+  cells: number;
+  bodyLimit: number;
+  uploadLimit: number;
+  headersTimeout: number;
+  requestTimeout: number;
+  drainTimeout: number;
+  maxThreads: number;
+  threadConcurrency: number;
+  mailbox: number;
+  idleTimeout: number;
+  maxIsolateMemory: number;
+  maxDirectiveCpu: number;
+  maxDirectiveWall: number;
+  isolatesPerThread: number;
+  jobConcurrency: number;
+  jobBackoff: number;
+}
+
+export function registerStart(program: Command): void {
+  program
+    .command('start')
+    .description('Start an instance: the router, its cells, and the APIs of the registry (and of --apis).')
+    .option('--apis <dir>', 'deploy every sub-folder with an api.yaml at boot (a new release only when it changed)')
+    .option('--publish', 'make the --apis APIs active and public', false)
+    .option('--port <n>', 'HTTP port (0: any free port)', integer('--port', 0, 65535), 8080)
+    .option('--listen <address>', 'address to listen on', '127.0.0.1')
+    .option('--data <dir>', 'data directory (registry, releases, API data)', './data')
+    .option('--env <name>', 'env of the default public host (dev, pro, …)', envName, 'dev')
+    .option('--cells <n>', 'cell processes (default: number of CPUs)', integer('--cells', 1, 256), availableParallelism())
+    .option('--body-limit <size>', 'largest request body an API accepts (413 above)', byteSize('--body-limit'), 1024 * 1024)
+    .option('--upload-limit <size>', 'largest deploy archive (413 above)', byteSize('--upload-limit'), 50 * 1024 * 1024)
+    .option('--headers-timeout <duration>', 'time allowed to receive request headers', duration('--headers-timeout'), 10_000)
+    .option('--request-timeout <duration>', 'time an API has to answer (504 after)', duration('--request-timeout'), 30_000)
+    .option('--drain-timeout <duration>', 'on SIGTERM, time allowed for in-flight work', duration('--drain-timeout'), 30_000)
+    .option('--max-threads <n>', 'threads per API at most', integer('--max-threads', 1, 64), 2)
+    .option('--thread-concurrency <n>', 'requests in flight per thread before the mailbox is used', integer('--thread-concurrency', 1, 4096), 64)
+    .option('--mailbox <n>', 'requests waiting per API before 503', integer('--mailbox', 0, 1_000_000), 256)
+    .option('--idle-timeout <duration>', 'an idle API thread is stopped after this long', duration('--idle-timeout'), 30_000)
+    .option('--max-isolate-memory <size>', 'most memory an API may give its custom directives\' isolates (api.yaml limits.memoryMb)', byteSize('--max-isolate-memory'), 256 * 1024 * 1024)
+    .option('--max-directive-cpu <duration>', 'most CPU time per custom directive call an API may set (limits.cpuMs)', duration('--max-directive-cpu'), 1_000)
+    .option('--max-directive-wall <duration>', 'most wall time per custom directive call an API may set (limits.wallMs)', duration('--max-directive-wall'), 30_000)
+    .option('--job-concurrency <n>', 'jobs running at once (at most one per API)', integer('--job-concurrency', 1, 1024), 4)
+    .option('--job-backoff <duration>', 'wait before the first retry of a failed job (then doubled)', duration('--job-backoff'), 1_000)
+    .option('--isolates-per-thread <n>', 'custom directive calls running at once per API thread', integer('--isolates-per-thread', 1, 64), 4)
+    .addHelpText('after', '\nExample:\n  anvil start --apis apis --publish --port 8080\n')
+    .action(async (flags: StartFlags, command: Command) => {
+      if (flags.apis !== undefined && (!existsSync(flags.apis) || !statSync(flags.apis).isDirectory())) {
+        throw new InvalidArgumentError(`--apis: "${flags.apis}" is not a directory`);
+      }
+      const log = createInstanceLog();
+      const instance = await startInstance(
+        {
+          dataDir: resolve(flags.data),
+          port: flags.port,
+          listen: flags.listen,
+          env: flags.env,
+          envExplicit: command.getOptionValueSource('env') === 'cli',
+          cells: flags.cells,
+          apisDir: flags.apis === undefined ? null : resolve(flags.apis),
+          publish: flags.publish,
+          bodyLimit: flags.bodyLimit,
+          uploadLimit: flags.uploadLimit,
+          headersTimeoutMs: flags.headersTimeout,
+          requestTimeoutMs: flags.requestTimeout,
+          drainTimeoutMs: flags.drainTimeout,
+          actors: {
+            maxThreads: flags.maxThreads,
+            threadConcurrency: flags.threadConcurrency,
+            mailbox: flags.mailbox,
+            idleMs: flags.idleTimeout,
+            scaleUpAfterMs: 20,
+            stuckAfterMs: flags.requestTimeout,
+          },
+          jobs: { concurrency: flags.jobConcurrency, backoffMs: flags.jobBackoff },
+          sandbox: {
+            maxima: { memoryMb: Math.max(8, Math.floor(flags.maxIsolateMemory / (1024 * 1024))), cpuMs: flags.maxDirectiveCpu, wallMs: flags.maxDirectiveWall },
+            isolatesPerThread: flags.isolatesPerThread,
+          },
+        },
+        log,
+      );
+
+      const origin = (host: string) => `http://${host}:${instance.port}`;
+      log.info({ port: instance.port, listen: flags.listen, cells: flags.cells }, 'listening');
+      const lines = [
+        '',
+        `Anvil is serving on ${flags.listen}:${instance.port} (${flags.cells} cells, env ${instance.publicHost.env}).`,
+        `  public host  ${origin(instance.publicHost.name)}/<api>/…`,
+        `  admin host   ${origin(instance.adminHost)}/anvil/api   (headers public-host: ${instance.publicHost.name}, public-host-key: <key>)`,
+        instance.generatedKey !== null
+          ? `  public host key (shown once, stored in ${resolve(flags.data, '.anvil/public-host-key')}): ${instance.generatedKey}`
+          : `  public host key: ${process.env.ANVIL_PUBLIC_HOST_KEY !== undefined ? 'from ANVIL_PUBLIC_HOST_KEY' : `in ${resolve(flags.data, '.anvil/public-host-key')}`}`,
+      ];
+      for (const api of instance.boot?.deployed ?? []) lines.push(`  api ${api.key.padEnd(20)} ${origin(instance.publicHost.name)}/${api.key}/   release ${api.release}${api.created ? ' (new)' : ''}`);
+      for (const bad of instance.boot?.invalid ?? []) lines.push(`  skipped ${bad.folder}: ${bad.errors.length} error(s), first: ${bad.errors[0]}`);
+      process.stderr.write(lines.join('\n') + '\n\n');
+
+      const shutdown = (signal: string) => {
+        log.info({ signal }, 'draining');
+        instance.stop().then(
+          () => {
+            log.info('stopped');
+            process.exit(0);
+          },
+          (error: unknown) => {
+            log.error({ error: String(error) }, 'stop failed');
+            process.exit(1);
+          },
+        );
+      };
+      process.once('SIGTERM', () => shutdown('SIGTERM'));
+      process.once('SIGINT', () => shutdown('SIGINT'));
+    });
+}

@@ -1,0 +1,59 @@
+/**
+ * Custom directives are compiled when the API is deployed: TypeScript is transpiled, syntax errors
+ * are reported with their file, line and column, and the module becomes one script that defines
+ * `__anvilDirective` (its exports) when run in an isolate. Imports are refused: a directive is one
+ * self-contained file, and the sandbox offers no modules.
+ */
+import { build, type Message } from 'esbuild';
+import type { ConfigError } from './types.js';
+
+export const DIRECTIVE_GLOBAL = '__anvilDirective';
+/** A directive's source larger than this is refused (it is tenant input). */
+export const DIRECTIVE_MAX_BYTES = 512 * 1024;
+
+export type CompiledDirective = { ok: true; code: string } | { ok: false; errors: ConfigError[] };
+
+export async function compileDirective(file: string, source: string): Promise<CompiledDirective> {
+  if (Buffer.byteLength(source) > DIRECTIVE_MAX_BYTES) {
+    return { ok: false, errors: [{ file, line: 1, column: 1, label: null, message: `${file} is larger than ${DIRECTIVE_MAX_BYTES} bytes` }] };
+  }
+  try {
+    const result = await build({
+      stdin: { contents: source, loader: file.endsWith('.ts') ? 'ts' : 'js', sourcefile: file },
+      bundle: true,
+      write: false,
+      format: 'iife',
+      globalName: DIRECTIVE_GLOBAL,
+      platform: 'neutral',
+      target: 'es2022',
+      // An ES module is strict code; the script it becomes must be too.
+      banner: { js: '"use strict";' },
+      logLevel: 'silent',
+      plugins: [
+        {
+          name: 'no-imports',
+          setup(builder) {
+            builder.onResolve({ filter: /.*/ }, (args) => ({
+              errors: [{ text: `imports are not available in directives ("${args.path}"): a directive is one self-contained file` }],
+            }));
+          },
+        },
+      ],
+    });
+    return { ok: true, code: result.outputFiles[0]!.text };
+  } catch (error) {
+    const messages = (error as { errors?: Message[] }).errors;
+    if (!Array.isArray(messages) || messages.length === 0) throw error;
+    return {
+      ok: false,
+      errors: messages.map((m) => ({
+        file,
+        line: m.location?.line ?? 1,
+        // esbuild's columns count from 0.
+        column: (m.location?.column ?? 0) + 1,
+        label: null,
+        message: m.text,
+      })),
+    };
+  }
+}

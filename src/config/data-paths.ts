@@ -1,0 +1,46 @@
+import { join } from 'node:path';
+
+/**
+ * Where everything lives under the data directory. Platform state sits under `.anvil/` (a name no
+ * host can have); each API's own data under `<host>/<env>/<key>/`.
+ */
+export class DataPaths {
+  constructor(readonly root: string) {}
+
+  get platformDir(): string {
+    return join(this.root, '.anvil');
+  }
+
+  get registryFile(): string {
+    return join(this.platformDir, 'registry.sqlite');
+  }
+
+  get publicHostKeyFile(): string {
+    return join(this.platformDir, 'public-host-key');
+  }
+
+  get tmpDir(): string {
+    return join(this.platformDir, 'tmp');
+  }
+
+  releaseDir(host: string, key: string, release: string): string {
+    return join(this.platformDir, 'releases', host, key, release);
+  }
+
+  /** The release's files as deployed (api.yaml, Directives, Maps, Assets). */
+  releaseFiles(host: string, key: string, release: string): string {
+    return join(this.releaseDir(host, key, release), 'files');
+  }
+
+  compiledFile(host: string, key: string, release: string): string {
+    return join(this.releaseDir(host, key, release), 'compiled.json');
+  }
+
+  apiReleasesDir(host: string, key: string): string {
+    return join(this.platformDir, 'releases', host, key);
+  }
+
+  apiDataDir(host: string, env: string, key: string): string {
+    return join(this.root, host, env, key);
+  }
+}

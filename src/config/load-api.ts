@@ -1,0 +1,206 @@
+/**
+ * Loads and validates an API folder (SPEC §2, §3, §5, §7): api.yaml, Maps and the names of the
+ * custom directives. Every problem is collected (a deploy with errors is refused whole), each
+ * with its file, line, column and entry label, sorted by position.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { LineCounter, parseDocument, type Document } from 'yaml';
+import { builtinDirectives } from '../directives/catalogue.js';
+import type { ParamSchema } from '../directives/types.js';
+import { checkStructure, RESERVED_KEYS } from './api-schema.js';
+import { checkEndpoints, checkEntries, isPlainObject, type Checker } from './check-entries.js';
+import { compileDirective } from './compile-directive.js';
+import { findCustomDirectives } from './custom-directives.js';
+import { loadMaps } from './maps.js';
+import { API_YAML_MAX_BYTES, readApiYaml, tooLarge } from './read-api-yaml.js';
+import type { ApiDefinition, ConfigError, SandboxLimits, SourcePosition } from './types.js';
+import { offsetToPosition, pathAtOffset, positionOf, type PathKey, type PointAt } from './yaml-positions.js';
+
+/** Separates the list (or route) from the entry label in `ConfigError.label`. */
+export const LABEL_SEPARATOR = ' › ';
+
+export interface ValidateContext {
+  /** The file name shown in errors, e.g. `api.yaml`. */
+  file: string;
+  /** Names of the API's maps (`Maps/<name>.json`), for `$.map.<name>` aliases. */
+  mapNames: ReadonlySet<string>;
+  /** Names of the API's custom directives (`Directives/<Name>.js|.ts`): they accept any parameters. */
+  customDirectives: ReadonlySet<string>;
+  /** The built-in directives and their parameter schemas. */
+  directives: ReadonlyMap<string, { params: ParamSchema }>;
+}
+
+export interface ValidateResult {
+  /** Null whenever there is at least one error. */
+  definition: ApiDefinition | null;
+  errors: ConfigError[];
+}
+
+export type LoadApiResult =
+  | { ok: true; definition: ApiDefinition; maps: Record<string, unknown>; customDirectives: string[]; directiveCode: Record<string, string> }
+  | { ok: false; errors: ConfigError[] };
+
+/** Parses and checks the text of an api.yaml; returns the definition when there is no error. */
+export function validateApiYaml(text: string, ctx: ValidateContext): ValidateResult {
+  if (Buffer.byteLength(text, 'utf8') > API_YAML_MAX_BYTES) {
+    return { definition: null, errors: [tooLarge(ctx.file)] };
+  }
+  return new Validator(text, ctx).run();
+}
+
+/**
+ * Reads an API folder: `api.yaml`, `Maps/` (with `Maps/<env>/` merged over it) and the names of
+ * `Directives/*.js|*.ts`, and validates the lot.
+ */
+export async function loadApiFolder(
+  dir: string,
+  env: string,
+  directives: ReadonlyMap<string, { params: ParamSchema }> = builtinDirectives,
+): Promise<LoadApiResult> {
+  const errors: ConfigError[] = [];
+  const text = await readApiYaml(dir, errors);
+  const maps = await loadMaps(dir, env);
+  errors.push(...maps.errors);
+  const custom = await findCustomDirectives(dir, directives);
+  errors.push(...custom.errors);
+  const directiveCode: Record<string, string> = {};
+  for (const [name, file] of custom.files) {
+    const compiled = await compileDirective(file, await readFile(join(dir, file), 'utf8'));
+    if (compiled.ok) directiveCode[name] = compiled.code;
+    else errors.push(...compiled.errors);
+  }
+
+  let definition: ApiDefinition | null = null;
+  if (text !== null) {
+    const result = validateApiYaml(text, {
+      file: 'api.yaml',
+      mapNames: new Set(maps.names),
+      customDirectives: new Set(custom.names),
+      directives,
+    });
+    errors.push(...result.errors);
+    definition = result.definition;
+  }
+  if (errors.length > 0 || definition === null) return { ok: false, errors: sortConfigErrors(errors, 'api.yaml') };
+  return { ok: true, definition, maps: maps.maps, customDirectives: custom.names, directiveCode };
+}
+
+/** Sorts by file (`first` before the others, then by name), then line, then column; stable otherwise. */
+export function sortConfigErrors(errors: readonly ConfigError[], first = 'api.yaml'): ConfigError[] {
+  const fileRank = (file: string) => (file === first ? 0 : 1);
+  return [...errors].sort(
+    (a, b) =>
+      fileRank(a.file) - fileRank(b.file) ||
+      (a.file < b.file ? -1 : a.file > b.file ? 1 : 0) ||
+      a.line - b.line ||
+      a.column - b.column,
+  );
+}
+
+// --------------------------------------------------------------------------------------------
+
+/** Checks one api.yaml text: YAML syntax, then structure, then the entry lists (check-entries.ts). */
+class Validator implements Checker {
+  private readonly errors: ConfigError[] = [];
+  private readonly lineCounter = new LineCounter();
+  private readonly doc: Document;
+
+  constructor(
+    text: string,
+    readonly ctx: ValidateContext,
+  ) {
+    this.doc = parseDocument(text, { lineCounter: this.lineCounter, prettyErrors: false, uniqueKeys: true });
+  }
+
+  run(): ValidateResult {
+    // Duplicate keys leave a usable document; any other syntax error would only make noise below.
+    const fatal = this.reportSyntaxErrors();
+    if (fatal) return this.result(null);
+
+    let data: unknown;
+    try {
+      data = this.doc.toJS({ maxAliasCount: 100 });
+    } catch (error) {
+      this.error({ line: 1, column: 1 }, null, `cannot read the YAML: ${(error as Error).message}`);
+      return this.result(null);
+    }
+
+    for (const issue of checkStructure(data)) this.at(issue.path, issue.at, issue.message);
+    if (!isPlainObject(data)) return this.result(null);
+
+    if (typeof data.key === 'string' && RESERVED_KEYS.has(data.key)) {
+      this.at(['key'], 'value', `key "${data.key}" is reserved for the platform (the management API lives under /${data.key}); choose another key`);
+    }
+    const before = checkEntries(data.before, ['before'], undefined, this);
+    const endpoints = checkEndpoints(data.endpoints, this);
+    const after = checkEntries(data.after, ['after'], undefined, this);
+
+    if (this.errors.length > 0 || typeof data.key !== 'string') return this.result(null);
+    const limits = isPlainObject(data.limits) ? (data.limits as Partial<SandboxLimits>) : {};
+    return this.result({ key: data.key, debug: data.debug === true, limits, before, endpoints, after });
+  }
+
+  where(path: readonly PathKey[], at: PointAt): SourcePosition {
+    const { line, column } = positionOf(this.doc, this.lineCounter, path, at);
+    return { file: this.ctx.file, line, column };
+  }
+
+  at(path: readonly PathKey[], at: PointAt, message: string): void {
+    this.error(positionOf(this.doc, this.lineCounter, path, at), labelForPath(path), message);
+  }
+
+  private result(definition: ApiDefinition | null): ValidateResult {
+    const errors = sortConfigErrors(dedupeErrors(this.errors), this.ctx.file);
+    return { definition: errors.length > 0 ? null : definition, errors };
+  }
+
+  /** Reports yaml's own errors; true when one of them is more than a duplicate key. */
+  private reportSyntaxErrors(): boolean {
+    let fatal = false;
+    for (const e of this.doc.errors) {
+      const offset = e.pos[0];
+      const path = pathAtOffset(this.doc, offset);
+      let message = e.message;
+      if (e.code === 'DUPLICATE_KEY') {
+        message = `${describeDuplicate(path)}: Map keys must be unique`;
+      } else {
+        fatal = true;
+      }
+      this.error(offsetToPosition(this.lineCounter, offset), labelForPath(path), message);
+    }
+    return fatal;
+  }
+
+  private error(position: { line: number; column: number }, label: string | null, message: string): void {
+    this.errors.push({ file: this.ctx.file, line: position.line, column: position.column, label, message });
+  }
+}
+
+/** `before › Label`, `after › Label`, `<route key> › Label`, `<route key>`, or null. */
+function labelForPath(path: readonly PathKey[]): string | null {
+  const [top, first, second] = path;
+  if ((top === 'before' || top === 'after') && first !== undefined) return `${top}${LABEL_SEPARATOR}${first}`;
+  if (top === 'endpoints' && first !== undefined) return second === undefined ? String(first) : `${first}${LABEL_SEPARATOR}${second}`;
+  return null;
+}
+
+function describeDuplicate(path: readonly PathKey[]): string {
+  const name = String(path[path.length - 1] ?? '');
+  const [top, first] = path;
+  if (path.length <= 1) return `duplicate top-level field "${name}"`;
+  if ((top === 'before' || top === 'after') && path.length === 2) return `duplicate label "${name}" in ${top}`;
+  if (top === 'endpoints' && path.length === 2) return `duplicate route "${name}"`;
+  if (top === 'endpoints' && path.length === 3) return `duplicate label "${name}" in "${String(first)}"`;
+  return `duplicate field "${name}"`;
+}
+
+function dedupeErrors(errors: ConfigError[]): ConfigError[] {
+  const seen = new Set<string>();
+  return errors.filter((e) => {
+    const id = `${e.line}:${e.column}:${e.label}:${e.message}`;
+    if (seen.has(id)) return false;
+    seen.add(id);
+    return true;
+  });
+}

@@ -1,0 +1,327 @@
+/**
+ * The SQLite database of one API: `<dataDir>/db.sqlite`, in WAL mode, opened once per actor thread
+ * and shared there by DatabaseConnect, DatabaseQuery and custom directives' `state.db`.
+ *
+ * Every statement a tenant sends (queries and migrations alike) passes the SQL policy first
+ * (sql-policy.ts). Values are bound, never spliced into the text.
+ *
+ * Values given back are plain JSON data:
+ *  - INTEGER: a number when it is a safe integer (|n| <= 2^53 - 1), else its decimal string;
+ *  - REAL: a number; TEXT: a string; NULL: null;
+ *  - BLOB: a base64 string.
+ * Parameters: a list binds `?` in order, a map binds `:name`, `@name`, `$name` and `?NNN` (keys
+ * with or without the prefix: `name`, `:name`, `NNN`). null/undefined bind NULL, booleans 1/0,
+ * lists and maps their JSON text.
+ */
+import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import type { ApiRuntime } from '../engine/context.js';
+import { AnvilError } from '../errors.js';
+import { checkSqlText, SqlLru, SqlPolicy } from './sql-policy.js';
+
+export const DATABASE_LIMITS = {
+  /** Longest SQL text of one query, in UTF-8 bytes. */
+  maxSqlBytes: 100 * 1024,
+  /** Most rows `all` gives back. */
+  maxRows: 10_000,
+  /** Prepared statements kept per connection (LRU), and the most SQL text they may hold in all. */
+  statementCache: 200,
+  statementCacheChars: 4 * 1024 * 1024,
+  /** Largest migration file, in bytes (a migration may hold many statements, seeds included). */
+  maxMigrationBytes: 10 * 1024 * 1024,
+  busyTimeoutMs: 5000,
+} as const;
+
+export type SqlValue = null | number | string;
+export type Row = Record<string, SqlValue>;
+export interface RunResult {
+  changes: number;
+  /** A number when it is a safe integer, else its decimal string. */
+  lastInsertRowid: number | string;
+}
+/** A list (positional `?`) or a map (named `:name`, `@name`, `$name`). */
+export type SqlParams = readonly unknown[] | Readonly<Record<string, unknown>>;
+
+const MIGRATIONS_TABLE = '_anvil_migrations';
+type Bindable = null | number | bigint | string | Buffer;
+
+function sqlError(error: unknown): AnvilError {
+  if (error instanceof AnvilError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && code.startsWith('SQLITE_CONSTRAINT')) return new AnvilError('ANVIL_ERR_SQL_CONSTRAINT', 409, `SQL error: ${message}`);
+  if (typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))) {
+    return new AnvilError('ANVIL_ERR_SQL_BUSY', 503, `SQL error: ${message}`);
+  }
+  return new AnvilError('ANVIL_ERR_SQL', 500, `SQL error: ${message}`);
+}
+
+/** What went wrong with a file, without its path (messages may reach tenant code). */
+function fileProblem(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? `cannot read it (${code})` : 'cannot read it';
+}
+
+function limitError(message: string): AnvilError {
+  return new AnvilError('ANVIL_ERR_SQL_LIMIT', 500, message);
+}
+
+/** A value from SQLite as JSON data (see the file comment). */
+function fromSqlite(value: unknown): SqlValue {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'bigint') {
+    return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value.toString();
+  }
+  if (typeof value === 'number' || typeof value === 'string') return value;
+  if (Buffer.isBuffer(value)) return value.toString('base64');
+  return String(value);
+}
+
+function toSqlite(value: unknown, where: string): Bindable {
+  if (value === null || value === undefined) return null;
+  switch (typeof value) {
+    case 'string':
+    case 'bigint':
+      return value;
+    case 'number':
+      return value;
+    case 'boolean':
+      return value ? 1 : 0;
+    case 'object':
+      if (Buffer.isBuffer(value)) return value;
+      if (value instanceof Uint8Array) return Buffer.from(value);
+      return JSON.stringify(value);
+    default:
+      throw new AnvilError('ANVIL_ERR_SQL', 500, `SQL error: parameter ${where} cannot be bound (${typeof value})`);
+  }
+}
+
+/** The arguments for better-sqlite3: positional values, or one object of named values. */
+function bindArguments(params: unknown): Bindable[] | [Record<string, Bindable>] {
+  if (params === undefined || params === null) return [];
+  if (Array.isArray(params)) return params.map((value, i) => toSqlite(value, `[${i}]`));
+  if (typeof params === 'object' && !Buffer.isBuffer(params) && !(params instanceof Uint8Array)) {
+    const named: Record<string, Bindable> = Object.create(null) as Record<string, Bindable>;
+    for (const [key, value] of Object.entries(params)) named[key.replace(/^[:@$?]/, '')] = toSqlite(value, `"${key}"`);
+    return [named];
+  }
+  throw new AnvilError('ANVIL_ERR_SQL', 500, 'SQL error: params must be a list or a map');
+}
+
+/** A row from raw values and column names; own properties only (a column may be named __proto__). */
+function toRow(names: readonly string[], values: readonly unknown[]): Row {
+  return Object.fromEntries(names.map((name, i) => [name, fromSqlite(values[i])]));
+}
+
+function columnNames(statement: Database.Statement): string[] {
+  return statement.columns().map((column) => column.name);
+}
+
+export class ApiDatabase {
+  readonly file: string;
+  private readonly db: Database.Database;
+  private readonly policy: SqlPolicy;
+  private readonly statements = new SqlLru<Database.Statement>(DATABASE_LIMITS.statementCache, DATABASE_LIMITS.statementCacheChars);
+  private migratedDir: string | null = null;
+
+  /** Opens (creating it and its folders if need be) `<dataDir>/db.sqlite`. */
+  constructor(dataDir: string) {
+    this.file = join(dataDir, 'db.sqlite');
+    let db: Database.Database;
+    try {
+      mkdirSync(dataDir, { recursive: true });
+      db = new Database(this.file, { timeout: DATABASE_LIMITS.busyTimeoutMs });
+    } catch (error) {
+      const code = (error as { code?: unknown } | null)?.code;
+      throw new AnvilError('ANVIL_ERR_SQL', 500, `SQL error: cannot open the database${typeof code === 'string' ? ` (${code})` : ''}`);
+    }
+    try {
+      db.pragma(`busy_timeout = ${DATABASE_LIMITS.busyTimeoutMs}`);
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+      db.pragma('foreign_keys = ON');
+      db.pragma('trusted_schema = OFF');
+      db.defaultSafeIntegers(true);
+      db.exec(`CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)`);
+    } catch (error) {
+      db.close();
+      throw sqlError(error);
+    }
+    this.db = db;
+    this.policy = new SqlPolicy(db);
+  }
+
+  /** True once `migrate` succeeded on this connection. */
+  get migrated(): boolean {
+    return this.migratedDir !== null;
+  }
+
+  /**
+   * Applies the release's pending migrations: `Assets/db/*.sql`, or `Assets/sql/*.sql` when there
+   * is no `Assets/db` folder, in file-name order, each file once and in its own BEGIN IMMEDIATE
+   * transaction (so two threads opening the same file at once apply it once: the second one waits,
+   * then finds it recorded). A failing file is rolled back and throws; nothing after it runs, and
+   * the next call tries again. Returns the names applied by this call.
+   */
+  migrate(releaseDir: string): string[] {
+    const folder = migrationFolder(releaseDir);
+    const applied: string[] = [];
+    if (folder !== null) {
+      const known = new Set(this.db.prepare(`SELECT name FROM ${MIGRATIONS_TABLE}`).pluck().all() as string[]);
+      let names: string[];
+      try {
+        names = migrationFiles(folder.path);
+      } catch (error) {
+        throw new AnvilError('ANVIL_ERR_MIGRATION', 500, `migrations in ${folder.label}: ${fileProblem(error)}`);
+      }
+      for (const name of names) {
+        if (known.has(name)) continue;
+        if (this.applyMigration(join(folder.path, name), name, `${folder.label}/${name}`)) applied.push(name);
+      }
+    }
+    this.migratedDir = releaseDir;
+    return applied;
+  }
+
+  private applyMigration(path: string, name: string, label: string): boolean {
+    const fail = (message: string) => new AnvilError('ANVIL_ERR_MIGRATION', 500, `migration ${label} failed: ${message}`);
+    let sql: string;
+    try {
+      if (statSync(path).size > DATABASE_LIMITS.maxMigrationBytes) throw fail(`larger than ${DATABASE_LIMITS.maxMigrationBytes} bytes`);
+      sql = readFileSync(path, 'utf8').replace(/^\uFEFF/, '');
+    } catch (error) {
+      throw error instanceof AnvilError ? error : fail(fileProblem(error));
+    }
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+    } catch (error) {
+      throw fail((error as Error).message);
+    }
+    try {
+      // Checked again inside the write lock: another thread may have applied it meanwhile.
+      const done = this.db.prepare(`SELECT 1 FROM ${MIGRATIONS_TABLE} WHERE name = ?`).get(name) !== undefined;
+      if (!done) {
+        for (const statement of checkSqlText(sql, { allowMany: true })) {
+          // Each statement alone, compiled and checked after the ones before it ran (they may
+          // create its tables), then prepared as exactly one statement: nothing hides behind it.
+          this.policy.checkOnce(statement.text);
+          this.db.prepare(statement.text).run();
+        }
+        this.db.prepare(`INSERT INTO ${MIGRATIONS_TABLE} (name, applied_at) VALUES (?, ?)`).run(name, new Date().toISOString());
+      }
+      this.db.exec('COMMIT');
+      return !done;
+    } catch (error) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      throw fail(error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  /** Every row (at most {@link DATABASE_LIMITS.maxRows}). */
+  all(sql: string, params?: unknown): Row[] {
+    const statement = this.prepare(sql, 'all');
+    const args = bindArguments(params);
+    const rows: Row[] = [];
+    let names: string[] | null = null;
+    try {
+      for (const values of statement.iterate(...args) as IterableIterator<unknown[]>) {
+        if (rows.length >= DATABASE_LIMITS.maxRows) {
+          throw limitError(`SQL result has more than ${DATABASE_LIMITS.maxRows} rows (the limit of one query): add a LIMIT`);
+        }
+        // Read once a row is there: SQLite recompiles a statement whose tables changed when it runs it.
+        names ??= columnNames(statement);
+        rows.push(toRow(names, values));
+      }
+    } catch (error) {
+      throw sqlError(error);
+    }
+    return rows;
+  }
+
+  /** The first row, or null. */
+  get(sql: string, params?: unknown): Row | null {
+    const statement = this.prepare(sql, 'get');
+    const args = bindArguments(params);
+    try {
+      const values = statement.get(...args) as unknown[] | undefined;
+      return values === undefined ? null : toRow(columnNames(statement), values);
+    } catch (error) {
+      throw sqlError(error);
+    }
+  }
+
+  /** Runs a statement; rows it may return are dropped. */
+  run(sql: string, params?: unknown): RunResult {
+    const statement = this.prepare(sql, 'run');
+    const args = bindArguments(params);
+    try {
+      const result = statement.run(...args);
+      return { changes: Number(result.changes), lastInsertRowid: fromSqlite(BigInt(result.lastInsertRowid)) as number | string };
+    } catch (error) {
+      throw sqlError(error);
+    }
+  }
+
+  close(): void {
+    this.statements.clear();
+    if (this.db.open) this.db.close();
+  }
+
+  /** A checked, prepared statement from the LRU cache. */
+  private prepare(sql: string, mode: 'all' | 'get' | 'run'): Database.Statement {
+    if (typeof sql !== 'string') throw new AnvilError('ANVIL_ERR_SQL', 500, 'SQL error: the SQL text must be a string');
+    let statement = this.statements.get(sql);
+    if (statement === undefined) {
+      if (Buffer.byteLength(sql, 'utf8') > DATABASE_LIMITS.maxSqlBytes) {
+        throw limitError(`SQL text longer than ${DATABASE_LIMITS.maxSqlBytes} bytes (the limit of one query)`);
+      }
+      try {
+        this.policy.check(sql);
+        statement = this.db.prepare(sql);
+        // Rows as value arrays, named here: an object built by better-sqlite3 would lose a column
+        // named __proto__ (or take its value for a prototype).
+        if (statement.reader) statement.raw(true);
+      } catch (error) {
+        throw sqlError(error);
+      }
+      this.statements.set(sql, statement);
+    }
+    if (mode !== 'run' && !statement.reader) {
+      throw new AnvilError('ANVIL_ERR_SQL', 500, `SQL error: mode ${mode} needs a statement that returns rows (SELECT, or … RETURNING); use run`);
+    }
+    return statement;
+  }
+}
+
+function migrationFolder(releaseDir: string): { path: string; label: string } | null {
+  for (const label of ['Assets/db', 'Assets/sql']) {
+    const path = join(releaseDir, ...label.split('/'));
+    try {
+      if (statSync(path).isDirectory()) return { path, label };
+    } catch {
+      // not there
+    }
+  }
+  return null;
+}
+
+/** `*.sql` regular files, by file name (code-unit order, the same on every machine). */
+function migrationFiles(folder: string): string[] {
+  return readdirSync(folder, { withFileTypes: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.sql'))
+    .map((entry) => entry.name)
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/**
+ * The API's database for this actor thread (resource `db`, closed with the thread), with the
+ * release's migrations applied once per thread. A failed migration throws here and is tried again
+ * by the next call.
+ */
+export function apiDatabase(api: ApiRuntime): ApiDatabase {
+  const db = api.resource('db', () => new ApiDatabase(api.dataDir));
+  if (!db.migrated) db.migrate(api.releaseDir);
+  return db;
+}
+

@@ -1,0 +1,11 @@
+import { defineDirective, noParams } from './types.js';
+
+export default defineDirective({
+  name: 'CacheDisabled',
+  summary: 'Sets cache-control: no-cache and removes expires.',
+  params: noParams,
+  run(ctx) {
+    ctx.message.setHeader('cache-control', 'no-cache');
+    ctx.message.removeHeader('expires');
+  },
+});

@@ -1,0 +1,27 @@
+import { Errors } from '../errors.js';
+import { safeEqual } from '../security/safe-equal.js';
+import { defineDirective } from './types.js';
+
+interface Params {
+  expected: unknown;
+  current: unknown;
+}
+
+export default defineDirective<Params>({
+  name: 'CheckKey',
+  summary: 'Refuses with 401 unless `current` equals `expected` (compared in constant time); an empty `expected` always refuses.',
+  params: {
+    type: 'object',
+    properties: {
+      expected: { type: ['string', 'number', 'null'] },
+      current: { type: ['string', 'number', 'null'] },
+    },
+    required: ['expected', 'current'],
+    additionalProperties: false,
+  },
+  run(_ctx, { expected, current }) {
+    const want = expected === null || expected === undefined ? '' : String(expected);
+    const got = current === null || current === undefined ? '' : String(current);
+    if (want === '' || !safeEqual(want, got)) throw Errors.unauthorized();
+  },
+});

@@ -1,0 +1,39 @@
+import { apiDatabase, DATABASE_LIMITS } from '../database/api-database.js';
+import { Errors } from '../errors.js';
+import { defineDirective } from './types.js';
+
+interface Params {
+  sql: string;
+  params?: unknown[] | Record<string, unknown> | null;
+  target?: string;
+  mode?: 'all' | 'get' | 'run';
+}
+
+export default defineDirective<Params>({
+  name: 'DatabaseQuery',
+  summary:
+    "Runs one parameterised statement against the API's own database (opening it and applying migrations if need be); " +
+    'mode all: the rows, get: the first row or null, run: {changes, lastInsertRowid}; the result goes to memory `target`.',
+  params: {
+    type: 'object',
+    properties: {
+      sql: { type: 'string', minLength: 1, maxLength: DATABASE_LIMITS.maxSqlBytes },
+      params: { type: ['array', 'object', 'null'] },
+      target: { type: 'string', minLength: 1 },
+      mode: { enum: ['all', 'get', 'run'] },
+    },
+    required: ['sql'],
+    // A result that goes nowhere is an error, except for mode run.
+    if: { properties: { mode: { const: 'run' } }, required: ['mode'] },
+    else: { required: ['target'] },
+    additionalProperties: false,
+  },
+  run(ctx, { sql, params, target, mode = 'all' }) {
+    if (mode !== 'run' && (target === undefined || target === '')) {
+      throw Errors.badParameter('"target"', 'DatabaseQuery', `is required for mode ${mode}`);
+    }
+    const db = apiDatabase(ctx.api);
+    const result = mode === 'all' ? db.all(sql, params) : mode === 'get' ? db.get(sql, params) : db.run(sql, params);
+    if (target !== undefined && target !== '') ctx.memory.set(target, result);
+  },
+});

@@ -1,0 +1,20 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { defineDirective } from './types.js';
+
+interface Params {
+  ms: number;
+}
+
+export default defineDirective<Params>({
+  name: 'Delay',
+  summary: 'Waits `ms` milliseconds without blocking the thread (for demos and for testing timeouts).',
+  params: {
+    type: 'object',
+    properties: { ms: { type: 'integer', minimum: 0, maximum: 60000 } },
+    required: ['ms'],
+    additionalProperties: false,
+  },
+  async run(_ctx, { ms }) {
+    await sleep(ms);
+  },
+});

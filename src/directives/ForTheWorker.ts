@@ -1,0 +1,39 @@
+import { QUEUE_FLOW } from '../engine/groups.js';
+import { AnvilError } from '../errors.js';
+import { defineDirective } from './types.js';
+
+interface Params {
+  delay?: number;
+  identifier?: boolean;
+}
+
+/**
+ * SPEC §4, §8: the entries after this one become a job, with the request's memory and message as
+ * they are now; the job is stored durably before the request goes on. In the request, QUEUE_FLOW is
+ * enabled (and every other group disabled), so only QUEUE_FLOW entries still run. With
+ * `identifier`, the answer is 202 {"message":"queued","id":<job id>}.
+ */
+export default defineDirective<Params>({
+  name: 'ForTheWorker',
+  summary: 'Queues the rest of the endpoint as a job (after `delay` seconds); with `identifier` answers 202 with the job id.',
+  params: {
+    type: 'object',
+    properties: {
+      delay: { type: 'number', minimum: 0, maximum: 31_536_000 },
+      identifier: { type: 'boolean' },
+    },
+    additionalProperties: false,
+  },
+  async run(ctx, params) {
+    let id: string;
+    try {
+      id = await ctx.api.enqueue(JSON.stringify(ctx.continuation()), Math.round((params.delay ?? 0) * 1000));
+    } catch (error) {
+      const status = error instanceof AnvilError ? error.status : 503;
+      throw new AnvilError('ANVIL_ERR_ENQUEUE', status, `the job could not be queued: ${(error as Error).message}`);
+    }
+    ctx.groups.enable(QUEUE_FLOW);
+    ctx.memory.set('jobId', id);
+    if (params.identifier) ctx.message.respondJson(202, { message: 'queued', id });
+  },
+});

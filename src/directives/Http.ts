@@ -1,0 +1,45 @@
+import { endToEnd, headerTable } from '../http/hop-by-hop.js';
+import { send } from '../outgoing/send.js';
+import { defineDirective } from './types.js';
+
+interface Params {
+  host: string;
+  timeout?: number;
+  connectTimeout?: number;
+}
+
+/**
+ * Forwards the current message to `host` (its verb, path relative to the API, query, body, and
+ * headers minus hop-by-hop ones) and makes the upstream's answer the message. Redirects are not
+ * followed. To this instance's own address the request goes over the in-process bus. Bodies are
+ * held in memory on their way (at most 10 MiB), not streamed: see README.
+ */
+export default defineDirective<Params>({
+  name: 'Http',
+  summary: 'Proxies the current message to `host` and replaces it with the upstream response (no redirects followed).',
+  params: {
+    type: 'object',
+    properties: {
+      host: { type: 'string', minLength: 1 },
+      timeout: { type: 'number', exclusiveMinimum: 0, maximum: 300 },
+      connectTimeout: { type: 'number', exclusiveMinimum: 0, maximum: 60 },
+    },
+    required: ['host'],
+    additionalProperties: false,
+  },
+  async run(ctx, params) {
+    const message = ctx.message;
+    const body = message.body;
+    const response = await send(ctx, {
+      host: params.host,
+      path: message.path,
+      verb: message.verb,
+      query: message.queryString,
+      headers: endToEnd(message.headers),
+      body: body === null || (typeof body === 'string' && body.length === 0) ? null : body,
+      timeoutMs: Math.round((params.timeout ?? 30) * 1000),
+      connectTimeoutMs: Math.round((params.connectTimeout ?? 5) * 1000),
+    });
+    message.becomeResponse(response.status, endToEnd(headerTable(response.headers)), response.body);
+  },
+});

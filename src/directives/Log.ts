@@ -1,0 +1,28 @@
+import { join } from 'node:path';
+import { JsonLinesLog } from '../logs/json-lines-log.js';
+import { defineDirective, noParams } from './types.js';
+
+export default defineDirective({
+  name: 'Log',
+  summary: "Appends one JSON line per request to the API's log (logs/YYYY-MM-DD.jsonl in its data dir).",
+  params: noParams,
+  run(ctx) {
+    const log = ctx.api.resource('log', () => new JsonLinesLog(join(ctx.api.dataDir, 'logs')));
+    const status = ctx.sent?.status ?? ctx.message.status;
+    log.append({
+      time: new Date().toISOString(),
+      id: ctx.request.id,
+      verb: ctx.request.verb,
+      path: ctx.request.path,
+      route: `${ctx.request.definitionVerb} ${ctx.request.definitionPath}`,
+      status,
+      durationMs: Math.round((performance.timeOrigin + performance.now() - ctx.request.receivedAt) * 1000) / 1000,
+      correlationId: ctx.memory.get('correlationId'),
+      release: ctx.api.release,
+      entries: ctx.trace.map((step) => (step.pass === 'after' ? `${step.label} (after)` : step.label)),
+      errors: ctx.trace
+        .filter((step) => step.error !== undefined)
+        .map((step) => ({ label: step.label, directive: step.directive, ...step.error })),
+    });
+  },
+});

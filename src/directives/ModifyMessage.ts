@@ -1,0 +1,48 @@
+import type { HeaderValue, QueryValue } from '../engine/message.js';
+import { defineDirective } from './types.js';
+
+interface Params {
+  verb?: string;
+  path?: string;
+  headers?: Record<string, unknown>;
+  queryParams?: Record<string, unknown>;
+  body?: unknown;
+  status?: number;
+}
+
+const scalar = { type: ['string', 'number', 'boolean'] };
+
+export default defineDirective<Params>({
+  name: 'ModifyMessage',
+  summary: 'Edits the message: verb, path, headers (replaces all), queryParams (replaces all), body, status.',
+  params: {
+    type: 'object',
+    properties: {
+      verb: { type: 'string', pattern: '^[A-Za-z]+$' },
+      path: { type: 'string', pattern: '^/' },
+      headers: { type: 'object', additionalProperties: { anyOf: [scalar, { type: 'array', items: scalar }] } },
+      queryParams: { type: 'object', additionalProperties: { anyOf: [scalar, { type: 'array', items: scalar }] } },
+      body: {},
+      status: { type: 'integer', minimum: 100, maximum: 599 },
+    },
+    additionalProperties: false,
+  },
+  run(ctx, params) {
+    const message = ctx.message;
+    if (params.verb !== undefined) message.verb = params.verb.toUpperCase();
+    if (params.path !== undefined) message.path = params.path;
+    if (params.headers !== undefined) message.replaceHeaders(stringValues(params.headers) as Record<string, HeaderValue>);
+    if (params.queryParams !== undefined) message.query = stringValues(params.queryParams) as Record<string, QueryValue>;
+    if ('body' in params) message.setBody(params.body);
+    if (params.status !== undefined) message.status = params.status;
+  },
+});
+
+function stringValues(map: Record<string, unknown>): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [key, value] of Object.entries(map)) {
+    if (value === null || value === undefined) continue;
+    out[key] = Array.isArray(value) ? value.map(String) : String(value);
+  }
+  return out;
+}

@@ -1,0 +1,86 @@
+import { bodyOf, headerMap, headerRecord, upstreamFailure, queryMap, queryString } from '../outgoing/outgoing-params.js';
+import { send, type UpstreamResponse } from '../outgoing/send.js';
+import { defineDirective } from './types.js';
+
+interface Params {
+  host: string;
+  path?: string;
+  target: string;
+  queryParams?: Record<string, unknown>;
+  headers?: Record<string, unknown>;
+  body?: unknown;
+  cache?: number;
+  timeout?: number;
+  verify?: boolean;
+}
+
+export default defineDirective<Params>({
+  name: 'Pull',
+  summary: 'Requests host + path (POST when a body is given) and stores the parsed JSON answer in memory `target`; to this instance it goes over the in-process bus.',
+  params: {
+    type: 'object',
+    properties: {
+      host: { type: 'string', minLength: 1 },
+      path: { type: 'string', pattern: '^/' },
+      target: { type: 'string', minLength: 1 },
+      queryParams: queryMap,
+      headers: headerMap,
+      body: {},
+      cache: { type: 'integer', minimum: 0, maximum: 86_400 },
+      timeout: { type: 'number', exclusiveMinimum: 0, maximum: 300 },
+      verify: { type: 'boolean' },
+    },
+    required: ['host', 'target'],
+    additionalProperties: false,
+  },
+  async run(ctx, params) {
+    const headers = headerRecord(params.headers);
+    headers.accept ??= 'application/json';
+    const body = bodyOf(params.body, headers);
+    const request = {
+      host: params.host,
+      path: params.path ?? '/',
+      verb: body === null ? 'GET' : 'POST',
+      query: queryString(params.queryParams),
+      headers,
+      body,
+      timeoutMs: Math.round((params.timeout ?? 10) * 1000),
+    };
+
+    const cacheKey = params.cache ? `pull:${JSON.stringify([request.host, request.path, request.verb, request.query, headers, body])}` : null;
+    let response: UpstreamResponse | null = null;
+    if (cacheKey !== null) {
+      const cached = await ctx.api.kv.get(cacheKey);
+      if (cached !== null) response = revive(cached);
+    }
+    if (response === null) {
+      response = await send(ctx, request);
+      if (cacheKey !== null && response.status < 400) await ctx.api.kv.set(cacheKey, freeze(response), params.cache! * 1000);
+    }
+
+    if ((params.verify ?? true) && response.status >= 400) {
+      throw upstreamFailure(response.status, `${request.host}${request.path}`);
+    }
+    ctx.memory.set(params.target, parse(response.body));
+  },
+});
+
+/** JSON when the body is JSON, the text otherwise, null when empty. */
+function parse(body: Buffer): unknown {
+  if (body.length === 0) return null;
+  const text = body.toString('utf8');
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function freeze(response: UpstreamResponse): string {
+  return JSON.stringify({ status: response.status, headers: response.headers, body: response.body.toString('base64') });
+}
+
+function revive(text: string): UpstreamResponse {
+  const value = JSON.parse(text) as { status: number; headers: string[]; body: string };
+  return { status: value.status, headers: value.headers, body: Buffer.from(value.body, 'base64') };
+}

@@ -1,0 +1,20 @@
+import { defineDirective } from './types.js';
+
+interface Params {
+  target: string;
+  value: unknown;
+}
+
+export default defineDirective<Params>({
+  name: 'SetMemory',
+  summary: 'Stores a value (aliases resolved) in memory `target` (dots make nested keys).',
+  params: {
+    type: 'object',
+    properties: { target: { type: 'string', minLength: 1 }, value: {} },
+    required: ['target', 'value'],
+    additionalProperties: false,
+  },
+  run(ctx, { target, value }) {
+    ctx.memory.set(target, value);
+  },
+});

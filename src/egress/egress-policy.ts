@@ -1,0 +1,72 @@
+import { BlockList, isIP } from 'node:net';
+
+/**
+ * Where outgoing Http/Pull may connect (SPEC §9, SECURITY.md point 3): public addresses only, unless
+ * `ANVIL_EGRESS_ALLOW` names a host, an address or a CIDR. Addresses are checked after DNS
+ * resolution, so a public-looking name that resolves to 127.0.0.1 is refused too.
+ */
+export interface EgressPolicy {
+  /** True when `hostname` is named in the allow list as such (then any address it resolves to is fine). */
+  allowsName(hostname: string): boolean;
+  /** True when a connection to this resolved address is allowed. */
+  allowsAddress(address: string): boolean;
+}
+
+/** Private, loopback, link-local (cloud metadata), unspecified, shared and multicast ranges. */
+const DENIED: Array<[string, number, 'ipv4' | 'ipv6']> = [
+  ['0.0.0.0', 8, 'ipv4'],
+  ['10.0.0.0', 8, 'ipv4'],
+  ['100.64.0.0', 10, 'ipv4'],
+  ['127.0.0.0', 8, 'ipv4'],
+  ['169.254.0.0', 16, 'ipv4'],
+  ['172.16.0.0', 12, 'ipv4'],
+  ['192.0.0.0', 24, 'ipv4'],
+  ['192.168.0.0', 16, 'ipv4'],
+  ['198.18.0.0', 15, 'ipv4'],
+  ['224.0.0.0', 4, 'ipv4'],
+  ['240.0.0.0', 4, 'ipv4'],
+  ['::', 128, 'ipv6'],
+  ['::1', 128, 'ipv6'],
+  ['fc00::', 7, 'ipv6'],
+  ['fe80::', 10, 'ipv6'],
+  ['ff00::', 8, 'ipv6'],
+  ['64:ff9b::', 96, 'ipv6'],
+];
+
+export function egressPolicy(allow: string | undefined): EgressPolicy {
+  const denied = new BlockList();
+  for (const [network, prefix, family] of DENIED) denied.addSubnet(network, prefix, family);
+  const allowed = new BlockList();
+  const names = new Set<string>();
+  for (const raw of (allow ?? '').split(',')) {
+    const entry = raw.trim().toLowerCase();
+    if (entry === '') continue;
+    const [network, prefix] = entry.split('/');
+    const family = isIP(network ?? '');
+    if (family === 0) {
+      if (prefix !== undefined) throw new Error(`ANVIL_EGRESS_ALLOW: "${raw.trim()}" is neither a host name nor an address or CIDR`);
+      names.add(entry);
+    } else if (prefix === undefined) {
+      allowed.addAddress(network!, family === 4 ? 'ipv4' : 'ipv6');
+    } else {
+      const bits = Number(prefix);
+      if (!Number.isInteger(bits) || bits < 0 || bits > (family === 4 ? 32 : 128)) throw new Error(`ANVIL_EGRESS_ALLOW: bad prefix in "${raw.trim()}"`);
+      allowed.addSubnet(network!, bits, family === 4 ? 'ipv4' : 'ipv6');
+    }
+  }
+  return {
+    allowsName: (hostname) => names.has(hostname.toLowerCase()),
+    allowsAddress: (address) => {
+      const plain = unmapped(address);
+      const family = isIP(plain) === 6 ? 'ipv6' : 'ipv4';
+      if (allowed.check(plain, family)) return true;
+      return !denied.check(plain, family);
+    },
+  };
+}
+
+/** `::ffff:127.0.0.1` is 127.0.0.1. */
+function unmapped(address: string): string {
+  const match = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  return match ? match[1]! : address;
+}

@@ -1,0 +1,210 @@
+import { STATUS_CODES } from 'node:http';
+import type { CompiledRelease, EndpointDefinition } from '../config/types.js';
+import { publicMessage, toStatusError } from '../errors.js';
+import { compileEntry, type CompiledEntry, type DirectiveLookup } from './compiled-entry.js';
+import type { ApiRuntime, RequestFacts, TraceStep } from './context.js';
+import type { Continuation } from './continuation.js';
+import { AFTER_FLOW, ERROR_FLOW } from './groups.js';
+import { Message, type IncomingRequest, type OutgoingResponse } from './message.js';
+import { RequestContext } from './request-context.js';
+import { renderError } from './render-error.js';
+import { RouteTable } from './route-table.js';
+
+/** A request as it reaches the engine inside the actor thread. */
+export interface EngineRequest extends IncomingRequest {
+  id: string;
+  ip: string;
+  hop: number;
+  viaBus: boolean;
+  receivedAt: number;
+  /** Set when this is a queued job (SPEC §8): its Continuation, as JSON. `id` is the job id. */
+  job?: string;
+}
+
+export type SendResponse = (response: OutgoingResponse) => void;
+
+/** Reports an error the client never sees in full (a 5xx message, an AFTER_FLOW failure). */
+export type ErrorReporter = (event: { requestId: string; label: string; directive: string; status: number; message: string; pass: 'main' | 'after' }) => void;
+
+const CORRELATION_HEADER = 'x-correlation-id';
+
+interface EntryList {
+  entries: readonly CompiledEntry[];
+  /** False when no entry names AFTER_FLOW: the second pass is skipped. */
+  hasAfterFlow: boolean;
+}
+
+/**
+ * Runs the flow of SPEC §4 for one API release: `before`, the endpoint and `after` as one list, each
+ * entry only when one of its groups is enabled; errors switch to ERROR_FLOW; the response is sent;
+ * then a second pass runs the AFTER_FLOW entries. The engine knows no directive by name.
+ */
+export class ApiEngine {
+  private readonly routes: RouteTable;
+  private readonly lists = new Map<EndpointDefinition, EntryList>();
+  private readonly endpointsByKey = new Map<string, EndpointDefinition>();
+
+  constructor(
+    release: CompiledRelease,
+    private readonly runtime: ApiRuntime,
+    lookup: DirectiveLookup,
+    private readonly reportError: ErrorReporter = () => {},
+  ) {
+    const def = release.definition;
+    this.routes = new RouteTable(def.endpoints);
+    const before = def.before.map((e) => compileEntry(e, 'before', lookup));
+    const after = def.after.map((e) => compileEntry(e, 'after', lookup));
+    for (const endpoint of def.endpoints) {
+      this.endpointsByKey.set(`${endpoint.verb} ${endpoint.path}`, endpoint);
+      const entries = [...before, ...endpoint.entries.map((e) => compileEntry(e, 'endpoint', lookup)), ...after];
+      this.lists.set(endpoint, { entries, hasAfterFlow: entries.some((e) => e.groups.includes(AFTER_FLOW)) });
+    }
+  }
+
+  /** Runs the request; `send` is called exactly once, before the AFTER_FLOW pass. */
+  async handle(request: EngineRequest, send: SendResponse): Promise<void> {
+    if (request.job !== undefined) return this.resume(request, request.job, send);
+    const match = this.routes.match(request.verb, request.path);
+    if (match.kind === 'none') {
+      send(plainJson(404, { error: 'Not Found' }, request.id));
+      return;
+    }
+    if (match.kind === 'options') {
+      send({ status: 204, headers: ['allow', match.allow.join(', '), CORRELATION_HEADER, request.id], body: null });
+      return;
+    }
+    const endpoint = match.endpoint;
+    const facts: RequestFacts = {
+      id: request.id,
+      ip: request.ip,
+      hop: request.hop,
+      viaBus: request.viaBus,
+      receivedAt: request.receivedAt,
+      definitionVerb: endpoint.verb,
+      definitionPath: endpoint.path,
+      verb: request.verb.toUpperCase(),
+      path: request.path,
+      query: request.rawQuery,
+      job: false,
+    };
+    const ctx = new RequestContext(new Message(request), this.runtime, facts, match.pathParams);
+    await this.run(ctx, this.lists.get(endpoint)!, 0, send);
+  }
+
+  /**
+   * A queued job (SPEC §8): the rest of the endpoint's list after the entry that queued it, with the
+   * memory and message of that moment, NORMAL_FLOW enabled and `$.id` the job id; then AFTER_FLOW.
+   * It runs in the release current now: the endpoint and the entry are found by name.
+   */
+  private async resume(request: EngineRequest, job: string, send: SendResponse): Promise<void> {
+    let continuation: Continuation;
+    try {
+      continuation = JSON.parse(job) as Continuation;
+    } catch {
+      return send(plainJson(500, { error: 'the job is not readable' }, request.id));
+    }
+    const endpoint = this.endpointsByKey.get(continuation.endpoint);
+    const list = endpoint === undefined ? undefined : this.lists.get(endpoint);
+    const index = list?.entries.findIndex((e) => e.key === continuation.after) ?? -1;
+    if (endpoint === undefined || list === undefined || index < 0) {
+      const message = `the job's endpoint "${continuation.endpoint}" or entry "${continuation.after}" is not in release ${this.runtime.release}`;
+      this.reportError({ requestId: request.id, label: '(job)', directive: '(job)', status: 500, message, pass: 'main' });
+      return send(plainJson(500, { error: message }, request.id));
+    }
+    const message = Message.restore(continuation.message);
+    const facts: RequestFacts = {
+      id: request.id,
+      ip: continuation.ip,
+      hop: 0,
+      viaBus: false,
+      receivedAt: request.receivedAt,
+      definitionVerb: endpoint.verb,
+      definitionPath: endpoint.path,
+      verb: message.verb,
+      path: message.path,
+      query: message.queryString,
+      job: true,
+    };
+    const ctx = new RequestContext(message, this.runtime, facts, continuation.pathParams, continuation.memory);
+    await this.run(ctx, list, index + 1, send);
+  }
+
+  private async run(ctx: RequestContext, list: EntryList, start: number, send: SendResponse): Promise<void> {
+    let response: OutgoingResponse;
+    try {
+      const versionAtError = await this.runPass(ctx, list.entries, 'main', start);
+      response = this.finish(ctx, versionAtError);
+    } catch (error) {
+      // Only a defect of the engine itself lands here: directive errors are handled in the pass.
+      const { message } = toStatusError(error);
+      this.reportError({ requestId: ctx.id, label: '(engine)', directive: '(engine)', status: 500, message, pass: 'main' });
+      response = plainJson(500, { error: publicMessage(500, message, this.runtime.debug) }, ctx.id);
+    }
+    ctx.sent = response;
+    send(response);
+    if (list.hasAfterFlow) {
+      ctx.groups.reset([AFTER_FLOW]);
+      await this.runPass(ctx, list.entries, 'after');
+    }
+  }
+
+  /**
+   * Runs one pass over the list: each entry whose groups are enabled. In the main pass a throw
+   * switches to ERROR_FLOW; in the AFTER_FLOW pass it is only reported. Returns the message version
+   * when the last error was caught (-1: no error), so `finish` can tell whether anyone rendered it.
+   */
+  private async runPass(ctx: RequestContext, list: readonly CompiledEntry[], pass: 'main' | 'after', start = 0): Promise<number> {
+    let versionAtError = -1;
+    for (let i = start; i < list.length; i++) {
+      const entry = list[i]!;
+      if (!ctx.groups.anyEnabled(entry.groups)) continue;
+      ctx.entryKey = entry.key;
+      const step: TraceStep = { label: entry.label, directive: entry.directiveName, pass };
+      ctx.trace.push(step);
+      try {
+        const result = entry.directive.run(ctx, entry.params(ctx));
+        if (result !== undefined && typeof (result as Promise<void>).then === 'function') await result;
+      } catch (thrown) {
+        const { status, message, code } = toStatusError(thrown);
+        step.error = { status, message };
+        if (pass === 'main') {
+          ctx.error = { status, message, code, label: entry.label, directive: entry.directiveName };
+          ctx.memory.set('error', { status, message });
+          ctx.groups.enable(ERROR_FLOW);
+          versionAtError = ctx.message.version;
+        }
+        if (pass === 'after' || status >= 500) {
+          this.reportError({ requestId: ctx.id, label: entry.label, directive: entry.directiveName, status, message, pass });
+        }
+      }
+    }
+    return versionAtError;
+  }
+
+  /** Builds the response: the runtime renders an error nobody rendered, and an error never leaves as a 2xx. */
+  private finish(ctx: RequestContext, versionAtError: number): OutgoingResponse {
+    const message = ctx.message;
+    const error = ctx.error;
+    if (error !== null) {
+      const untouched = versionAtError === message.version;
+      if (untouched) {
+        renderError(ctx, error.status, error.message);
+      } else if (message.status < 300) {
+        message.status = error.status;
+      }
+    }
+    if (!message.isResponseHeader(CORRELATION_HEADER)) {
+      const correlationId = ctx.memory.get('correlationId');
+      message.setHeader(CORRELATION_HEADER, typeof correlationId === 'string' ? correlationId : ctx.id);
+    }
+    return message.toResponse();
+  }
+}
+
+function plainJson(status: number, value: unknown, id: string): OutgoingResponse {
+  return {
+    status,
+    headers: ['content-type', 'application/json; charset=utf-8', CORRELATION_HEADER, id],
+    body: JSON.stringify(value ?? { error: STATUS_CODES[status] }),
+  };
+}

@@ -1,0 +1,92 @@
+import type { Continuation } from './continuation.js';
+import type { Groups } from './groups.js';
+import type { Memory } from './memory.js';
+import type { Message, OutgoingResponse } from './message.js';
+import type { BusCall, BusResponse } from '../protocol/messages.js';
+import type { KvStore } from '../stores/kv-store.js';
+
+/** The error a flow carries once a directive threw: it fills `$.memory.error`. */
+export interface FlowError {
+  status: number;
+  message: string;
+  code: string;
+  label: string;
+  directive: string;
+}
+
+/** One entry the engine ran, in order; the Log directive writes these. */
+export interface TraceStep {
+  label: string;
+  directive: string;
+  pass: 'main' | 'after';
+  error?: { status: number; message: string };
+}
+
+/** Facts about the request that no directive can change. */
+export interface RequestFacts {
+  readonly id: string;
+  readonly ip: string;
+  /** Number of in-process bus hops that led here (0 for a request from a client). */
+  readonly hop: number;
+  readonly viaBus: boolean;
+  readonly receivedAt: number;
+  readonly definitionVerb: string;
+  readonly definitionPath: string;
+  readonly verb: string;
+  readonly path: string;
+  /** The query string as received, without `?`. */
+  readonly query: string;
+  /** True when this runs as a queued job: no client sees the answer, errors keep their real message. */
+  readonly job: boolean;
+}
+
+/** What one API release offers its directives inside its actor thread. */
+export interface ApiRuntime {
+  readonly key: string;
+  readonly host: string;
+  readonly env: string;
+  readonly release: string;
+  readonly debug: boolean;
+  readonly dataDir: string;
+  readonly releaseDir: string;
+  /** This instance's own base URL (`$.memory.anvil-localhost`). */
+  readonly localBaseUrl: string;
+  /** The instance's ANVIL_EGRESS_ALLOW (hosts, addresses, CIDRs outgoing HTTP may reach besides public ones). */
+  readonly egressAllow: string | null;
+  readonly maps: Readonly<Record<string, unknown>>;
+  /**
+   * A value created once per actor thread on first use and kept (a log writer, a db handle).
+   * Values with a `close()` method are closed when the thread stops.
+   */
+  resource<T>(name: string, create: () => T): T;
+  /** Work that must finish before the thread may exit (a pending log write, say). */
+  track(work: Promise<unknown>): void;
+  /** Queues a job for this API (SPEC §8), durably; resolves to the job id once it is stored. */
+  enqueue(payload: string, delayMs: number): Promise<string>;
+  /** A request to another API of this host over the in-process bus (no socket). */
+  callLocal(call: BusCall, timeoutMs: number): Promise<BusResponse>;
+  /** The API's own view of the shared key-value store (counters, caches); no other API's keys. */
+  readonly kv: KvStore;
+  /** A line in the instance log, tagged with the API (for operators, never sent to clients). */
+  log(level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>): void;
+}
+
+export interface DirectiveContext {
+  readonly id: string;
+  readonly message: Message;
+  readonly memory: Memory;
+  readonly groups: Groups;
+  readonly api: ApiRuntime;
+  readonly request: RequestFacts;
+  /** The `{name}` segments of the matched endpoint's path. */
+  readonly pathParams: Readonly<Record<string, string>>;
+  readonly trace: readonly TraceStep[];
+  /** The error being handled, once a directive threw (null otherwise). */
+  readonly error: FlowError | null;
+  /** The response as written to the client, once it has been (during AFTER_FLOW). */
+  readonly sent: OutgoingResponse | null;
+  /** Throws an error with that status: the flow switches to ERROR_FLOW. */
+  fail(status: number, message: string): never;
+  /** The rest of this request after the running entry, frozen for a job (see continuation.ts). */
+  continuation(): Continuation;
+}

@@ -1,0 +1,51 @@
+/**
+ * Request memory: a plain tree of values addressed by dotted paths (`user.name`).
+ * Static parameter values are frozen and shared between requests, so writes copy a frozen
+ * object on the way down instead of mutating it. Objects made here have no prototype, so a key
+ * such as `__proto__` is just a key.
+ */
+export class Memory {
+  readonly data: Record<string, unknown>;
+
+  constructor(initial: Record<string, unknown> = {}) {
+    this.data = Object.assign(Object.create(null) as Record<string, unknown>, initial);
+  }
+
+  get(path: string | readonly string[]): unknown {
+    return getPath(this.data, typeof path === 'string' ? splitPath(path) : path);
+  }
+
+  set(path: string | readonly string[], value: unknown): void {
+    const parts = typeof path === 'string' ? splitPath(path) : path;
+    if (parts.length === 0) throw new TypeError('memory path is empty');
+    let node: Record<string, unknown> = this.data;
+    for (let i = 0; i < parts.length - 1; i++) {
+      const key = parts[i]!;
+      const next = Object.hasOwn(node, key) ? node[key] : undefined;
+      let child: Record<string, unknown>;
+      if (next !== null && typeof next === 'object' && !Array.isArray(next)) {
+        child = Object.isFrozen(next) ? Object.assign(Object.create(null) as Record<string, unknown>, next) : (next as Record<string, unknown>);
+      } else {
+        child = Object.create(null) as Record<string, unknown>;
+      }
+      if (child !== next) node[key] = child;
+      node = child;
+    }
+    node[parts[parts.length - 1]!] = value;
+  }
+}
+
+export function splitPath(path: string): string[] {
+  return path === '' ? [] : path.split('.');
+}
+
+/** Reads a nested value; anything missing (or not an own property) is null, never a throw. */
+export function getPath(root: unknown, parts: readonly string[]): unknown {
+  let node: unknown = root;
+  for (const key of parts) {
+    if (node === null || typeof node !== 'object') return null;
+    if (!Object.hasOwn(node, key)) return null;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return node === undefined ? null : node;
+}

@@ -1,0 +1,275 @@
+export type HeaderValue = string | string[];
+export type QueryValue = string | string[];
+
+/** What the router hands to the engine: one HTTP request, relative to the API's base path. */
+export interface IncomingRequest {
+  verb: string;
+  path: string;
+  rawQuery: string;
+  /** Flat [name, value, name, value, …] as received (node's rawHeaders). */
+  rawHeaders: string[];
+  body: Buffer | null;
+}
+
+/** What the engine hands back: the message as a response. */
+export interface OutgoingResponse {
+  status: number;
+  /** Flat [name, value, …]; a multi-valued header repeats its name. */
+  headers: string[];
+  body: Buffer | string | null;
+}
+
+/** A message frozen into plain JSON (a job carries the message as it was when it was queued). */
+export interface MessageSnapshot {
+  verb: string;
+  path: string;
+  query: string;
+  headers: Record<string, HeaderValue>;
+  responseHeaders: string[];
+  /** base64 when `bodyBase64`, else the text; null when there is none. */
+  body: string | null;
+  bodyBase64: boolean;
+  bodySet: boolean;
+  bodyIsJson: boolean;
+  status: number;
+}
+
+/**
+ * The message of SPEC §4: it starts as the incoming request and directives edit it. Only headers
+ * and a body that a directive (or an upstream) set reach the response, so nothing of the request is
+ * echoed back by accident. `version` counts edits of the response parts, so the engine can tell
+ * whether an error was rendered by an ERROR_FLOW entry.
+ */
+export class Message {
+  verb: string;
+  path: string;
+  private rawQuery: string;
+  private parsedQuery: Record<string, QueryValue> | null = null;
+  private rawHeaders: string[] | null;
+  private headerMap: Record<string, HeaderValue> | null = null;
+  private bodyValue: Buffer | string | null;
+  private bodyIsJson = false;
+  private jsonCache: { source: Buffer | string | null; value: unknown } | null = null;
+  private statusValue = 200;
+  private responseHeaderNames = new Set<string>();
+  private bodySet = false;
+  version = 0;
+
+  constructor(request: IncomingRequest) {
+    this.verb = request.verb.toUpperCase();
+    this.path = request.path;
+    this.rawQuery = request.rawQuery;
+    this.rawHeaders = request.rawHeaders;
+    this.bodyValue = request.body;
+  }
+
+  get status(): number {
+    return this.statusValue;
+  }
+
+  set status(value: number) {
+    this.statusValue = value;
+    this.version++;
+  }
+
+  get query(): Record<string, QueryValue> {
+    if (this.parsedQuery === null) this.parsedQuery = parseQuery(this.rawQuery);
+    return this.parsedQuery;
+  }
+
+  set query(value: Record<string, QueryValue>) {
+    this.parsedQuery = { ...value };
+    this.rawQuery = '';
+  }
+
+  /** The query string to send upstream (without `?`). */
+  get queryString(): string {
+    if (this.parsedQuery === null) return this.rawQuery;
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries(this.parsedQuery)) {
+      if (Array.isArray(v)) for (const item of v) params.append(k, item);
+      else params.append(k, v);
+    }
+    return params.toString();
+  }
+
+  get headers(): Readonly<Record<string, HeaderValue>> {
+    return this.headerTable();
+  }
+
+  header(name: string): HeaderValue | null {
+    return this.headerTable()[name.toLowerCase()] ?? null;
+  }
+
+  setHeader(name: string, value: HeaderValue): void {
+    const lower = name.toLowerCase();
+    this.headerTable()[lower] = value;
+    this.responseHeaderNames.add(lower);
+    this.version++;
+  }
+
+  /** True when a directive (or an upstream) set this header for the response. */
+  isResponseHeader(name: string): boolean {
+    return this.responseHeaderNames.has(name.toLowerCase());
+  }
+
+  removeHeader(name: string): void {
+    const lower = name.toLowerCase();
+    delete this.headerTable()[lower];
+    this.responseHeaderNames.delete(lower);
+    this.version++;
+  }
+
+  /**
+   * Replaces the headers as a proxy prelude does (x-forwarded-*, hop-by-hop removed) without making
+   * them response headers: only names a directive had already set for the response stay so.
+   */
+  rewriteRequestHeaders(headers: Record<string, HeaderValue>): void {
+    const table: Record<string, HeaderValue> = {};
+    for (const [k, v] of Object.entries(headers)) table[k.toLowerCase()] = v;
+    this.headerMap = table;
+    this.rawHeaders = null;
+    for (const name of [...this.responseHeaderNames]) if (!(name in table)) this.responseHeaderNames.delete(name);
+  }
+
+  /** Replaces every header; all of them are then response headers. */
+  replaceHeaders(headers: Record<string, HeaderValue>): void {
+    const table: Record<string, HeaderValue> = {};
+    for (const [k, v] of Object.entries(headers)) table[k.toLowerCase()] = v;
+    this.headerMap = table;
+    this.rawHeaders = null;
+    this.responseHeaderNames = new Set(Object.keys(table));
+    this.version++;
+  }
+
+  get body(): Buffer | string | null {
+    return this.bodyValue;
+  }
+
+  /** Sets the body: strings and buffers as they are, any other value JSON-encoded. */
+  setBody(value: unknown): void {
+    if (value === null || value === undefined) {
+      this.bodyValue = null;
+      this.bodyIsJson = false;
+    } else if (typeof value === 'string' || Buffer.isBuffer(value)) {
+      this.bodyValue = value;
+      this.bodyIsJson = false;
+    } else {
+      this.bodyValue = JSON.stringify(value);
+      this.bodyIsJson = true;
+    }
+    this.bodySet = true;
+    this.version++;
+  }
+
+  /** Becomes an upstream's response (Http): its status, all its headers, its body. */
+  becomeResponse(status: number, headers: Record<string, HeaderValue>, body: Buffer | null): void {
+    this.replaceHeaders(headers);
+    this.statusValue = status;
+    this.bodyValue = body;
+    this.bodyIsJson = false;
+    this.bodySet = true;
+    this.version++;
+  }
+
+  /** Sets status, JSON body and content-type in one step (used by Ping, OnError, …). */
+  respondJson(status: number, value: unknown): void {
+    this.status = status;
+    this.setHeader('content-type', 'application/json; charset=utf-8');
+    this.setBody(value);
+  }
+
+  bodyText(): string | null {
+    const body = this.bodyValue;
+    if (body === null) return null;
+    return typeof body === 'string' ? body : body.toString('utf8');
+  }
+
+  /** The body parsed as JSON, or null when it is empty or not JSON. Cached per body value. */
+  bodyJson(): unknown {
+    const body = this.bodyValue;
+    if (this.jsonCache !== null && this.jsonCache.source === body) return this.jsonCache.value;
+    let value: unknown = null;
+    const text = this.bodyText();
+    if (text !== null && text.length > 0) {
+      try {
+        value = JSON.parse(text);
+      } catch {
+        value = null;
+      }
+    }
+    this.jsonCache = { source: body, value };
+    return value;
+  }
+
+  snapshot(): MessageSnapshot {
+    const body = this.bodyValue;
+    return {
+      verb: this.verb,
+      path: this.path,
+      query: this.queryString,
+      headers: { ...this.headerTable() },
+      responseHeaders: [...this.responseHeaderNames],
+      body: body === null ? null : Buffer.isBuffer(body) ? body.toString('base64') : body,
+      bodyBase64: Buffer.isBuffer(body),
+      bodySet: this.bodySet,
+      bodyIsJson: this.bodyIsJson,
+      status: this.statusValue,
+    };
+  }
+
+  static restore(snapshot: MessageSnapshot): Message {
+    const message = new Message({ verb: snapshot.verb, path: snapshot.path, rawQuery: snapshot.query, rawHeaders: [], body: null });
+    message.headerMap = { ...snapshot.headers };
+    message.responseHeaderNames = new Set(snapshot.responseHeaders);
+    message.bodyValue = snapshot.body === null ? null : snapshot.bodyBase64 ? Buffer.from(snapshot.body, 'base64') : snapshot.body;
+    message.bodySet = snapshot.bodySet;
+    message.bodyIsJson = snapshot.bodyIsJson;
+    message.statusValue = snapshot.status;
+    return message;
+  }
+
+  toResponse(): OutgoingResponse {
+    const headers: string[] = [];
+    const table = this.headerTable();
+    for (const name of this.responseHeaderNames) {
+      const value = table[name];
+      if (value === undefined) continue;
+      if (Array.isArray(value)) for (const v of value) headers.push(name, v);
+      else headers.push(name, value);
+    }
+    const body = this.bodySet ? this.bodyValue : null;
+    if (body !== null && !this.responseHeaderNames.has('content-type')) {
+      headers.push('content-type', this.bodyIsJson ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8');
+    }
+    return { status: this.statusValue, headers, body };
+  }
+
+  private headerTable(): Record<string, HeaderValue> {
+    if (this.headerMap === null) {
+      const table: Record<string, HeaderValue> = {};
+      const raw = this.rawHeaders ?? [];
+      for (let i = 0; i + 1 < raw.length; i += 2) {
+        const name = raw[i]!.toLowerCase();
+        const value = raw[i + 1]!;
+        const existing = table[name];
+        if (existing === undefined) table[name] = value;
+        else if (name === 'set-cookie') table[name] = Array.isArray(existing) ? [...existing, value] : [existing, value];
+        else table[name] = `${existing}, ${value}`;
+      }
+      this.headerMap = table;
+    }
+    return this.headerMap;
+  }
+}
+
+function parseQuery(raw: string): Record<string, QueryValue> {
+  const out: Record<string, QueryValue> = {};
+  if (raw === '') return out;
+  for (const [k, v] of new URLSearchParams(raw)) {
+    const existing = out[k];
+    if (existing === undefined) out[k] = v;
+    else out[k] = Array.isArray(existing) ? [...existing, v] : [existing, v];
+  }
+  return out;
+}

@@ -1,0 +1,63 @@
+import { AnvilError } from '../errors.js';
+import type { Continuation } from './continuation.js';
+import type { ApiRuntime, DirectiveContext, FlowError, RequestFacts, TraceStep } from './context.js';
+import { Groups } from './groups.js';
+import { Memory } from './memory.js';
+import type { Message, OutgoingResponse } from './message.js';
+import type { ResolveScope } from './resolve.js';
+
+/** The state of one request as it goes through the flow; directives see it as a DirectiveContext. */
+export class RequestContext implements DirectiveContext, ResolveScope {
+  readonly groups = new Groups();
+  readonly trace: TraceStep[] = [];
+  error: FlowError | null = null;
+  sent: OutgoingResponse | null = null;
+  readonly memory: Memory;
+  /** The key of the entry running now (set by the engine), where a continuation resumes after. */
+  entryKey = '';
+
+  constructor(
+    readonly message: Message,
+    readonly api: ApiRuntime,
+    readonly request: RequestFacts,
+    readonly pathParams: Readonly<Record<string, string>>,
+    restoredMemory?: Record<string, unknown>,
+  ) {
+    this.memory = new Memory(restoredMemory ?? {
+      'anvil-api': api.key,
+      'anvil-env': api.env,
+      'anvil-host': api.host,
+      'anvil-release': api.release,
+      'anvil-localhost': api.localBaseUrl,
+      'anvil-definitionVerb': request.definitionVerb,
+      'anvil-definitionPath': request.definitionPath,
+      ip: request.ip,
+      correlationId: request.id,
+    });
+  }
+
+  get id(): string {
+    return this.request.id;
+  }
+
+  get maps(): Readonly<Record<string, unknown>> {
+    return this.api.maps;
+  }
+
+  fail(status: number, message: string): never {
+    throw new AnvilError('ANVIL_ERR_FAIL', status, message);
+  }
+
+  continuation(): Continuation {
+    return {
+      format: 1,
+      endpoint: `${this.request.definitionVerb} ${this.request.definitionPath}`,
+      after: this.entryKey,
+      // A deep copy through JSON: what the job gets is what memory held at this moment.
+      memory: JSON.parse(JSON.stringify(this.memory.data)) as Record<string, unknown>,
+      message: this.message.snapshot(),
+      pathParams: { ...this.pathParams },
+      ip: this.request.ip,
+    };
+  }
+}

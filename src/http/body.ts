@@ -1,0 +1,62 @@
+import type { IncomingMessage } from 'node:http';
+import { Errors } from '../errors.js';
+
+/**
+ * Reads a request body up to `limit` bytes. A declared or actual size over the limit rejects with
+ * 413 at once, and the rest of the body is drained (see discardBody) so the 413 reaches the client;
+ * no body at all resolves to null without waiting.
+ */
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
+  const declared = req.headers['content-length'];
+  if (declared === undefined && req.headers['transfer-encoding'] === undefined) return Promise.resolve(null);
+  if (declared !== undefined && Number(declared) > limit) {
+    discardBody(req, drainBudget(limit));
+    return Promise.reject(Errors.bodyTooLarge(limit));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    req.on('data', (chunk: Buffer) => {
+      if (failed) return;
+      size += chunk.length;
+      if (size > limit) {
+        failed = true;
+        chunks.length = 0;
+        discardBody(req, drainBudget(limit) - size);
+        reject(Errors.bodyTooLarge(limit));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (!failed) resolve(size === 0 ? null : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    });
+    req.on('error', (error) => {
+      if (!failed) {
+        failed = true;
+        reject(error);
+      }
+    });
+  });
+}
+
+/** How much of a refused body is read and thrown away before the connection is cut. */
+export function drainBudget(limit: number): number {
+  return Math.max(2 * limit, 1024 * 1024);
+}
+
+/**
+ * Reads the rest of a refused body and throws it away, so the answer (413, 415, …) reaches a client
+ * that is still sending instead of a reset connection. Past `budget` bytes the client is ignoring
+ * the answer and the request is destroyed.
+ */
+export function discardBody(req: IncomingMessage, budget: number): void {
+  if (req.readableEnded || req.destroyed || req.complete) return;
+  let discarded = 0;
+  req.on('data', (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > budget) req.destroy();
+  });
+  req.resume();
+}

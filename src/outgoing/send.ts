@@ -1,0 +1,106 @@
+/**
+ * Outgoing requests of Pull, Push and Http: to this instance's own base URL they go over the
+ * in-process bus (no socket, private APIs allowed, hop counted); anywhere else over HTTP through
+ * the egress policy, never following redirects. Every outgoing request carries the correlation id.
+ */
+import { request as httpRequest } from 'undici';
+import type { DirectiveContext } from '../engine/context.js';
+import { egressAgent, checkLiteralHost } from '../egress/egress-agent.js';
+import { egressPolicy } from '../egress/egress-policy.js';
+import { AnvilError } from '../errors.js';
+
+export interface OutgoingRequest {
+  /** Base URL: scheme, host and port (`$.memory.anvil-localhost` for the bus). */
+  host: string;
+  /** Path, starting with `/` (for the bus: `/<api key>/…`). */
+  path: string;
+  verb: string;
+  /** Query string without `?`. */
+  query: string;
+  headers: Record<string, string | string[]>;
+  body: Buffer | string | null;
+  timeoutMs: number;
+  connectTimeoutMs?: number;
+}
+
+export interface UpstreamResponse {
+  status: number;
+  /** Flat [name, value, …], names lower-case. */
+  headers: string[];
+  body: Buffer;
+}
+
+/** Responses larger than this are refused (they are held in memory on their way). */
+export const UPSTREAM_BODY_LIMIT = 10 * 1024 * 1024;
+const CORRELATION = 'x-correlation-id';
+
+export async function send(ctx: DirectiveContext, request: OutgoingRequest): Promise<UpstreamResponse> {
+  const headers = { ...request.headers };
+  const correlationId = ctx.memory.get('correlationId');
+  if (typeof correlationId === 'string' && headers[CORRELATION] === undefined) headers[CORRELATION] = correlationId;
+  if (sameOrigin(request.host, ctx.api.localBaseUrl)) {
+    const rawHeaders: string[] = [];
+    for (const [name, value] of Object.entries(headers)) for (const v of Array.isArray(value) ? value : [value]) rawHeaders.push(name, v);
+    const body = request.body === null ? null : Buffer.isBuffer(request.body) ? request.body : Buffer.from(request.body);
+    const response = await ctx.api.callLocal({ verb: request.verb.toUpperCase(), path: request.path, rawQuery: request.query, rawHeaders, body, hop: ctx.request.hop }, request.timeoutMs);
+    return { status: response.status, headers: response.headers.map((h, i) => (i % 2 === 0 ? h.toLowerCase() : h)), body: response.body };
+  }
+  return network(ctx, request, headers);
+}
+
+async function network(ctx: DirectiveContext, request: OutgoingRequest, headers: Record<string, string | string[]>): Promise<UpstreamResponse> {
+  let url: URL;
+  try {
+    url = new URL(request.path + (request.query ? `?${request.query}` : ''), request.host);
+  } catch {
+    throw new AnvilError('ANVIL_ERR_UPSTREAM_URL', 500, `"${request.host}${request.path}" is not a valid URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new AnvilError('ANVIL_ERR_UPSTREAM_URL', 500, `only http and https upstreams are allowed, not ${url.protocol}`);
+  const policy = ctx.api.resource('egress-policy', () => egressPolicy(ctx.api.egressAllow ?? undefined));
+  // One agent (connection pool) per connect timeout in use: the timeout is a property of the pool.
+  const connectTimeoutMs = request.connectTimeoutMs ?? 5_000;
+  const agent = ctx.api.resource(`egress-agent:${connectTimeoutMs}`, () => egressAgent(policy, { connectTimeoutMs }));
+  checkLiteralHost(policy, url.hostname);
+  delete headers.host;
+  try {
+    const response = await httpRequest(url, {
+      method: request.verb.toUpperCase() as 'GET',
+      headers,
+      body: request.body ?? undefined,
+      dispatcher: agent,
+      headersTimeout: request.timeoutMs,
+      bodyTimeout: request.timeoutMs,
+      maxRedirections: 0,
+    } as Parameters<typeof httpRequest>[1]);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of response.body) {
+      size += (chunk as Buffer).length;
+      if (size > UPSTREAM_BODY_LIMIT) {
+        response.body.destroy();
+        throw new AnvilError('ANVIL_ERR_UPSTREAM_TOO_LARGE', 502, `the upstream answer is larger than ${UPSTREAM_BODY_LIMIT} bytes`);
+      }
+      chunks.push(chunk as Buffer);
+    }
+    const flat: string[] = [];
+    for (const [name, value] of Object.entries(response.headers)) {
+      if (value === undefined) continue;
+      for (const v of Array.isArray(value) ? value : [value]) flat.push(name.toLowerCase(), v);
+    }
+    return { status: response.statusCode, headers: flat, body: Buffer.concat(chunks, size) };
+  } catch (error) {
+    if (error instanceof AnvilError) throw error;
+    const code = (error as { code?: string }).code ?? '';
+    const cause = (error as { cause?: unknown }).cause;
+    if (cause instanceof AnvilError) throw cause;
+    if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
+      throw new AnvilError('ANVIL_ERR_UPSTREAM_TIMEOUT', 504, `${url.origin} did not answer within ${request.timeoutMs} ms`);
+    }
+    throw new AnvilError('ANVIL_ERR_UPSTREAM', 502, `${url.origin}: ${(error as Error).message}`);
+  }
+}
+
+/** True when `host` names this instance (scheme, host and port equal; a trailing slash ignored). */
+function sameOrigin(host: string, local: string): boolean {
+  return host.replace(/\/+$/, '').toLowerCase() === local.replace(/\/+$/, '').toLowerCase();
+}

@@ -1,0 +1,173 @@
+/**
+ * Every message that crosses a process or thread boundary, typed in one place.
+ * Router ↔ cell: Node's IPC channel (JSON), low volume (lifecycle).
+ * Router ↔ actor thread: framed socket (frames.ts), the request path.
+ */
+import type { SandboxLimits } from '../config/types.js';
+import type { EngineRequest } from '../engine/api-engine.js';
+import type { OutgoingResponse } from '../engine/message.js';
+import { envelopeFrame, FrameType, jsonFrame, readEnvelope } from './frames.js';
+
+/** What a cell needs to start threads for one API release. */
+export interface ActorSpec {
+  /** `<host>/<env>/<key>@<release>`: unique per release, so a new release gets a new actor. */
+  id: string;
+  host: string;
+  env: string;
+  key: string;
+  release: string;
+  /** The release's files (api.yaml, Directives, Maps, Assets). */
+  releaseDir: string;
+  /** The compiled release (CompiledRelease JSON). */
+  compiledFile: string;
+  /** The API's own data directory `<data>/<host>/<env>/<key>/`. */
+  dataDir: string;
+  localBaseUrl: string;
+  /** The instance's maxima for custom directives, and isolates per thread. */
+  sandbox: { maxima: SandboxLimits; isolatesPerThread: number };
+  /** Where the shared stores are: the instance's data dir (embedded) or Redis. */
+  stores: { dataRoot: string; redisUrl: string | null; redisPrefix: string };
+  /** ANVIL_EGRESS_ALLOW of the instance (threads see no environment). */
+  egressAllow: string | null;
+}
+
+/** workerData of an actor thread. */
+export interface ThreadData {
+  spec: ActorSpec;
+  thread: number;
+  socketPath: string;
+  token: string;
+  cell: number;
+}
+
+export interface ThreadHello {
+  token: string;
+  cell: number;
+  actor: string;
+  thread: number;
+}
+
+export type RouterToCell =
+  | { type: 'spawn-thread'; actor: ActorSpec; thread: number }
+  /** Finish everything in flight (AFTER_FLOW included), stop every thread, exit 0. */
+  | { type: 'drain' }
+  /** A thread that stopped answering: terminate it (its requests fail; the router may kill the cell next). */
+  | { type: 'terminate-thread'; actor: string; thread: number };
+
+export type CellToRouter =
+  | { type: 'ready'; cell: number }
+  /** A thread could not start (bad release, …): requests waiting for it should fail. */
+  | { type: 'thread-failed'; actor: string; thread: number; error: string }
+  | { type: 'thread-exit'; actor: string; thread: number; code: number }
+  | { type: 'log'; level: 'info' | 'warn' | 'error'; msg: string; fields?: Record<string, unknown> };
+
+/** [id, verb, path, rawQuery, rawHeaders, ip, hop, viaBus, receivedAt, job?] — an array keeps the JSON small. */
+type RequestMeta = [string, string, string, string, string[], string, number, 0 | 1, number, string?];
+
+export function encodeRequest(number: number, request: EngineRequest): Buffer {
+  const meta: RequestMeta = [
+    request.id,
+    request.verb,
+    request.path,
+    request.rawQuery,
+    request.rawHeaders,
+    request.ip,
+    request.hop,
+    request.viaBus ? 1 : 0,
+    request.receivedAt,
+  ];
+  if (request.job !== undefined) meta.push(request.job);
+  return envelopeFrame(FrameType.Request, number, 0, meta, request.body);
+}
+
+export function decodeRequest(payload: Buffer): { number: number; request: EngineRequest } {
+  const envelope = readEnvelope(payload);
+  const [id, verb, path, rawQuery, rawHeaders, ip, hop, viaBus, receivedAt, job] = envelope.meta as RequestMeta;
+  // The body is copied out of the socket chunk: the request may outlive this turn.
+  const body = envelope.body.length === 0 ? null : Buffer.from(envelope.body);
+  const request: EngineRequest = { id, verb, path, rawQuery, rawHeaders, ip, hop, viaBus: viaBus === 1, receivedAt, body };
+  if (job !== undefined) request.job = job;
+  return { number: envelope.number, request };
+}
+
+export function encodeResponse(number: number, response: OutgoingResponse): Buffer {
+  return envelopeFrame(FrameType.Response, number, response.status, response.headers, response.body);
+}
+
+/** The body is a view into the socket chunk, valid until the end of the current turn. */
+export function decodeResponse(payload: Buffer): { number: number; response: { status: number; headers: string[]; body: Buffer } } {
+  const envelope = readEnvelope(payload);
+  return { number: envelope.number, response: { status: envelope.small, headers: envelope.meta as string[], body: envelope.body } };
+}
+
+export function encodeHello(hello: ThreadHello): Buffer {
+  return jsonFrame(FrameType.Hello, hello);
+}
+
+/** A request from one API to another of its host over the in-process bus (no socket). */
+export interface BusCall {
+  verb: string;
+  /** `/<key>/<endpoint path>`: the first segment names the API. */
+  path: string;
+  rawQuery: string;
+  rawHeaders: string[];
+  body: Buffer | null;
+  /** Bus hops that led to the caller (its request's hop); the router adds one. */
+  hop: number;
+}
+
+export interface BusResponse {
+  status: number;
+  headers: string[];
+  body: Buffer;
+}
+
+type CallMeta = [string, string, string, string[], number];
+
+export function encodeCall(number: number, call: BusCall): Buffer {
+  const meta: CallMeta = [call.verb, call.path, call.rawQuery, call.rawHeaders, call.hop];
+  return envelopeFrame(FrameType.Call, number, 0, meta, call.body);
+}
+
+export function decodeCall(payload: Buffer): { number: number; call: BusCall } {
+  const envelope = readEnvelope(payload);
+  const [verb, path, rawQuery, rawHeaders, hop] = envelope.meta as CallMeta;
+  const body = envelope.body.length === 0 ? null : Buffer.from(envelope.body);
+  return { number: envelope.number, call: { verb, path, rawQuery, rawHeaders, hop, body } };
+}
+
+export function encodeCallResult(number: number, response: { status: number; headers: string[]; body: Buffer | string | null }): Buffer {
+  return envelopeFrame(FrameType.CallResult, number, response.status, response.headers, response.body);
+}
+
+export function decodeCallResult(payload: Buffer): { number: number; response: BusResponse } {
+  const envelope = readEnvelope(payload);
+  return { number: envelope.number, response: { status: envelope.small, headers: envelope.meta as string[], body: Buffer.from(envelope.body) } };
+}
+
+/** A job to store, from an actor thread (ForTheWorker). */
+export interface EnqueueRequest {
+  payload: string;
+  delayMs: number;
+}
+
+export type EnqueueOutcome = { ok: true; id: string } | { ok: false; status: number; error: string };
+
+export function encodeEnqueue(number: number, request: EnqueueRequest): Buffer {
+  return envelopeFrame(FrameType.Enqueue, number, 0, [request.delayMs], Buffer.from(request.payload));
+}
+
+export function decodeEnqueue(payload: Buffer): { number: number; request: EnqueueRequest } {
+  const envelope = readEnvelope(payload);
+  const [delayMs] = envelope.meta as [number];
+  return { number: envelope.number, request: { delayMs, payload: envelope.body.toString('utf8') } };
+}
+
+export function encodeEnqueueResult(number: number, outcome: EnqueueOutcome): Buffer {
+  return envelopeFrame(FrameType.EnqueueResult, number, outcome.ok ? 0 : 1, outcome, null);
+}
+
+export function decodeEnqueueResult(payload: Buffer): { number: number; outcome: EnqueueOutcome } {
+  const envelope = readEnvelope(payload);
+  return { number: envelope.number, outcome: envelope.meta as EnqueueOutcome };
+}

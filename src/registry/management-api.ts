@@ -1,0 +1,94 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { rm } from 'node:fs/promises';
+import type { DataPaths } from '../config/data-paths.js';
+import type { DeployResult } from '../releases/deploy.js';
+import type { ApiDirectory } from '../router/api-directory.js';
+import { sendError, sendJson } from '../router/http-response.js';
+import { readBody } from '../http/body.js';
+import type { PublicHost, Registry } from './registry.js';
+
+export interface ManagementDeps {
+  registry: Registry;
+  directory: ApiDirectory;
+  paths: DataPaths;
+  /** Unpacks and deploys an uploaded archive into the host. */
+  deployUpload(req: IncomingMessage, host: PublicHost): Promise<DeployResult | { ok: false; status: 400 | 413 | 415; errors: string[] }>;
+  /** The API's actors stop taking work (before its data is deleted). */
+  retireApi(host: string, key: string): void;
+}
+
+const API_KEY = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+/**
+ * The management API of SPEC §6, for one public host (already authenticated): list, read, update
+ * (publish, disable, rollback), deploy and delete APIs. `path` is the part after `/anvil`.
+ */
+export async function handleManagement(req: IncomingMessage, res: ServerResponse, path: string, host: PublicHost, deps: ManagementDeps): Promise<void> {
+  const method = req.method ?? 'GET';
+  const segments = path.split('/').filter((s) => s !== '');
+  if (segments[0] !== 'api' || segments.length > 2) return sendError(res, 404, 'Not Found');
+  const key = segments[1];
+
+  if (key === undefined) {
+    if (method === 'GET') return sendJson(res, 200, deps.registry.listApiKeys(host.name));
+    if (method === 'POST') return deploy(req, res, host, deps);
+    return sendError(res, 405, 'Method Not Allowed', { allow: 'GET, POST' });
+  }
+  if (!API_KEY.test(key)) return sendError(res, 404, `unknown API "${key}"`);
+  if (method === 'GET') {
+    const record = deps.registry.getApi(host.name, key);
+    return record === null ? sendError(res, 404, `unknown API "${key}"`) : sendJson(res, 200, record);
+  }
+  if (method === 'PUT') return update(req, res, host, key, deps);
+  if (method === 'DELETE') return remove(res, host, key, deps);
+  return sendError(res, 405, 'Method Not Allowed', { allow: 'GET, PUT, DELETE' });
+}
+
+async function deploy(req: IncomingMessage, res: ServerResponse, host: PublicHost, deps: ManagementDeps): Promise<void> {
+  const result = await deps.deployUpload(req, host);
+  if (!result.ok) {
+    const summary = result.errors.length === 1 ? result.errors[0]! : `${result.errors.length} errors: ${result.errors.join('; ')}`;
+    return sendJson(res, result.status, { error: summary, errors: result.errors });
+  }
+  deps.directory.reload();
+  sendJson(res, 201, { key: result.key, release: result.release });
+}
+
+async function update(req: IncomingMessage, res: ServerResponse, host: PublicHost, key: string, deps: ManagementDeps): Promise<void> {
+  let body: unknown;
+  try {
+    const raw = await readBody(req, 64 * 1024);
+    body = raw === null ? undefined : JSON.parse(raw.toString('utf8'));
+  } catch (error) {
+    const status = (error as { status?: number }).status === 413 ? 413 : 400;
+    return sendError(res, status, status === 413 ? 'body too large' : 'body is not valid JSON');
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    return sendError(res, 400, 'body must be a JSON object {"active": boolean, "release": string, "public": boolean}');
+  }
+  const fields = body as Record<string, unknown>;
+  const problems: string[] = [];
+  for (const [field, type] of [['active', 'boolean'], ['release', 'string'], ['public', 'boolean']] as const) {
+    if (!(field in fields)) problems.push(`field "${field}" is missing (a ${type})`);
+    else if (typeof fields[field] !== type) problems.push(`field "${field}" must be a ${type}, got ${JSON.stringify(fields[field])}`);
+  }
+  if (problems.length > 0) return sendJson(res, 400, { error: problems.join('; '), errors: problems });
+
+  const change = { active: fields.active as boolean, release: fields.release as string, public: fields.public as boolean };
+  const outcome = deps.registry.updateApi(host.name, key, change);
+  if (outcome === 'unknown-api') return sendError(res, 404, `unknown API "${key}"`);
+  if (outcome === 'unknown-release') return sendError(res, 404, `unknown release "${change.release}" of API "${key}"`);
+  deps.directory.reload();
+  res.writeHead(204).end();
+}
+
+async function remove(res: ServerResponse, host: PublicHost, key: string, deps: ManagementDeps): Promise<void> {
+  const outcome = deps.registry.deleteApi(host.name, key);
+  if (outcome.status === 'unknown-api') return sendError(res, 404, `unknown API "${key}"`);
+  if (outcome.status === 'active') return sendError(res, 409, `API "${key}" is active: disable it first (PUT {"active": false, …})`);
+  deps.retireApi(host.name, key);
+  deps.directory.reload();
+  await rm(deps.paths.apiReleasesDir(host.name, key), { recursive: true, force: true });
+  await rm(deps.paths.apiDataDir(host.name, host.env, key), { recursive: true, force: true });
+  res.writeHead(204).end();
+}

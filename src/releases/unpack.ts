@@ -1,0 +1,679 @@
+// Safe unpacking of an uploaded API folder (.tar.gz). See SPEC §6 `POST /anvil/api`.
+//
+// Tenants are attackers, so the archive is treated as hostile input:
+//  - node-tar's `Parser` reads the tar format; we decompress with node:zlib ourselves so that a
+//    non-gzip upload is refused (node-tar would happily read plain, brotli or zstd tar) and so
+//    that every decompressed byte is counted.
+//  - Nothing is written by node-tar. Every entry is checked (path, type, conflicts with earlier
+//    entries) BEFORE anything touches the disk, and we do the writes ourselves: directories one
+//    segment at a time, files with O_CREAT|O_EXCL|O_NOFOLLOW, modes forced to 0644 / 0755.
+//    We never create links, so no path we write can be redirected outside `destDir`.
+//  - Refusals are visible: one error per offending entry (`entry "../x": path leaves the API
+//    folder`). Once an entry is refused we keep reading (to report every offender) but write
+//    nothing more; the whole unpack fails and `destDir` is cleaned up.
+//  - Limits (compressed bytes, unpacked file bytes, entries, and the expanded tar stream) stop
+//    the unpack at once with 413.
+
+import { constants as fsConstants } from 'node:fs';
+import { chmod, lstat, mkdir, open, readdir, rm, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { createGunzip, type Gunzip } from 'node:zlib';
+import { Parser, type ReadEntry } from 'tar';
+
+export interface UnpackLimits {
+  /** Compressed bytes of the upload. */
+  maxUploadBytes: number;
+  /** Sum of the sizes of all unpacked files (decompression bombs). */
+  maxUnpackedBytes: number;
+  /** Number of tar entries (files, directories, ignored metadata, refused entries). */
+  maxEntries: number;
+}
+
+const MiB = 1024 * 1024;
+
+export const defaultUnpackLimits: UnpackLimits = Object.freeze({
+  maxUploadBytes: 50 * MiB,
+  maxUnpackedBytes: 50 * MiB,
+  maxEntries: 5000,
+});
+
+export type UnpackResult =
+  | { ok: true; root: string; files: number; bytes: number } // root = directory that contains api.yaml
+  | { ok: false; status: 400 | 413 | 415; errors: string[] };
+
+export const NO_API_YAML_ERROR =
+  'the archive has no api.yaml at its top level (or in a single top-level folder)';
+
+/** Per-entry tar overhead allowed on top of maxUnpackedBytes (header, padding, pax records). */
+const TAR_OVERHEAD_PER_ENTRY = 4096;
+/** Pax / GNU long-name records larger than this are refused (node-tar default: 1 MiB). */
+const MAX_META_ENTRY_BYTES = 64 * 1024;
+const MAX_PATH_BYTES = 1024;
+const MAX_SEGMENT_BYTES = 255;
+/** At most this many errors are listed; the rest are summarised in one line. */
+const MAX_LISTED_ERRORS = 100;
+
+const FILE_MODE = 0o644;
+const DIR_MODE = 0o755;
+const OPEN_FLAGS =
+  fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | (fsConstants.O_NOFOLLOW ?? 0);
+
+/**
+ * Unpacks a .tar.gz into `destDir` (created if missing; it must be empty).
+ *
+ * `source` is never destroyed: when the unpack stops early (limit, corrupt data) we remove our
+ * listeners and pause it, leaving a no-op 'error' listener; the caller owns the rest of it (an HTTP
+ * request body should then be drained or the connection closed; see read-upload.ts).
+ *
+ * On failure (`ok: false`) `destDir` is removed if we created it, emptied otherwise. Unexpected
+ * file-system errors (ENOSPC, EACCES...) are thrown after the same clean-up.
+ */
+export async function unpackTarGz(
+  source: NodeJS.ReadableStream | Buffer,
+  destDir: string,
+  limits: UnpackLimits = defaultUnpackLimits,
+): Promise<UnpackResult> {
+  const dest = path.resolve(destDir);
+  // Listen for 'error' / 'close' on the source before the first await, so that nothing it emits
+  // while we prepare the destination is lost (or crashes the process).
+  const job = new UnpackJob(dest, limits, source);
+  let created: boolean;
+  try {
+    created = await prepareDestination(dest);
+  } catch (err) {
+    job.dispose();
+    throw err;
+  }
+  let result: UnpackResult;
+  try {
+    result = await job.run();
+  } catch (err) {
+    await cleanDestination(dest, created);
+    throw err;
+  }
+  if (!result.ok) await cleanDestination(dest, created);
+  return result;
+}
+
+async function prepareDestination(dest: string): Promise<boolean> {
+  const first = await mkdir(dest, { recursive: true, mode: DIR_MODE });
+  const st = await lstat(dest);
+  if (!st.isDirectory()) throw new Error(`unpackTarGz: ${dest} is not a directory`);
+  if (first !== undefined) {
+    await chmod(dest, DIR_MODE);
+    return true;
+  }
+  if ((await readdir(dest)).length > 0) throw new Error(`unpackTarGz: ${dest} is not empty`);
+  return false;
+}
+
+async function cleanDestination(dest: string, created: boolean): Promise<void> {
+  if (created) {
+    await rm(dest, { recursive: true, force: true });
+    return;
+  }
+  const children = await readdir(dest).catch(() => [] as string[]);
+  await Promise.all(children.map((name) => rm(path.join(dest, name), { recursive: true, force: true })));
+}
+
+const quote = (p: string): string => JSON.stringify(p);
+const noop = (): void => {};
+
+type Verdict =
+  | { kind: 'file' | 'dir'; segments: string[] }
+  | { skip: true }
+  | { reason: string };
+
+/**
+ * Checks a tar entry path. Returns the normalised segments (no '', '.' or '..') or a reason.
+ * `./a//b/` is fine (-> ['a', 'b']); anything that could name something outside the folder, or
+ * be read differently on another OS, is refused.
+ */
+export function checkEntryPath(p: string): { segments: string[] } | { reason: string } {
+  if (p.length === 0) return { reason: 'path is empty' };
+  if (/[\u0000-\u001f\u007f]/.test(p)) return { reason: 'control characters are not allowed in paths' };
+  if (p.startsWith('/')) return { reason: 'absolute paths are not allowed' };
+  if (p.includes('\\')) return { reason: 'backslashes are not allowed in paths' };
+  // `C:foo`, `C:\x`, NTFS streams `file:stream`: ':' has no business in an API folder.
+  if (p.includes(':')) return { reason: 'drive letters and ":" are not allowed in paths' };
+  if (Buffer.byteLength(p) > MAX_PATH_BYTES) return { reason: `path is longer than ${MAX_PATH_BYTES} bytes` };
+  const segments: string[] = [];
+  let escapes = false;
+  let dotdot = false;
+  let depth = 0;
+  for (const s of p.split('/')) {
+    if (s === '' || s === '.') continue;
+    if (s === '..') {
+      dotdot = true;
+      depth -= 1;
+      if (depth < 0) escapes = true;
+      continue;
+    }
+    if (Buffer.byteLength(s) > MAX_SEGMENT_BYTES) {
+      return { reason: `a path segment is longer than ${MAX_SEGMENT_BYTES} bytes` };
+    }
+    depth += 1;
+    segments.push(s);
+  }
+  if (escapes) return { reason: 'path leaves the API folder' };
+  if (dotdot) return { reason: '".." is not allowed in paths' };
+  return { segments };
+}
+
+/** macOS / pax metadata that some tools leave in archives: skipped, never written. */
+function isMetadata(segments: string[]): boolean {
+  const base = segments[segments.length - 1] ?? '';
+  if (base.startsWith('._') || base === '.DS_Store') return true;
+  return segments.some((s) => s === '__MACOSX' || s === 'PaxHeader' || /^PaxHeaders\.\d+$/.test(s));
+}
+
+class UnpackJob {
+  private readonly errors: string[] = [];
+  private errorCount = 0;
+  private status: 400 | 413 = 400;
+  /** Fatal: nothing more is read or written. */
+  private stopped = false;
+  /** An entry was refused: keep scanning to report every offender, but write nothing more. */
+  private rejected = false;
+  private fsError: unknown;
+
+  private compressed = 0;
+  private gzipHead = Buffer.alloc(0);
+  private expanded = 0;
+  private readonly maxExpanded: number;
+  private tarHead: Buffer | undefined;
+  private sniffed = false;
+  private sawEof = false;
+  private waitingDrain = false;
+
+  private entries = 0;
+  private declaredBytes = 0;
+  private writtenBytes = 0;
+  private files = 0;
+  private readonly kinds = new Map<string, 'file' | 'dir'>();
+  private readonly madeDirs = new Set<string>();
+
+  /** File-system work runs strictly in archive order. Never rejects (errors go to fsError). */
+  private chain: Promise<void> = Promise.resolve();
+  private readonly stop = new AbortController();
+  private settle: () => void = noop;
+  private detachSource: () => void = noop;
+  private readonly gunzip: Gunzip;
+  private readonly parser: Parser;
+
+  /** What happened to a stream source before run() started reading it. */
+  private early: { error?: unknown; closed?: boolean } = {};
+  private unwatch: () => void = noop;
+
+  constructor(
+    private readonly dest: string,
+    private readonly limits: UnpackLimits,
+    private readonly source: NodeJS.ReadableStream | Buffer,
+  ) {
+    this.maxExpanded = limits.maxUnpackedBytes + limits.maxEntries * TAR_OVERHEAD_PER_ENTRY + MiB;
+    this.gunzip = createGunzip();
+    this.parser = new Parser({
+      strict: false,
+      // Only ever plain tar reaches the parser: we decompressed it. Turn off its sniffing of
+      // brotli/zstd; a gzip magic in the decompressed data is refused before it gets here.
+      brotli: false,
+      zstd: false,
+      maxMetaEntrySize: MAX_META_ENTRY_BYTES,
+      onwarn: (_code: string, message: string) => this.fail(400, `the archive is not a valid tar file: ${message}`),
+      onReadEntry: (entry: ReadEntry) => this.onEntry(entry),
+    });
+    if (!Buffer.isBuffer(source)) {
+      const onError = (err: unknown): void => {
+        this.early.error ??= err;
+      };
+      const onClose = (): void => {
+        this.early.closed = true;
+      };
+      source.on('error', onError);
+      source.on('close', onClose);
+      this.unwatch = () => {
+        source.removeListener('error', onError);
+        source.removeListener('close', onClose);
+      };
+      const state = source as Partial<Readable>;
+      if (state.destroyed === true || state.readableEnded === true) this.early.closed = true;
+      if (state.errored) this.early.error ??= state.errored;
+    }
+  }
+
+  /** Used when run() will never be called. */
+  dispose(): void {
+    this.unwatch();
+    if (!Buffer.isBuffer(this.source)) this.source.on('error', noop);
+    this.gunzip.destroy();
+  }
+
+  async run(): Promise<UnpackResult> {
+    const done = new Promise<void>((resolve) => (this.settle = resolve));
+    this.wireGunzip();
+    this.wireParser();
+    this.unwatch();
+    this.feedSource(this.source);
+    await done;
+    this.detachSource();
+    this.gunzip.destroy();
+    await this.chain;
+    if (this.fsError !== undefined) throw this.fsError;
+    if (this.errorCount > 0) {
+      const errors = [...this.errors];
+      if (this.errorCount > errors.length) errors.push(`... and ${this.errorCount - errors.length} more errors`);
+      return { ok: false, status: this.status, errors };
+    }
+    const root = await this.findRoot();
+    if (root === undefined) return { ok: false, status: 400, errors: [NO_API_YAML_ERROR] };
+    return { ok: true, root, files: this.files, bytes: this.writtenBytes };
+  }
+
+  // --- failure bookkeeping -------------------------------------------------------------------
+
+  private addError(message: string): void {
+    this.errorCount += 1;
+    if (this.errors.length < MAX_LISTED_ERRORS) this.errors.push(message);
+  }
+
+  /** Stops everything now. */
+  private fail(status: 400 | 413, message: string): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.status = status;
+    this.addError(message);
+    this.stop.abort();
+    this.detachSource();
+    this.gunzip.destroy();
+    this.settle();
+  }
+
+  /** Refuses one entry; the unpack will fail, but we go on reading to report every offender. */
+  private reject(entryPath: string, reason: string): void {
+    this.rejected = true;
+    this.addError(`entry ${quote(entryPath)}: ${reason}`);
+  }
+
+  // --- bytes in: upload -> gunzip -> parser --------------------------------------------------
+
+  private feedSource(source: NodeJS.ReadableStream | Buffer): void {
+    const max = this.limits.maxUploadBytes;
+    const tooBig = `the upload is larger than ${max} bytes`;
+    if (Buffer.isBuffer(source)) {
+      if (source.length > max) return this.fail(413, tooBig);
+      if (source.length === 0) return this.fail(400, 'the upload is empty');
+      this.compressed = source.length;
+      if (!this.checkGzipHead(source)) return;
+      this.gunzip.end(source);
+      return;
+    }
+
+    let ended = false;
+    let attached = true;
+    const onData = (data: Buffer | string): void => {
+      if (this.stopped) return;
+      const chunk = typeof data === 'string' ? Buffer.from(data) : data;
+      this.compressed += chunk.length;
+      if (this.compressed > max) return this.fail(413, tooBig);
+      if (!this.checkGzipHead(chunk)) return;
+      if (!this.gunzip.write(chunk)) {
+        source.pause();
+        this.gunzip.once('drain', () => {
+          if (!this.stopped && attached) source.resume();
+        });
+      }
+    };
+    const onEnd = (): void => {
+      ended = true;
+      detach();
+      if (this.stopped) return;
+      if (this.compressed === 0) return this.fail(400, 'the upload is empty');
+      if (this.gzipHead.length < 2) return this.fail(400, NOT_GZIP);
+      this.gunzip.end();
+    };
+    const onError = (err: unknown): void => {
+      detach();
+      this.fail(400, `the upload failed: ${err instanceof Error ? err.message : String(err)}`);
+    };
+    const onClose = (): void => {
+      if (ended) return;
+      detach();
+      this.fail(400, 'the upload was interrupted before it was complete');
+    };
+    const detach = (): void => {
+      if (!attached) return;
+      attached = false;
+      source.removeListener('data', onData);
+      source.removeListener('end', onEnd);
+      source.removeListener('error', onError);
+      source.removeListener('close', onClose);
+      source.on('error', noop); // the caller may destroy it later; never crash on that
+    };
+    this.detachSource = () => {
+      const wasAttached = attached;
+      detach();
+      if (wasAttached && !ended) source.pause();
+    };
+    if (this.early.error !== undefined || this.early.closed) {
+      attached = false;
+      source.on('error', noop);
+      if (this.early.error !== undefined) return onError(this.early.error);
+      return this.fail(400, 'the upload was interrupted before it was complete');
+    }
+    source.on('data', onData);
+    source.on('end', onEnd);
+    source.on('error', onError);
+    source.on('close', onClose);
+    source.resume();
+  }
+
+  /** Refuses a non-gzip upload as soon as its first two bytes are known. */
+  private checkGzipHead(chunk: Buffer): boolean {
+    if (this.gzipHead.length >= 2) return true;
+    this.gzipHead = Buffer.concat([this.gzipHead, chunk.subarray(0, 2 - this.gzipHead.length)]);
+    if (this.gzipHead.length < 2) return true;
+    if (this.gzipHead[0] !== 0x1f || this.gzipHead[1] !== 0x8b) {
+      this.fail(400, NOT_GZIP);
+      return false;
+    }
+    return true;
+  }
+
+  private wireGunzip(): void {
+    this.gunzip.on('data', (chunk: Buffer) => {
+      if (this.stopped) return;
+      this.expanded += chunk.length;
+      if (this.expanded > this.maxExpanded) {
+        return this.fail(413, `the archive expands to more than ${this.maxExpanded} bytes`);
+      }
+      if (this.sawEof) return; // padding after the tar end marker: counted, not parsed
+      this.feedParser(chunk);
+    });
+    this.gunzip.on('end', () => {
+      if (this.stopped) return;
+      if (this.tarHead && !this.sawEof) this.parser.write(this.tarHead);
+      this.tarHead = undefined;
+      this.parser.end();
+    });
+    this.gunzip.on('error', (err: Error) => {
+      this.fail(400, `the archive is corrupt (gzip: ${err.message})`);
+    });
+  }
+
+  private feedParser(data: Buffer): void {
+    let chunk = data;
+    if (!this.sniffed) {
+      this.tarHead = this.tarHead ? Buffer.concat([this.tarHead, chunk]) : chunk;
+      if (this.tarHead.length < 2) return;
+      chunk = this.tarHead;
+      this.tarHead = undefined;
+      this.sniffed = true;
+      if (chunk[0] === 0x1f && chunk[1] === 0x8b) {
+        return this.fail(400, 'the archive is compressed twice; upload a single .tar.gz');
+      }
+    }
+    if (!this.parser.write(chunk) && !this.waitingDrain) {
+      // The entry being written is paused while its chunk goes to disk: stop inflating.
+      this.waitingDrain = true;
+      this.gunzip.pause();
+      this.parser.once('drain', () => {
+        this.waitingDrain = false;
+        if (!this.stopped) this.gunzip.resume();
+      });
+    }
+  }
+
+  private wireParser(): void {
+    this.parser.on('ignoredEntry', (entry: ReadEntry) => {
+      // node-tar ignores types it does not know (sparse files, tape volumes...) and oversized
+      // metadata records; ignored is not good enough for us, we refuse them visibly.
+      if (this.stopped || !this.countEntry()) return;
+      this.reject(
+        entry.path,
+        entry.meta ? 'metadata record is too large' : `entries of type "${entry.type}" are not allowed`,
+      );
+    });
+    this.parser.on('error', (err: Error) => this.fail(400, `the archive is not a valid tar file: ${err.message}`));
+    this.parser.on('eof', () => {
+      this.sawEof = true;
+    });
+    this.parser.on('end', () => this.settle());
+  }
+
+  // --- entries ---------------------------------------------------------------------------------
+
+  private countEntry(): boolean {
+    this.entries += 1;
+    if (this.entries > this.limits.maxEntries) {
+      this.fail(413, `the archive has more than ${this.limits.maxEntries} entries`);
+      return false;
+    }
+    return true;
+  }
+
+  private onEntry(entry: ReadEntry): void {
+    if (this.stopped || !this.countEntry()) {
+      entry.resume();
+      return;
+    }
+    const verdict = this.judge(entry);
+    if ('reason' in verdict) {
+      this.reject(entry.path, verdict.reason);
+      entry.resume();
+      return;
+    }
+    if ('skip' in verdict) {
+      entry.resume();
+      return;
+    }
+    const { kind, segments } = verdict;
+    if (kind === 'dir') {
+      if (!this.rejected) {
+        this.enqueue(() =>
+          this.ensureDir(segments).catch((err: unknown) => {
+            if (!isConflict(err)) throw err;
+            this.reject(entry.path, CONFLICT);
+          }),
+        );
+      }
+      entry.resume();
+      return;
+    }
+    this.declaredBytes += entry.size;
+    if (this.declaredBytes > this.limits.maxUnpackedBytes) {
+      this.fail(413, `entry ${quote(entry.path)}: the archive unpacks to more than ${this.limits.maxUnpackedBytes} bytes`);
+      entry.resume();
+      return;
+    }
+    if (this.rejected) {
+      entry.resume();
+      return;
+    }
+    this.writeFile(entry, segments);
+  }
+
+  private judge(entry: ReadEntry): Verdict {
+    const checked = checkEntryPath(entry.path);
+    if ('reason' in checked) return checked;
+    let kind: 'file' | 'dir';
+    switch (entry.type) {
+      case 'File':
+      case 'OldFile':
+      case 'ContiguousFile':
+        kind = 'file';
+        break;
+      case 'Directory':
+        kind = 'dir';
+        break;
+      case 'SymbolicLink':
+      case 'Link':
+        return { reason: 'links are not allowed' };
+      case 'CharacterDevice':
+      case 'BlockDevice':
+      case 'FIFO':
+        return { reason: 'devices and fifos are not allowed' };
+      default:
+        return { reason: `entries of type "${entry.type}" are not allowed` };
+    }
+    const { segments } = checked;
+    if (segments.length === 0) return kind === 'dir' ? { skip: true } : { reason: 'path is empty' };
+    if (isMetadata(segments)) return { skip: true };
+
+    // Conflicts with earlier entries: a file twice, a file where a directory was (or below a
+    // file). Detected here so the file system never has to arbitrate.
+    for (let i = 1; i < segments.length; i++) {
+      if (this.kinds.get(segments.slice(0, i).join('/')) === 'file') {
+        return { reason: 'conflicts with an earlier file entry' };
+      }
+    }
+    const key = segments.join('/');
+    const before = this.kinds.get(key);
+    if (before === 'file') return { reason: 'appears more than once in the archive' };
+    if (before === 'dir' && kind === 'file') return { reason: 'conflicts with an earlier directory entry' };
+    for (let i = 1; i < segments.length; i++) this.kinds.set(segments.slice(0, i).join('/'), 'dir');
+    this.kinds.set(key, kind);
+    return { kind, segments };
+  }
+
+  // --- writing -------------------------------------------------------------------------------
+
+  private enqueue(task: () => Promise<void>): void {
+    this.chain = this.chain
+      .then(() => (this.stopped ? undefined : task()))
+      .catch((err: unknown) => {
+        this.fsError ??= err;
+        this.fail(400, 'the archive could not be written');
+      });
+  }
+
+  /** Absolute path of a checked entry, asserted to be strictly inside dest. */
+  private inside(segments: string[]): string {
+    const abs = path.join(this.dest, ...segments);
+    if (!abs.startsWith(this.dest + path.sep)) throw new Error(`unpack: ${abs} is outside ${this.dest}`);
+    return abs;
+  }
+
+  /** Creates each missing directory of `segments` one by one (never through a link), mode 0755. */
+  private async ensureDir(segments: string[]): Promise<void> {
+    for (let i = 1; i <= segments.length; i++) {
+      const rel = segments.slice(0, i);
+      const key = rel.join('/');
+      if (this.madeDirs.has(key)) continue;
+      const abs = this.inside(rel);
+      try {
+        await mkdir(abs, { mode: DIR_MODE });
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'ENOTDIR') throw new Conflict();
+        if (code !== 'EEXIST') throw err;
+        const st = await lstat(abs);
+        if (!st.isDirectory()) throw new Conflict();
+      }
+      await chmod(abs, DIR_MODE);
+      this.madeDirs.add(key);
+    }
+  }
+
+  private writeFile(entry: ReadEntry, segments: string[]): void {
+    entry.pause(); // data waits in the entry (and the parser applies back-pressure) until we write
+    this.enqueue(async () => {
+      let handle: FileHandle;
+      try {
+        await this.ensureDir(segments.slice(0, -1));
+        handle = await open(this.inside(segments), OPEN_FLAGS, FILE_MODE);
+      } catch (err) {
+        if (!isConflict(err)) throw err;
+        this.reject(entry.path, CONFLICT);
+        entry.resume();
+        return;
+      }
+      try {
+        await handle.chmod(FILE_MODE); // whatever the umask or the archive says
+        await this.pump(entry, handle);
+      } finally {
+        await handle.close();
+      }
+      if (!this.stopped) this.files += 1;
+    });
+  }
+
+  private pump(entry: ReadEntry, handle: FileHandle): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let pending: Promise<unknown> = Promise.resolve();
+      const finish = (): void => {
+        this.stop.signal.removeEventListener('abort', onAbort);
+        entry.removeListener('data', onData);
+        entry.removeListener('end', onEnd);
+      };
+      const onAbort = (): void => {
+        finish();
+        pending.then(() => resolve(), () => resolve());
+      };
+      const onEnd = (): void => {
+        finish();
+        pending.then(() => resolve(), reject);
+      };
+      const onData = (chunk: Buffer): void => {
+        if (this.stopped) return;
+        this.writtenBytes += chunk.length;
+        if (this.writtenBytes > this.limits.maxUnpackedBytes) {
+          // Unreachable while node-tar honours header sizes (declared sizes are checked first).
+          this.fail(413, `entry ${quote(entry.path)}: the archive unpacks to more than ${this.limits.maxUnpackedBytes} bytes`);
+          return;
+        }
+        // Writes are chained, not just paused between: a paused Minipass entry may still emit a
+        // chunk it had buffered, and two writes in flight at once can land out of order.
+        entry.pause();
+        pending = pending.then(() => writeAll(handle, chunk)).then(() => {
+          if (!this.stopped) entry.resume();
+        });
+        pending.catch((err: unknown) => {
+          finish();
+          reject(err);
+        });
+      };
+      if (this.stop.signal.aborted) return resolve();
+      this.stop.signal.addEventListener('abort', onAbort, { once: true });
+      entry.on('data', onData);
+      entry.on('end', onEnd);
+      entry.resume();
+    });
+  }
+
+  // --- result --------------------------------------------------------------------------------
+
+  private async findRoot(): Promise<string | undefined> {
+    const top = await readdir(this.dest, { withFileTypes: true });
+    if (top.some((d) => d.name === 'api.yaml' && d.isFile())) return this.dest;
+    const only = top[0];
+    if (top.length === 1 && only !== undefined && only.isDirectory()) {
+      const inner = path.join(this.dest, only.name);
+      const st = await lstat(path.join(inner, 'api.yaml')).catch(() => undefined);
+      if (st?.isFile()) return inner;
+    }
+    return undefined;
+  }
+}
+
+/** FileHandle.write may write less than asked: loop until the whole chunk is on disk. */
+async function writeAll(handle: FileHandle, chunk: Buffer): Promise<void> {
+  let offset = 0;
+  while (offset < chunk.length) {
+    const { bytesWritten } = await handle.write(chunk, offset, chunk.length - offset);
+    offset += bytesWritten;
+  }
+}
+
+/**
+ * The file system refused an entry because of an earlier one although our own bookkeeping saw no
+ * conflict: names equal on a case-insensitive or normalising file system (macOS, Windows).
+ */
+class Conflict extends Error {}
+const CONFLICT = 'conflicts with an earlier entry (names differing only in case or Unicode form?)';
+const CONFLICT_CODES = new Set(['EEXIST', 'ENOTDIR', 'EISDIR', 'ELOOP']);
+function isConflict(err: unknown): boolean {
+  return err instanceof Conflict || CONFLICT_CODES.has((err as NodeJS.ErrnoException | undefined)?.code ?? '');
+}
+
+const NOT_GZIP = 'the upload is not gzip-compressed: send the API folder as a .tar.gz';

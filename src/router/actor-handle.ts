@@ -1,0 +1,172 @@
+import { Errors } from '../errors.js';
+import type { ActorSpec } from '../protocol/messages.js';
+import { Fifo } from './fifo.js';
+import type { Job } from './job.js';
+import type { ThreadLink } from './thread-link.js';
+
+export interface ActorLimits {
+  /** Threads per actor at most (SPEC §10: 2). */
+  maxThreads: number;
+  /** Requests in flight on one thread at most; more wait in the mailbox. */
+  threadConcurrency: number;
+  /** Requests waiting in the mailbox at most; beyond that: 503. */
+  mailbox: number;
+  /** A thread idle this long is retired (SPEC §10: 30 s). */
+  idleMs: number;
+  /** Start another thread when the least busy one has had a request in flight this long. */
+  scaleUpAfterMs: number;
+  /** A busy thread silent this long is probed; unanswered this long again, it is stopped. */
+  stuckAfterMs: number;
+}
+
+/** What an actor asks of the outside world: a thread started in its cell. */
+export interface ThreadStarter {
+  isCellReady(cell: number): boolean;
+  startThread(cell: number, spec: ActorSpec, thread: number): boolean;
+}
+
+const START_FAILURE_BACKOFF_MS = 1_000;
+
+/**
+ * The router's view of one actor (one API release in its cell): its threads, its bounded mailbox,
+ * and the rule for starting threads (on first request, and again while all are busy, up to the
+ * maximum). Requests for a cell that is down wait here until it is back.
+ */
+export class ActorHandle {
+  private readonly threads: ThreadLink[] = [];
+  private readonly waiting = new Fifo<Job>();
+  private starting = 0;
+  private nextThread = 0;
+  private failedUntil = 0;
+  /** False once a newer release took over: the actor drains and is retired. */
+  current = true;
+
+  constructor(
+    readonly spec: ActorSpec,
+    public cell: number,
+    private readonly limits: ActorLimits,
+    private readonly starter: ThreadStarter,
+  ) {}
+
+  get threadCount(): number {
+    return this.threads.length;
+  }
+
+  /** Its threads (for the router's watchdog). */
+  get links(): readonly ThreadLink[] {
+    return this.threads;
+  }
+
+  /** Moves the actor to another cell (quarantine); only once its cell died, so it has no thread. */
+  moveTo(cell: number): void {
+    this.cell = cell;
+    this.starting = 0;
+    this.threads.length = 0;
+    if (this.waiting.length > 0) this.startThread();
+  }
+
+  get busy(): boolean {
+    return this.waiting.length > 0 || this.threads.some((t) => t.load > 0) || this.starting > 0;
+  }
+
+  dispatch(job: Job): void {
+    const now = Date.now();
+    const thread = this.leastLoaded();
+    if (thread !== null && thread.load < this.limits.threadConcurrency && this.waiting.length === 0) {
+      thread.send(job);
+      if (thread.load > 1 && thread.oldestAge(now) >= this.limits.scaleUpAfterMs) this.startThread();
+      return;
+    }
+    if (now < this.failedUntil && this.threads.length === 0) {
+      job.fail(Errors.actorFailed());
+      return;
+    }
+    if (this.waiting.length >= this.limits.mailbox) {
+      job.fail(Errors.mailboxFull(), 1);
+      return;
+    }
+    this.waiting.push(job);
+    this.startThread();
+  }
+
+  attach(link: ThreadLink): void {
+    if (this.starting > 0) this.starting--;
+    this.threads.push(link);
+    this.pump();
+  }
+
+  /** A thread answered a request: it has room for a waiting one. */
+  settled(): void {
+    this.pump();
+  }
+
+  detach(link: ThreadLink): void {
+    const index = this.threads.indexOf(link);
+    if (index >= 0) this.threads.splice(index, 1);
+    if (this.waiting.length > 0) this.startThread();
+  }
+
+  /** A thread could not start (its release does not load, say): waiting requests fail with 502. */
+  threadFailed(): void {
+    if (this.starting > 0) this.starting--;
+    if (this.threads.length > 0 || this.starting > 0) return;
+    this.failedUntil = Date.now() + START_FAILURE_BACKOFF_MS;
+    for (const job of this.waiting.drain()) job.fail(Errors.actorFailed());
+  }
+
+  /** The cell died: its threads are gone (their links fail what they had); waiting requests are held. */
+  cellDown(): void {
+    this.starting = 0;
+  }
+
+  cellReady(): void {
+    if (this.waiting.length > 0) this.startThread();
+  }
+
+  /** Retires threads idle for too long (all of them when the actor is no longer current). */
+  retireIdle(now: number): void {
+    for (const link of [...this.threads]) {
+      const idle = link.load === 0 && (!this.current || now - link.lastActive >= this.limits.idleMs);
+      if (!idle || (!this.current && this.waiting.length > 0)) continue;
+      this.threads.splice(this.threads.indexOf(link), 1);
+      link.retire();
+    }
+  }
+
+  /** Fails every waiting request (shutdown). */
+  failWaiting(): void {
+    for (const job of this.waiting.drain()) job.fail(Errors.notReady(), 1);
+  }
+
+  private pump(): void {
+    while (this.waiting.length > 0) {
+      const head = this.waiting.peek()!;
+      if (head.done) {
+        this.waiting.shift();
+        continue;
+      }
+      const thread = this.leastLoaded();
+      if (thread === null || thread.load >= this.limits.threadConcurrency) {
+        this.startThread();
+        return;
+      }
+      this.waiting.shift();
+      thread.send(head);
+    }
+  }
+
+  private leastLoaded(): ThreadLink | null {
+    let best: ThreadLink | null = null;
+    for (const t of this.threads) if (best === null || t.load < best.load) best = t;
+    return best;
+  }
+
+  private startThread(): void {
+    if (this.threads.length + this.starting >= this.limits.maxThreads) return;
+    if (!this.starter.isCellReady(this.cell)) return;
+    if (this.starter.startThread(this.cell, this.spec, this.nextThread)) {
+      this.nextThread++;
+      this.starting++;
+    }
+  }
+}

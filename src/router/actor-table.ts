@@ -1,0 +1,201 @@
+import type { Socket } from 'node:net';
+import { apiIdentity, assignCell } from '../cells/assign.js';
+import type { CellEvents } from '../cells/cell-supervisor.js';
+import { Errors } from '../errors.js';
+import type { ActorSpec, BusCall, EnqueueOutcome, EnqueueRequest, ThreadHello } from '../protocol/messages.js';
+import { ActorHandle, type ActorLimits, type ThreadStarter } from './actor-handle.js';
+import { FaultPolicy } from './fault-policy.js';
+import type { Job, JobResponse } from './job.js';
+import { ThreadLink } from './thread-link.js';
+import type { SwitchableReader } from './thread-server.js';
+
+export type Log = (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
+
+/** What the table needs of the cells: threads started and stopped, cells added and killed. */
+export interface CellControl extends ThreadStarter {
+  terminateThread(cell: number, actor: string, thread: number): boolean;
+  addCell(): number;
+  kill(cell: number): void;
+}
+
+/** After asking a cell to terminate a thread, wait this long before killing the cell. */
+const TERMINATE_GRACE_MS = 3_000;
+
+/**
+ * Every actor the router knows, by id (`<host>/<env>/<key>@<release>`): created on the first request
+ * for a release, dropped once superseded and drained. It turns cell events into actor events,
+ * applies the fault policy (quarantine, pause) and watches for threads that stopped answering.
+ */
+export class ActorTable {
+  private readonly actors = new Map<string, ActorHandle>();
+  private control: CellControl | null = null;
+  private busCall: (caller: ActorSpec, call: BusCall, reply: (response: JobResponse) => void) => void = (_c, _call, reply) =>
+    reply({ status: 503, headers: [], body: null });
+  private readonly faults = new FaultPolicy();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(
+    private readonly baseCells: number,
+    private readonly limits: ActorLimits,
+    private readonly log: Log,
+  ) {
+    const every = Math.min(1000, Math.max(50, Math.min(limits.idleMs, limits.stuckAfterMs) / 4));
+    this.sweeper = setInterval(() => this.sweep(Date.now()), every);
+    this.sweeper.unref();
+  }
+
+  useCells(control: CellControl): void {
+    this.control = control;
+  }
+
+  private enqueue: (caller: ActorSpec, request: EnqueueRequest) => Promise<EnqueueOutcome> = async () => ({ ok: false, status: 503, error: 'jobs are not available' });
+
+  /** Where jobs queued by actor threads go (the job queue). */
+  useJobs(enqueue: (caller: ActorSpec, request: EnqueueRequest) => Promise<EnqueueOutcome>): void {
+    this.enqueue = enqueue;
+  }
+
+  /** Where bus calls from actor threads go (the Bus). */
+  useBus(call: (caller: ActorSpec, call: BusCall, reply: (response: JobResponse) => void) => void): void {
+    this.busCall = call;
+  }
+
+  dispatch(spec: ActorSpec, job: Job): void {
+    const identity = apiIdentity(spec.host, spec.env, spec.key);
+    const paused = this.faults.pausedFor(identity, Date.now());
+    if (paused > 0) {
+      job.fail(Errors.paused(), Math.ceil(paused / 1000));
+      return;
+    }
+    let actor = this.actors.get(spec.id);
+    if (actor === undefined) {
+      const cell = this.faults.cellOf(identity) ?? assignCell(identity, this.baseCells);
+      actor = new ActorHandle(spec, cell, this.limits, this.control!);
+      this.actors.set(spec.id, actor);
+    }
+    actor.current = true;
+    actor.dispatch(job);
+  }
+
+  /** A newer release (or a disable/delete) took over: the actor gets no new work and drains. */
+  supersede(actorId: string): void {
+    const actor = this.actors.get(actorId);
+    if (actor !== undefined) actor.current = false;
+  }
+
+  /** Every actor of an API (any release), e.g. before deleting its data. */
+  supersedeApi(host: string, key: string): void {
+    for (const actor of this.actors.values()) if (actor.spec.host === host && actor.spec.key === key) actor.current = false;
+  }
+
+  threadArrived(hello: ThreadHello, socket: Socket, reader: SwitchableReader): void {
+    const actor = this.actors.get(hello.actor);
+    if (actor === undefined || actor.cell !== hello.cell) {
+      socket.destroy();
+      return;
+    }
+    const link = new ThreadLink(
+      socket,
+      reader,
+      hello.cell,
+      hello.thread,
+      () => actor.settled(),
+      (closed) => {
+        actor.detach(closed);
+        if (closed.lostWork) this.faults.noteLostWork(identityOf(actor), closed.cell, Date.now());
+      },
+      (call, reply) => this.busCall(actor.spec, call, reply),
+      (request, reply) => {
+        this.enqueue(actor.spec, request).then(reply, (error: unknown) => reply({ ok: false, status: 503, error: `the job was not stored: ${(error as Error).message}` }));
+      },
+    );
+    actor.attach(link);
+  }
+
+  readonly cellEvents: Omit<CellEvents, 'log'> = {
+    ready: (cell) => {
+      for (const actor of this.actors.values()) if (actor.cell === cell) actor.cellReady();
+    },
+    down: (cell, reason) => {
+      const now = Date.now();
+      this.log('warn', 'cell died; restarting it', { cell, reason });
+      // Threads whose sockets have not closed yet also had work in the dead cell.
+      for (const actor of this.actors.values()) {
+        if (actor.cell === cell && actor.links.some((l) => l.load > 0)) this.faults.noteLostWork(identityOf(actor), cell, now);
+      }
+      for (const { identity, verdict } of this.faults.judge(cell, now)) {
+        const [host, env, key] = identity.split('/');
+        if (verdict.action === 'pause') {
+          this.log('error', 'API killed its quarantine cell again; paused', { api: key, host, env, cell, pausedMs: verdict.forMs });
+          continue;
+        }
+        const quarantine = this.control!.addCell();
+        this.faults.quarantine(identity, quarantine);
+        this.log('warn', 'API quarantined in a cell of its own', { api: key, host, env, from: cell, cell: quarantine });
+        for (const actor of this.actors.values()) if (identityOf(actor) === identity) actor.moveTo(quarantine);
+      }
+      for (const actor of this.actors.values()) if (actor.cell === cell) actor.cellDown();
+    },
+    threadFailed: (_cell, actorId, thread, error) => {
+      this.log('error', 'actor thread failed to start', { actor: actorId, thread, error });
+      this.actors.get(actorId)?.threadFailed();
+    },
+    threadExit: () => {},
+  };
+
+  /** Stops every actor: waiting requests fail, threads retire once their work is done. */
+  retireAll(): void {
+    for (const actor of this.actors.values()) {
+      actor.current = false;
+      actor.failWaiting();
+    }
+    this.sweep(Date.now());
+  }
+
+  /** True when no request is waiting or in flight anywhere. */
+  get idle(): boolean {
+    for (const actor of this.actors.values()) if (actor.busy) return false;
+    return true;
+  }
+
+  close(): void {
+    clearInterval(this.sweeper);
+  }
+
+  private sweep(now: number): void {
+    for (const [id, actor] of this.actors) {
+      this.watch(actor, now);
+      actor.retireIdle(now);
+      if (!actor.current && !actor.busy && actor.threadCount === 0) this.actors.delete(id);
+    }
+  }
+
+  /**
+   * A thread with work that has been silent for `stuckAfterMs` is probed; if its event loop does
+   * not answer within `stuckAfterMs` more, its cell terminates it; if even that does not stop it
+   * (native code that cannot be interrupted, such as an endless SQL query), the cell is killed.
+   */
+  private watch(actor: ActorHandle, now: number): void {
+    const after = this.limits.stuckAfterMs;
+    for (const link of actor.links) {
+      if (link.closed || link.load === 0) continue;
+      if (link.terminateAskedAt > 0) {
+        if (now - link.terminateAskedAt > TERMINATE_GRACE_MS) {
+          this.log('error', 'stuck thread did not stop; killing its cell', { api: actor.spec.key, host: actor.spec.host, cell: link.cell });
+          link.terminateAskedAt = now;
+          this.control!.kill(link.cell);
+        }
+      } else if (link.probeSentAt > 0 && now - link.probeSentAt > after) {
+        this.log('error', 'thread stuck past the request timeout; terminating it', { api: actor.spec.key, host: actor.spec.host, cell: link.cell, thread: link.thread });
+        link.terminateAskedAt = now;
+        this.control!.terminateThread(link.cell, actor.spec.id, link.thread);
+      } else if (link.probeSentAt === 0 && now - link.lastHeard > after) {
+        link.probe(now);
+      }
+    }
+  }
+}
+
+function identityOf(actor: ActorHandle): string {
+  return apiIdentity(actor.spec.host, actor.spec.env, actor.spec.key);
+}

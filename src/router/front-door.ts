@@ -1,0 +1,162 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { EngineRequest } from '../engine/api-engine.js';
+import { AnvilError } from '../errors.js';
+import type { PublicHost } from '../registry/registry.js';
+import type { ApiDirectory, ApiEntry } from './api-directory.js';
+import { sendError, sendJson, writeApiResponse } from './http-response.js';
+import type { Dispatcher } from './dispatcher.js';
+import { readBody } from '../http/body.js';
+import { authenticateAdmin, hostOf } from './vhost-auth.js';
+
+const PLATFORM_SEGMENT = '/anvil';
+
+export interface FrontDoorOptions {
+  bodyLimit: number;
+}
+
+export interface FrontDoorDeps {
+  directory: ApiDirectory;
+  dispatcher: Dispatcher;
+  /** `/anvil/...` on the admin host, after authentication; `path` is the part after `/anvil`. */
+  management(req: IncomingMessage, res: ServerResponse, path: string, host: PublicHost): Promise<void>;
+  /** True once the instance serves (cells up), false while starting or draining. */
+  ready(): boolean;
+  /** `GET /anvil/metrics` on the admin host (it checks its own access). */
+  metrics(req: IncomingMessage, res: ServerResponse): Promise<void>;
+}
+
+/**
+ * The router's request handler (SPEC §6): Host → virtual host; on the admin host credentials, the
+ * management API and private calls; on a public host public APIs only. API requests become jobs
+ * for the API's actor; the router never runs API code.
+ */
+export class FrontDoor {
+  constructor(
+    private readonly deps: FrontDoorDeps,
+    private readonly options: FrontDoorOptions,
+  ) {}
+
+  readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
+    try {
+      this.route(req, res);
+    } catch (error) {
+      this.fail(res, error);
+    }
+  };
+
+  private fail(res: ServerResponse, error: unknown): void {
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    const status = error instanceof AnvilError ? error.status : 500;
+    const message = error instanceof AnvilError ? error.message : 'Internal Server Error';
+    sendError(res, status, message);
+  }
+
+  /** Synchronous on the common path (no body): no promise per request. */
+  private route(req: IncomingMessage, res: ServerResponse): void {
+    const head = scanHeaders(req.rawHeaders);
+    const vhost = this.deps.directory.host(hostOf(head.host));
+    if (vhost === undefined) return sendError(res, 404, 'Not Found');
+    const url = req.url ?? '/';
+    const queryAt = url.indexOf('?');
+    const path = queryAt < 0 ? url : url.slice(0, queryAt);
+    const rawQuery = queryAt < 0 ? '' : url.slice(queryAt + 1);
+    if (!path.startsWith('/')) return sendError(res, 400, 'Bad Request: the request target must be a path');
+
+    if (vhost.kind === 'public') {
+      const [key, endpointPath] = vhost.path !== null ? [vhost.path.slice(1), path] : splitKey(path);
+      const api = key === '' ? undefined : this.deps.directory.api(vhost.name, key);
+      if (api === undefined || !api.record.active || !api.record.public) return sendError(res, 404, 'Not Found');
+      return this.forward(req, res, head.hasBody, api, endpointPath, rawQuery);
+    }
+
+    if (path === `${PLATFORM_SEGMENT}/health`) {
+      const ready = this.deps.ready();
+      return sendJson(res, ready ? 200 : 503, { status: ready ? 'ok' : 'unavailable' });
+    }
+    if (path === `${PLATFORM_SEGMENT}/metrics`) {
+      this.deps.metrics(req, res).catch((error: unknown) => this.fail(res, error));
+      return;
+    }
+    const host = authenticateAdmin(req, this.deps.directory);
+    if (host === null) return sendError(res, 401, 'Unauthorized');
+    if (path === PLATFORM_SEGMENT || path.startsWith(`${PLATFORM_SEGMENT}/`)) {
+      this.deps.management(req, res, path.slice(PLATFORM_SEGMENT.length), host).catch((error: unknown) => this.fail(res, error));
+      return;
+    }
+    const [key, endpointPath] = splitKey(path);
+    const api = key === '' ? undefined : this.deps.directory.api(host.name, key);
+    if (api === undefined || !api.record.active) return sendError(res, 404, 'Not Found');
+    return this.forward(req, res, head.hasBody, api, endpointPath, rawQuery);
+  }
+
+  private forward(req: IncomingMessage, res: ServerResponse, hasBody: boolean, api: ApiEntry, path: string, rawQuery: string): void {
+    const receivedAt = Date.now();
+    if (!hasBody) return this.dispatch(req, res, api, path, rawQuery, null, receivedAt);
+    readBody(req, this.options.bodyLimit).then(
+      (body) => this.dispatch(req, res, api, path, rawQuery, body, receivedAt),
+      (error: unknown) => this.fail(res, error),
+    );
+  }
+
+  private dispatch(req: IncomingMessage, res: ServerResponse, api: ApiEntry, path: string, rawQuery: string, body: Buffer | null, receivedAt: number): void {
+    const request: EngineRequest = {
+      id: this.deps.dispatcher.nextId(),
+      verb: req.method ?? 'GET',
+      path,
+      rawQuery,
+      rawHeaders: req.rawHeaders,
+      body,
+      ip: clientIp(req),
+      hop: 0,
+      viaBus: false,
+      receivedAt,
+    };
+    this.deps.dispatcher.submit(api.spec, request, (outcome) => {
+      if (res.writableEnded || res.destroyed) return;
+      if (outcome.ok) writeApiResponse(res, outcome.response);
+      else {
+        const headers: Record<string, string> = { 'x-correlation-id': request.id };
+        if (outcome.retryAfter !== undefined) headers['retry-after'] = String(outcome.retryAfter);
+        sendError(res, outcome.error.status, outcome.error.message, headers);
+      }
+    });
+  }
+}
+
+/** The few request headers the front door needs, read from rawHeaders (cheaper than req.headers). */
+function scanHeaders(raw: string[]): { host: string | undefined; hasBody: boolean } {
+  let host: string | undefined;
+  let hasBody = false;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === 4 && name.toLowerCase() === 'host') host = raw[i + 1];
+    else if (name.length === 14 && name.toLowerCase() === 'content-length') hasBody = hasBody || raw[i + 1] !== '0';
+    else if (name.length === 17 && name.toLowerCase() === 'transfer-encoding') hasBody = true;
+  }
+  return { host, hasBody };
+}
+
+/** `/users/42` → [`users`, `/42`]; `/users` → [`users`, `/`]. */
+function splitKey(path: string): [string, string] {
+  const slash = path.indexOf('/', 1);
+  if (slash < 0) return [path.slice(1), '/'];
+  return [path.slice(1, slash), path.slice(slash)];
+}
+
+/** Per connection, not per request: `remoteAddress` asks the kernel each time it is read. */
+const peerAddresses = new WeakMap<object, string>();
+
+function clientIp(req: IncomingMessage): string {
+  const socket = req.socket;
+  let address = peerAddresses.get(socket);
+  if (address === undefined) {
+    const raw = socket.remoteAddress ?? '';
+    address = raw.startsWith('::ffff:') ? raw.slice(7) : raw;
+    peerAddresses.set(socket, address);
+  }
+  return address;
+}
+

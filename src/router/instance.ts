@@ -1,0 +1,217 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, rmSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CellSupervisor } from '../cells/cell-supervisor.js';
+import { DataPaths } from '../config/data-paths.js';
+import type { InstanceLog } from '../logs/instance-log.js';
+import { ensureDefaultHosts, DEFAULT_ADMIN_HOST } from '../registry/default-hosts.js';
+import { handleManagement } from '../registry/management-api.js';
+import { Registry, type PublicHost } from '../registry/registry.js';
+import { bootDeploy, type BootDeployReport } from '../releases/boot-deploy.js';
+import { deployFolder } from '../releases/deploy.js';
+import { unpackUpload } from '../releases/read-upload.js';
+import { defaultUnpackLimits } from '../releases/unpack.js';
+import type { ActorSpec } from '../protocol/messages.js';
+import type { ActorLimits } from './actor-handle.js';
+import { ActorTable } from './actor-table.js';
+import { ApiDirectory } from './api-directory.js';
+import { Bus } from './bus.js';
+import { Dispatcher } from './dispatcher.js';
+import { FrontDoor } from './front-door.js';
+import { Metrics } from './metrics.js';
+import { JobRunner } from './job-runner.js';
+import { openJobQueue } from '../jobs/open-queue.js';
+import { apiIdentity } from '../cells/assign.js';
+import { ThreadServer } from './thread-server.js';
+
+export interface InstanceOptions {
+  dataDir: string;
+  port: number;
+  listen: string;
+  env: string;
+  /** True when --env was given: it then updates the default public host's env. */
+  envExplicit: boolean;
+  cells: number;
+  apisDir: string | null;
+  publish: boolean;
+  bodyLimit: number;
+  uploadLimit: number;
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  drainTimeoutMs: number;
+  actors: ActorLimits;
+  /** Maxima for custom directives (api.yaml `limits:` cannot go above) and isolates per thread. */
+  sandbox: ActorSpec['sandbox'];
+  /** Jobs running at once (one per API at most), and the backoff of the first retry. */
+  jobs: { concurrency: number; backoffMs: number };
+}
+
+export interface StartedInstance {
+  port: number;
+  adminHost: string;
+  publicHost: PublicHost;
+  generatedKey: string | null;
+  boot: BootDeployReport | null;
+  stop(): Promise<void>;
+}
+
+/**
+ * One running `anvil start`: the registry, the cells, the socket actor threads dial, and the HTTP
+ * front door. Stopping drains: no new connections, in-flight requests and their AFTER_FLOW finish,
+ * then threads, cells and the registry close.
+ */
+export async function startInstance(options: InstanceOptions, log: InstanceLog): Promise<StartedInstance> {
+  const paths = new DataPaths(options.dataDir);
+  mkdirSync(paths.tmpDir, { recursive: true });
+  const registry = Registry.open(paths.registryFile);
+  const { publicHost, generatedKey } = ensureDefaultHosts(registry, paths, {
+    env: options.env,
+    envExplicit: options.envExplicit,
+    keyFromEnv: process.env.ANVIL_PUBLIC_HOST_KEY,
+  });
+
+  let boot: BootDeployReport | null = null;
+  if (options.apisDir !== null) {
+    boot = await bootDeploy(options.apisDir, { registry, paths, host: publicHost }, options.publish);
+    for (const bad of boot.invalid) log.error({ folder: bad.folder, errors: bad.errors }, `API folder "${bad.folder}" is invalid and was skipped`);
+  }
+
+  let port = options.port;
+  const actors = new ActorTable(options.cells, options.actors, (level, msg, fields) => log[level](fields ?? {}, msg));
+  // ANVIL_REDIS_PREFIX keeps instances that share a Redis apart (tests, several installations).
+  const redisPrefix = process.env.ANVIL_REDIS_PREFIX ?? 'anvil:';
+  const stores = { dataRoot: options.dataDir, redisUrl: process.env.REDIS_URL ?? null, redisPrefix };
+  const directory = new ApiDirectory(registry, paths, () => `http://localhost:${port}`, options.sandbox, stores, process.env.ANVIL_EGRESS_ALLOW ?? null, (ids) => ids.forEach((id) => actors.supersede(id)));
+  directory.reload();
+
+  const token = randomBytes(24).toString('base64url');
+  const socketPath = process.platform === 'linux' ? `\0anvil-${process.pid}-${randomBytes(6).toString('hex')}` : join(await mkdtemp(join(tmpdir(), 'anvil-')), 'router.sock');
+  const threadServer = new ThreadServer(socketPath, token, (hello, socket, reader) => actors.threadArrived(hello, socket, reader));
+  await threadServer.listen();
+
+  const cells = new CellSupervisor(
+    { count: options.cells, socketPath, token },
+    {
+      ...actors.cellEvents,
+      log: (cell, level, msg, fields) => log[level]({ cell, ...fields }, msg),
+    },
+  );
+  actors.useCells({
+    isCellReady: (cell) => cells.isReady(cell),
+    startThread: (cell, spec, thread) => cells.spawnThread(cell, spec, thread),
+    terminateThread: (cell, actor, thread) => cells.terminateThread(cell, actor, thread),
+    addCell: () => cells.addCell(),
+    kill: (cell) => cells.kill(cell),
+  });
+  await cells.start();
+
+  let state: 'serving' | 'draining' = 'serving';
+  const deployUpload = async (req: IncomingMessage, host: PublicHost) => {
+    const dest = join(paths.tmpDir, `upload-${randomBytes(8).toString('hex')}`);
+    try {
+      const unpacked = await unpackUpload(req, dest, { ...defaultUnpackLimits, maxUploadBytes: options.uploadLimit, maxUnpackedBytes: options.uploadLimit });
+      if (!unpacked.ok) return unpacked;
+      return await deployFolder(unpacked.root, { registry, paths, host }, { reuseUnchanged: false });
+    } finally {
+      await rm(dest, { recursive: true, force: true });
+    }
+  };
+  const metrics = new Metrics(process.env.ANVIL_METRICS_TOKEN);
+  const dispatcher = new Dispatcher(actors, options.requestTimeoutMs);
+  const queue = await openJobQueue({ dataDir: options.dataDir, redisUrl: process.env.REDIS_URL, prefix: redisPrefix });
+  const jobs = new JobRunner(queue, directory, dispatcher);
+  actors.useJobs((caller, request) => jobs.enqueue(caller, request));
+  metrics.watchQueue(async () => {
+    const out: Array<{ host: string; api: string; counts: Awaited<ReturnType<typeof queue.counts>> }> = [];
+    for (const host of directory.publicHosts()) {
+      for (const key of registry.listApiKeys(host.name)) out.push({ host: host.name, api: key, counts: await queue.counts(apiIdentity(host.name, host.env, key)) });
+    }
+    return out;
+  });
+  const bus = new Bus(directory, dispatcher);
+  actors.useBus((caller, call, reply) => {
+    metrics.busCalls.inc({ host: caller.host, api: caller.key });
+    bus.call(caller, call, reply);
+  });
+  const frontDoor = new FrontDoor(
+    {
+      directory,
+      dispatcher,
+      ready: () => state === 'serving',
+      metrics: (req, res) => metrics.handle(req, res),
+      management: (req, res, path, host) =>
+        handleManagement(req, res, path, host, { registry, directory, paths, deployUpload, retireApi: (h, k) => actors.supersedeApi(h, k) }),
+    },
+    { bodyLimit: options.bodyLimit },
+  );
+
+  // node's requestTimeout bounds receiving a request (headers and body); our request timeout (504)
+  // bounds the API's answer and is enforced by the front door.
+  const receiveTimeoutMs = Math.max(options.headersTimeoutMs, 30_000);
+  const server: Server = createServer(
+    {
+      headersTimeout: options.headersTimeoutMs,
+      requestTimeout: receiveTimeoutMs,
+      keepAliveTimeout: 5_000,
+      // node checks both timeouts only this often (30 s by default): check at least every second.
+      connectionsCheckingInterval: Math.min(1_000, options.headersTimeoutMs),
+    },
+    frontDoor.handle,
+  );
+  server.on('connection', () => metrics.connections.inc());
+  server.on('clientError', (error, socket) => {
+    if (socket.writable && !(error as NodeJS.ErrnoException).code?.startsWith('ECONN')) {
+      const status = (error as NodeJS.ErrnoException).code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : (error as NodeJS.ErrnoException).code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+      const body = JSON.stringify({ error: status === 408 ? 'Request Timeout' : status === 431 ? 'Request Header Fields Too Large' : 'Bad Request' });
+      socket.end(`HTTP/1.1 ${status} ${status === 408 ? 'Request Timeout' : status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    } else socket.destroy();
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.listen, () => resolve());
+  });
+  const address = server.address();
+  port = typeof address === 'object' && address !== null ? address.port : options.port;
+  directory.reload();
+
+  // A live run renews its lease every few seconds; a run orphaned by a crash runs again once its
+  // lease is out (at most 10 s after the restart).
+  jobs.start({ concurrency: options.jobs.concurrency, retries: 3, backoffMs: options.jobs.backoffMs, leaseMs: 10_000 });
+
+  const refresher = setInterval(() => directory.refreshIfChanged(), 1_000);
+  refresher.unref();
+
+  let stopping: Promise<void> | null = null;
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      state = 'draining';
+      clearInterval(refresher);
+      // close() calls back once every connection has ended: idle ones are closed below as soon
+      // as their last response is written.
+      let connectionsOpen = true;
+      server.close(() => (connectionsOpen = false));
+      server.closeIdleConnections();
+      const deadline = Date.now() + options.drainTimeoutMs;
+      while ((connectionsOpen || !actors.idle) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 20));
+        server.closeIdleConnections();
+      }
+      // Jobs stop being handed out; runs in flight finish (or run again after a restart).
+      await jobs.close(Math.max(0, deadline - Date.now()));
+      actors.retireAll();
+      await cells.drain(Math.max(1_000, deadline - Date.now()));
+      server.closeAllConnections();
+      threadServer.close();
+      actors.close();
+      dispatcher.close();
+      registry.close();
+      if (!socketPath.startsWith('\0')) rmSync(socketPath, { force: true });
+    })();
+    return stopping;
+  };
+
+  return { port, adminHost: DEFAULT_ADMIN_HOST, publicHost, generatedKey, boot, stop };
+}

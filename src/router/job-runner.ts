@@ -1,0 +1,64 @@
+import { apiIdentity } from '../cells/assign.js';
+import type { JobInfo, JobQueue, RunResult } from '../jobs/job-queue.js';
+import type { ActorSpec, EnqueueOutcome, EnqueueRequest } from '../protocol/messages.js';
+import type { ApiDirectory } from './api-directory.js';
+import type { Dispatcher } from './dispatcher.js';
+
+export interface JobRunnerOptions {
+  /** Jobs running at once in all. */
+  concurrency: number;
+  /** Retries after the first run (SPEC §8: 3), with exponential backoff from `backoffMs`. */
+  retries: number;
+  backoffMs: number;
+  /** How long a run's lease lasts; a live run renews it, so it runs out only when this instance dies or stalls that long, and the job then runs again (at least once). */
+  leaseMs: number;
+}
+
+/**
+ * Jobs (SPEC §8) in the router: actor threads ask it to store a job (ForTheWorker), and it hands
+ * each due job to its API's actor like a request — through the same mailbox, under the same
+ * limits — with `$.id` the job id. At most one job per API runs at a time, so a poison job can hold
+ * at most one of its API's threads, never starve its requests, and never take other APIs' turns.
+ * A run ending with a status >= 500 (or not ending: 504, a dead cell) is retried, then failed.
+ */
+export class JobRunner {
+  constructor(
+    private readonly queue: JobQueue,
+    private readonly directory: ApiDirectory,
+    private readonly dispatcher: Dispatcher,
+  ) {}
+
+  async enqueue(caller: ActorSpec, request: EnqueueRequest): Promise<EnqueueOutcome> {
+    const id = await this.queue.add({ api: apiIdentity(caller.host, caller.env, caller.key), payload: request.payload, delayMs: request.delayMs });
+    return { ok: true, id };
+  }
+
+  start(options: JobRunnerOptions): void {
+    this.queue.start((job) => this.run(job), { ...options, perApi: 1 });
+  }
+
+  close(timeoutMs: number): Promise<void> {
+    return this.queue.close(timeoutMs);
+  }
+
+  private run(job: JobInfo): Promise<RunResult> {
+    const [host = '', env = '', key = ''] = job.api.split('/');
+    const api = this.directory.api(host, key);
+    if (api === undefined || !api.record.active || api.host.env !== env) {
+      return Promise.resolve({ ok: false, error: `API ${key} of ${host} (${env}) is not active` });
+    }
+    return new Promise((resolve) => {
+      this.dispatcher.submit(
+        api.spec,
+        { id: job.id, verb: 'POST', path: '/', rawQuery: '', rawHeaders: [], body: null, ip: '', hop: 0, viaBus: false, receivedAt: Date.now(), job: job.payload },
+        (outcome) => {
+          if (!outcome.ok) return resolve({ ok: false, error: `${outcome.error.status} ${outcome.error.message}` });
+          const { status, body } = outcome.response;
+          if (status < 500) return resolve({ ok: true });
+          const text = body === null ? '' : typeof body === 'string' ? body : body.toString('utf8');
+          resolve({ ok: false, error: `${status} ${text.slice(0, 500)}` });
+        },
+      );
+    });
+  }
+}

@@ -1,0 +1,71 @@
+import type { EngineRequest } from '../engine/api-engine.js';
+import { Errors, type AnvilError } from '../errors.js';
+import { Fifo } from './fifo.js';
+
+export interface JobResponse {
+  status: number;
+  headers: string[];
+  body: Buffer | string | null;
+}
+
+export type JobOutcome = { ok: true; response: JobResponse } | { ok: false; error: AnvilError; retryAfter?: number };
+
+/**
+ * One request on its way to an actor and back. It ends exactly once: with the actor's response,
+ * or with an error (mailbox full, timeout, cell died); whatever comes later is dropped.
+ */
+export class Job {
+  done = false;
+  readonly deadline: number;
+
+  constructor(
+    readonly request: EngineRequest,
+    timeoutMs: number,
+    private readonly onDone: (outcome: JobOutcome) => void,
+  ) {
+    this.deadline = Date.now() + timeoutMs;
+  }
+
+  respond(response: JobResponse): void {
+    if (this.done) return;
+    this.done = true;
+    this.onDone({ ok: true, response });
+  }
+
+  fail(error: AnvilError, retryAfter?: number): void {
+    if (this.done) return;
+    this.done = true;
+    this.onDone(retryAfter === undefined ? { ok: false, error } : { ok: false, error, retryAfter });
+  }
+}
+
+/**
+ * Fails jobs that pass their deadline with 504. Every job has the same timeout, so arrival order is
+ * deadline order: one queue, checked from its head, costs nothing per request but a push.
+ */
+export class JobTimeouts {
+  private readonly queue = new Fifo<Job>();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(timeoutMs: number) {
+    const every = Math.max(20, Math.min(1000, Math.floor(timeoutMs / 10)));
+    this.timer = setInterval(() => this.sweep(Date.now()), every);
+    this.timer.unref();
+  }
+
+  watch(job: Job): void {
+    this.queue.push(job);
+  }
+
+  sweep(now: number): void {
+    for (let job = this.queue.peek(); job !== undefined; job = this.queue.peek()) {
+      if (!job.done && job.deadline > now) break;
+      this.queue.shift();
+      if (!job.done) job.fail(Errors.timeout());
+    }
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+  }
+}

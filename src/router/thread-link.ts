@@ -1,0 +1,118 @@
+import type { Socket } from 'node:net';
+import { Errors } from '../errors.js';
+import { emptyFrame, FrameReader, FrameType, FrameWriter } from '../protocol/frames.js';
+import { decodeCall, decodeEnqueue, decodeResponse, encodeCallResult, encodeEnqueueResult, encodeRequest, type BusCall, type EnqueueOutcome, type EnqueueRequest } from '../protocol/messages.js';
+import type { JobResponse } from './job.js';
+import type { Job } from './job.js';
+
+/**
+ * The router's end of one actor thread's socket. Requests are numbered and pipelined; responses
+ * may come back in any order. When the socket closes (thread or cell died), every job still in
+ * flight on it fails with 502.
+ */
+export class ThreadLink {
+  private readonly writer: FrameWriter;
+  /** In insertion order, so the first entry is the oldest request still in flight. */
+  private readonly inFlight = new Map<number, { job: Job; sentAt: number }>();
+  private nextNumber = 1;
+  lastActive = Date.now();
+  /** When a frame last came from the thread (any frame: it is alive and its loop turns). */
+  lastHeard = Date.now();
+  /** A ping sent and not answered yet (0: none). */
+  probeSentAt = 0;
+  /** Asked the cell to terminate this thread at (0: not asked). */
+  terminateAskedAt = 0;
+  retired = false;
+  closed = false;
+  /** Closed (not retired) with requests in flight: its thread or cell died under work. */
+  lostWork = false;
+
+  constructor(
+    private readonly socket: Socket,
+    reader: { replace(onFrame: (type: number, payload: Buffer) => void): void },
+    readonly cell: number,
+    readonly thread: number,
+    private readonly onSettled: (link: ThreadLink) => void,
+    private readonly onClosed: (link: ThreadLink) => void,
+    /** A bus call from this thread to another API; `reply` sends the answer back. */
+    private readonly onCall: (call: BusCall, reply: (response: JobResponse) => void) => void,
+    /** A job to store for this thread's API; `reply` sends the id (or the refusal) back. */
+    private readonly onEnqueue: (request: EnqueueRequest, reply: (outcome: EnqueueOutcome) => void) => void,
+  ) {
+    this.writer = new FrameWriter(socket);
+    reader.replace((type, payload) => this.onFrame(type, payload));
+    socket.on('close', () => this.close());
+  }
+
+  get load(): number {
+    return this.inFlight.size;
+  }
+
+  /** How long the oldest request in flight has been waiting (0 when idle). */
+  oldestAge(now: number): number {
+    for (const entry of this.inFlight.values()) return now - entry.sentAt;
+    return 0;
+  }
+
+  send(job: Job): void {
+    const number = this.nextNumber;
+    this.nextNumber = number === 0xffffffff ? 1 : number + 1;
+    const now = Date.now();
+    this.inFlight.set(number, { job, sentAt: now });
+    this.lastActive = now;
+    this.writer.write(encodeRequest(number, job.request));
+  }
+
+  /** No more requests will be sent; the thread finishes its work and exits. */
+  retire(): void {
+    if (this.retired) return;
+    this.retired = true;
+    this.writer.write(emptyFrame(FrameType.Retire));
+  }
+
+  /** Asks the thread whether its event loop still turns (answered by a Pong frame). */
+  probe(now: number): void {
+    this.probeSentAt = now;
+    this.writer.write(emptyFrame(FrameType.Ping));
+  }
+
+  private onFrame(type: number, payload: Buffer): void {
+    this.lastHeard = Date.now();
+    if (type === FrameType.Pong) {
+      this.probeSentAt = 0;
+      return;
+    }
+    if (type === FrameType.Call) {
+      const { number, call } = decodeCall(payload);
+      this.onCall(call, (response) => {
+        if (!this.closed) this.writer.write(encodeCallResult(number, response));
+      });
+      return;
+    }
+    if (type === FrameType.Enqueue) {
+      const { number, request } = decodeEnqueue(payload);
+      this.onEnqueue(request, (outcome) => {
+        if (!this.closed) this.writer.write(encodeEnqueueResult(number, outcome));
+      });
+      return;
+    }
+    if (type !== FrameType.Response) return;
+    const { number, response } = decodeResponse(payload);
+    const entry = this.inFlight.get(number);
+    if (entry === undefined) return;
+    this.inFlight.delete(number);
+    this.lastActive = Date.now();
+    entry.job.respond(response);
+    this.onSettled(this);
+  }
+
+  private close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.lostWork = !this.retired && this.inFlight.size > 0;
+    const jobs = [...this.inFlight.values()];
+    this.inFlight.clear();
+    for (const { job } of jobs) job.fail(Errors.cellDied());
+    this.onClosed(this);
+  }
+}

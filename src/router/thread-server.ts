@@ -1,0 +1,80 @@
+import { rmSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import { FrameReader, FrameType } from '../protocol/frames.js';
+import type { ThreadHello } from '../protocol/messages.js';
+import { safeEqual } from '../security/safe-equal.js';
+
+/** A frame reader whose handler can be swapped once the first (hello) frame has been read. */
+export class SwitchableReader {
+  private handler: (type: number, payload: Buffer) => void;
+  readonly reader: FrameReader;
+
+  constructor(first: (type: number, payload: Buffer) => void) {
+    this.handler = first;
+    this.reader = new FrameReader((type, payload) => this.handler(type, payload));
+  }
+
+  replace(handler: (type: number, payload: Buffer) => void): void {
+    this.handler = handler;
+  }
+}
+
+export type ThreadArrival = (hello: ThreadHello, socket: Socket, reader: SwitchableReader) => void;
+
+/**
+ * The Unix socket actor threads connect to. The first frame must be a hello carrying the cell
+ * token; anything else closes the connection.
+ */
+export class ThreadServer {
+  private readonly server: Server;
+  private readonly sockets = new Set<Socket>();
+
+  constructor(
+    readonly path: string,
+    private readonly token: string,
+    private readonly onThread: ThreadArrival,
+  ) {
+    this.server = createServer((socket) => this.accept(socket));
+  }
+
+  listen(): Promise<void> {
+    if (!this.path.startsWith('\0')) rmSync(this.path, { force: true });
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(this.path, () => resolve());
+    });
+  }
+
+  close(): void {
+    this.server.close();
+    for (const socket of this.sockets) socket.destroy();
+  }
+
+  private accept(socket: Socket): void {
+    socket.setNoDelay(true);
+    this.sockets.add(socket);
+    socket.on('close', () => this.sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+    let greeted = false;
+    const reader = new SwitchableReader((type, payload) => {
+      if (greeted) return;
+      greeted = true;
+      const hello = type === FrameType.Hello ? parseHello(payload) : null;
+      if (hello === null || !safeEqual(this.token, hello.token)) {
+        socket.destroy();
+        return;
+      }
+      this.onThread(hello, socket, reader);
+    });
+    socket.on('data', (chunk) => reader.reader.push(chunk));
+  }
+}
+
+function parseHello(payload: Buffer): ThreadHello | null {
+  try {
+    const value = JSON.parse(payload.toString('utf8')) as ThreadHello;
+    return typeof value.token === 'string' && typeof value.actor === 'string' ? value : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,224 @@
+/**
+ * The host side of the `state` facade (sandbox/bootstrap.js): every call from a custom directive
+ * arrives here as an operation name and copied arguments, and acts on the request's
+ * DirectiveContext. Replies are `{ ok: value }` or `{ error: { status, message } }`; values go back
+ * as copies, so no host object is ever reachable from the isolate.
+ */
+import type { DirectiveContext } from '../engine/context.js';
+import type { HeaderValue, QueryValue } from '../engine/message.js';
+import { checkParams } from '../engine/param-check.js';
+import type { DirectiveDefinition } from '../directives/types.js';
+import { AnvilError, toStatusError } from '../errors.js';
+
+export type HostReply = { ok: unknown } | { error: { status: number; message: string } };
+
+/** How a directive call ended, as the bootstrap reports it. */
+export type CallOutcome = { done: true } | { failed: { status: number; message: string } };
+
+/** What a custom directive's SQL runs against: the API's own database. */
+export interface SandboxDatabase {
+  all(sql: string, params?: unknown): unknown;
+  get(sql: string, params?: unknown): unknown;
+  run(sql: string, params?: unknown): unknown;
+}
+
+export interface BridgeServices {
+  /** Built-in directives a custom directive may compose with `state.run`. */
+  builtin(name: string): DirectiveDefinition<any> | undefined;
+  database(ctx: DirectiveContext): SandboxDatabase;
+}
+
+const bad = (message: string) => new AnvilError('ANVIL_ERR_SANDBOX_CALL', 500, message);
+
+export class HostBridge {
+  /** `state.run` calls not finished yet: a call that ends with some still running leaves work behind. */
+  pending = 0;
+  private closed = false;
+  private ended: ((outcome: CallOutcome) => void) | null = null;
+  private broke: ((error: unknown) => void) | null = null;
+  /** Settles when the directive reports its outcome, or rejects when the call breaks (see `abort`). */
+  readonly outcome: Promise<CallOutcome> = new Promise((resolve, reject) => {
+    this.ended = resolve;
+    this.broke = reject;
+  });
+
+  constructor(
+    private readonly ctx: DirectiveContext,
+    private readonly name: string,
+    private readonly services: BridgeServices,
+  ) {
+    // A call may break before anyone awaits its outcome (a breach in its first task): the caller
+    // learns of it from that task's own failure, so this rejection must not go unhandled.
+    this.outcome.catch(() => {});
+  }
+
+
+  /** Synchronous operations (everything but `run`). */
+  readonly sync = (op: string, a: unknown, b: unknown): HostReply => {
+    try {
+      if (this.closed) throw bad(`${this.name}: the call is over; state can no longer be used`);
+      return { ok: this.handle(op, a, b) };
+    } catch (error) {
+      const { status, message } = toStatusError(error);
+      return { error: { status, message } };
+    }
+  };
+
+  /**
+   * `state.run(directive, params)`: starts the built-in and returns a ticket at once; `settle` is
+   * called with the ticket and the reply when it is done (unless the call is over by then).
+   */
+  readonly start = (op: string, a: unknown, b: unknown): HostReply => {
+    if (this.closed) return { error: { status: 500, message: `${this.name}: the call is over; state can no longer be used` } };
+    const ticket = this.nextTicket++;
+    this.pending++;
+    this.runBuiltin(op, a, b)
+      .then((reply) => {
+        this.pending--;
+        if (!this.closed) this.settle(ticket, reply);
+      });
+    return { ok: ticket };
+  };
+
+  /** Delivers the reply of an asynchronous operation into the isolate. */
+  settle: (ticket: number, reply: HostReply) => void = () => {};
+
+  private nextTicket = 1;
+
+  private async runBuiltin(op: string, a: unknown, b: unknown): Promise<HostReply> {
+    try {
+      if (op !== 'run') throw bad(`unknown operation ${op}`);
+      const directive = this.services.builtin(String(a));
+      if (directive === undefined) throw bad(`${this.name}: run("${String(a)}"): there is no built-in directive of that name`);
+      const params = isRecord(b) ? b : {};
+      checkParams(directive, params, `${this.name} → run("${directive.name}")`);
+      await directive.run(this.ctx, params);
+      return { ok: null };
+    } catch (error) {
+      const { status, message } = toStatusError(error);
+      return { error: { status, message } };
+    }
+  }
+
+  /** The call cannot finish (its isolate was disposed, a task failed): `outcome` rejects with this. */
+  abort(error: unknown): void {
+    this.broke?.(error);
+    this.ended = this.broke = null;
+  }
+
+  /** The call is over: anything the directive left running can no longer touch the request. */
+  close(): void {
+    this.closed = true;
+  }
+
+  private handle(op: string, a: unknown, b: unknown): unknown {
+    const { ctx } = this;
+    switch (op) {
+      case 'done':
+        this.ended?.(a as CallOutcome);
+        this.ended = this.broke = null;
+        return null;
+      case 'memory.get':
+        return ctx.memory.get(String(a)) ?? null;
+      case 'memory.set':
+        ctx.memory.set(String(a), b);
+        return null;
+      case 'message.get':
+        return this.readMessage(String(a));
+      case 'message.set':
+        this.writeMessage(String(a), b);
+        return null;
+      case 'groups.enable':
+        ctx.groups.enable(String(a));
+        return null;
+      case 'groups.disable':
+        ctx.groups.disable(String(a));
+        return null;
+      case 'groups.disableAll':
+        ctx.groups.disableAll();
+        return null;
+      case 'groups.isEnabled':
+        return ctx.groups.isEnabled(String(a));
+      case 'map': {
+        const maps = ctx.api.maps;
+        return Object.hasOwn(maps, String(a)) ? maps[String(a)] : null;
+      }
+      case 'db.all':
+        return this.services.database(ctx).all(String(a), b ?? undefined);
+      case 'db.get':
+        return this.services.database(ctx).get(String(a), b ?? undefined) ?? null;
+      case 'db.run':
+        return this.services.database(ctx).run(String(a), b ?? undefined);
+      default:
+        throw bad(`unknown operation ${op}`);
+    }
+  }
+
+  private readMessage(field: string): unknown {
+    const message = this.ctx.message;
+    switch (field) {
+      case 'verb':
+        return message.verb;
+      case 'path':
+        return message.path;
+      case 'status':
+        return message.status;
+      case 'headers':
+        return { ...message.headers };
+      case 'query':
+        return { ...message.query };
+      case 'pathParams':
+        return { ...this.ctx.pathParams };
+      case 'body': {
+        // JSON bodies arrive parsed; anything else as text (null when there is none).
+        const json = message.bodyJson();
+        return json !== null ? json : message.bodyText();
+      }
+      default:
+        throw bad(`state.message has no field "${field}"`);
+    }
+  }
+
+  private writeMessage(field: string, value: unknown): void {
+    const message = this.ctx.message;
+    switch (field) {
+      case 'verb':
+        if (typeof value !== 'string' || !/^[A-Za-z]+$/.test(value)) throw bad(`${this.name}: message.verb must be a word such as "POST"`);
+        message.verb = value.toUpperCase();
+        return;
+      case 'path':
+        if (typeof value !== 'string' || !value.startsWith('/')) throw bad(`${this.name}: message.path must be a string starting with "/"`);
+        message.path = value;
+        return;
+      case 'status':
+        if (!Number.isInteger(value) || (value as number) < 100 || (value as number) > 599) throw bad(`${this.name}: message.status must be an integer from 100 to 599`);
+        message.status = value as number;
+        return;
+      case 'headers':
+        message.replaceHeaders(stringMap(value, 'headers', this.name) as Record<string, HeaderValue>);
+        return;
+      case 'query':
+        message.query = stringMap(value, 'query', this.name) as Record<string, QueryValue>;
+        return;
+      case 'body':
+        message.setBody(value);
+        return;
+      default:
+        throw bad(`state.message.${field} cannot be set`);
+    }
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function stringMap(value: unknown, field: string, name: string): Record<string, string | string[]> {
+  if (!isRecord(value)) throw bad(`${name}: message.${field} must be an object of strings`);
+  const out: Record<string, string | string[]> = {};
+  for (const [key, item] of Object.entries(value)) {
+    if (item === null || item === undefined) continue;
+    out[key] = Array.isArray(item) ? item.map(String) : String(item);
+  }
+  return out;
+}

@@ -1,0 +1,88 @@
+import ivm from 'isolated-vm';
+
+/** One isolate and the scripts compiled in it (compiling once per isolate, running per call). */
+export interface IsolateSlot {
+  readonly isolate: ivm.Isolate;
+  readonly bootstrap: ivm.Script;
+  readonly scripts: Map<string, ivm.Script>;
+}
+
+export interface PoolOptions {
+  memoryMb: number;
+  /** Isolates at most; a call beyond waits for one to be free. */
+  size: number;
+  bootstrapSource: string;
+  onCatastrophicError(message: string): void;
+}
+
+/**
+ * The isolates of one actor thread. A call takes a free isolate for itself (so a limit breach can
+ * dispose that isolate without touching another call), and gives it back when done; a broken
+ * isolate is disposed and a new one is made on demand. Isolates are made lazily: an API whose
+ * custom directives never run holds none.
+ */
+export class IsolatePool {
+  private readonly free: IsolateSlot[] = [];
+  private live = 0;
+  private readonly waiting: Array<(slot: IsolateSlot) => void> = [];
+  private closed = false;
+
+  constructor(private readonly options: PoolOptions) {}
+
+  async acquire(): Promise<IsolateSlot> {
+    if (this.closed) throw new Error('the sandbox is closed');
+    const slot = this.free.pop();
+    if (slot !== undefined) return slot;
+    if (this.live < this.options.size) {
+      this.live++;
+      try {
+        return await this.create();
+      } catch (error) {
+        this.live--;
+        throw error;
+      }
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  /** Gives a slot back; `broken` (a breach, a disposed isolate) throws it away instead. */
+  release(slot: IsolateSlot, broken: boolean): void {
+    if (broken || slot.isolate.isDisposed || this.closed) {
+      if (!slot.isolate.isDisposed) slot.isolate.dispose();
+      this.live--;
+      const next = this.waiting.shift();
+      if (next !== undefined && !this.closed) {
+        this.live++;
+        this.create().then(next, () => this.live--);
+      }
+      return;
+    }
+    const next = this.waiting.shift();
+    if (next !== undefined) next(slot);
+    else this.free.push(slot);
+  }
+
+  async script(slot: IsolateSlot, name: string, code: string): Promise<ivm.Script> {
+    let script = slot.scripts.get(name);
+    if (script === undefined) {
+      script = await slot.isolate.compileScript(code, { filename: `file:///Directives/${name}.js` });
+      slot.scripts.set(name, script);
+    }
+    return script;
+  }
+
+  get isolates(): number {
+    return this.live;
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const slot of this.free.splice(0)) if (!slot.isolate.isDisposed) slot.isolate.dispose();
+  }
+
+  private async create(): Promise<IsolateSlot> {
+    const isolate = new ivm.Isolate({ memoryLimit: this.options.memoryMb, onCatastrophicError: this.options.onCatastrophicError });
+    const bootstrap = await isolate.compileScript(this.options.bootstrapSource, { filename: 'file:///anvil/bootstrap.js' });
+    return { isolate, bootstrap, scripts: new Map() };
+  }
+}

@@ -1,0 +1,202 @@
+/**
+ * The embedded key-value store: one SQLite file, `<dataDir>/.anvil/kv.sqlite` (WAL, busy_timeout
+ * 5000), shared by every thread of every cell process of the instance. Each backend is one
+ * connection, so each thread opens its own.
+ *
+ * A row is (ns, key) → value, expires_at (epoch ms or NULL). The namespace is a column of the
+ * primary key, not a prefix of the key, so no key string can reach another namespace.
+ * Expiry is checked on every read; expired rows are swept now and then (every `sweepEvery` writes
+ * of a connection, at most `sweepBatch` rows at a time). `increment` is one INSERT … ON CONFLICT
+ * DO UPDATE … RETURNING statement, atomic across connections.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { AnvilError } from '../errors.js';
+import { checkIncrement, checkKey, checkNamespace, checkTtl, checkValue } from './kv-checks.js';
+import { KvErrors } from './kv-errors.js';
+import type { KvBackend, KvStore } from './kv-store.js';
+
+export const EMBEDDED_KV_DEFAULTS = {
+  busyTimeoutMs: 5000,
+  sweepEvery: 1000,
+  sweepBatch: 500,
+} as const;
+
+export interface EmbeddedKvOptions {
+  dataDir: string;
+  /** The clock, epoch ms (tests inject one). Default `Date.now`. */
+  now?: () => number;
+  sweepEvery?: number;
+  sweepBatch?: number;
+}
+
+export function embeddedKvFile(dataDir: string): string {
+  return join(dataDir, '.anvil', 'kv.sqlite');
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS kv (
+  ns TEXT NOT NULL,
+  key TEXT NOT NULL,
+  value NOT NULL,
+  expires_at INTEGER,
+  PRIMARY KEY (ns, key)
+);
+CREATE INDEX IF NOT EXISTS kv_expires_at ON kv (expires_at) WHERE expires_at IS NOT NULL;
+`;
+
+/** Counters are INTEGER; a TEXT value counts when it is an integer's canonical decimal (as Redis). */
+const COUNTABLE = `(typeof(kv.value) = 'integer' OR (typeof(kv.value) = 'text' AND kv.value = CAST(CAST(kv.value AS INTEGER) AS TEXT)))`;
+const EXPIRED = `(kv.expires_at IS NOT NULL AND kv.expires_at <= @now)`;
+
+// When the WHERE of the DO UPDATE is false (a non-integer value, or a result out of range) no row
+// is written and RETURNING gives nothing: the caller tells which from the row it then reads.
+const INCREMENT_SQL = `
+INSERT INTO kv (ns, key, value, expires_at) VALUES (@ns, @key, @by, @now + @ttl)
+ON CONFLICT (ns, key) DO UPDATE SET
+  value = CASE WHEN ${EXPIRED} THEN @by ELSE kv.value + @by END,
+  expires_at = CASE WHEN ${EXPIRED} OR kv.expires_at IS NULL THEN @now + @ttl ELSE kv.expires_at END
+WHERE ${EXPIRED} OR (${COUNTABLE} AND abs(kv.value + @by) <= 9007199254740991)
+RETURNING value, expires_at`;
+
+interface Statements {
+  get: Database.Statement<{ ns: string; key: string; now: bigint }, { value: string | number }>;
+  set: Database.Statement<{ ns: string; key: string; value: string; expires: bigint | null }>;
+  delete: Database.Statement<{ ns: string; key: string }>;
+  increment: Database.Statement<{ ns: string; key: string; by: bigint; now: bigint; ttl: bigint }, { value: number; expires_at: number }>;
+  peek: Database.Statement<{ ns: string; key: string; now: bigint }, { countable: number }>;
+  sweep: Database.Statement<{ now: bigint; limit: number }>;
+}
+
+function sqliteError(error: unknown): AnvilError {
+  if (error instanceof AnvilError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))) {
+    return KvErrors.unavailable(`the SQLite store is busy (${message})`);
+  }
+  return KvErrors.failed(`SQLite: ${message}`);
+}
+
+export class EmbeddedKvBackend implements KvBackend {
+  readonly file: string;
+  private readonly db: Database.Database;
+  private readonly stmt: Statements;
+  private readonly clock: () => number;
+  private readonly sweepEvery: number;
+  private readonly sweepBatch: number;
+  private writes = 0;
+  private closed = false;
+
+  static open(options: EmbeddedKvOptions): EmbeddedKvBackend {
+    if (typeof options.dataDir !== 'string' || options.dataDir === '') throw KvErrors.badArgument('dataDir must be a non-empty path');
+    const file = embeddedKvFile(options.dataDir);
+    mkdirSync(join(options.dataDir, '.anvil'), { recursive: true });
+    const db = new Database(file, { timeout: EMBEDDED_KV_DEFAULTS.busyTimeoutMs });
+    try {
+      db.pragma(`busy_timeout = ${EMBEDDED_KV_DEFAULTS.busyTimeoutMs}`);
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+      db.exec(SCHEMA);
+      return new EmbeddedKvBackend(file, db, options);
+    } catch (error) {
+      db.close();
+      throw sqliteError(error);
+    }
+  }
+
+  private constructor(file: string, db: Database.Database, options: EmbeddedKvOptions) {
+    this.file = file;
+    this.db = db;
+    this.clock = options.now ?? Date.now;
+    this.sweepEvery = positiveInteger('sweepEvery', options.sweepEvery ?? EMBEDDED_KV_DEFAULTS.sweepEvery);
+    this.sweepBatch = positiveInteger('sweepBatch', options.sweepBatch ?? EMBEDDED_KV_DEFAULTS.sweepBatch);
+    this.stmt = {
+      get: db.prepare(`SELECT value FROM kv WHERE ns = @ns AND key = @key AND NOT ${EXPIRED}`),
+      set: db.prepare(
+        `INSERT INTO kv (ns, key, value, expires_at) VALUES (@ns, @key, @value, @expires)
+         ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`,
+      ),
+      delete: db.prepare('DELETE FROM kv WHERE ns = @ns AND key = @key'),
+      increment: db.prepare(INCREMENT_SQL),
+      peek: db.prepare(`SELECT ${COUNTABLE} AS countable FROM kv WHERE ns = @ns AND key = @key AND NOT ${EXPIRED}`),
+      sweep: db.prepare('DELETE FROM kv WHERE rowid IN (SELECT rowid FROM kv WHERE expires_at <= @now LIMIT @limit)'),
+    };
+  }
+
+  namespace(ns: string): KvStore {
+    checkNamespace(ns);
+    return {
+      get: async (key) => {
+        checkKey(key);
+        const row = this.run(() => this.stmt.get.get({ ns, key, now: this.now() }));
+        return row === undefined ? null : String(row.value);
+      },
+      set: async (key, value, ttlMs) => {
+        checkKey(key);
+        checkValue(value);
+        const ttl = checkTtl(ttlMs, false);
+        const now = this.now();
+        this.run(() => this.stmt.set.run({ ns, key, value, expires: ttl === undefined ? null : now + BigInt(ttl) }));
+        this.wrote();
+      },
+      delete: async (key) => {
+        checkKey(key);
+        this.run(() => this.stmt.delete.run({ ns, key }));
+      },
+      increment: async (key, by, ttlMs) => {
+        checkKey(key);
+        checkIncrement(by);
+        const ttl = checkTtl(ttlMs, true) as number;
+        const now = this.now();
+        const row = this.run(() => this.stmt.increment.get({ ns, key, by: BigInt(by), now, ttl: BigInt(ttl) }));
+        if (row === undefined) {
+          const current = this.run(() => this.stmt.peek.get({ ns, key, now }));
+          throw current !== undefined && current.countable === 0 ? KvErrors.notInteger() : KvErrors.outOfRange();
+        }
+        this.wrote();
+        return { value: row.value, ttlMs: Math.max(0, row.expires_at - Number(now)) };
+      },
+    };
+  }
+
+  /** Deletes up to `sweepBatch` expired rows; returns how many. */
+  sweepExpired(): number {
+    return this.run(() => this.stmt.sweep.run({ now: this.now(), limit: this.sweepBatch })).changes;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.db.close();
+  }
+
+  private now(): bigint {
+    return BigInt(Math.floor(this.clock()));
+  }
+
+  private run<T>(work: () => T): T {
+    if (this.closed) throw KvErrors.closed();
+    try {
+      return work();
+    } catch (error) {
+      throw sqliteError(error);
+    }
+  }
+
+  private wrote(): void {
+    this.writes += 1;
+    if (this.writes % this.sweepEvery !== 0) return;
+    try {
+      this.sweepExpired();
+    } catch {
+      // Best effort: the rows stay invisible to reads and the next sweep takes them.
+    }
+  }
+}
+
+function positiveInteger(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 1) throw KvErrors.badArgument(`${name} must be an integer >= 1, got ${value}`);
+  return value;
+}

@@ -1,0 +1,55 @@
+/**
+ * The key-value store behind RateLimit's counters, Pull's `cache` and the CacheStatic cache.
+ *
+ * One interface, two backends: embedded (a SQLite file shared by every thread of every cell
+ * process of the instance) and Redis (shared by several instances). Each API sees the store only
+ * through its namespace view (`<host>/<env>/<key>`). No type of better-sqlite3 or ioredis goes
+ * past this folder. Every failure is a rejected promise carrying a coded error (kv-errors.ts).
+ *
+ * Limits (kv-checks.ts): key and namespace ≤ 1 KiB, value ≤ 5 MiB (UTF-8 bytes), all well-formed
+ * Unicode.
+ */
+import { EmbeddedKvBackend } from './embedded-kv.js';
+import { RedisKvBackend } from './redis-kv.js';
+
+export interface KvStore {
+  get(key: string): Promise<string | null>;
+  /** No ttl = no expiry (and an earlier ttl of the key is dropped). */
+  set(key: string, value: string, ttlMs?: number): Promise<void>;
+  delete(key: string): Promise<void>;
+  /**
+   * Atomically adds `by` (integer) to a counter; a missing or expired counter starts at `by` and
+   * expires after ttlMs. Returns the new value and the ms left until it expires. Exact under
+   * concurrency across threads, processes and (Redis) instances.
+   *
+   * The ttl is set by the increment that creates the counter and kept by later ones (fixed window);
+   * a key holding an integer string without expiry (from `set`) gets one. Rejects when the key holds
+   * a non-integer value or the result would leave ±(2^53-1); the counter is then unchanged.
+   */
+  increment(key: string, by: number, ttlMs: number): Promise<{ value: number; ttlMs: number }>;
+}
+
+export interface KvBackend {
+  /**
+   * A view of the store where every key is prefixed by the namespace (an API: `<host>/<env>/<key>`);
+   * no key of one namespace can be read or written through another's view, whatever the key
+   * string contains.
+   */
+  namespace(ns: string): KvStore;
+  close(): Promise<void>;
+}
+
+export interface KvBackendOptions {
+  /** The instance's data directory; the embedded store lives in `<dataDir>/.anvil/kv.sqlite`. */
+  dataDir: string;
+  /** When set, Redis (several instances may share it). */
+  redisUrl?: string;
+  /** Prefix of every Redis key, default `anvil:`. */
+  redisPrefix?: string;
+}
+
+/** Redis when `redisUrl` is set, else the embedded SQLite store. Each thread opens its own. */
+export function openKvBackend(options: KvBackendOptions): KvBackend {
+  if (options.redisUrl) return RedisKvBackend.open({ url: options.redisUrl, prefix: options.redisPrefix });
+  return EmbeddedKvBackend.open({ dataDir: options.dataDir });
+}

@@ -1,0 +1,46 @@
+import { readdirSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cellOf, cellPid } from '../helpers/cells.js';
+import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
+
+// Threads are observed as the operating system sees them: the tasks of the API's cell process.
+const SLOW = `key: pool
+endpoints:
+  get /wait/{ms}:
+    Wait: { directive: Delay, ms: $.message.pathParam.ms }
+    Reply: { directive: ModifyMessage, body: { ok: true } }
+`;
+
+let anvil: TestInstance;
+let baseline: number;
+const threads = () => readdirSync(`/proc/${cellPid(anvil.pid, cellOf('pool', 1))}/task`).length - baseline;
+
+beforeAll(async () => {
+  // One cell, so the only actor threads in it are the pool API's; short idle timeout.
+  anvil = await startInstance({ apis: { pool: { 'api.yaml': SLOW } }, args: ['--cells', '1', '--idle-timeout', '600ms', '--thread-concurrency', '64'] });
+  baseline = readdirSync(`/proc/${cellPid(anvil.pid, 0)}/task`).length;
+});
+afterAll(async () => anvil?.dispose());
+
+describe("an API's thread pool", () => {
+  it('has no thread until the first request, grows to at most 2 under load, and shrinks to none when idle', async () => {
+    expect(threads()).toBe(0);
+    expect((await anvil.request('/pool/wait/0')).status).toBe(200);
+    expect(threads()).toBe(1);
+
+    // A request that stays in flight (over 20 ms) makes the actor start a second thread for the
+    // requests that follow, and never a third.
+    const long = anvil.request('/pool/wait/800');
+    await new Promise((r) => setTimeout(r, 100));
+    const more = await Promise.all(Array.from({ length: 20 }, () => anvil.request('/pool/wait/200')));
+    await new Promise((r) => setTimeout(r, 50));
+    const again = await Promise.all(Array.from({ length: 20 }, () => anvil.request('/pool/wait/50')));
+    expect([...more, ...again, await long].every((r) => r.status === 200)).toBe(true);
+    expect(threads()).toBe(2);
+
+    await eventually(() => threads() === 0, 10_000);
+    // And it comes back on demand.
+    expect((await anvil.request('/pool/wait/0')).status).toBe(200);
+    expect(threads()).toBe(1);
+  });
+});

@@ -1,0 +1,101 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startInstance, type TestInstance } from '../helpers/instance.js';
+
+// The whole real apis/ folder, as `npm start` serves it (every sub-folder deployed and published),
+// and the examples that run offline: dynamic (Concat + Pull over the bus with queryParams), limited
+// (RateLimit minuteIp 30) and proxy (deployed; its upstream is on the internet, not called here).
+
+const APIS = join(import.meta.dirname, '../../apis');
+const folders = readdirSync(APIS, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory() && existsSync(join(APIS, entry.name, 'api.yaml')))
+  .map((entry) => entry.name);
+
+let anvil: TestInstance;
+
+beforeAll(async () => {
+  anvil = await startInstance({ apis: Object.fromEntries(folders.map((name) => [name, join(APIS, name)])) });
+});
+afterAll(async () => anvil?.dispose());
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('the example APIs of apis/', () => {
+  it('are all deployed, active and public at boot', async () => {
+    expect(folders).toEqual(expect.arrayContaining(['dynamic', 'limited', 'proxy']));
+    const listed = await anvil.admin('/anvil/api');
+    expect(listed.status).toBe(200);
+    expect([...listed.json()].sort()).toEqual([...folders].sort());
+    for (const key of folders) {
+      const record = await anvil.admin(`/anvil/api/${key}`);
+      expect(record.status, key).toBe(200);
+      expect(record.json(), key).toMatchObject({ key, active: true, public: true });
+    }
+  });
+
+  it('proxy is deployed (its upstream comes from Maps/main.json)', async () => {
+    const record = await anvil.admin('/anvil/api/proxy');
+    expect(record.status).toBe(200);
+    expect(record.json()).toMatchObject({ key: 'proxy', active: true, public: true });
+    expect(record.json().release).toMatch(/^r-/);
+  });
+
+  it('dynamic builds a path from its parameter and calls greeter and users over the bus', async () => {
+    const reply = await anvil.request('/dynamic/greet/Ann');
+    expect(reply.status, reply.text).toBe(200);
+    const body = reply.json();
+    expect(body).toMatchObject({ name: 'Ann', greeting: 'Hi (dev), Ann!', total: 2, limit: 20, offset: 0 });
+    expect(body.users.map((u: { name: string }) => u.name)).toEqual(['Ada Lovelace', 'Grace Hopper']);
+
+    // queryParams: our query string, passed on to the users API.
+    const page = await anvil.request('/dynamic/greet/Bob?limit=1&offset=1');
+    expect(page.status, page.text).toBe(200);
+    expect(page.json()).toMatchObject({ name: 'Bob', greeting: 'Hi (dev), Bob!', total: 2, limit: 1, offset: 1 });
+    expect(page.json().users.map((u: { name: string }) => u.name)).toEqual(['Grace Hopper']);
+
+    // An error of the called API (400 for limit=abc) is a 502 here (Pull verifies by default).
+    expect((await anvil.request('/dynamic/greet/Ann?limit=abc')).status).toBe(502);
+  });
+
+  it('limited answers 30 times a minute per client IP, then 429 with retry-after', async () => {
+    // Thirty-one calls must fall in one clock minute.
+    const left = 60_000 - (Date.now() % 60_000);
+    if (left < 5_000) await sleep(left + 250);
+    for (let i = 1; i <= 30; i++) {
+      const reply = await anvil.request('/limited/hello');
+      expect(reply.status, reply.text).toBe(200);
+      expect(reply.json()).toEqual({ message: 'Hello! You may call this endpoint 30 times a minute.', remainingThisMinute: String(30 - i) });
+      expect(reply.headers['ratelimit-limit']).toBe('30');
+      expect(reply.headers['ratelimit-remaining']).toBe(String(30 - i));
+    }
+    const over = await anvil.request('/limited/hello');
+    expect(over.status).toBe(429);
+    expect(over.json()).toEqual({ error: 'Too Many Requests' });
+    expect(Number(over.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(Number(over.headers['retry-after'])).toBeLessThanOrEqual(60);
+    expect(over.headers['ratelimit-remaining']).toBe('0');
+  });
+
+  it('the other offline examples still answer', async () => {
+    expect((await anvil.request('/ping/ping')).json()).toEqual({ message: 'pong' });
+    expect((await anvil.request('/greeter/hello/Ann')).json()).toMatchObject({ greeting: 'Hi (dev), Ann!' });
+    expect((await anvil.request('/users')).status).toBe(200);
+  });
+});
+
+describe('the reports example (jobs)', () => {
+  it('accepts work with 202 and exposes the result once the job ran', async () => {
+    const accepted = await anvil.request('/reports/', { method: 'POST', body: JSON.stringify({ words: ['anvil', 'queues', 'work'] }), headers: { 'content-type': 'application/json' } });
+    expect(accepted.status).toBe(202);
+    const { message, id } = accepted.json();
+    expect(message).toBe('queued');
+    let report = (await anvil.request(`/reports/${id}`)).json();
+    for (let i = 0; i < 100 && report.state === 'pending'; i++) {
+      await sleep(50);
+      report = (await anvil.request(`/reports/${id}`)).json();
+    }
+    expect(report).toMatchObject({ state: 'done', id, words: 3, longest: 'queues', letters: 15 });
+    expect((await anvil.request('/reports/', { method: 'POST', body: '{"words": 7}', headers: { 'content-type': 'application/json' } })).status).toBe(400);
+  });
+});

@@ -1,0 +1,109 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backgroundLoad, type BackgroundLoad } from '../helpers/background-load.js';
+import { cellOf, cellPid } from '../helpers/cells.js';
+import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
+
+// Breaches no limit can stop: measured here, `new Array(5e7).fill(1)` and endless property growth
+// abort the whole process through isolated-vm, and an endless recursive SQL query is native code no
+// timeout interrupts. Cells contain them: the culprit is quarantined in a cell of its own, then
+// paused with a growing back-off; a stuck thread is recycled by the router's watchdog.
+const killers = join(import.meta.dirname, '../fixtures/apis/killers/Directives');
+const directive = (name: string) => readFileSync(join(killers, `${name}.js`), 'utf8');
+const killerApi = (key: string) => ({
+  'api.yaml': `key: ${key}
+limits: { memoryMb: 32, cpuMs: 5000, wallMs: 10000 }
+endpoints:
+  get /ArrayFill:
+    Try: { directive: ArrayFill }
+  get /PropertyGrowth:
+    Try: { directive: PropertyGrowth }
+  get /EndlessSql:
+    Try: { directive: EndlessSql }
+  get /ping:
+    Ping: { directive: Ping }
+`,
+  'Directives/ArrayFill.js': directive('ArrayFill'),
+  'Directives/PropertyGrowth.js': directive('PropertyGrowth'),
+  'Directives/EndlessSql.js': directive('EndlessSql'),
+});
+
+const neighbourKey = Array.from({ length: 50 }, (_, i) => `calm-${i}`).find((k) => cellOf(k, 2) !== cellOf('killer', 2))!;
+const sameCellKey = Array.from({ length: 50 }, (_, i) => `roommate-${i}`).find((k) => cellOf(k, 2) === cellOf('killer', 2))!;
+const ping = (key: string) => ({ 'api.yaml': `key: ${key}\nendpoints:\n  get /ping:\n    Ping: { directive: Ping }\n` });
+
+let anvil: TestInstance;
+let neighbour: BackgroundLoad;
+
+beforeAll(async () => {
+  anvil = await startInstance({
+    apis: { killer: killerApi('killer'), stuck: killerApi('stuck'), [neighbourKey]: ping(neighbourKey), [sameCellKey]: ping(sameCellKey) },
+    args: ['--cells', '2', '--request-timeout', '3s'],
+  });
+  neighbour = backgroundLoad(anvil, `/${neighbourKey}/ping`);
+});
+
+afterAll(async () => {
+  await neighbour?.stop();
+  await anvil?.dispose();
+});
+
+const logged = (msg: string, api: string) => anvil.logLines().filter((l) => l.msg === msg && l.api === api);
+
+describe('process-aborting allocations', () => {
+  it('kill only their cell: 502 for the request, the API quarantined in a cell of its own, then paused with growing back-off', async () => {
+    expect((await anvil.request('/killer/ping')).status).toBe(200);
+    expect((await anvil.request(`/${sameCellKey}/ping`)).status).toBe(200);
+    const homeCell = cellOf('killer', 2);
+    const homePid = cellPid(anvil.pid, homeCell);
+
+    // First abort: the home cell dies (SIGABRT), the request fails with 502.
+    const first = await anvil.request('/killer/ArrayFill');
+    expect(first.status).toBe(502);
+    const quarantined = await eventually(() => logged('API quarantined in a cell of its own', 'killer')[0]);
+    expect(quarantined).toMatchObject({ from: homeCell, cell: 2 });
+    expect(anvil.logLines().some((l) => l.msg === 'cell died; restarting it' && l.cell === homeCell && /SIGABRT/.test(l.reason))).toBe(true);
+
+    // The home cell is back (a new process) and its other API serves; the killer now lives in cell 2.
+    await eventually(() => cellPid(anvil.pid, homeCell) !== homePid);
+    expect((await anvil.request(`/${sameCellKey}/ping`)).status).toBe(200);
+    expect((await anvil.request('/killer/ping')).status).toBe(200);
+    const quarantinePid = cellPid(anvil.pid, 2);
+
+    // Second abort, with the other allocation, in its own cell: paused for 1 s.
+    expect((await anvil.request('/killer/PropertyGrowth')).status).toBe(502);
+    const paused = await eventually(() => logged('API killed its quarantine cell again; paused', 'killer')[0]);
+    expect(paused).toMatchObject({ cell: 2, pausedMs: 1000 });
+    const refused = await anvil.request('/killer/ping');
+    expect(refused.status).toBe(503);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(refused.json().error).toMatch(/paused/);
+    await eventually(() => cellPid(anvil.pid, 2) !== quarantinePid);
+
+    // After the pause it may try again; a third abort doubles the pause.
+    await eventually(async () => (await anvil.request('/killer/ping')).status === 200, 5_000);
+    expect((await anvil.request('/killer/ArrayFill')).status).toBe(502);
+    await eventually(() => logged('API killed its quarantine cell again; paused', 'killer')[1]);
+    expect(logged('API killed its quarantine cell again; paused', 'killer')[1]).toMatchObject({ pausedMs: 2000 });
+  }, 60_000);
+});
+
+describe('a thread stuck in native code', () => {
+  it('gets a 504, then the watchdog terminates the thread and, when that cannot stop it, kills its cell', async () => {
+    const reply = await anvil.request('/stuck/EndlessSql');
+    expect(reply.status).toBe(504);
+    await eventually(() => logged('thread stuck past the request timeout; terminating it', 'stuck')[0], 15_000);
+    await eventually(() => logged('stuck thread did not stop; killing its cell', 'stuck')[0], 15_000);
+    await eventually(() => logged('API quarantined in a cell of its own', 'stuck')[0], 15_000);
+    await eventually(async () => (await anvil.request('/stuck/ping')).status === 200, 15_000);
+  }, 60_000);
+});
+
+describe('throughout', () => {
+  it('the router never restarted and the API in the other cell answered every request', () => {
+    expect(anvil.child.exitCode).toBeNull();
+    expect(neighbour.statuses().length).toBeGreaterThan(50);
+    expect(neighbour.statuses().every((s) => s === 200)).toBe(true);
+  });
+});
