@@ -2,79 +2,91 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { DataPaths } from '../config/data-paths.js';
 import { generatePublicHostKey } from '../registry/public-host-key.js';
-import { Registry } from '../registry/registry.js';
+import { Registry, RegistryValidationError } from '../registry/registry.js';
 import { envName } from './options.js';
+import { CliError, out, run } from './output.js';
 
-function openRegistry(data: string): Registry {
-  return Registry.open(new DataPaths(resolve(data)).registryFile);
+interface HostFlags {
+  data: string;
+  json: boolean;
 }
 
-/** `anvil hosts …`: virtual hosts in the local data dir; a running instance picks changes up within a second. */
+/** Runs `work` on the registry of `--data`; its refusals (a bad name, a host with APIs) become CLI errors. */
+function withRegistry<T>(data: string, work: (registry: Registry) => T): T {
+  const registry = Registry.open(new DataPaths(resolve(data)).registryFile);
+  try {
+    return work(registry);
+  } catch (error) {
+    if (error instanceof RegistryValidationError) throw new CliError(error.message);
+    throw error;
+  } finally {
+    registry.close();
+  }
+}
+
+const common = (command: Command) => command.option('--data <dir>', 'data directory of the instance', './data').option('--json', 'print JSON for scripts', false);
+const example = (...lines: string[]) => `\nExample${lines.length > 1 ? 's' : ''}:\n${lines.map((l) => `  ${l}\n`).join('')}`;
+
+/**
+ * `anvil hosts …`: the virtual hosts of a data directory's registry (always the local one: Anvil's
+ * registry is embedded). A running instance picks changes up within a second.
+ */
 export function registerHosts(program: Command): void {
   const hosts = program
     .command('hosts')
     .description('List and change the virtual hosts of a data directory (a running instance notices within a second).')
-    .addHelpText('after', '\nExamples:\n  anvil hosts list\n  anvil hosts add-public shop.localhost --env pro --path /shop\n  anvil hosts remove shop.localhost\n');
+    .addHelpText('after', example('anvil hosts list', 'anvil hosts add-public shop.localhost --env pro --path /shop', 'anvil hosts remove shop.localhost'));
 
-  hosts
-    .command('list')
-    .description('List the hosts (public host keys are not shown; use --show-keys)')
-    .option('--data <dir>', 'data directory', './data')
-    .option('--json', 'print JSON', false)
+  common(hosts.command('list'))
+    .description('List the hosts (public host keys are hidden unless --show-keys)')
     .option('--show-keys', 'include public host keys', false)
-    .action((flags: { data: string; json: boolean; showKeys: boolean }) => {
-      const registry = openRegistry(flags.data);
-      const list = registry.listHosts().map((h) => (h.kind === 'public' && !flags.showKeys ? { ...h, key: '…' } : h));
-      registry.close();
-      if (flags.json) process.stdout.write(JSON.stringify(list, null, 2) + '\n');
-      else for (const h of list) process.stdout.write(h.kind === 'admin' ? `admin   ${h.name}\n` : `public  ${h.name}  env ${h.env}${h.path ? `  path ${h.path}` : ''}${flags.showKeys ? `  key ${h.key}` : ''}\n`);
-    });
+    .addHelpText('after', example('anvil hosts list --show-keys'))
+    .action((flags: HostFlags & { showKeys: boolean }) =>
+      run(flags.json, () => {
+        const list = withRegistry(flags.data, (r) => r.listHosts()).map((h) => (h.kind === 'public' && !flags.showKeys ? { ...h, key: '…' } : h));
+        if (flags.json) return out.json(list);
+        for (const h of list) {
+          out.line(h.kind === 'admin' ? `admin   ${h.name}` : `public  ${h.name}  env ${h.env}${h.path ? `  path ${h.path}` : ''}${flags.showKeys ? `  key ${h.key}` : ''}`);
+        }
+      }),
+    );
 
-  hosts
-    .command('add-admin <host>')
+  common(hosts.command('add-admin <host>'))
     .description('Add an admin host (management API and private calls)')
-    .option('--data <dir>', 'data directory', './data')
-    .action((name: string, flags: { data: string }) => {
-      const registry = openRegistry(flags.data);
-      try {
-        registry.addAdminHost(name);
-      } finally {
-        registry.close();
-      }
-      process.stdout.write(`added admin host ${name.toLowerCase()}\n`);
-    });
+    .addHelpText('after', example('anvil hosts add-admin admin.example.com'))
+    .action((name: string, flags: HostFlags) =>
+      run(flags.json, () => {
+        withRegistry(flags.data, (r) => r.addAdminHost(name));
+        if (flags.json) out.json({ ok: true, kind: 'admin', name: name.toLowerCase() });
+        else out.line(`${out.c.green('added')} admin host ${name.toLowerCase()}`);
+      }),
+    );
 
-  hosts
-    .command('add-public <host>')
+  common(hosts.command('add-public <host>'))
     .description('Add a public host; with --path it serves exactly one API (/<key>) at its root')
     .requiredOption('--env <name>', 'environment of the host (dev, pro, …)', envName)
     .option('--key <key>', 'the public host key (generated when omitted)')
     .option('--path <path>', 'serve only the API /<key> on this host')
-    .option('--data <dir>', 'data directory', './data')
-    .action((name: string, flags: { env: string; key?: string; path?: string; data: string }) => {
-      const key = flags.key ?? generatePublicHostKey();
-      const registry = openRegistry(flags.data);
-      try {
-        registry.addPublicHost({ name, key, env: flags.env, path: flags.path ?? null });
-      } finally {
-        registry.close();
-      }
-      process.stdout.write(`added public host ${name.toLowerCase()} (env ${flags.env}${flags.path ? `, path ${flags.path}` : ''})${flags.key === undefined ? `\nkey: ${key}` : ''}\n`);
-    });
+    .addHelpText('after', example('anvil hosts add-public shop.localhost --env pro --path /shop'))
+    .action((name: string, flags: HostFlags & { env: string; key?: string; path?: string }) =>
+      run(flags.json, () => {
+        const key = flags.key ?? generatePublicHostKey();
+        withRegistry(flags.data, (r) => r.addPublicHost({ name, key, env: flags.env, path: flags.path ?? null }));
+        if (flags.json) return out.json({ ok: true, kind: 'public', name: name.toLowerCase(), env: flags.env, path: flags.path ?? null, key });
+        out.line(`${out.c.green('added')} public host ${name.toLowerCase()} (env ${flags.env}${flags.path ? `, path ${flags.path}` : ''})`);
+        if (flags.key === undefined) out.line(`key: ${key}`);
+      }),
+    );
 
-  hosts
-    .command('remove <host>')
+  common(hosts.command('remove <host>'))
     .description('Remove a host (a public host must have no APIs left)')
-    .option('--data <dir>', 'data directory', './data')
-    .action((name: string, flags: { data: string }) => {
-      const registry = openRegistry(flags.data);
-      let removed: boolean;
-      try {
-        removed = registry.removeHost(name);
-      } finally {
-        registry.close();
-      }
-      if (!removed) throw new Error(`no host named "${name}"`);
-      process.stdout.write(`removed host ${name.toLowerCase()}\n`);
-    });
+    .addHelpText('after', example('anvil hosts remove shop.localhost'))
+    .action((name: string, flags: HostFlags) =>
+      run(flags.json, () => {
+        const removed = withRegistry(flags.data, (r) => r.removeHost(name));
+        if (!removed) throw new CliError(`no host named "${name}" in ${resolve(flags.data)}`);
+        if (flags.json) out.json({ ok: true, removed: name.toLowerCase() });
+        else out.line(`${out.c.green('removed')} host ${name.toLowerCase()}`);
+      }),
+    );
 }

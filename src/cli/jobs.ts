@@ -2,8 +2,9 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { apiIdentity } from '../cells/assign.js';
 import { DataPaths } from '../config/data-paths.js';
-import { openJobQueue } from '../jobs/open-queue.js';
 import { Registry } from '../registry/registry.js';
+import type { JobQueue } from '../jobs/job-queue.js';
+import { CliError, run } from './output.js';
 
 interface JobsFlags {
   data: string;
@@ -18,14 +19,15 @@ function apiOf(flags: JobsFlags): string | undefined {
   const registry = Registry.open(new DataPaths(resolve(flags.data)).registryFile);
   try {
     const host = registry.getHost(flags.host);
-    if (host === null || host.kind !== 'public') throw new Error(`--host: "${flags.host}" is not a public host of ${flags.data}`);
+    if (host === null || host.kind !== 'public') throw new CliError(`--host: "${flags.host}" is not a public host of ${flags.data}`);
     return apiIdentity(host.name, host.env, flags.api);
   } finally {
     registry.close();
   }
 }
 
-async function withQueue<T>(flags: JobsFlags, work: (queue: Awaited<ReturnType<typeof openJobQueue>>) => Promise<T>): Promise<T> {
+async function withQueue<T>(flags: JobsFlags, work: (queue: JobQueue) => Promise<T>): Promise<T> {
+  const { openJobQueue } = await import('../jobs/open-queue.js');
   const queue = await openJobQueue({ dataDir: resolve(flags.data), redisUrl: process.env.REDIS_URL, prefix: process.env.ANVIL_REDIS_PREFIX ?? 'anvil:' });
   try {
     return await work(queue);
@@ -51,24 +53,34 @@ export function registerJobs(program: Command): void {
       .option('--api <key>', 'only the jobs of this API')
       .option('--json', 'print JSON', false);
 
-  common(jobs.command('count').description('Jobs per state')).action(async (flags: JobsFlags) => {
-    const counts = await withQueue(flags, (q) => q.counts(apiOf(flags)));
-    print(flags, counts, Object.entries(counts as unknown as Record<string, number>).map(([state, n]) => `${state.padEnd(10)} ${n}`).join('\n'));
-  });
+  const example = (line: string) => `\nExample:\n  ${line}\n`;
 
-  common(jobs.command('get <id>').description('One job: state, attempts, error, payload')).action(async (id: string, flags: JobsFlags) => {
-    const job = await withQueue(flags, (q) => q.get(id));
-    if (job === null) throw new Error(`no job ${id}`);
-    print(flags, job, [`id        ${job.id}`, `api       ${job.api}`, `state     ${job.state}`, `attempts  ${job.attempts}`, `error     ${job.error ?? '-'}`, `created   ${new Date(job.createdAt).toISOString()}`].join('\n'));
-  });
+  common(jobs.command('count').description('Jobs per state').addHelpText('after', example('anvil jobs count --api users'))).action((flags: JobsFlags) =>
+    run(flags.json, async () => {
+      const counts = await withQueue(flags, (q) => q.counts(apiOf(flags)));
+      print(flags, counts, Object.entries(counts as unknown as Record<string, number>).map(([state, n]) => `${state.padEnd(10)} ${n}`).join('\n'));
+    }),
+  );
 
-  common(jobs.command('flush').description('Remove waiting, delayed, completed and failed jobs')).action(async (flags: JobsFlags) => {
-    const removed = await withQueue(flags, (q) => q.flush(apiOf(flags)));
-    print(flags, { removed }, `removed ${removed} job(s)`);
-  });
+  common(jobs.command('get <id>').description('One job: state, attempts, error, payload').addHelpText('after', example('anvil jobs get j-mws3k2-8f3a --json'))).action((id: string, flags: JobsFlags) =>
+    run(flags.json, async () => {
+      const job = await withQueue(flags, (q) => q.get(id));
+      if (job === null) throw new CliError(`no job ${id}`);
+      print(flags, job, [`id        ${job.id}`, `api       ${job.api}`, `state     ${job.state}`, `attempts  ${job.attempts}`, `error     ${job.error ?? '-'}`, `created   ${new Date(job.createdAt).toISOString()}`].join('\n'));
+    }),
+  );
 
-  common(jobs.command('requeue-failed').description('Put failed jobs back to run again')).action(async (flags: JobsFlags) => {
-    const requeued = await withQueue(flags, (q) => q.requeueFailed(apiOf(flags)));
-    print(flags, { requeued }, `requeued ${requeued} job(s)`);
-  });
+  common(jobs.command('flush').description('Remove waiting, delayed, completed and failed jobs').addHelpText('after', example('anvil jobs flush --api users'))).action((flags: JobsFlags) =>
+    run(flags.json, async () => {
+      const removed = await withQueue(flags, (q) => q.flush(apiOf(flags)));
+      print(flags, { removed }, `removed ${removed} job(s)`);
+    }),
+  );
+
+  common(jobs.command('requeue-failed').description('Put failed jobs back to run again').addHelpText('after', example('anvil jobs requeue-failed --api users'))).action((flags: JobsFlags) =>
+    run(flags.json, async () => {
+      const requeued = await withQueue(flags, (q) => q.requeueFailed(apiOf(flags)));
+      print(flags, { requeued }, `requeued ${requeued} job(s)`);
+    }),
+  );
 }

@@ -1,14 +1,33 @@
 import { Command } from 'commander';
+import { registerCreateApi } from './create-api.js';
+import { registerDeploy } from './deploy.js';
 import { registerHosts } from './hosts.js';
 import { registerJobs } from './jobs.js';
+import { registerReleaseCommands } from './release-commands.js';
 import { registerStart } from './start.js';
+import { registerValidate } from './validate.js';
 
 const program = new Command();
 program
   .name('anvil')
   .description('Anvil hosts many small declarative HTTP APIs on one host, each isolated in its own actor.')
-  .showHelpAfterError();
+  .showHelpAfterError()
+  .addHelpText(
+    'after',
+    `
+The developer's loop:
+  anvil create-api orders          a working API folder
+  anvil validate orders            the server's checks, locally
+  anvil deploy orders dev          a new private release (target from .env: DEPLOY_ENDPOINT_DEV, …)
+  anvil publish orders dev         active and public
+  anvil rollback orders dev        back to the release before
+`,
+  );
 registerStart(program);
+registerCreateApi(program);
+registerValidate(program);
+registerDeploy(program);
+registerReleaseCommands(program);
 registerHosts(program);
 registerJobs(program);
 

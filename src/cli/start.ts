@@ -2,13 +2,12 @@ import { existsSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
-import { createInstanceLog } from '../logs/instance-log.js';
-import { startInstance } from '../router/instance.js';
 import { byteSize, duration, envName, integer } from './options.js';
 
 interface StartFlags {
   apis?: string;
   publish: boolean;
+  watch: boolean;
   port: number;
   listen: string;
   data: string;
@@ -37,6 +36,7 @@ export function registerStart(program: Command): void {
     .description('Start an instance: the router, its cells, and the APIs of the registry (and of --apis).')
     .option('--apis <dir>', 'deploy every sub-folder with an api.yaml at boot (a new release only when it changed)')
     .option('--publish', 'make the --apis APIs active and public', false)
+    .option('--watch', 'redeploy an --apis folder when its files change', false)
     .option('--port <n>', 'HTTP port (0: any free port)', integer('--port', 0, 65535), 8080)
     .option('--listen <address>', 'address to listen on', '127.0.0.1')
     .option('--data <dir>', 'data directory (registry, releases, API data)', './data')
@@ -62,6 +62,9 @@ export function registerStart(program: Command): void {
       if (flags.apis !== undefined && (!existsSync(flags.apis) || !statSync(flags.apis).isDirectory())) {
         throw new InvalidArgumentError(`--apis: "${flags.apis}" is not a directory`);
       }
+      if (flags.watch && flags.apis === undefined) throw new InvalidArgumentError('--watch needs --apis <dir>: it watches that directory');
+      // Loaded here, not at the top: every other command starts without the router's modules.
+      const [{ createInstanceLog }, { startInstance }] = await Promise.all([import('../logs/instance-log.js'), import('../router/instance.js')]);
       const log = createInstanceLog();
       const instance = await startInstance(
         {
@@ -73,6 +76,7 @@ export function registerStart(program: Command): void {
           cells: flags.cells,
           apisDir: flags.apis === undefined ? null : resolve(flags.apis),
           publish: flags.publish,
+          watch: flags.watch,
           bodyLimit: flags.bodyLimit,
           uploadLimit: flags.uploadLimit,
           headersTimeoutMs: flags.headersTimeout,

@@ -3,7 +3,8 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 
 /** What a release is made of; anything else in an API folder is left out (SPEC §2). */
-const INCLUDED_TOP_LEVEL = new Set(['api.yaml', 'Directives', 'Maps', 'Assets']);
+export const RELEASE_ROOTS = ['api.yaml', 'Directives', 'Maps', 'Assets'] as const;
+const INCLUDED_TOP_LEVEL: ReadonlySet<string> = new Set(RELEASE_ROOTS);
 
 /** The files of an API folder that belong to a release, as sorted `/`-separated relative paths. */
 export async function releaseFileList(dir: string): Promise<string[]> {

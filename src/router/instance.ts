@@ -10,7 +10,8 @@ import type { InstanceLog } from '../logs/instance-log.js';
 import { ensureDefaultHosts, DEFAULT_ADMIN_HOST } from '../registry/default-hosts.js';
 import { handleManagement } from '../registry/management-api.js';
 import { Registry, type PublicHost } from '../registry/registry.js';
-import { bootDeploy, type BootDeployReport } from '../releases/boot-deploy.js';
+import { bootDeploy, deployApisFolder, type BootDeployReport } from '../releases/boot-deploy.js';
+import { ApisWatcher } from '../releases/watch-apis.js';
 import { deployFolder } from '../releases/deploy.js';
 import { unpackUpload } from '../releases/read-upload.js';
 import { defaultUnpackLimits } from '../releases/unpack.js';
@@ -37,6 +38,8 @@ export interface InstanceOptions {
   cells: number;
   apisDir: string | null;
   publish: boolean;
+  /** Redeploy a sub-folder of `apisDir` when its files change. */
+  watch: boolean;
   bodyLimit: number;
   uploadLimit: number;
   headersTimeoutMs: number;
@@ -184,11 +187,37 @@ export async function startInstance(options: InstanceOptions, log: InstanceLog):
   const refresher = setInterval(() => directory.refreshIfChanged(), 1_000);
   refresher.unref();
 
+  let watcher: ApisWatcher | null = null;
+  if (options.watch && options.apisDir !== null) {
+    const apisDir = options.apisDir;
+    watcher = new ApisWatcher(apisDir, {
+      settleMs: 150,
+      redeploy: async (name) => {
+        try {
+          const result = await deployApisFolder(apisDir, name, { registry, paths, host: publicHost }, options.publish);
+          if (!result.ok) {
+            log.error({ folder: name, errors: result.errors }, `API folder "${name}" changed and is invalid: its last good release keeps serving`);
+            return;
+          }
+          if (!result.created) return;
+          directory.reload();
+          log.info({ folder: name, api: result.key, release: result.release }, `redeployed ${result.key} (release ${result.release})`);
+        } catch (error) {
+          log.error({ folder: name, err: error }, `redeploying API folder "${name}" failed`);
+        }
+      },
+      onError: (error) => log.error({ err: error }, 'watching the API folders failed; changes are no longer redeployed'),
+    });
+    watcher.start();
+    log.info({ apis: apisDir }, 'watching the API folders for changes');
+  }
+
   let stopping: Promise<void> | null = null;
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
       state = 'draining';
       clearInterval(refresher);
+      await watcher?.close();
       // close() calls back once every connection has ended: idle ones are closed below as soon
       // as their last response is written.
       let connectionsOpen = true;

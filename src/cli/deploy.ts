@@ -1,0 +1,60 @@
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { deployTarget, envArgument } from './dotenv.js';
+import { CliError, formatBytes, out, run } from './output.js';
+import { checkApiFolder, shownPath, validateFolder } from './validate.js';
+
+/** `deploy [DIR] <ENV>`: one argument is the env (the folder is `.`), two are folder and env. */
+function folderAndEnv(args: string[]): { folder: string; env: string } {
+  if (args.length === 1) return { folder: resolve('.'), env: envArgument(args[0]!) };
+  if (args.length === 2) return { folder: resolve(args[0]!), env: envArgument(args[1]!) };
+  throw new CliError(`deploy takes [DIR] <ENV>, got ${args.length} argument(s)`, ['e.g. anvil deploy orders dev']);
+}
+
+export function registerDeploy(program: Command): void {
+  program
+    .command('deploy')
+    .argument('<dir-and-env...>', 'the API folder (default: the current one) and the env to deploy to')
+    .usage('[DIR] <ENV> [options]')
+    .description('Validate an API folder, pack it (api.yaml, Directives, Maps, Assets) and deploy it as a new, private release.')
+    .option('--json', 'print JSON for scripts', false)
+    .addHelpText(
+      'after',
+      `
+The target comes from .env in the current directory, or the environment (which wins):
+  DEPLOY_ENDPOINT_<ENV>  the management API, e.g. http://admin.localhost:8080/anvil/api
+  PUBLIC_HOST_<ENV>      the public host to deploy into, e.g. localhost
+  API_KEY_<ENV>          that host's key
+Names under .localhost reach this machine without /etc/hosts.
+
+Example:
+  anvil deploy orders dev && anvil publish orders dev
+`,
+    )
+    .action((args: string[], flags: { json: boolean }) =>
+      run(flags.json, async () => {
+        const { folder, env } = folderAndEnv(args);
+        checkApiFolder(folder);
+        const target = deployTarget(env);
+        const local = await validateFolder(folder, env);
+        if (local.errors.length > 0) {
+          throw new CliError(`${shownPath(folder)} is not valid (nothing was sent): ${local.errors.length} error(s)`, local.errors);
+        }
+        const [{ packApiFolder }, { withClient }] = await Promise.all([import('../releases/pack.js'), import('./management-client.js')]);
+        const { archive, files } = await packApiFolder(folder);
+        const { c } = out;
+        if (!flags.json) out.line(c.dim(`deploying ${local.key} (${files.length} files, ${formatBytes(archive.length)}) to ${target.publicHost} via ${target.endpoint}`));
+        const { deployed, record } = await withClient(target, async (client) => {
+          const deployed = await client.deploy(archive);
+          return { deployed, record: await client.getApi(deployed.key) };
+        });
+        if (flags.json) {
+          out.json({ ok: true, key: deployed.key, release: deployed.release, env, publicHost: target.publicHost, active: record.active, public: record.public, files });
+          return;
+        }
+        // A new release of a published API serves at once; a first deploy stays private until published.
+        const reach = record.active && record.public ? 'public: serving now' : `private; anvil publish ${deployed.key} ${env} makes it public`;
+        out.line(`${c.green('deployed')} ${c.bold(deployed.key)} release ${c.cyan(deployed.release)} (${reach})`);
+      }),
+    );
+}

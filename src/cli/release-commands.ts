@@ -1,0 +1,102 @@
+import type { Command } from 'commander';
+import type { ApiRecord } from '../registry/registry.js';
+import { deployTarget, envArgument } from './dotenv.js';
+import type { ManagementClient } from './management-client.js';
+import { CliError, out, run } from './output.js';
+
+interface Flags {
+  json: boolean;
+  release?: string;
+  to?: string;
+}
+
+type Change = (record: ApiRecord, flags: Flags) => { active: boolean; release: string; public: boolean };
+
+/** The release before the current one: release ids sort by time, so the newest id below it. */
+function previousRelease(record: ApiRecord): string {
+  const older = record.releases.filter((r) => r < record.release).sort();
+  const previous = older[older.length - 1];
+  if (previous === undefined) throw new CliError(`${record.key} has no release older than ${record.release} to roll back to`, record.releases.length > 0 ? [`kept releases: ${record.releases.join(', ')} (use --to)`] : []);
+  return previous;
+}
+
+function chosenRelease(record: ApiRecord, wanted: string | undefined): string {
+  if (wanted === undefined || wanted === record.release || record.releases.includes(wanted)) return wanted ?? record.release;
+  throw new CliError(`${record.key} has no release "${wanted}"`, [`current: ${record.release}`, ...(record.releases.length > 0 ? [`kept: ${record.releases.join(', ')}`] : [])]);
+}
+
+function printRecord(record: ApiRecord): void {
+  const { c } = out;
+  const state = !record.active ? c.red('disabled') : record.public ? c.green('public') : c.yellow('private');
+  out.line(`${c.bold(record.key)}  ${state}`);
+  out.line(`  release   ${c.cyan(record.release)} (current)`);
+  for (const release of record.releases) out.line(`            ${release}`);
+  out.line(`  created   ${record.created_at}`);
+  out.line(`  updated   ${record.updated_at}`);
+}
+
+/** GET the record, PUT the change (SPEC §6: publish, disable and rollback are this one call), GET again to show it. */
+async function change(key: string, env: string, flags: Flags, verb: string, compute: Change): Promise<void> {
+  const target = deployTarget(env);
+  const { withClient } = await import('./management-client.js');
+  const after = await withClient(target, async (client: ManagementClient) => {
+    const before = await client.getApi(key);
+    await client.putApi(key, compute(before, flags));
+    return client.getApi(key);
+  });
+  if (flags.json) {
+    out.json({ ok: true, ...after });
+    return;
+  }
+  out.line(`${out.c.green(verb)} ${out.c.bold(key)} release ${out.c.cyan(after.release)} on ${target.publicHost} (${env})`);
+}
+
+const help = (example: string) => `\nThe target comes from DEPLOY_ENDPOINT_<ENV>, PUBLIC_HOST_<ENV> and API_KEY_<ENV> (.env or the environment).\n\nExample:\n  ${example}\n`;
+
+export function registerReleaseCommands(program: Command): void {
+  program
+    .command('publish <key> <env>')
+    .description('Make an API active and public (its current release, or --release R).')
+    .option('--release <id>', 'publish this release instead of the current one')
+    .option('--json', 'print JSON for scripts', false)
+    .addHelpText('after', help('anvil publish orders dev'))
+    .action((key: string, env: string, flags: Flags) =>
+      run(flags.json, () => change(key, envArgument(env), flags, 'published', (r, f) => ({ active: true, public: true, release: chosenRelease(r, f.release) }))),
+    );
+
+  program
+    .command('disable <key> <env>')
+    .description('Disable an API: it then answers 404 on every host (publish brings it back).')
+    .option('--release <id>', 'also switch to this release')
+    .option('--json', 'print JSON for scripts', false)
+    .addHelpText('after', help('anvil disable orders dev'))
+    .action((key: string, env: string, flags: Flags) =>
+      run(flags.json, () => change(key, envArgument(env), flags, 'disabled', (r, f) => ({ active: false, public: false, release: chosenRelease(r, f.release) }))),
+    );
+
+  program
+    .command('rollback <key> <env>')
+    .description('Switch an API back to the release before the current one (or --to R); active and public stay as they are.')
+    .option('--to <id>', 'the release to switch to (see anvil status)')
+    .option('--json', 'print JSON for scripts', false)
+    .addHelpText('after', help('anvil rollback orders dev'))
+    .action((key: string, env: string, flags: Flags) =>
+      run(flags.json, () =>
+        change(key, envArgument(env), flags, 'rolled back', (r, f) => ({ active: r.active, public: r.public, release: f.to === undefined ? previousRelease(r) : chosenRelease(r, f.to) })),
+      ),
+    );
+
+  program
+    .command('status <key> <env>')
+    .description('Show an API\'s record: active, public, the current release and the kept earlier ones.')
+    .option('--json', 'print JSON for scripts', false)
+    .addHelpText('after', help('anvil status orders dev'))
+    .action((key: string, env: string, flags: Flags) =>
+      run(flags.json, async () => {
+        const { withClient } = await import('./management-client.js');
+        const record = await withClient(deployTarget(envArgument(env)), (client) => client.getApi(key));
+        if (flags.json) out.json({ ok: true, ...record });
+        else printRecord(record);
+      }),
+    );
+}

@@ -1,0 +1,66 @@
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { formatConfigError } from '../config/types.js';
+import { envArgument } from './dotenv.js';
+import { CliError, out, run } from './output.js';
+
+/** A folder as the user should see it in messages: relative to the current directory when inside it. */
+export function shownPath(folder: string): string {
+  const rel = relative(process.cwd(), folder);
+  return rel === '' ? '.' : rel.startsWith('..') ? folder : rel;
+}
+
+/** The envs an API folder is written for: each `Maps/<env>/` folder, or `dev` when it has none. */
+function envsOf(folder: string): string[] {
+  const maps = join(folder, 'Maps');
+  const envs = existsSync(maps) ? readdirSync(maps).filter((name) => statSync(join(maps, name)).isDirectory()) : [];
+  return envs.length > 0 ? envs.sort() : ['dev'];
+}
+
+export function checkApiFolder(folder: string): void {
+  if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new CliError(`${shownPath(folder)} is not a folder`);
+  if (!existsSync(join(folder, 'api.yaml'))) throw new CliError(`${shownPath(folder)} has no api.yaml (is it an API folder? anvil create-api <name> makes one)`);
+}
+
+/**
+ * Runs the server's own validation (the loader a deploy runs) for one env; the errors are
+ * `<folder>/<file>:line:col [label] message`, so a terminal or an editor can jump to them.
+ */
+export async function validateFolder(folder: string, env: string): Promise<{ key: string | null; errors: string[] }> {
+  const { loadApiFolder } = await import('../config/load-api.js');
+  const loaded = await loadApiFolder(folder, env);
+  if (loaded.ok) return { key: loaded.definition.key, errors: [] };
+  const prefix = shownPath(folder);
+  return { key: null, errors: loaded.errors.map((error) => `${join(prefix, formatConfigError(error))}`) };
+}
+
+export function registerValidate(program: Command): void {
+  program
+    .command('validate [dir]')
+    .description('Check an API folder with the server\'s own validation; every error with file, line, column and label.')
+    .option('--env <name>', 'validate for this env only (default: every env of Maps/, or dev)', envArgument)
+    .option('--json', 'print JSON for scripts', false)
+    .addHelpText('after', '\nExamples:\n  anvil validate            # the folder you are in\n  anvil validate orders --env pro\n')
+    .action((dir: string | undefined, flags: { env?: string; json: boolean }) =>
+      run(flags.json, async () => {
+        const folder = resolve(dir ?? '.');
+        checkApiFolder(folder);
+        const envs = flags.env === undefined ? envsOf(folder) : [flags.env];
+        // error → the envs it shows in; an error of every env is shown once, without a tag.
+        const found = new Map<string, string[]>();
+        let key: string | null = null;
+        for (const env of envs) {
+          const result = await validateFolder(folder, env);
+          key ??= result.key;
+          for (const error of result.errors) found.set(error, [...(found.get(error) ?? []), env]);
+        }
+        if (found.size > 0) {
+          const errors = [...found].map(([error, inEnvs]) => (inEnvs.length < envs.length ? `${error} (env ${inEnvs.join(', ')})` : error));
+          throw new CliError(`${shownPath(folder)} is not valid: ${errors.length} error(s)`, errors, { envs });
+        }
+        if (flags.json) out.json({ ok: true, key, folder, envs });
+        else out.line(`${out.c.green('valid')} ${out.c.bold(key ?? '')} (${shownPath(folder)}, env ${envs.join(', ')})`);
+      }),
+    );
+}

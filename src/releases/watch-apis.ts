@@ -1,0 +1,72 @@
+import { existsSync, watch, type FSWatcher } from 'node:fs';
+import { join, sep } from 'node:path';
+import { RELEASE_ROOTS } from './folder-files.js';
+
+export interface ApisWatcherOptions {
+  /** Quiet time after the last change of a folder before it is redeployed. */
+  settleMs: number;
+  /** Deploys the folder `name` of the watched directory; never throws. */
+  redeploy(name: string): Promise<void>;
+  onError(error: Error): void;
+}
+
+/**
+ * `anvil start --watch`: watches the `--apis` directory (recursively) and redeploys a sub-folder
+ * once its changes settle. Changes to files that never enter a release (a README, an editor's swap
+ * file) are ignored; deploys of one folder never overlap (a change during a deploy queues one more).
+ */
+export class ApisWatcher {
+  private watcher: FSWatcher | null = null;
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly again = new Set<string>();
+
+  constructor(
+    private readonly apisDir: string,
+    private readonly options: ApisWatcherOptions,
+  ) {}
+
+  start(): void {
+    this.watcher = watch(this.apisDir, { recursive: true, persistent: false }, (_event, filename) => {
+      if (filename !== null) this.changed(filename.toString());
+    });
+    this.watcher.on('error', (error) => this.options.onError(error));
+  }
+
+  private changed(path: string): void {
+    const [name, ...rest] = path.split(sep);
+    if (name === undefined || name === '' || name.startsWith('.')) return;
+    // A new folder shows up as its own name; inside one, only what enters a release matters.
+    if (rest.length > 0 && !(RELEASE_ROOTS as readonly string[]).includes(rest[0]!)) return;
+    if (!existsSync(join(this.apisDir, name, 'api.yaml'))) return;
+    clearTimeout(this.timers.get(name));
+    this.timers.set(
+      name,
+      setTimeout(() => {
+        this.timers.delete(name);
+        this.deploy(name);
+      }, this.options.settleMs),
+    );
+  }
+
+  private deploy(name: string): void {
+    if (this.running.has(name)) {
+      this.again.add(name);
+      return;
+    }
+    const run = this.options.redeploy(name).finally(() => {
+      this.running.delete(name);
+      if (this.again.delete(name)) this.deploy(name);
+    });
+    this.running.set(name, run);
+  }
+
+  /** Stops watching; waits for a deploy in progress. */
+  async close(): Promise<void> {
+    this.watcher?.close();
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    this.again.clear();
+    await Promise.all(this.running.values());
+  }
+}
