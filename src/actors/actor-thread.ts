@@ -1,22 +1,26 @@
 /**
- * Entry of an actor thread (a worker thread inside a cell). It owns one API release: it connects
+ * Entry of an actor thread (a worker thread inside a cell). It starts as the cell's spare: its
+ * modules load while no request waits for it, then the cell hands it one API release (an `assign`
+ * message) and it serves that API until it exits — a thread never serves a second API. It connects
  * to the router's socket, says who it is, then runs every request frame through the engine and
  * writes the response frames back. RETIRE (or the router going away) makes it finish what is in
  * flight, AFTER_FLOW included, and exit.
  */
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
 import type { CompiledRelease } from '../config/types.js';
 import { builtinDirectives } from '../directives/catalogue.js';
 import { ApiEngine, type ErrorReporter } from '../engine/api-engine.js';
 import { emptyFrame, FrameReader, FrameType, FrameWriter } from '../protocol/frames.js';
-import { decodeRequest, encodeHello, encodeResponse, type ThreadData } from '../protocol/messages.js';
+import { decodeRequest, encodeHello, encodeResponse, encodeStats, type ThreadData } from '../protocol/messages.js';
 import { ActorRuntime } from './actor-runtime.js';
 import { BusClient } from './bus-client.js';
 import { createSandbox } from './sandbox-setup.js';
 
-const data = workerData as ThreadData;
+const data = await new Promise<ThreadData>((resolve) => {
+  parentPort!.once('message', (message: { type: 'assign'; data: ThreadData }) => resolve(message.data));
+});
 const { spec } = data;
 const release = JSON.parse(readFileSync(spec.compiledFile, 'utf8')) as CompiledRelease;
 const runtime = new ActorRuntime(spec, release, (level, msg, fields) => {
@@ -69,6 +73,18 @@ const reader = new FrameReader((type, payload) => {
   }
 });
 socket.on('data', (chunk) => reader.push(chunk));
+
+// What the thread holds, for /anvil/metrics; only when it has isolates (an API without custom
+// directives never reports: its figures are zero).
+const STATS_EVERY_MS = 2_000;
+const statsTimer = setInterval(() => {
+  if (sandbox === null || sandbox.isolates === 0 || exiting) return;
+  sandbox.heapBytes().then(
+    (isolateHeapBytes) => writer.write(encodeStats({ isolateHeapBytes, isolates: sandbox.isolates })),
+    () => {},
+  );
+}, STATS_EVERY_MS);
+statsTimer.unref();
 socket.on('close', () => {
   bus.failAll();
   retiring = true;

@@ -13,6 +13,13 @@ delete process.env.ANVIL_CELL_TOKEN;
 
 const threadEntry = new URL('../actors/actor-thread.js', import.meta.url);
 const workers = new Set<Worker>();
+/**
+ * A thread whose modules are loaded and which serves no API yet: the next API that needs a thread
+ * gets it, so a cold start skips starting a worker and loading the engine (~100 ms → a few ms).
+ * Replaced a moment after it is taken, off the path of the request that took it.
+ */
+let spare: Worker | null = null;
+const SPARE_DELAY_MS = 100;
 /** `<actor>#<thread>` → its worker, for terminate-thread. */
 const byName = new Map<string, Worker>();
 let draining = false;
@@ -21,10 +28,37 @@ function send(message: CellToRouter): void {
   if (process.connected) process.send!(message);
 }
 
+function newWorker(): Worker {
+  return new Worker(threadEntry, { env: {}, stdout: false, stderr: false });
+}
+
+function startSpare(): void {
+  if (draining || spare !== null) return;
+  const worker = newWorker();
+  spare = worker;
+  worker.on('error', (error) => send({ type: 'log', level: 'error', msg: 'spare actor thread failed', fields: { error: error.message } }));
+  worker.on('exit', () => {
+    if (spare !== worker) return;
+    spare = null;
+    setTimeout(startSpare, 1_000).unref();
+  });
+}
+
+function takeWorker(): Worker {
+  const worker = spare ?? newWorker();
+  if (spare !== null) {
+    spare.removeAllListeners();
+    spare = null;
+  }
+  setTimeout(startSpare, SPARE_DELAY_MS).unref();
+  return worker;
+}
+
 function spawnThread(message: Extract<RouterToCell, { type: 'spawn-thread' }>): void {
   if (draining) return;
   const data: ThreadData = { spec: message.actor, thread: message.thread, socketPath, token, cell };
-  const worker = new Worker(threadEntry, { workerData: data, env: {}, stdout: false, stderr: false });
+  const worker = takeWorker();
+  worker.postMessage({ type: 'assign', data });
   workers.add(worker);
   const name = `${message.actor.id}#${message.thread}`;
   byName.set(name, worker);
@@ -55,6 +89,7 @@ process.on('message', (message: RouterToCell) => {
   else if (message.type === 'terminate-thread') void byName.get(`${message.actor}#${message.thread}`)?.terminate();
   else if (message.type === 'drain') {
     draining = true;
+    void spare?.terminate();
     if (workers.size === 0) process.exit(0);
   }
 });
@@ -67,8 +102,10 @@ process.on('SIGTERM', () => {});
 // The router went away: threads see their sockets close and finish; leave once they are gone.
 process.on('disconnect', () => {
   draining = true;
+  void spare?.terminate();
   if (workers.size === 0) process.exit(0);
   setTimeout(() => process.exit(0), 10_000).unref();
 });
 
+startSpare();
 send({ type: 'ready', cell });

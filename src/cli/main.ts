@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { registerBench } from './bench.js';
 import { registerCreateApi } from './create-api.js';
 import { registerDeploy } from './deploy.js';
 import { registerHosts } from './hosts.js';
@@ -30,6 +31,7 @@ registerDeploy(program);
 registerReleaseCommands(program);
 registerHosts(program);
 registerJobs(program);
+registerBench(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   process.stderr.write(`anvil: ${error instanceof Error ? error.message : String(error)}\n`);

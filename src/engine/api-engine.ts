@@ -74,6 +74,8 @@ export class ApiEngine {
       return;
     }
     const endpoint = match.endpoint;
+    const route = `${endpoint.verb} ${endpoint.path}`;
+    const sendRouted: SendResponse = (response) => send({ ...response, route });
     const facts: RequestFacts = {
       id: request.id,
       ip: request.ip,
@@ -88,7 +90,7 @@ export class ApiEngine {
       job: false,
     };
     const ctx = new RequestContext(new Message(request), this.runtime, facts, match.pathParams);
-    await this.run(ctx, this.lists.get(endpoint)!, 0, send);
+    await this.run(ctx, this.lists.get(endpoint)!, 0, sendRouted);
   }
 
   /**

@@ -17,6 +17,8 @@ export interface OutgoingResponse {
   /** Flat [name, value, …]; a multi-valued header repeats its name. */
   headers: string[];
   body: Buffer | string | null;
+  /** The endpoint that answered (`get /users/{id}`): a metrics label, never sent to the client. */
+  route?: string;
 }
 
 /** A message frozen into plain JSON (a job carries the message as it was when it was queued). */

@@ -26,6 +26,8 @@ export const FrameType = {
   Enqueue: 9,
   /** router → thread: the job id, or why it was not stored (u32 number, u16 0|1, then JSON). */
   EnqueueResult: 10,
+  /** thread → router, every few seconds: what the thread holds (JSON ThreadStats). */
+  Stats: 11,
 } as const;
 export type FrameType = (typeof FrameType)[keyof typeof FrameType];
 

@@ -90,18 +90,34 @@ export function decodeRequest(payload: Buffer): { number: number; request: Engin
   return { number: envelope.number, request };
 }
 
+/** [headers, route] — the route template is a metrics label (empty when no endpoint matched). */
+type ResponseMeta = [string[], string];
+
 export function encodeResponse(number: number, response: OutgoingResponse): Buffer {
-  return envelopeFrame(FrameType.Response, number, response.status, response.headers, response.body);
+  const meta: ResponseMeta = [response.headers, response.route ?? ''];
+  return envelopeFrame(FrameType.Response, number, response.status, meta, response.body);
 }
 
 /** The body is a view into the socket chunk, valid until the end of the current turn. */
-export function decodeResponse(payload: Buffer): { number: number; response: { status: number; headers: string[]; body: Buffer } } {
+export function decodeResponse(payload: Buffer): { number: number; response: { status: number; headers: string[]; body: Buffer; route: string } } {
   const envelope = readEnvelope(payload);
-  return { number: envelope.number, response: { status: envelope.small, headers: envelope.meta as string[], body: envelope.body } };
+  const [headers, route] = envelope.meta as ResponseMeta;
+  return { number: envelope.number, response: { status: envelope.small, headers, body: envelope.body, route } };
 }
 
 export function encodeHello(hello: ThreadHello): Buffer {
   return jsonFrame(FrameType.Hello, hello);
+}
+
+/** What an actor thread reports about itself (FrameType.Stats), for /anvil/metrics. */
+export interface ThreadStats {
+  /** Bytes used on the heaps of its isolates (custom directives), 0 when it has none. */
+  isolateHeapBytes: number;
+  isolates: number;
+}
+
+export function encodeStats(stats: ThreadStats): Buffer {
+  return jsonFrame(FrameType.Stats, stats);
 }
 
 /** A request from one API to another of its host over the in-process bus (no socket). */

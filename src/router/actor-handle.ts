@@ -52,6 +52,10 @@ export class ActorHandle {
     return this.threads.length;
   }
 
+  get mailboxDepth(): number {
+    return this.waiting.length;
+  }
+
   /** Its threads (for the router's watchdog). */
   get links(): readonly ThreadLink[] {
     return this.threads;

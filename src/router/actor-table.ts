@@ -6,6 +6,7 @@ import type { ActorSpec, BusCall, EnqueueOutcome, EnqueueRequest, ThreadHello } 
 import { ActorHandle, type ActorLimits, type ThreadStarter } from './actor-handle.js';
 import { FaultPolicy } from './fault-policy.js';
 import type { Job, JobResponse } from './job.js';
+import type { ActorGauges } from './metrics.js';
 import { ThreadLink } from './thread-link.js';
 import type { SwitchableReader } from './thread-server.js';
 
@@ -150,6 +151,24 @@ export class ActorTable {
       actor.failWaiting();
     }
     this.sweep(Date.now());
+  }
+
+  /** Per API (its releases summed: an old one may still be draining), for /anvil/metrics. */
+  gauges(): ActorGauges[] {
+    const byApi = new Map<string, ActorGauges>();
+    for (const actor of this.actors.values()) {
+      const { host, key } = actor.spec;
+      const id = `${host}\0${key}`;
+      let g = byApi.get(id);
+      if (g === undefined) byApi.set(id, (g = { host, api: key, threads: 0, mailbox: 0, isolates: 0, isolateHeapBytes: 0 }));
+      g.threads += actor.threadCount;
+      g.mailbox += actor.mailboxDepth;
+      for (const link of actor.links) {
+        g.isolates += link.stats.isolates;
+        g.isolateHeapBytes += link.stats.isolateHeapBytes;
+      }
+    }
+    return [...byApi.values()];
   }
 
   /** True when no request is waiting or in flight anywhere. */

@@ -23,6 +23,7 @@ import { Bus } from './bus.js';
 import { Dispatcher } from './dispatcher.js';
 import { FrontDoor } from './front-door.js';
 import { Metrics } from './metrics.js';
+import { requestObserver } from './request-observer.js';
 import { JobRunner } from './job-runner.js';
 import { openJobQueue } from '../jobs/open-queue.js';
 import { apiIdentity } from '../cells/assign.js';
@@ -95,10 +96,16 @@ export async function startInstance(options: InstanceOptions, log: InstanceLog):
   const threadServer = new ThreadServer(socketPath, token, (hello, socket, reader) => actors.threadArrived(hello, socket, reader));
   await threadServer.listen();
 
+  const metrics = new Metrics(process.env.ANVIL_METRICS_TOKEN);
+  metrics.watchActors(() => actors.gauges());
   const cells = new CellSupervisor(
     { count: options.cells, socketPath, token },
     {
       ...actors.cellEvents,
+      down: (cell, reason) => {
+        metrics.cellRestarts.inc({ cell: String(cell) });
+        actors.cellEvents.down(cell, reason);
+      },
       log: (cell, level, msg, fields) => log[level]({ cell, ...fields }, msg),
     },
   );
@@ -122,8 +129,7 @@ export async function startInstance(options: InstanceOptions, log: InstanceLog):
       await rm(dest, { recursive: true, force: true });
     }
   };
-  const metrics = new Metrics(process.env.ANVIL_METRICS_TOKEN);
-  const dispatcher = new Dispatcher(actors, options.requestTimeoutMs);
+  const dispatcher = new Dispatcher(actors, options.requestTimeoutMs, requestObserver(metrics, log));
   const queue = await openJobQueue({ dataDir: options.dataDir, redisUrl: process.env.REDIS_URL, prefix: redisPrefix });
   const jobs = new JobRunner(queue, directory, dispatcher);
   actors.useJobs((caller, request) => jobs.enqueue(caller, request));

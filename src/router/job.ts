@@ -6,6 +6,8 @@ export interface JobResponse {
   status: number;
   headers: string[];
   body: Buffer | string | null;
+  /** The endpoint that answered, from the actor (`get /users/{id}`); empty or absent when none did. */
+  route?: string;
 }
 
 export type JobOutcome = { ok: true; response: JobResponse } | { ok: false; error: AnvilError; retryAfter?: number };

@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import { Errors } from '../errors.js';
 import { emptyFrame, FrameReader, FrameType, FrameWriter } from '../protocol/frames.js';
-import { decodeCall, decodeEnqueue, decodeResponse, encodeCallResult, encodeEnqueueResult, encodeRequest, type BusCall, type EnqueueOutcome, type EnqueueRequest } from '../protocol/messages.js';
+import { decodeCall, decodeEnqueue, decodeResponse, encodeCallResult, encodeEnqueueResult, encodeRequest, type BusCall, type EnqueueOutcome, type EnqueueRequest, type ThreadStats } from '../protocol/messages.js';
 import type { JobResponse } from './job.js';
 import type { Job } from './job.js';
 
@@ -26,6 +26,8 @@ export class ThreadLink {
   closed = false;
   /** Closed (not retired) with requests in flight: its thread or cell died under work. */
   lostWork = false;
+  /** The thread's last report of itself. */
+  stats: ThreadStats = { isolateHeapBytes: 0, isolates: 0 };
 
   constructor(
     private readonly socket: Socket,
@@ -80,6 +82,10 @@ export class ThreadLink {
     this.lastHeard = Date.now();
     if (type === FrameType.Pong) {
       this.probeSentAt = 0;
+      return;
+    }
+    if (type === FrameType.Stats) {
+      this.stats = JSON.parse(payload.toString('utf8')) as ThreadStats;
       return;
     }
     if (type === FrameType.Call) {

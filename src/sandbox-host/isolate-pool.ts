@@ -75,6 +75,12 @@ export class IsolatePool {
     return this.live;
   }
 
+  /** Bytes used on the heaps of the idle isolates (a busy one is counted when it is back). */
+  async heapBytes(): Promise<number> {
+    const sizes = await Promise.all(this.free.map((slot) => (slot.isolate.isDisposed ? 0 : slot.isolate.getHeapStatistics().then((s) => s.used_heap_size + s.externally_allocated_size, () => 0))));
+    return sizes.reduce((sum, size) => sum + size, 0);
+  }
+
   close(): void {
     this.closed = true;
     for (const slot of this.free.splice(0)) if (!slot.isolate.isDisposed) slot.isolate.dispose();

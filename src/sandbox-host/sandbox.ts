@@ -69,6 +69,10 @@ export class Sandbox {
     return this.pool.isolates;
   }
 
+  heapBytes(): Promise<number> {
+    return this.pool.heapBytes();
+  }
+
   close(): void {
     this.pool.close();
   }

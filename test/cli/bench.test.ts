@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { anvilCli } from '../helpers/cli.js';
+import { startInstance, type TestInstance } from '../helpers/instance.js';
+
+// `anvil bench <key> [path]`: load from autocannon, and the API's own figures from /anvil/metrics
+// over the same window.
+
+let anvil: TestInstance;
+beforeAll(async () => {
+  anvil = await startInstance({
+    apis: {
+      ping: { 'api.yaml': 'key: ping\nendpoints:\n  get /ping:\n    Ping: { directive: Ping }\n' },
+      capped: {
+        'api.yaml': `key: capped
+before:
+  Check: { directive: CheckKey, expected: letmein, current: $.message.header.api-key }
+endpoints:
+  get /hit:
+    Limit: { directive: RateLimit, minuteTotal: 10 }
+    Ping: { directive: Ping }
+after:
+  OnError: { directive: OnError, groups: [ERROR_FLOW] }
+`,
+      },
+    },
+  });
+});
+afterAll(async () => anvil?.dispose());
+
+function bench(...args: string[]) {
+  const result = anvilCli(['bench', ...args, '--port', String(anvil.port), '-d', '1', '-c', '4', '--json']);
+  return { status: result.status, report: result.stdout.trim() === '' ? null : JSON.parse(result.stdout), stderr: result.stderr };
+}
+
+describe('anvil bench', () => {
+  it('reports throughput and latency, and the same requests counted by the server', () => {
+    const { status, report, stderr } = bench('ping', '/ping');
+    expect(status, stderr).toBe(0);
+    const { client, server } = report;
+    expect(client.requests).toBeGreaterThan(50);
+    expect(client.byClass['2xx']).toBe(client.requests);
+    expect(client.errors).toBe(0);
+    expect(client.latencyMs.p99).toBeGreaterThanOrEqual(client.latencyMs.p50);
+    // The server saw every answered request, and at most the few in flight when the clock ran out.
+    expect(server.requests['2xx']).toBeGreaterThanOrEqual(client.requests);
+    expect(server.requests['2xx']).toBeLessThanOrEqual(client.requests + 4);
+    expect(server.errors).toEqual({});
+    expect(server.latencyMs.p50).toBeGreaterThan(0);
+    expect(server.threads).toBeGreaterThanOrEqual(1);
+  });
+
+  it('passes headers, and shows rate-limit rejections the server counted', () => {
+    const { status, report } = bench('capped', '/hit', '-H', 'api-key: letmein');
+    expect(status).toBe(0);
+    expect(report.client.byClass['2xx']).toBe(10);
+    expect(report.client.byClass['4xx']).toBe(report.client.requests - 10);
+    expect(report.server.rateLimited).toBeGreaterThanOrEqual(report.client.byClass['4xx']);
+    expect(report.server.requests['4xx']).toBe(report.server.rateLimited);
+  });
+
+  it('says so when nothing answers', () => {
+    const result = anvilCli(['bench', 'ping', '/ping', '--port', '9', '-d', '1', '-c', '1']);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('is the instance running on port 9?');
+  });
+});
