@@ -8,6 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { parentPort } from 'node:worker_threads';
 import type { CompiledRelease } from '../config/types.js';
 import { builtinDirectives } from '../directives/catalogue.js';
@@ -74,13 +75,24 @@ const reader = new FrameReader((type, payload) => {
 });
 socket.on('data', (chunk) => reader.push(chunk));
 
-// What the thread holds, for /anvil/metrics; only when it has isolates (an API without custom
-// directives never reports: its figures are zero).
+// What the thread holds and the CPU it used, every 2 s: isolate heap for /anvil/metrics, CPU for the
+// router's scheduling (an API that keeps cores busy is moved to the low-priority cell). A thread
+// that did next to nothing and holds no isolate stays silent.
 const STATS_EVERY_MS = 2_000;
+let loopBefore = performance.eventLoopUtilization();
+let windowStart = performance.now();
 const statsTimer = setInterval(() => {
-  if (sandbox === null || sandbox.isolates === 0 || exiting) return;
-  sandbox.heapBytes().then(
-    (isolateHeapBytes) => writer.write(encodeStats({ isolateHeapBytes, isolates: sandbox.isolates })),
+  if (exiting) return;
+  const loop = performance.eventLoopUtilization(loopBefore);
+  loopBefore = performance.eventLoopUtilization();
+  const now = performance.now();
+  const windowMs = now - windowStart;
+  windowStart = now;
+  const cpuMs = loop.active + (sandbox?.takeCpuMs() ?? 0);
+  const isolates = sandbox?.isolates ?? 0;
+  if (isolates === 0 && cpuMs < 1) return;
+  (isolates === 0 ? Promise.resolve(0) : sandbox!.heapBytes()).then(
+    (isolateHeapBytes) => writer.write(encodeStats({ isolateHeapBytes, isolates, cpuMs, windowMs })),
     () => {},
   );
 }, STATS_EVERY_MS);
@@ -98,6 +110,9 @@ async function exitWhenIdle(): Promise<void> {
   if (inFlight > 0 || exiting) return;
   exiting = true;
   await runtime.close();
-  socket.end();
-  process.exit(0);
+  // The last responses may still be queued for this turn's flush: write them, and exit once the
+  // socket has handed everything to the kernel (or after a second, if the router is gone).
+  writer.flushNow();
+  setTimeout(() => process.exit(0), 1_000).unref();
+  socket.end(() => process.exit(0));
 }

@@ -3,10 +3,15 @@
  * for (each connects straight to the router's socket), reports their exits, and exits when told to
  * drain once its threads are gone. A fatal error of tenant code kills this process, never the router.
  */
+import { setPriority } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { CellToRouter, RouterToCell, ThreadData } from '../protocol/messages.js';
 
 const cell = Number(process.argv[process.argv.indexOf('--cell') + 1]);
+// Threads inherit the priority of the thread that starts them: set it before starting any, so the
+// actor threads and the isolates' threads of a low-priority cell all run below everything else.
+const nice = Number(process.argv[process.argv.indexOf('--nice') + 1] ?? 0);
+if (nice > 0) setPriority(nice);
 const socketPath = (process.env.ANVIL_ROUTER_SOCKET ?? '').replace(/^@/, '\0');
 const token = process.env.ANVIL_CELL_TOKEN ?? '';
 delete process.env.ANVIL_CELL_TOKEN;

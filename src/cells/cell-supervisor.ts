@@ -19,6 +19,8 @@ export interface CellOptions {
 
 interface Cell {
   index: number;
+  /** Its CPU priority (nice, 0 = normal): the low-priority cell of CPU-heavy APIs runs at 19. */
+  nice: number;
   child: ChildProcess | null;
   ready: boolean;
   restarts: number;
@@ -43,7 +45,7 @@ export class CellSupervisor {
     private readonly options: CellOptions,
     private readonly events: CellEvents,
   ) {
-    this.cells = Array.from({ length: options.count }, (_, index) => ({ index, child: null, ready: false, restarts: 0, lastStart: 0 }));
+    this.cells = Array.from({ length: options.count }, (_, index) => ({ index, nice: 0, child: null, ready: false, restarts: 0, lastStart: 0 }));
   }
 
   get count(): number {
@@ -76,9 +78,12 @@ export class CellSupervisor {
     return this.send(cell, { type: 'terminate-thread', actor, thread });
   }
 
-  /** Starts one more cell (a quarantine cell) and returns its index; it is restarted like the others. */
-  addCell(): number {
-    const cell: Cell = { index: this.cells.length, child: null, ready: false, restarts: 0, lastStart: 0 };
+  /**
+   * Starts one more cell (a quarantine cell, or with `nice` the low-priority cell) and returns its
+   * index; it is restarted like the others.
+   */
+  addCell(nice = 0): number {
+    const cell: Cell = { index: this.cells.length, nice, child: null, ready: false, restarts: 0, lastStart: 0 };
     this.cells.push(cell);
     this.startCell(cell);
     return cell.index;
@@ -120,7 +125,7 @@ export class CellSupervisor {
   private startCell(cell: Cell): void {
     cell.lastStart = Date.now();
     cell.ready = false;
-    const child = fork(entry, ['--cell', String(cell.index)], {
+    const child = fork(entry, ['--cell', String(cell.index), '--nice', String(cell.nice)], {
       execArgv: ['--no-node-snapshot'],
       // An abstract socket name starts with a NUL byte, which the environment cannot carry: send it as '@'.
       env: { ...process.env, ANVIL_ROUTER_SOCKET: this.options.socketPath.replace(/^\0/, '@'), ANVIL_CELL_TOKEN: this.options.token },

@@ -48,6 +48,11 @@ export class FrameWriter {
     }
   }
 
+  /** Writes what is queued now (before ending the socket: a queued frame would otherwise be lost). */
+  flushNow(): void {
+    this.flush();
+  }
+
   private readonly flush = (): void => {
     this.scheduled = false;
     const frames = this.queue;

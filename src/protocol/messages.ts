@@ -114,6 +114,9 @@ export interface ThreadStats {
   /** Bytes used on the heaps of its isolates (custom directives), 0 when it has none. */
   isolateHeapBytes: number;
   isolates: number;
+  /** CPU the thread used for its API over the last `windowMs`: its event loop and its isolates. */
+  cpuMs: number;
+  windowMs: number;
 }
 
 export function encodeStats(stats: ThreadStats): Buffer {

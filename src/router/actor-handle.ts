@@ -61,6 +61,19 @@ export class ActorHandle {
     return this.threads;
   }
 
+  /**
+   * Moves a live actor to another cell: its threads are retired (they finish what they have) and
+   * new ones start in `cell` as work comes.
+   */
+  relocate(cell: number): void {
+    if (cell === this.cell) return;
+    this.cell = cell;
+    // A thread still starting in the old cell is refused when it dials in (its cell is not ours).
+    this.starting = 0;
+    for (const link of this.threads.splice(0)) link.retire();
+    if (this.waiting.length > 0) this.startThread();
+  }
+
   /** Moves the actor to another cell (quarantine); only once its cell died, so it has no thread. */
   moveTo(cell: number): void {
     this.cell = cell;

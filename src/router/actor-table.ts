@@ -4,6 +4,7 @@ import type { CellEvents } from '../cells/cell-supervisor.js';
 import { Errors } from '../errors.js';
 import type { ActorSpec, BusCall, EnqueueOutcome, EnqueueRequest, ThreadHello } from '../protocol/messages.js';
 import { ActorHandle, type ActorLimits, type ThreadStarter } from './actor-handle.js';
+import { CpuPlacement } from './cpu-placement.js';
 import { FaultPolicy } from './fault-policy.js';
 import type { Job, JobResponse } from './job.js';
 import type { ActorGauges } from './metrics.js';
@@ -15,12 +16,20 @@ export type Log = (level: 'info' | 'warn' | 'error', msg: string, fields?: Recor
 /** What the table needs of the cells: threads started and stopped, cells added and killed. */
 export interface CellControl extends ThreadStarter {
   terminateThread(cell: number, actor: string, thread: number): boolean;
-  addCell(): number;
+  /** Starts one more cell; `nice` > 0 runs it at a lower CPU priority. */
+  addCell(nice?: number): number;
   kill(cell: number): void;
 }
 
 /** After asking a cell to terminate a thread, wait this long before killing the cell. */
 const TERMINATE_GRACE_MS = 3_000;
+/** An API keeping more than this many cores busy is CPU-heavy; it stays so until light for HEAVY_HOLD_MS. */
+const HEAVY_CORES = 0.5;
+const HEAVY_HOLD_MS = 30_000;
+/** The priority of the low-priority cell: weight 110 against the router's 1024 (nice 0). */
+const LOW_PRIORITY_NICE = 10;
+/** A thread's CPU report older than this is stale (it stopped reporting: it is idle). */
+const STATS_FRESH_MS = 3_000;
 
 /**
  * Every actor the router knows, by id (`<host>/<env>/<key>@<release>`): created on the first request
@@ -33,6 +42,9 @@ export class ActorTable {
   private busCall: (caller: ActorSpec, call: BusCall, reply: (response: JobResponse) => void) => void = (_c, _call, reply) =>
     reply({ status: 503, headers: [], body: null });
   private readonly faults = new FaultPolicy();
+  private readonly cpu = new CpuPlacement(HEAVY_CORES, HEAVY_HOLD_MS);
+  /** The cell of CPU-heavy APIs, started when the first one shows up. */
+  private lowPriorityCell: number | null = null;
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(
@@ -70,7 +82,7 @@ export class ActorTable {
     }
     let actor = this.actors.get(spec.id);
     if (actor === undefined) {
-      const cell = this.faults.cellOf(identity) ?? assignCell(identity, this.baseCells);
+      const cell = this.cellFor(identity, Date.now());
       actor = new ActorHandle(spec, cell, this.limits, this.control!);
       this.actors.set(spec.id, actor);
     }
@@ -109,6 +121,7 @@ export class ActorTable {
       (request, reply) => {
         this.enqueue(actor.spec, request).then(reply, (error: unknown) => reply({ ok: false, status: 503, error: `the job was not stored: ${(error as Error).message}` }));
       },
+      () => this.noteCpu(actor, Date.now()),
     );
     actor.attach(link);
   }
@@ -143,6 +156,25 @@ export class ActorTable {
     },
     threadExit: () => {},
   };
+
+  /** Where an API's actor lives: its quarantine cell, the low-priority cell while it is CPU-heavy, or its hashed cell. */
+  private cellFor(identity: string, now: number): number {
+    const quarantine = this.faults.cellOf(identity);
+    if (quarantine !== undefined) return quarantine;
+    if (this.lowPriorityCell !== null && this.cpu.isHeavy(identity, now)) return this.lowPriorityCell;
+    return assignCell(identity, this.baseCells);
+  }
+
+  /** A thread reported its CPU: an API that keeps too many cores busy moves to the low-priority cell. */
+  private noteCpu(actor: ActorHandle, now: number): void {
+    let cores = 0;
+    for (const link of actor.links) if (now - link.statsAt < STATS_FRESH_MS) cores += link.stats.cpuMs / Math.max(1, link.stats.windowMs);
+    const identity = identityOf(actor);
+    if (!this.cpu.note(identity, cores, now) || this.faults.cellOf(identity) !== undefined) return;
+    this.lowPriorityCell ??= this.control!.addCell(LOW_PRIORITY_NICE);
+    this.log('warn', 'API keeps the CPU busy; it now runs in the low-priority cell', { api: actor.spec.key, host: actor.spec.host, cores: Math.round(cores * 100) / 100, from: actor.cell, cell: this.lowPriorityCell });
+    actor.relocate(this.lowPriorityCell);
+  }
 
   /** Stops every actor: waiting requests fail, threads retire once their work is done. */
   retireAll(): void {
@@ -185,6 +217,8 @@ export class ActorTable {
     for (const [id, actor] of this.actors) {
       this.watch(actor, now);
       actor.retireIdle(now);
+      // Light again, and idle: back to its own cell for its next thread.
+      if (actor.cell === this.lowPriorityCell && actor.threadCount === 0 && !actor.busy) actor.relocate(this.cellFor(identityOf(actor), now));
       if (!actor.current && !actor.busy && actor.threadCount === 0) this.actors.delete(id);
     }
   }

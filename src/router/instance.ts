@@ -113,7 +113,7 @@ export async function startInstance(options: InstanceOptions, log: InstanceLog):
     isCellReady: (cell) => cells.isReady(cell),
     startThread: (cell, spec, thread) => cells.spawnThread(cell, spec, thread),
     terminateThread: (cell, actor, thread) => cells.terminateThread(cell, actor, thread),
-    addCell: () => cells.addCell(),
+    addCell: (nice) => cells.addCell(nice),
     kill: (cell) => cells.kill(cell),
   });
   await cells.start();

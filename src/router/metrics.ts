@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
+import { RequestMeters } from './request-meters.js';
 import { safeEqual } from '../security/safe-equal.js';
 
 /** Where an API's gauges come from at scrape time (the actor table). */
@@ -24,14 +25,7 @@ export interface RequestObservation {
   seconds: number;
 }
 
-/** The label children of one (host, API, route): looked up once, then used by reference. */
-interface RouteMeters {
-  byClass: Map<string, Counter.Internal>;
-  duration: Histogram.Internal<string>;
-}
-
 const NO_ROUTE = '(none)';
-const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'];
 
 /**
  * The instance's Prometheus metrics (SPEC §6 `GET /anvil/metrics`), answered only to loopback
@@ -43,19 +37,7 @@ export class Metrics {
   readonly connections = new Counter({ name: 'anvil_http_connections_total', help: 'TCP connections accepted by the router', registers: [this.registry] });
   readonly busCalls = new Counter({ name: 'anvil_bus_calls_total', help: 'Calls made by an API to another over the in-process bus', labelNames: ['host', 'api'], registers: [this.registry] });
   readonly cellRestarts = new Counter({ name: 'anvil_cell_restarts_total', help: 'Cell processes that died and were restarted', labelNames: ['cell'], registers: [this.registry] });
-  private readonly requests = new Counter({
-    name: 'anvil_requests_total',
-    help: 'Requests to an API (HTTP and bus) by status class',
-    labelNames: ['host', 'api', 'route', 'class'],
-    registers: [this.registry],
-  });
-  private readonly duration = new Histogram({
-    name: 'anvil_request_duration_seconds',
-    help: 'Time from the router receiving a request to the response being ready',
-    labelNames: ['host', 'api', 'route'],
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-    registers: [this.registry],
-  });
+  private readonly requests = new RequestMeters(this.registry);
   private readonly errors = new Counter({
     name: 'anvil_request_errors_total',
     help: 'Requests that ended in an error: the API answered 5xx (reason "api"), or the router answered for it (timeout, unavailable, actor_lost, …)',
@@ -68,35 +50,16 @@ export class Metrics {
     labelNames: ['host', 'api', 'route'],
     registers: [this.registry],
   });
-  private readonly meters = new Map<string, RouteMeters>();
 
   constructor(private readonly token: string | undefined) {}
 
-  /** Counts one request; cheap on the hot path (label children are cached per route). */
+  /** Counts one request; cheap on the hot path (plain numbers until a scrape). */
   observe(o: RequestObservation): void {
     const route = o.route === '' ? NO_ROUTE : o.route;
-    const meters = this.metersOf(o.host, o.api, route);
-    const cls = STATUS_CLASSES[Math.floor(o.status / 100) - 1] ?? '5xx';
-    let counter = meters.byClass.get(cls);
-    if (counter === undefined) {
-      counter = this.requests.labels(o.host, o.api, route, cls);
-      meters.byClass.set(cls, counter);
-    }
-    counter.inc();
-    meters.duration.observe(o.seconds);
+    this.requests.observe(o.host, o.api, route, o.status, o.seconds);
     if (o.failure !== null) this.errors.inc({ host: o.host, api: o.api, route, reason: o.failure });
     else if (o.status >= 500) this.errors.inc({ host: o.host, api: o.api, route, reason: 'api' });
     if (o.status === 429) this.rateLimited.inc({ host: o.host, api: o.api, route });
-  }
-
-  private metersOf(host: string, api: string, route: string): RouteMeters {
-    const key = `${host}\0${api}\0${route}`;
-    let meters = this.meters.get(key);
-    if (meters === undefined) {
-      meters = { byClass: new Map(), duration: this.duration.labels(host, api, route) };
-      this.meters.set(key, meters);
-    }
-    return meters;
   }
 
   /** Mailbox depth, threads and isolate heap per API, read when metrics are scraped. */

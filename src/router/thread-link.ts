@@ -27,7 +27,9 @@ export class ThreadLink {
   /** Closed (not retired) with requests in flight: its thread or cell died under work. */
   lostWork = false;
   /** The thread's last report of itself. */
-  stats: ThreadStats = { isolateHeapBytes: 0, isolates: 0 };
+  stats: ThreadStats = { isolateHeapBytes: 0, isolates: 0, cpuMs: 0, windowMs: 1 };
+  /** When `stats` came (a thread that did next to nothing stops reporting: old figures are stale). */
+  statsAt = 0;
 
   constructor(
     private readonly socket: Socket,
@@ -40,6 +42,8 @@ export class ThreadLink {
     private readonly onCall: (call: BusCall, reply: (response: JobResponse) => void) => void,
     /** A job to store for this thread's API; `reply` sends the id (or the refusal) back. */
     private readonly onEnqueue: (request: EnqueueRequest, reply: (outcome: EnqueueOutcome) => void) => void,
+    /** The thread reported what it holds and the CPU it used. */
+    private readonly onStats: (link: ThreadLink) => void = () => {},
   ) {
     this.writer = new FrameWriter(socket);
     reader.replace((type, payload) => this.onFrame(type, payload));
@@ -86,6 +90,8 @@ export class ThreadLink {
     }
     if (type === FrameType.Stats) {
       this.stats = JSON.parse(payload.toString('utf8')) as ThreadStats;
+      this.statsAt = this.lastHeard;
+      this.onStats(this);
       return;
     }
     if (type === FrameType.Call) {

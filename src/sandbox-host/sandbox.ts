@@ -10,6 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import ivm from 'isolated-vm';
 import type { SandboxLimits } from '../config/types.js';
 import type { DirectiveContext } from '../engine/context.js';
@@ -35,6 +36,7 @@ export interface SandboxOptions {
 export class Sandbox {
   private readonly pool: IsolatePool;
   private readonly gate = new CpuGate();
+  private cpuMs = 0;
 
   constructor(private readonly options: SandboxOptions) {
     this.pool = new IsolatePool({
@@ -69,6 +71,13 @@ export class Sandbox {
     return this.pool.isolates;
   }
 
+  /** CPU time the isolates used since the last call (a task cut by a limit counts its wall time). */
+  takeCpuMs(): number {
+    const ms = this.cpuMs;
+    this.cpuMs = 0;
+    return ms;
+  }
+
   heapBytes(): Promise<number> {
     return this.pool.heapBytes();
   }
@@ -101,7 +110,19 @@ export class Sandbox {
   private async runIn(slot: IsolateSlot, bridge: HostBridge, name: string, code: string, ctx: DirectiveContext, config: Record<string, unknown>): Promise<CallOutcome> {
     const { limits } = this.options;
     const { isolate } = slot;
-    const gate = this.gate;
+    // Every stretch of the directive runs through the gate; its CPU time is counted for the thread's report.
+    const gate = {
+      run: <T>(task: () => Promise<T>): Promise<T> =>
+        this.gate.run(async () => {
+          const cpuBefore = isolate.cpuTime;
+          const wallBefore = performance.now();
+          try {
+            return await task();
+          } finally {
+            this.cpuMs += isolate.isDisposed ? performance.now() - wallBefore : Number(isolate.cpuTime - cpuBefore) / 1e6;
+          }
+        }),
+    };
     // Counted from the directive's own code on: making the context and the facade is ours.
     let startCpu = isolate.cpuTime;
     const startWall = Date.now();

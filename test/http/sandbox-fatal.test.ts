@@ -39,7 +39,8 @@ let neighbour: BackgroundLoad;
 beforeAll(async () => {
   anvil = await startInstance({
     apis: { killer: killerApi('killer'), stuck: killerApi('stuck'), [neighbourKey]: ping(neighbourKey), [sameCellKey]: ping(sameCellKey) },
-    args: ['--cells', '2', '--request-timeout', '3s'],
+    // The API's own limits (5 s of CPU) must not cut the allocations short: raise the instance's maximum.
+    args: ['--cells', '2', '--request-timeout', '3s', '--max-directive-cpu', '10s'],
   });
   neighbour = backgroundLoad(anvil, `/${neighbourKey}/ping`);
 });

@@ -1,0 +1,84 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
+
+// An API that keeps the CPU busy is moved to the low-priority cell (nice 10), without failing a
+// request on the way; a light API stays where it was.
+
+const HOG = `key: hog
+limits: { cpuMs: 1000 }
+endpoints:
+  get /burn:
+    Burn: { directive: Burn }
+`;
+const BURN = `export default (state) => {
+  const end = Date.now() + 30;
+  let n = 0;
+  while (Date.now() < end) n++;
+  state.message.body = { spins: n > 0 };
+};
+`;
+
+let anvil: TestInstance;
+beforeAll(async () => {
+  anvil = await startInstance({
+    apis: { hog: { 'api.yaml': HOG, 'Directives/Burn.js': BURN }, light: { 'api.yaml': 'key: light\nendpoints:\n  get /ping:\n    Ping: { directive: Ping }\n' } },
+  });
+});
+afterAll(async () => anvil?.dispose());
+
+function childrenOf(parent: number): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent;
+      } catch {
+        return false;
+      }
+    });
+}
+
+function cmdline(pid: number): string {
+  return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+}
+
+/** The nice value of a process (field 19 of /proc/<pid>/stat). */
+function niceOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+}
+
+describe('CPU-heavy APIs', () => {
+  it('moves an API that keeps cores busy to the low-priority cell, and every request still succeeds', async () => {
+    expect((await anvil.request('/light/ping')).status).toBe(200);
+    const statuses = new Map<number, number>();
+    let moved: Record<string, any> | undefined;
+    const deadline = Date.now() + 20_000;
+    const worker = async () => {
+      while (moved === undefined && Date.now() < deadline) {
+        const { status } = await anvil.request('/hog/burn');
+        statuses.set(status, (statuses.get(status) ?? 0) + 1);
+        moved = anvil.logLines().find((l) => l.msg === 'API keeps the CPU busy; it now runs in the low-priority cell');
+      }
+    };
+    await Promise.all([worker(), worker(), worker(), worker()]);
+    expect(moved).toMatchObject({ api: 'hog', host: 'localhost' });
+    expect(moved!.cores).toBeGreaterThanOrEqual(0.5);
+
+    // Requests in flight on the old threads finished there; the next ones run in the new cell.
+    for (let i = 0; i < 4; i++) {
+      const { status } = await anvil.request('/hog/burn');
+      statuses.set(status, (statuses.get(status) ?? 0) + 1);
+    }
+    expect([...statuses.keys()]).toEqual([200]);
+
+    // The new cell is a child of the instance started with --nice 10, and runs at that priority.
+    const low = await eventually(() => childrenOf(anvil.pid).find((pid) => cmdline(pid).includes(`--cell ${moved!.cell} --nice 10`)));
+    expect(niceOf(low)).toBe(10);
+    for (const pid of childrenOf(anvil.pid).filter((p) => p !== low)) expect(niceOf(pid)).toBe(0);
+    expect(anvil.logLines().some((l) => l.api === 'light' && String(l.msg).includes('low-priority'))).toBe(false);
+  });
+});
