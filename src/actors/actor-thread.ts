@@ -13,11 +13,16 @@ import { parentPort } from 'node:worker_threads';
 import type { CompiledRelease } from '../config/types.js';
 import { builtinDirectives } from '../directives/catalogue.js';
 import { ApiEngine, type ErrorReporter } from '../engine/api-engine.js';
+import { prepareParamChecks } from '../engine/param-check.js';
 import { emptyFrame, FrameReader, FrameType, FrameWriter } from '../protocol/frames.js';
 import { decodeRequest, encodeHello, encodeResponse, encodeStats, type ThreadData } from '../protocol/messages.js';
 import { ActorRuntime } from './actor-runtime.js';
 import { BusClient } from './bus-client.js';
 import { createSandbox } from './sandbox-setup.js';
+
+// Work every API's thread needs, done while this thread is still the cell's spare.
+prepareParamChecks(builtinDirectives.values());
+parentPort?.postMessage({ type: 'spare-ready' });
 
 const data = await new Promise<ThreadData>((resolve) => {
   parentPort!.once('message', (message: { type: 'assign'; data: ThreadData }) => resolve(message.data));
@@ -39,6 +44,8 @@ const customDirectives = sandbox?.directives() ?? new Map();
 const engine = new ApiEngine(release, runtime, (name) => builtinDirectives.get(name) ?? customDirectives.get(name), reportError);
 
 let inFlight = 0;
+/** Requests that arrived since the last stats report. */
+let arrived = 0;
 let retiring = false;
 let exiting = false;
 
@@ -55,6 +62,7 @@ const reader = new FrameReader((type, payload) => {
   if (type === FrameType.Request) {
     const { number, request } = decodeRequest(payload);
     inFlight++;
+    arrived++;
     engine
       .handle(request, (response) => writer.write(encodeResponse(number, response)))
       .catch((error: unknown) => reportError({ requestId: request.id, label: '(thread)', directive: '(thread)', status: 500, message: String(error), pass: 'main' }))
@@ -90,9 +98,11 @@ const statsTimer = setInterval(() => {
   windowStart = now;
   const cpuMs = loop.active + (sandbox?.takeCpuMs() ?? 0);
   const isolates = sandbox?.isolates ?? 0;
+  const requests = arrived;
+  arrived = 0;
   if (isolates === 0 && cpuMs < 1) return;
   (isolates === 0 ? Promise.resolve(0) : sandbox!.heapBytes()).then(
-    (isolateHeapBytes) => writer.write(encodeStats({ isolateHeapBytes, isolates, cpuMs, windowMs })),
+    (isolateHeapBytes) => writer.write(encodeStats({ isolateHeapBytes, isolates, cpuMs, windowMs, requests })),
     () => {},
   );
 }, STATS_EVERY_MS);

@@ -19,12 +19,18 @@ delete process.env.ANVIL_CELL_TOKEN;
 const threadEntry = new URL('../actors/actor-thread.js', import.meta.url);
 const workers = new Set<Worker>();
 /**
- * A thread whose modules are loaded and which serves no API yet: the next API that needs a thread
- * gets it, so a cold start skips starting a worker and loading the engine (~100 ms → a few ms).
- * Replaced a moment after it is taken, off the path of the request that took it.
+ * Threads whose modules are loaded and which serve no API yet: the next API that needs a thread
+ * gets one, so a cold start skips starting a worker and loading the engine (~400 ms → a few ms).
+ * Two, because a spare takes ~400 ms to load: two cold starts in a row both find one ready. A taken
+ * spare is replaced a moment later, off the path of the request that took it.
  */
-let spare: Worker | null = null;
+const SPARES = 2;
 const SPARE_DELAY_MS = 100;
+const spares: Worker[] = [];
+/** Spares whose modules are loaded (they said `spare-ready`). */
+const readySpares = new Set<Worker>();
+/** Removes the listeners a spare had while it waited. */
+const spareListeners = new Map<Worker, () => void>();
 /** `<actor>#<thread>` → its worker, for terminate-thread. */
 const byName = new Map<string, Worker>();
 let draining = false;
@@ -37,25 +43,42 @@ function newWorker(): Worker {
   return new Worker(threadEntry, { env: {}, stdout: false, stderr: false });
 }
 
-function startSpare(): void {
-  if (draining || spare !== null) return;
+/**
+ * Starts one spare when there are fewer than SPARES and none is loading: spares load one at a time,
+ * so they never take more than one core from the requests of a cell that just started.
+ */
+function startSpares(): void {
+  if (draining || spares.length >= SPARES || spares.some((s) => !readySpares.has(s))) return;
   const worker = newWorker();
-  spare = worker;
-  worker.on('error', (error) => send({ type: 'log', level: 'error', msg: 'spare actor thread failed', fields: { error: error.message } }));
-  worker.on('exit', () => {
-    if (spare !== worker) return;
-    spare = null;
-    setTimeout(startSpare, 1_000).unref();
-  });
+  spares.push(worker);
+  const onMessage = (message: { type?: string }) => {
+    if (message?.type !== 'spare-ready') return;
+    readySpares.add(worker);
+    startSpares();
+  };
+  const onError = (error: Error) => send({ type: 'log', level: 'error', msg: 'spare actor thread failed', fields: { error: error.message } });
+  const onExit = () => {
+    readySpares.delete(worker);
+    const at = spares.indexOf(worker);
+    if (at < 0) return;
+    spares.splice(at, 1);
+    setTimeout(startSpares, 1_000).unref();
+  };
+  worker.on('message', onMessage).on('error', onError).on('exit', onExit);
+  // Only our own listeners: removeAllListeners() would also drop the ones Node uses to deliver messages.
+  spareListeners.set(worker, () => worker.off('message', onMessage).off('error', onError).off('exit', onExit));
 }
 
+/** A loaded spare, else the one loading, else a new worker. */
 function takeWorker(): Worker {
-  const worker = spare ?? newWorker();
-  if (spare !== null) {
-    spare.removeAllListeners();
-    spare = null;
-  }
-  setTimeout(startSpare, SPARE_DELAY_MS).unref();
+  const ready = spares.find((s) => readySpares.has(s));
+  const worker = ready ?? spares[0] ?? newWorker();
+  const at = spares.indexOf(worker);
+  if (at >= 0) spares.splice(at, 1);
+  readySpares.delete(worker);
+  spareListeners.get(worker)?.();
+  spareListeners.delete(worker);
+  setTimeout(startSpares, SPARE_DELAY_MS).unref();
   return worker;
 }
 
@@ -94,7 +117,7 @@ process.on('message', (message: RouterToCell) => {
   else if (message.type === 'terminate-thread') void byName.get(`${message.actor}#${message.thread}`)?.terminate();
   else if (message.type === 'drain') {
     draining = true;
-    void spare?.terminate();
+    for (const spare of spares.splice(0)) void spare.terminate();
     if (workers.size === 0) process.exit(0);
   }
 });
@@ -107,10 +130,10 @@ process.on('SIGTERM', () => {});
 // The router went away: threads see their sockets close and finish; leave once they are gone.
 process.on('disconnect', () => {
   draining = true;
-  void spare?.terminate();
+  for (const spare of spares.splice(0)) void spare.terminate();
   if (workers.size === 0) process.exit(0);
   setTimeout(() => process.exit(0), 10_000).unref();
 });
 
-startSpare();
+startSpares();
 send({ type: 'ready', cell });

@@ -117,6 +117,8 @@ export interface ThreadStats {
   /** CPU the thread used for its API over the last `windowMs`: its event loop and its isolates. */
   cpuMs: number;
   windowMs: number;
+  /** Requests (and job runs) that arrived in the window. */
+  requests: number;
 }
 
 export function encodeStats(stats: ThreadStats): Buffer {

@@ -34,6 +34,8 @@ const START_FAILURE_BACKOFF_MS = 1_000;
  */
 export class ActorHandle {
   private readonly threads: ThreadLink[] = [];
+  /** A cell it moves to once that cell is ready (see relocate). */
+  private movingTo: number | null = null;
   private readonly waiting = new Fifo<Job>();
   private starting = 0;
   private nextThread = 0;
@@ -67,6 +69,12 @@ export class ActorHandle {
    */
   relocate(cell: number): void {
     if (cell === this.cell) return;
+    // The old threads keep serving until the new cell can start one (a new cell takes a second).
+    if (!this.starter.isCellReady(cell)) {
+      this.movingTo = cell;
+      return;
+    }
+    this.movingTo = null;
     this.cell = cell;
     // A thread still starting in the old cell is refused when it dials in (its cell is not ours).
     this.starting = 0;
@@ -136,8 +144,10 @@ export class ActorHandle {
     this.starting = 0;
   }
 
-  cellReady(): void {
-    if (this.waiting.length > 0) this.startThread();
+  /** A cell became ready: its own (start waiting threads), or the one it is moving to. */
+  cellReady(cell: number): void {
+    if (this.movingTo === cell) this.relocate(cell);
+    else if (cell === this.cell && this.waiting.length > 0) this.startThread();
   }
 
   /** Retires threads idle for too long (all of them when the actor is no longer current). */

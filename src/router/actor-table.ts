@@ -25,6 +25,8 @@ export interface CellControl extends ThreadStarter {
 const TERMINATE_GRACE_MS = 3_000;
 /** An API keeping more than this many cores busy is CPU-heavy; it stays so until light for HEAVY_HOLD_MS. */
 const HEAVY_CORES = 0.5;
+/** …and whose requests cost more than this much CPU each (a busy API of cheap requests is not a hog). */
+const HEAVY_MS_PER_REQUEST = 5;
 const HEAVY_HOLD_MS = 30_000;
 /** The priority of the low-priority cell: weight 110 against the router's 1024 (nice 0). */
 const LOW_PRIORITY_NICE = 10;
@@ -42,7 +44,7 @@ export class ActorTable {
   private busCall: (caller: ActorSpec, call: BusCall, reply: (response: JobResponse) => void) => void = (_c, _call, reply) =>
     reply({ status: 503, headers: [], body: null });
   private readonly faults = new FaultPolicy();
-  private readonly cpu = new CpuPlacement(HEAVY_CORES, HEAVY_HOLD_MS);
+  private readonly cpu = new CpuPlacement(HEAVY_CORES, HEAVY_MS_PER_REQUEST, HEAVY_HOLD_MS);
   /** The cell of CPU-heavy APIs, started when the first one shows up. */
   private lowPriorityCell: number | null = null;
   private readonly sweeper: NodeJS.Timeout;
@@ -128,7 +130,7 @@ export class ActorTable {
 
   readonly cellEvents: Omit<CellEvents, 'log'> = {
     ready: (cell) => {
-      for (const actor of this.actors.values()) if (actor.cell === cell) actor.cellReady();
+      for (const actor of this.actors.values()) actor.cellReady(cell);
     },
     down: (cell, reason) => {
       const now = Date.now();
@@ -168,11 +170,27 @@ export class ActorTable {
   /** A thread reported its CPU: an API that keeps too many cores busy moves to the low-priority cell. */
   private noteCpu(actor: ActorHandle, now: number): void {
     let cores = 0;
-    for (const link of actor.links) if (now - link.statsAt < STATS_FRESH_MS) cores += link.stats.cpuMs / Math.max(1, link.stats.windowMs);
+    let cpuMs = 0;
+    let requests = 0;
+    for (const link of actor.links) {
+      if (now - link.statsAt >= STATS_FRESH_MS) continue;
+      cores += link.stats.cpuMs / Math.max(1, link.stats.windowMs);
+      cpuMs += link.stats.cpuMs;
+      requests += link.stats.requests;
+    }
+    // A request still running at the end of a window (an endless loop) makes its cost unbounded.
+    const msPerRequest = requests === 0 ? Infinity : cpuMs / requests;
     const identity = identityOf(actor);
-    if (!this.cpu.note(identity, cores, now) || this.faults.cellOf(identity) !== undefined) return;
+    if (!this.cpu.note(identity, cores, msPerRequest, now) || this.faults.cellOf(identity) !== undefined) return;
     this.lowPriorityCell ??= this.control!.addCell(LOW_PRIORITY_NICE);
-    this.log('warn', 'API keeps the CPU busy; it now runs in the low-priority cell', { api: actor.spec.key, host: actor.spec.host, cores: Math.round(cores * 100) / 100, from: actor.cell, cell: this.lowPriorityCell });
+    this.log('warn', 'API keeps the CPU busy; it now runs in the low-priority cell', {
+      api: actor.spec.key,
+      host: actor.spec.host,
+      cores: Math.round(cores * 100) / 100,
+      msPerRequest: Number.isFinite(msPerRequest) ? Math.round(msPerRequest * 10) / 10 : null,
+      from: actor.cell,
+      cell: this.lowPriorityCell,
+    });
     actor.relocate(this.lowPriorityCell);
   }
 

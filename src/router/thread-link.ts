@@ -27,7 +27,7 @@ export class ThreadLink {
   /** Closed (not retired) with requests in flight: its thread or cell died under work. */
   lostWork = false;
   /** The thread's last report of itself. */
-  stats: ThreadStats = { isolateHeapBytes: 0, isolates: 0, cpuMs: 0, windowMs: 1 };
+  stats: ThreadStats = { isolateHeapBytes: 0, isolates: 0, cpuMs: 0, windowMs: 1, requests: 0 };
   /** When `stats` came (a thread that did next to nothing stops reporting: old figures are stale). */
   statsAt = 0;
 

@@ -139,20 +139,24 @@ export class Sandbox {
     const wallLeft = () => Math.max(1, limits.wallMs - (Date.now() - startWall));
     let context: ivm.Context | null = null;
     try {
-      const ready = await gate.run(async () => {
-        const made = await isolate.createContext();
-        await slot.bootstrap.run(made, { timeout: wallLeft() });
-        return made;
-      });
-      context = ready;
+      // Making the context and installing the facade are ours and short: they run synchronously on
+      // this thread (an async isolated-vm call costs a thread hand-off each way, ~100 µs, and the
+      // gate lets no other call's task in meanwhile). The directive's own code runs async below.
       const settle = `__anvilSettle${randomBytes(6).toString('hex')}`;
-      await gate.run(() =>
-        ready.evalClosure(
+      const ready = await gate.run(async () => {
+        // The context starts from the pool's snapshot: the bootstrap is already in it.
+        const made = isolate.createContextSync();
+        made.evalClosureSync(
           '__anvilInstall($0, $1, $2)',
           [new ivm.Callback(bridge.sync), new ivm.Callback(bridge.start), new ivm.ExternalCopy({ id: ctx.id, name, settle }).copyInto()],
           { timeout: wallLeft() },
-        ),
-      );
+        );
+        return made;
+      });
+      context = ready;
+      // The directive's own code runs async, on isolated-vm's thread: a fatal error there (an
+      // allocation V8 cannot survive) aborts the cell, which the router contains, where on this
+      // thread it would leave the thread hanging.
       bridge.settle = (ticket, reply) => {
         if (isolate.isDisposed) return;
         // The directive's continuation after an await runs in this task.

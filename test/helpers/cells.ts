@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { apiIdentity, assignCell } from '../../src/cells/assign.js';
 
 /** The pid of cell `index` of an instance (its child process started with `--cell <index>`). */
@@ -25,4 +26,28 @@ export function keysPerCell(prefix: string, cells: number, env = 'dev'): string[
     if (found[cell] === undefined) found[cell] = key;
   }
   return found;
+}
+
+/** The OS threads of a process (its /proc tasks). */
+export function taskCount(pid: number): number {
+  return readdirSync(`/proc/${pid}/task`).length;
+}
+
+/**
+ * The task count of a cell once it has stopped changing for a second: a cell starts its spare
+ * threads one after another, so a count read right after start may miss one.
+ */
+export async function settledTaskCount(pid: number): Promise<number> {
+  let last = taskCount(pid);
+  let stableSince = Date.now();
+  const deadline = Date.now() + 15_000;
+  while (Date.now() - stableSince < 1_000 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+    const now = taskCount(pid);
+    if (now !== last) {
+      last = now;
+      stableSince = Date.now();
+    }
+  }
+  return last;
 }

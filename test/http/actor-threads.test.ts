@@ -1,6 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cellOf, cellPid } from '../helpers/cells.js';
+import { cellOf, cellPid, settledTaskCount } from '../helpers/cells.js';
 import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
 
 // Threads are observed as the operating system sees them: the tasks of the API's cell process. The
@@ -20,7 +20,7 @@ const threads = () => readdirSync(`/proc/${cellPid(anvil.pid, cellOf('pool', 1))
 beforeAll(async () => {
   // One cell, so the only actor threads in it are the pool API's; short idle timeout.
   anvil = await startInstance({ apis: { pool: { 'api.yaml': SLOW } }, args: ['--cells', '1', '--idle-timeout', '600ms', '--thread-concurrency', '64'] });
-  baseline = readdirSync(`/proc/${cellPid(anvil.pid, 0)}/task`).length;
+  baseline = await settledTaskCount(cellPid(anvil.pid, 0));
 });
 afterAll(async () => anvil?.dispose());
 

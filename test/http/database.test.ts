@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cellOf, cellPid } from '../helpers/cells.js';
+import { cellOf, cellPid, settledTaskCount } from '../helpers/cells.js';
 import { eventually, startInstance, type ApiFiles, type TestInstance } from '../helpers/instance.js';
 
 // SPEC §2 (Assets/db, Assets/sql) and §7 (DatabaseConnect, DatabaseQuery), against real SQLite
@@ -410,7 +410,7 @@ INSERT INTO hits VALUES (1), (2), (3);
   it('apply each migration once', async () => {
     race = await startInstance({ apis: { race: RACE }, args: ['--cells', '1'] });
     const tasks = () => readdirSync(`/proc/${cellPid(race.pid, cellOf('race', 1))}/task`).length;
-    const baseline = tasks();
+    const baseline = await settledTaskCount(cellPid(race.pid, cellOf('race', 1)));
     // A request every 50 ms: once one has been in flight for a while (the first thread is busy
     // migrating), the actor starts a second thread, which opens the database meanwhile.
     const pending = [];

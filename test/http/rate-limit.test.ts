@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import { Agent, request as undiciRequest } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cellPid } from '../helpers/cells.js';
+import { cellPid, settledTaskCount } from '../helpers/cells.js';
 import { eventually, startInstance, type Reply, type TestInstance } from '../helpers/instance.js';
 
 // RateLimit (SPEC §7, SECURITY.md "Lessons from gateways' rate limiters"): fixed windows counted
@@ -153,7 +153,7 @@ for (const backend of [embedded, redisBackend]) {
         args: ['--max-threads', '2', '--thread-concurrency', '4', '--cells', '1'],
         env: backend.env,
       });
-      baseline = readdirSync(`/proc/${cellPid(anvil.pid, 0)}/task`).length;
+      baseline = await settledTaskCount(cellPid(anvil.pid, 0));
     });
     afterAll(async () => {
       await other.close();
