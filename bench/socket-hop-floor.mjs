@@ -49,9 +49,15 @@ if (process.argv[2] === '--child') {
   const waiting = new Map();
   let next = 1;
   let send = null;
+  const server = http.createServer((req, res) => {
+    const id = next++;
+    waiting.set(id, res);
+    send(id, JSON.stringify([req.method, req.url, req.rawHeaders]));
+  });
   net
     .createServer((socket) => {
       send = frameWriter(socket);
+      if (!server.listening) server.listen(port, '127.0.0.1'); // only once the child is there
       socket.on(
         'data',
         frameReader((id, body) => {
@@ -67,11 +73,4 @@ if (process.argv[2] === '--child') {
       process.on('exit', () => child.kill());
       process.on('SIGTERM', () => process.exit(0));
     });
-  http
-    .createServer((req, res) => {
-      const id = next++;
-      waiting.set(id, res);
-      send(id, JSON.stringify([req.method, req.url, req.rawHeaders]));
-    })
-    .listen(port, '127.0.0.1');
 }
