@@ -44,11 +44,12 @@ function newWorker(): Worker {
 }
 
 /**
- * Starts one spare when there are fewer than SPARES and none is loading: spares load one at a time,
- * so they never take more than one core from the requests of a cell that just started.
+ * Starts one spare when there are fewer than SPARES. At boot they load one at a time, so they never
+ * take more than one core from the first requests of a cell that just started; a replacement for a
+ * taken spare starts at once (`replacing`), or a quick series of cold starts would outrun them.
  */
-function startSpares(): void {
-  if (draining || spares.length >= SPARES || spares.some((s) => !readySpares.has(s))) return;
+function startSpares(replacing = false): void {
+  if (draining || spares.length >= SPARES || (!replacing && spares.some((s) => !readySpares.has(s)))) return;
   const worker = newWorker();
   spares.push(worker);
   const onMessage = (message: { type?: string }) => {
@@ -78,7 +79,7 @@ function takeWorker(): Worker {
   readySpares.delete(worker);
   spareListeners.get(worker)?.();
   spareListeners.delete(worker);
-  setTimeout(startSpares, SPARE_DELAY_MS).unref();
+  setTimeout(() => startSpares(true), SPARE_DELAY_MS).unref();
   return worker;
 }
 
