@@ -84,6 +84,8 @@ export class ActorHandle {
 
   /** Moves the actor to another cell (quarantine); only once its cell died, so it has no thread. */
   moveTo(cell: number): void {
+    // Quarantine wins over a pending move to the low-priority cell.
+    this.movingTo = null;
     this.cell = cell;
     this.starting = 0;
     this.threads.length = 0;
