@@ -53,38 +53,50 @@ async function change(key: string, env: string, flags: Flags, verb: string, comp
 
 const help = (example: string) => `\nThe target comes from DEPLOY_ENDPOINT_<ENV>, PUBLIC_HOST_<ENV> and API_KEY_<ENV> (.env or the environment).\n\nExample:\n  ${example}\n`;
 
+/** publish, disable and rollback: one GET-then-PUT each, differing in the change they make. */
+interface ChangeCommand {
+  name: string;
+  description: string;
+  /** Its release option: `--release` or `--to`. */
+  releaseOption: [flags: string, description: string];
+  verb: string;
+  compute: Change;
+}
+
+const CHANGE_COMMANDS: ChangeCommand[] = [
+  {
+    name: 'publish',
+    description: 'Make an API active and public (its current release, or --release R).',
+    releaseOption: ['--release <id>', 'publish this release instead of the current one'],
+    verb: 'published',
+    compute: (r, f) => ({ active: true, public: true, release: chosenRelease(r, f.release) }),
+  },
+  {
+    name: 'disable',
+    description: 'Disable an API: it then answers 404 on every host (publish brings it back).',
+    releaseOption: ['--release <id>', 'also switch to this release'],
+    verb: 'disabled',
+    compute: (r, f) => ({ active: false, public: false, release: chosenRelease(r, f.release) }),
+  },
+  {
+    name: 'rollback',
+    description: 'Switch an API back to the release before the current one (or --to R); active and public stay as they are.',
+    releaseOption: ['--to <id>', 'the release to switch to (see anvil status)'],
+    verb: 'rolled back',
+    compute: (r, f) => ({ active: r.active, public: r.public, release: f.to === undefined ? previousRelease(r) : chosenRelease(r, f.to) }),
+  },
+];
+
 export function registerReleaseCommands(program: Command): void {
-  program
-    .command('publish <key> <env>')
-    .description('Make an API active and public (its current release, or --release R).')
-    .option('--release <id>', 'publish this release instead of the current one')
-    .option('--json', 'print JSON for scripts', false)
-    .addHelpText('after', help('anvil publish orders dev'))
-    .action((key: string, env: string, flags: Flags) =>
-      run(flags.json, () => change(key, envArgument(env), flags, 'published', (r, f) => ({ active: true, public: true, release: chosenRelease(r, f.release) }))),
-    );
-
-  program
-    .command('disable <key> <env>')
-    .description('Disable an API: it then answers 404 on every host (publish brings it back).')
-    .option('--release <id>', 'also switch to this release')
-    .option('--json', 'print JSON for scripts', false)
-    .addHelpText('after', help('anvil disable orders dev'))
-    .action((key: string, env: string, flags: Flags) =>
-      run(flags.json, () => change(key, envArgument(env), flags, 'disabled', (r, f) => ({ active: false, public: false, release: chosenRelease(r, f.release) }))),
-    );
-
-  program
-    .command('rollback <key> <env>')
-    .description('Switch an API back to the release before the current one (or --to R); active and public stay as they are.')
-    .option('--to <id>', 'the release to switch to (see anvil status)')
-    .option('--json', 'print JSON for scripts', false)
-    .addHelpText('after', help('anvil rollback orders dev'))
-    .action((key: string, env: string, flags: Flags) =>
-      run(flags.json, () =>
-        change(key, envArgument(env), flags, 'rolled back', (r, f) => ({ active: r.active, public: r.public, release: f.to === undefined ? previousRelease(r) : chosenRelease(r, f.to) })),
-      ),
-    );
+  for (const command of CHANGE_COMMANDS) {
+    program
+      .command(`${command.name} <key> <env>`)
+      .description(command.description)
+      .option(...command.releaseOption)
+      .option('--json', 'print JSON for scripts', false)
+      .addHelpText('after', help(`anvil ${command.name} orders dev`))
+      .action((key: string, env: string, flags: Flags) => run(flags.json, () => change(key, envArgument(env), flags, command.verb, command.compute)));
+  }
 
   program
     .command('status <key> <env>')

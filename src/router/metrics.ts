@@ -20,7 +20,7 @@ export interface RequestObservation {
   /** The endpoint that answered (`get /users/{id}`), or '' when none did (404, or the router answered). */
   route: string;
   status: number;
-  /** Set when the router answered instead of the API: `timeout`, `unavailable`, `actor_lost`, … */
+  /** Set when the router answered instead of the API: `timeout`, `mailbox_full`, `cell_died`, … */
   failure: string | null;
   seconds: number;
 }
@@ -40,7 +40,7 @@ export class Metrics {
   private readonly requests = new RequestMeters(this.registry);
   private readonly errors = new Counter({
     name: 'anvil_request_errors_total',
-    help: 'Requests that ended in an error: the API answered 5xx (reason "api"), or the router answered for it (timeout, unavailable, actor_lost, …)',
+    help: 'Requests that ended in an error: the API answered 5xx (reason "api"), or the router answered for it (timeout, mailbox_full, cell_died, …)',
     labelNames: ['host', 'api', 'route', 'reason'],
     registers: [this.registry],
   });
