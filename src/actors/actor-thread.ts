@@ -7,21 +7,24 @@
  * flight, AFTER_FLOW included, and exit.
  */
 import { readFileSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import type { CompiledRelease } from '../config/types.js';
 import { builtinDirectives } from '../directives/catalogue.js';
 import { ApiEngine, type ErrorReporter } from '../engine/api-engine.js';
 import { prepareParamChecks } from '../engine/param-check.js';
 import { emptyFrame, FrameReader, FrameType, FrameWriter } from '../protocol/frames.js';
-import { decodeRequest, encodeHello, encodeResponse, encodeStats, type ThreadData } from '../protocol/messages.js';
+import { decodeRequest, encodeHello, encodeResponse, encodeStats, type SpareData, type ThreadData } from '../protocol/messages.js';
 import { ActorRuntime } from './actor-runtime.js';
 import { BusClient } from './bus-client.js';
 import { createSandbox } from './sandbox-setup.js';
 
-// Work every API's thread needs, done while this thread is still the cell's spare.
-prepareParamChecks(builtinDirectives.values());
+// Work every API's thread needs, done while this thread is still the cell's spare: the checks of
+// every built-in, and the connection to the router (its hello names no API yet).
+prepareParamChecks(builtinDirectives);
+const spare = workerData as SpareData | undefined;
+const spareSocket = spare === undefined ? null : dial(spare);
 parentPort?.postMessage({ type: 'spare-ready' });
 
 const data = await new Promise<ThreadData>((resolve) => {
@@ -49,8 +52,8 @@ let arrived = 0;
 let retiring = false;
 let exiting = false;
 
-const socket = connect(data.socketPath);
-socket.setNoDelay(true);
+// A spare's connection broke meanwhile (or it had none): dial now.
+const socket = spareSocket === null || spareSocket.destroyed ? dial(data) : spareSocket;
 const writer = new FrameWriter(socket);
 const bus = new BusClient(writer);
 runtime.bus = bus;
@@ -115,6 +118,16 @@ socket.on('close', () => {
 socket.on('error', () => {
   // 'close' follows; nothing else to do.
 });
+
+function dial({ socketPath, token, cell }: SpareData): Socket {
+  const connection = connect(socketPath);
+  connection.setNoDelay(true);
+  connection.on('error', () => {
+    // 'close' follows; a spare's broken connection is replaced when it gets an API.
+  });
+  connection.write(encodeHello({ token, cell, actor: '', thread: -1 }));
+  return connection;
+}
 
 async function exitWhenIdle(): Promise<void> {
   if (inFlight > 0 || exiting) return;

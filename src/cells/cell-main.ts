@@ -5,7 +5,7 @@
  */
 import { setPriority } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import type { CellToRouter, RouterToCell, ThreadData } from '../protocol/messages.js';
+import type { CellToRouter, RouterToCell, SpareData, ThreadData } from '../protocol/messages.js';
 
 const cell = Number(process.argv[process.argv.indexOf('--cell') + 1]);
 // Threads inherit the priority of the thread that starts them: set it before starting any, so the
@@ -40,7 +40,8 @@ function send(message: CellToRouter): void {
 }
 
 function newWorker(): Worker {
-  return new Worker(threadEntry, { env: {}, stdout: false, stderr: false });
+  const workerData: SpareData = { socketPath, token, cell };
+  return new Worker(threadEntry, { env: {}, stdout: false, stderr: false, workerData });
 }
 
 /**

@@ -3,9 +3,9 @@
  * in-process bus (no socket, private APIs allowed, hop counted); anywhere else over HTTP through
  * the egress policy, never following redirects. Every outgoing request carries the correlation id.
  */
-import { request as httpRequest } from 'undici';
+import type { request as UndiciRequest } from 'undici';
 import type { DirectiveContext } from '../engine/context.js';
-import { egressAgent, checkLiteralHost } from '../egress/egress-agent.js';
+import { egressAgent, checkLiteralHost, undici } from '../egress/egress-agent.js';
 import { egressPolicy } from '../egress/egress-policy.js';
 import { AnvilError } from '../errors.js';
 
@@ -63,7 +63,7 @@ async function network(ctx: DirectiveContext, request: OutgoingRequest, headers:
   checkLiteralHost(policy, url.hostname);
   delete headers.host;
   try {
-    const response = await httpRequest(url, {
+    const response = await undici().request(url, {
       method: request.verb.toUpperCase() as 'GET',
       headers,
       body: request.body ?? undefined,
@@ -71,7 +71,7 @@ async function network(ctx: DirectiveContext, request: OutgoingRequest, headers:
       headersTimeout: request.timeoutMs,
       bodyTimeout: request.timeoutMs,
       maxRedirections: 0,
-    } as Parameters<typeof httpRequest>[1]);
+    } as Parameters<typeof UndiciRequest>[1]);
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const chunk of response.body) {

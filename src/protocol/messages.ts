@@ -43,8 +43,16 @@ export interface ThreadData {
 export interface ThreadHello {
   token: string;
   cell: number;
+  /** '' from a spare that dialled ahead: its actor's hello follows on the same socket once it has one. */
   actor: string;
   thread: number;
+}
+
+/** workerData of a spare thread: enough to dial the router before it has an API. */
+export interface SpareData {
+  socketPath: string;
+  token: string;
+  cell: number;
 }
 
 export type RouterToCell =

@@ -23,7 +23,8 @@ export type ThreadArrival = (hello: ThreadHello, socket: Socket, reader: Switcha
 
 /**
  * The Unix socket actor threads connect to. The first frame must be a hello carrying the cell
- * token; anything else closes the connection.
+ * token; anything else closes the connection. A spare thread connects before it has an API (its
+ * hello names no actor), so a cold start does not wait for a connection; its actor's hello follows.
  */
 export class ThreadServer {
   private readonly server: Server;
@@ -58,12 +59,14 @@ export class ThreadServer {
     let greeted = false;
     const reader = new SwitchableReader((type, payload) => {
       if (greeted) return;
-      greeted = true;
       const hello = type === FrameType.Hello ? parseHello(payload) : null;
       if (hello === null || !safeEqual(this.token, hello.token)) {
         socket.destroy();
         return;
       }
+      // A spare thread dialled ahead: it waits here until the cell gives it an API.
+      if (hello.actor === '') return;
+      greeted = true;
       this.onThread(hello, socket, reader);
     });
     socket.on('data', (chunk) => reader.reader.push(chunk));

@@ -15,7 +15,8 @@
  * ANVIL_ERR_KV_UNAVAILABLE (503); the caller decides whether to fail open or closed. ioredis keeps
  * reconnecting in the background, so the store recovers by itself.
  */
-import { Redis, type RedisOptions } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis, RedisOptions } from 'ioredis';
 import { AnvilError } from '../errors.js';
 import { checkIncrement, checkKey, checkNamespace, checkTtl, checkValue } from './kv-checks.js';
 import { KvErrors } from './kv-errors.js';
@@ -92,7 +93,9 @@ export class RedisKvBackend implements KvBackend {
       connectTimeout: REDIS_KV_DEFAULTS.connectTimeoutMs,
       commandTimeout: REDIS_KV_DEFAULTS.commandTimeoutMs,
     };
-    this.redis = new Redis(url, options) as ScriptedRedis;
+    // Loaded here, not at import: a thread without Redis never pays for loading ioredis.
+    const { Redis: RedisClient } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+    this.redis = new RedisClient(url, options) as ScriptedRedis;
     this.redis.defineCommand('anvilIncrement', { numberOfKeys: 1, lua: INCREMENT_LUA });
     // Without a listener ioredis prints every failed reconnection; keep the last for messages.
     this.redis.on('error', (error: Error) => {
