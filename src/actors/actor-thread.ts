@@ -9,15 +9,17 @@
 import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, threadId, workerData } from 'node:worker_threads';
 import type { CompiledRelease } from '../config/types.js';
 import { builtinDirectives } from '../directives/catalogue.js';
-import { ApiEngine, type ErrorReporter } from '../engine/api-engine.js';
+import { ApiEngine, type EngineRequest, type ErrorReporter } from '../engine/api-engine.js';
 import { prepareParamChecks } from '../engine/param-check.js';
 import { emptyFrame, FrameReader, FrameType, FrameWriter } from '../protocol/frames.js';
-import { decodeRequest, encodeHello, encodeResponse, encodeStats, type SpareData, type ThreadData } from '../protocol/messages.js';
+import { decodeRequest, encodeHello, encodeResponse, encodeStats, type PeerOffer, type SpareData, type ThreadData, type ThreadHello, type ThreadStats } from '../protocol/messages.js';
 import { ActorRuntime } from './actor-runtime.js';
 import { BusClient } from './bus-client.js';
+import { PeerServer } from './peer-server.js';
+import { ServedMeter } from './served-meter.js';
 import { createSandbox } from './sandbox-setup.js';
 
 // Work every API's thread needs, done while this thread is still the cell's spare: the checks of
@@ -31,6 +33,8 @@ const data = await new Promise<ThreadData>((resolve) => {
   parentPort!.once('message', (message: { type: 'assign'; data: ThreadData }) => resolve(message.data));
 });
 const { spec } = data;
+/** How long a retiring thread waits for its peers to close their connections. */
+const PEER_DRAIN_MS = 5_000;
 const release = JSON.parse(readFileSync(spec.compiledFile, 'utf8')) as CompiledRelease;
 const runtime = new ActorRuntime(spec, release, (level, msg, fields) => {
   parentPort?.postMessage({ type: 'log', level, msg, fields: { api: spec.key, host: spec.host, release: spec.release, ...fields } });
@@ -51,44 +55,63 @@ let inFlight = 0;
 let arrived = 0;
 let retiring = false;
 let exiting = false;
+/** Requests taken straight from peers, for the router's metrics. */
+const served = new ServedMeter();
 
 // A spare's connection broke meanwhile (or it had none): dial now.
 const socket = spareSocket === null || spareSocket.destroyed ? dial(data) : spareSocket;
 const writer = new FrameWriter(socket);
-const bus = new BusClient(writer);
+const hello: ThreadHello = { token: data.token, cell: data.cell, actor: spec.id, thread: data.thread };
+const bus = new BusClient(writer, hello);
 runtime.bus = bus;
-writer.write(encodeHello({ token: data.token, cell: data.cell, actor: spec.id, thread: data.thread }));
+const peers = new PeerServer(`${data.socketPath}.${process.pid}.${threadId}`, data.token, (number, request, peerWriter) => serve(number, request, peerWriter, true), () => {
+  if (retiring) void exitWhenIdle();
+});
+const peerAddress = (await peers.listen()) ? peers.address : undefined;
+writer.write(encodeHello({ ...hello, peer: peerAddress }));
 // From here on a crash is a thread dying, not a thread failing to start (see cell-main).
 parentPort?.postMessage({ type: 'started' });
+
+function serve(number: number, request: EngineRequest, to: FrameWriter, fromPeer: boolean): void {
+  inFlight++;
+  arrived++;
+  const startedAt = fromPeer ? performance.now() : 0;
+  engine
+    .handle(request, (response) => {
+      to.write(encodeResponse(number, response));
+      if (fromPeer) served.observe(response.route ?? '', response.status, (performance.now() - startedAt) / 1000);
+    })
+    .catch((error: unknown) => reportError({ requestId: request.id, label: '(thread)', directive: '(thread)', status: 500, message: String(error), pass: 'main' }))
+    .finally(() => {
+      inFlight--;
+      if (retiring) void exitWhenIdle();
+    });
+}
 
 const reader = new FrameReader((type, payload) => {
   if (type === FrameType.Request) {
     const { number, request } = decodeRequest(payload);
-    inFlight++;
-    arrived++;
-    engine
-      .handle(request, (response) => writer.write(encodeResponse(number, response)))
-      .catch((error: unknown) => reportError({ requestId: request.id, label: '(thread)', directive: '(thread)', status: 500, message: String(error), pass: 'main' }))
-      .finally(() => {
-        inFlight--;
-        if (retiring) void exitWhenIdle();
-      });
+    serve(number, request, writer, false);
   } else if (type === FrameType.CallResult) {
     bus.settle(payload);
   } else if (type === FrameType.EnqueueResult) {
     bus.settleEnqueue(payload);
   } else if (type === FrameType.Ping) {
     writer.write(emptyFrame(FrameType.Pong));
+  } else if (type === FrameType.Peer) {
+    bus.offer(JSON.parse(payload.toString('utf8')) as PeerOffer);
+  } else if (type === FrameType.PeerStop) {
+    peers.stop();
   } else if (type === FrameType.Retire) {
-    retiring = true;
-    void exitWhenIdle();
+    retire();
   }
 });
 socket.on('data', (chunk) => reader.push(chunk));
 
 // What the thread holds and the CPU it used, every 2 s: isolate heap for /anvil/metrics, CPU for the
-// router's scheduling (an API that keeps cores busy is moved to the low-priority cell). A thread
-// that did next to nothing and holds no isolate stays silent.
+// router's scheduling (an API that keeps cores busy is moved to the low-priority cell), and the
+// calls that went straight between it and its peers (the router did not see them). A thread that
+// did next to nothing and holds no isolate stays silent.
 const STATS_EVERY_MS = 2_000;
 let loopBefore = performance.eventLoopUtilization();
 let windowStart = performance.now();
@@ -103,21 +126,39 @@ const statsTimer = setInterval(() => {
   const isolates = sandbox?.isolates ?? 0;
   const requests = arrived;
   arrived = 0;
-  if (isolates === 0 && cpuMs < 1) return;
+  const direct = directCounts();
+  if (isolates === 0 && cpuMs < 1 && direct.served === undefined && direct.peerCalls === undefined) return;
   (isolates === 0 ? Promise.resolve(0) : sandbox!.heapBytes()).then(
-    (isolateHeapBytes) => writer.write(encodeStats({ isolateHeapBytes, isolates, cpuMs, windowMs, requests })),
+    (isolateHeapBytes) => writer.write(encodeStats({ isolateHeapBytes, isolates, cpuMs, windowMs, requests, ...direct })),
     () => {},
   );
 }, STATS_EVERY_MS);
 statsTimer.unref();
 socket.on('close', () => {
   bus.failAll();
-  retiring = true;
-  void exitWhenIdle();
+  retire();
 });
 socket.on('error', () => {
   // 'close' follows; nothing else to do.
 });
+
+function directCounts(): Pick<ThreadStats, 'served' | 'peerCalls'> {
+  const peerCalls = bus.takePeerCalls();
+  return { served: served.take(), peerCalls: peerCalls > 0 ? peerCalls : undefined };
+}
+
+/** No new work: peers are told to call through the router; exit once everything is answered. */
+function retire(): void {
+  if (retiring) return;
+  retiring = true;
+  peers.stop();
+  // A peer that never closes its connection (stuck) does not keep this thread alive for long.
+  setTimeout(() => {
+    peers.close();
+    void exitWhenIdle();
+  }, PEER_DRAIN_MS).unref();
+  void exitWhenIdle();
+}
 
 function dial({ socketPath, token, cell }: SpareData): Socket {
   const connection = connect(socketPath);
@@ -130,9 +171,13 @@ function dial({ socketPath, token, cell }: SpareData): Socket {
 }
 
 async function exitWhenIdle(): Promise<void> {
-  if (inFlight > 0 || exiting) return;
+  if (inFlight > 0 || peers.open > 0 || exiting) return;
   exiting = true;
   await runtime.close();
+  const direct = directCounts();
+  if (direct.served !== undefined || direct.peerCalls !== undefined) {
+    writer.write(encodeStats({ isolateHeapBytes: 0, isolates: sandbox?.isolates ?? 0, cpuMs: 0, windowMs: 1, requests: 0, ...direct }));
+  }
   // The last responses may still be queued for this turn's flush: write them, and exit once the
   // socket has handed everything to the kernel (or after a second, if the router is gone).
   writer.flushNow();

@@ -1,20 +1,66 @@
 import { AnvilError } from '../errors.js';
 import type { FrameWriter } from '../protocol/frames.js';
-import { decodeCallResult, decodeEnqueueResult, encodeCall, encodeEnqueue, type BusCall, type BusResponse } from '../protocol/messages.js';
+import { requestIdGenerator } from '../protocol/request-id.js';
+import { decodeCallResult, decodeEnqueueResult, encodeCall, encodeEnqueue, MAX_BUS_HOPS, splitApiPath, type BusCall, type BusResponse, type PeerOffer, type ThreadHello } from '../protocol/messages.js';
+import { PeerLink } from './peer-link.js';
 
 /**
  * The actor thread's end of the in-process bus: calls (and jobs to store) go to the router on the
- * thread's own socket and their answers come back on it. Calls are pipelined; a caller awaits
- * without blocking the thread.
+ * thread's own socket and their answers come back on it. Once the router has offered a thread of the
+ * called API as a peer, calls to that API go straight to it (one socket each way instead of two).
+ * Calls are pipelined; a caller awaits without blocking the thread.
  */
 export class BusClient {
   private readonly pending = new Map<number, { resolve: (r: BusResponse) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
   private readonly enqueues = new Map<number, { resolve: (id: string) => void; reject: (e: Error) => void }>();
   private next = 1;
+  /** API key → the peer its calls go to. */
+  private readonly peers = new Map<string, PeerLink>();
+  private readonly nextId = requestIdGenerator();
+  /** Calls sent to peers since the last `takePeerCalls` (the router counts the others itself). */
+  private peerCalls = 0;
+  private closed = false;
 
-  constructor(private readonly writer: FrameWriter) {}
+  /** `hello` introduces this thread to its peers (no hello: calls always go through the router). */
+  constructor(
+    private readonly writer: FrameWriter,
+    private readonly hello?: ThreadHello,
+  ) {}
+
+  /** The router offered a thread of API `offer.key`: connect to it; calls use it once connected. */
+  offer(offer: PeerOffer): void {
+    if (this.hello === undefined || this.closed) return;
+    const current = this.peers.get(offer.key);
+    if (current !== undefined && current.actor === offer.actor && current.usable) return;
+    const link = new PeerLink(offer.actor, offer.address, this.hello, this.nextId, (call, timeoutMs) => {
+      // Not run by the peer: the router counts it.
+      this.peerCalls--;
+      return this.viaRouter(call, timeoutMs);
+    }, (unusable) => {
+      if (this.peers.get(offer.key) === unusable) this.peers.delete(offer.key);
+    });
+    this.peers.set(offer.key, link);
+    current?.abandon();
+  }
+
+  takePeerCalls(): number {
+    // Below 0 when calls counted in an earlier report were sent back to the router since.
+    const calls = Math.max(0, this.peerCalls);
+    this.peerCalls -= calls;
+    return calls;
+  }
 
   call(call: BusCall, timeoutMs: number): Promise<BusResponse> {
+    // Deeper than allowed: the router answers 508.
+    const peer = call.hop < MAX_BUS_HOPS ? this.peers.get(splitApiPath(call.path).key) : undefined;
+    if (peer !== undefined && peer.usable) {
+      this.peerCalls++;
+      return peer.call(call, timeoutMs);
+    }
+    return this.viaRouter(call, timeoutMs);
+  }
+
+  private viaRouter(call: BusCall, timeoutMs: number): Promise<BusResponse> {
     const number = this.next;
     this.next = number === 0xffffffff ? 1 : number + 1;
     return new Promise((resolve, reject) => {
@@ -59,6 +105,9 @@ export class BusClient {
 
   /** The router went away: every call in flight fails. */
   failAll(): void {
+    this.closed = true;
+    for (const peer of [...this.peers.values()]) peer.destroy();
+    this.peers.clear();
     for (const [, entry] of this.pending) {
       clearTimeout(entry.timer);
       entry.reject(new AnvilError('ANVIL_ERR_BUS_CLOSED', 502, 'the in-process bus closed'));

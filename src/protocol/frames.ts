@@ -12,7 +12,9 @@ export const FrameType = {
   Request: 2,
   /** thread → router: one response (u32 request number, u16 status, headers JSON, body). */
   Response: 3,
-  /** router → thread: no more requests will come; finish and exit. */
+  /** router → thread: no more requests will come; finish and exit. Also peer → caller: send no
+   * more calls here (the answers to those sent still come), or, with a u32 request number, that
+   * request was not run (send it through the router). */
   Retire: 4,
   /** router → thread: are you responsive? (sent when a busy thread has been silent a while) */
   Ping: 5,
@@ -28,6 +30,10 @@ export const FrameType = {
   EnqueueResult: 10,
   /** thread → router, every few seconds: what the thread holds (JSON ThreadStats). */
   Stats: 11,
+  /** router → thread: calls to API <key> may go straight to a thread of it (JSON PeerOffer). */
+  Peer: 12,
+  /** router → thread: its API was superseded; stop taking calls from peers (they go to the router). */
+  PeerStop: 13,
 } as const;
 export type FrameType = (typeof FrameType)[keyof typeof FrameType];
 

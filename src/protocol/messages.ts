@@ -46,6 +46,38 @@ export interface ThreadHello {
   /** '' from a spare that dialled ahead: its actor's hello follows on the same socket once it has one. */
   actor: string;
   thread: number;
+  /** Where the thread takes bus calls straight from other actor threads (its peer socket). */
+  peer?: string;
+}
+
+/** A thread of API `key` that takes bus calls straight from the caller's thread (FrameType.Peer). */
+export interface PeerOffer {
+  key: string;
+  /** The target's actor (its release): a newer offer for the same key replaces an older one. */
+  actor: string;
+  address: string;
+}
+
+export function encodePeerOffer(offer: PeerOffer): Buffer {
+  return jsonFrame(FrameType.Peer, offer);
+}
+
+/** Peer → caller: request `number` was not run (the peer stopped); send it through the router. */
+export function notTakenFrame(number: number): Buffer {
+  const frame = Buffer.allocUnsafe(9);
+  frame.writeUInt32LE(5, 0);
+  frame[4] = FrameType.Retire;
+  frame.writeUInt32LE(number, 5);
+  return frame;
+}
+
+/** Bus calls deeper than this are refused with 508 (SPEC §10): a cycle A → B → A stops there. */
+export const MAX_BUS_HOPS = 8;
+
+/** `/users/42` → { key: 'users', path: '/42' }: the API a bus call names, and the path within it. */
+export function splitApiPath(full: string): { key: string; path: string } {
+  const slash = full.indexOf('/', 1);
+  return slash < 0 ? { key: full.slice(1), path: '/' } : { key: full.slice(1, slash), path: full.slice(slash) };
 }
 
 /** workerData of a spare thread: enough to dial the router before it has an API. */
@@ -127,6 +159,23 @@ export interface ThreadStats {
   windowMs: number;
   /** Requests (and job runs) that arrived in the window. */
   requests: number;
+  /** Requests its peers sent straight to it since the last report, for the router's metrics. */
+  served?: ServedCount[];
+  /** Calls it sent straight to peers since the last report (anvil_bus_calls_total). */
+  peerCalls?: number;
+}
+
+/** [route, status, count, seconds summed, count per LATENCY_BUCKETS bucket (+Inf last)]. */
+export type ServedCount = [string, number, number, number, number[]];
+
+/** Upper bounds (s) of the request latency histogram, shared by the router and the threads. */
+export const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/** The index of the histogram bucket `seconds` falls in (LATENCY_BUCKETS.length: +Inf). */
+export function latencyBucket(seconds: number): number {
+  let b = 0;
+  while (b < LATENCY_BUCKETS.length && seconds > LATENCY_BUCKETS[b]!) b++;
+  return b;
 }
 
 export function encodeStats(stats: ThreadStats): Buffer {

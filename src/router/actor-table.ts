@@ -2,14 +2,14 @@ import type { Socket } from 'node:net';
 import { apiIdentity, assignCell } from '../cells/assign.js';
 import type { CellEvents } from '../cells/cell-supervisor.js';
 import { Errors } from '../errors.js';
-import type { ActorSpec, BusCall, EnqueueOutcome, EnqueueRequest, ThreadHello } from '../protocol/messages.js';
+import type { ActorSpec, BusCall, EnqueueOutcome, EnqueueRequest, ThreadHello, ThreadStats } from '../protocol/messages.js';
 import { ActorHandle, type ActorLimits, type ThreadStarter } from './actor-handle.js';
 import { CpuPlacement } from './cpu-placement.js';
 import { FaultPolicy } from './fault-policy.js';
 import type { Job, JobResponse } from './job.js';
 import type { ActorGauges } from './metrics.js';
 import { ThreadLink } from './thread-link.js';
-import type { SwitchableReader } from './thread-server.js';
+import type { SwitchableReader } from '../protocol/thread-server.js';
 
 export type Log = (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
 
@@ -41,8 +41,10 @@ const STATS_FRESH_MS = 3_000;
 export class ActorTable {
   private readonly actors = new Map<string, ActorHandle>();
   private control: CellControl | null = null;
-  private busCall: (caller: ActorSpec, call: BusCall, reply: (response: JobResponse) => void) => void = (_c, _call, reply) =>
+  private busCall: (caller: ActorSpec, call: BusCall, reply: (response: JobResponse) => void, offerPeer: (target: ActorSpec, key: string) => void) => void = (_c, _call, reply) =>
     reply({ status: 503, headers: [], body: null });
+  /** A thread reported requests it took straight from peers, and calls it made that way. */
+  private directReport: (spec: ActorSpec, stats: ThreadStats) => void = () => {};
   private readonly faults = new FaultPolicy();
   private readonly cpu = new CpuPlacement(HEAVY_CORES, HEAVY_MS_PER_REQUEST, HEAVY_HOLD_MS);
   /** The cell of CPU-heavy APIs, started when the first one shows up. */
@@ -70,9 +72,13 @@ export class ActorTable {
     this.enqueue = enqueue;
   }
 
-  /** Where bus calls from actor threads go (the Bus). */
-  useBus(call: (caller: ActorSpec, call: BusCall, reply: (response: JobResponse) => void) => void): void {
+  /** Where bus calls from actor threads go (the Bus), and where reports of direct calls go (metrics). */
+  useBus(
+    call: (caller: ActorSpec, call: BusCall, reply: (response: JobResponse) => void, offerPeer: (target: ActorSpec, key: string) => void) => void,
+    directReport: (spec: ActorSpec, stats: ThreadStats) => void,
+  ): void {
     this.busCall = call;
+    this.directReport = directReport;
   }
 
   dispatch(spec: ActorSpec, job: Job): void {
@@ -95,12 +101,27 @@ export class ActorTable {
   /** A newer release (or a disable/delete) took over: the actor gets no new work and drains. */
   supersede(actorId: string): void {
     const actor = this.actors.get(actorId);
-    if (actor !== undefined) actor.current = false;
+    if (actor !== undefined) this.retireFromService(actor);
   }
 
   /** Every actor of an API (any release), e.g. before deleting its data. */
   supersedeApi(host: string, key: string): void {
-    for (const actor of this.actors.values()) if (actor.spec.host === host && actor.spec.key === key) actor.current = false;
+    for (const actor of this.actors.values()) if (actor.spec.host === host && actor.spec.key === key) this.retireFromService(actor);
+  }
+
+  /** No new work for the actor; its threads stop taking calls from peers at once (they drain). */
+  private retireFromService(actor: ActorHandle): void {
+    actor.current = false;
+    for (const link of actor.links) link.stopPeers();
+  }
+
+  /** After a bus call from `caller` to `target`: offers the caller one of the target's threads. */
+  private offerPeer(caller: ThreadLink, target: ActorSpec, key: string): void {
+    const actor = this.actors.get(target.id);
+    if (actor === undefined || !actor.current) return;
+    let best: ThreadLink | null = null;
+    for (const link of actor.links) if (!link.retired && link.peerAddress !== undefined && (best === null || link.load < best.load)) best = link;
+    if (best !== null) caller.offerPeer(key, best, target.id);
   }
 
   threadArrived(hello: ThreadHello, socket: Socket, reader: SwitchableReader): void {
@@ -114,16 +135,20 @@ export class ActorTable {
       reader,
       hello.cell,
       hello.thread,
+      hello.peer,
       () => actor.settled(),
       (closed) => {
         actor.detach(closed);
         if (closed.lostWork) this.faults.noteLostWork(identityOf(actor), closed.cell, Date.now());
       },
-      (call, reply) => this.busCall(actor.spec, call, reply),
+      (call, reply) => this.busCall(actor.spec, call, reply, (target, key) => this.offerPeer(link, target, key)),
       (request, reply) => {
         this.enqueue(actor.spec, request).then(reply, (error: unknown) => reply({ ok: false, status: 503, error: `the job was not stored: ${(error as Error).message}` }));
       },
-      () => this.noteCpu(actor, Date.now()),
+      (reported) => {
+        this.noteCpu(actor, Date.now());
+        if (reported.stats.served !== undefined || reported.stats.peerCalls !== undefined) this.directReport(actor.spec, reported.stats);
+      },
     );
     actor.attach(link);
   }

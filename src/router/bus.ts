@@ -1,11 +1,8 @@
 import { STATUS_CODES } from 'node:http';
-import type { ActorSpec, BusCall } from '../protocol/messages.js';
+import { MAX_BUS_HOPS, splitApiPath, type ActorSpec, type BusCall } from '../protocol/messages.js';
 import type { ApiDirectory } from './api-directory.js';
 import type { Dispatcher } from './dispatcher.js';
 import type { JobResponse } from './job.js';
-
-/** Bus calls deeper than this are refused with 508 (SPEC §10): a cycle A → B → A stops here. */
-export const MAX_BUS_HOPS = 8;
 
 /**
  * The in-process message bus (SPEC §7 Pull/Push/Http to `$.memory.anvil-localhost`): a call from an
@@ -18,12 +15,14 @@ export class Bus {
     private readonly dispatcher: Dispatcher,
   ) {}
 
-  call(caller: ActorSpec, call: BusCall, reply: (response: JobResponse) => void): void {
+  /**
+   * Delivers the call; `offerPeer` may then tell the caller's thread where a thread of the target
+   * takes its next calls directly (the caller's thread decides whether to use it).
+   */
+  call(caller: ActorSpec, call: BusCall, reply: (response: JobResponse) => void, offerPeer: (target: ActorSpec, key: string) => void = () => {}): void {
     const hop = call.hop + 1;
     if (hop > MAX_BUS_HOPS) return reply(json(508, `Loop Detected: more than ${MAX_BUS_HOPS} nested calls between APIs`));
-    const slash = call.path.indexOf('/', 1);
-    const key = slash < 0 ? call.path.slice(1) : call.path.slice(1, slash);
-    const path = slash < 0 ? '/' : call.path.slice(slash);
+    const { key, path } = splitApiPath(call.path);
     const api = key === '' ? undefined : this.directory.api(caller.host, key);
     if (api === undefined || !api.record.active) return reply(json(404, 'Not Found'));
     this.dispatcher.submit(
@@ -46,6 +45,7 @@ export class Bus {
         else reply(json(outcome.error.status, outcome.error.message));
       },
     );
+    offerPeer(api.spec, key);
   }
 }
 

@@ -3,7 +3,7 @@ import type { EngineRequest } from '../engine/api-engine.js';
 import type { ActorSpec } from '../protocol/messages.js';
 import type { ActorTable } from './actor-table.js';
 import { Job, JobTimeouts, type JobOutcome } from './job.js';
-import { requestIdGenerator } from './request-id.js';
+import { requestIdGenerator } from '../protocol/request-id.js';
 
 /** Sees every request's end: its API, its outcome and how long it took (metrics, access log). */
 export type RequestObserver = (spec: ActorSpec, request: EngineRequest, outcome: JobOutcome, seconds: number) => void;

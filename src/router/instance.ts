@@ -27,7 +27,7 @@ import { requestObserver } from './request-observer.js';
 import { JobRunner } from './job-runner.js';
 import { openJobQueue } from '../jobs/open-queue.js';
 import { apiIdentity } from '../cells/assign.js';
-import { ThreadServer } from './thread-server.js';
+import { ThreadServer } from '../protocol/thread-server.js';
 
 export interface InstanceOptions {
   dataDir: string;
@@ -141,10 +141,13 @@ export async function startInstance(options: InstanceOptions, log: InstanceLog):
     return out;
   });
   const bus = new Bus(directory, dispatcher);
-  actors.useBus((caller, call, reply) => {
-    metrics.busCalls.inc({ host: caller.host, api: caller.key });
-    bus.call(caller, call, reply);
-  });
+  actors.useBus(
+    (caller, call, reply, offerPeer) => {
+      metrics.busCalls.inc({ host: caller.host, api: caller.key });
+      bus.call(caller, call, reply, offerPeer);
+    },
+    (spec, stats) => metrics.observeDirect(spec.host, spec.key, stats.served ?? [], stats.peerCalls ?? 0),
+  );
   const frontDoor = new FrontDoor(
     {
       directory,

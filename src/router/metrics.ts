@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Counter, Gauge, Registry } from 'prom-client';
 import { RequestMeters } from './request-meters.js';
+import type { ServedCount } from '../protocol/messages.js';
 import { safeEqual } from '../security/safe-equal.js';
 
 /** Where an API's gauges come from at scrape time (the actor table). */
@@ -60,6 +61,20 @@ export class Metrics {
     if (o.failure !== null) this.errors.inc({ host: o.host, api: o.api, route, reason: o.failure });
     else if (o.status >= 500) this.errors.inc({ host: o.host, api: o.api, route, reason: 'api' });
     if (o.status === 429) this.rateLimited.inc({ host: o.host, api: o.api, route });
+  }
+
+  /**
+   * Requests a thread of `api` took straight from its peers (bus calls that skipped the router), and
+   * the calls a thread of `api` made that way, as the thread reported them.
+   */
+  observeDirect(host: string, api: string, served: readonly ServedCount[], peerCalls: number): void {
+    for (const [route, status, count, sum, buckets] of served) {
+      const label = route === '' ? NO_ROUTE : route;
+      this.requests.add(host, api, label, status, count, sum, buckets);
+      if (status >= 500) this.errors.inc({ host, api, route: label, reason: 'api' }, count);
+      if (status === 429) this.rateLimited.inc({ host, api, route: label }, count);
+    }
+    if (peerCalls > 0) this.busCalls.inc({ host, api }, peerCalls);
   }
 
   /** Mailbox depth, threads and isolate heap per API, read when metrics are scraped. */

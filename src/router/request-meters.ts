@@ -1,6 +1,5 @@
 import { Counter, type Registry } from 'prom-client';
-
-const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+import { LATENCY_BUCKETS as BUCKETS, latencyBucket } from '../protocol/messages.js';
 const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
 
 /** Plain numbers per (host, API, route): counting a request is a few additions, no hashing. */
@@ -51,20 +50,36 @@ export class RequestMeters {
   }
 
   observe(host: string, api: string, route: string, status: number, seconds: number): void {
+    const m = this.meter(host, api, route);
+    m.byClass[classIndex(status)]!++;
+    m.buckets[latencyBucket(seconds)]!++;
+    m.sum += seconds;
+    m.count++;
+  }
+
+  /** Adds requests counted elsewhere (a thread that took bus calls straight from its peers). */
+  add(host: string, api: string, route: string, status: number, count: number, sum: number, buckets: readonly number[]): void {
+    const m = this.meter(host, api, route);
+    m.byClass[classIndex(status)]! += count;
+    for (let b = 0; b < m.buckets.length && b < buckets.length; b++) m.buckets[b]! += buckets[b]!;
+    m.sum += sum;
+    m.count += count;
+  }
+
+  private meter(host: string, api: string, route: string): RouteMeter {
     const key = `${host}\0${api}\0${route}`;
     let m = this.meters.get(key);
     if (m === undefined) {
       m = { labels: { host, api, route }, byClass: [0, 0, 0, 0, 0], buckets: new Array<number>(BUCKETS.length + 1).fill(0), sum: 0, count: 0 };
       this.meters.set(key, m);
     }
-    const cls = Math.floor(status / 100) - 1;
-    m.byClass[cls >= 0 && cls < 5 ? cls : 4]!++;
-    let b = 0;
-    while (b < BUCKETS.length && seconds > BUCKETS[b]!) b++;
-    m.buckets[b]!++;
-    m.sum += seconds;
-    m.count++;
+    return m;
   }
+}
+
+function classIndex(status: number): number {
+  const cls = Math.floor(status / 100) - 1;
+  return cls >= 0 && cls < 5 ? cls : 4;
 }
 
 function histogramValues(m: RouteMeter): Array<{ metricName: string; labels: Record<string, string | number>; value: number }> {

@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import { Errors } from '../errors.js';
 import { emptyFrame, FrameReader, FrameType, FrameWriter } from '../protocol/frames.js';
-import { decodeCall, decodeEnqueue, decodeResponse, encodeCallResult, encodeEnqueueResult, encodeRequest, type BusCall, type EnqueueOutcome, type EnqueueRequest, type ThreadStats } from '../protocol/messages.js';
+import { decodeCall, decodeEnqueue, decodeResponse, encodeCallResult, encodeEnqueueResult, encodePeerOffer, encodeRequest, type BusCall, type EnqueueOutcome, type EnqueueRequest, type PeerOffer, type ThreadStats } from '../protocol/messages.js';
 import type { JobResponse } from './job.js';
 import type { Job } from './job.js';
 
@@ -30,12 +30,16 @@ export class ThreadLink {
   stats: ThreadStats = { isolateHeapBytes: 0, isolates: 0, cpuMs: 0, windowMs: 1, requests: 0 };
   /** When `stats` came (a thread that did next to nothing stops reporting: old figures are stale). */
   statsAt = 0;
+  /** Threads this one was told to call directly (each offered once). */
+  private readonly peersOffered = new WeakSet<ThreadLink>();
 
   constructor(
     private readonly socket: Socket,
     reader: { replace(onFrame: (type: number, payload: Buffer) => void): void },
     readonly cell: number,
     readonly thread: number,
+    /** Where this thread takes bus calls straight from other threads (none: it does not). */
+    readonly peerAddress: string | undefined,
     private readonly onSettled: (link: ThreadLink) => void,
     private readonly onClosed: (link: ThreadLink) => void,
     /** A bus call from this thread to another API; `reply` sends the answer back. */
@@ -76,6 +80,19 @@ export class ThreadLink {
     this.writer.write(emptyFrame(FrameType.Retire));
   }
 
+  /** Tells this thread that calls to API `key` may go straight to `target` (once per target thread). */
+  offerPeer(key: string, target: ThreadLink, actor: string): void {
+    if (this.closed || this.retired || target.peerAddress === undefined || this.peersOffered.has(target)) return;
+    this.peersOffered.add(target);
+    const offer: PeerOffer = { key, actor, address: target.peerAddress };
+    this.writer.write(encodePeerOffer(offer));
+  }
+
+  /** Its API was superseded: calls from peers must go through the router again (and reach the new release). */
+  stopPeers(): void {
+    if (!this.closed) this.writer.write(emptyFrame(FrameType.PeerStop));
+  }
+
   /** Asks the thread whether its event loop still turns (answered by a Pong frame). */
   probe(now: number): void {
     this.probeSentAt = now;
@@ -91,6 +108,8 @@ export class ThreadLink {
     if (type === FrameType.Stats) {
       this.stats = JSON.parse(payload.toString('utf8')) as ThreadStats;
       this.statsAt = this.lastHeard;
+      // Calls its peers sent straight to it keep it from being retired as idle.
+      if (this.stats.served !== undefined && this.stats.served.length > 0) this.lastActive = this.lastHeard;
       this.onStats(this);
       return;
     }

@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
-import { FrameReader, FrameType } from '../protocol/frames.js';
-import type { ThreadHello } from '../protocol/messages.js';
+import { FrameReader, FrameType } from './frames.js';
+import type { ThreadHello } from './messages.js';
 import { safeEqual } from '../security/safe-equal.js';
 
 /** A frame reader whose handler can be swapped once the first (hello) frame has been read. */
@@ -22,8 +22,9 @@ export class SwitchableReader {
 export type ThreadArrival = (hello: ThreadHello, socket: Socket, reader: SwitchableReader) => void;
 
 /**
- * The Unix socket actor threads connect to. The first frame must be a hello carrying the cell
- * token; anything else closes the connection. A spare thread connects before it has an API (its
+ * A Unix socket actor threads connect to: the router's, and each thread's own for calls from its
+ * peers (actors/peer-server.ts). The first frame must be a hello carrying the cell token; anything
+ * else closes the connection. A spare thread connects to the router before it has an API (its
  * hello names no actor), so a cold start does not wait for a connection; its actor's hello follows.
  */
 export class ThreadServer {
@@ -46,8 +47,13 @@ export class ThreadServer {
     });
   }
 
+  /** Accepts no more connections; those open stay open. */
+  stopListening(): void {
+    if (this.server.listening) this.server.close();
+  }
+
   close(): void {
-    this.server.close();
+    this.stopListening();
     for (const socket of this.sockets) socket.destroy();
   }
 

@@ -1,0 +1,137 @@
+import { connect, type Socket } from 'node:net';
+import { AnvilError, Errors } from '../errors.js';
+import { FrameReader, FrameType, FrameWriter } from '../protocol/frames.js';
+import { decodeResponse, encodeHello, encodeRequest, splitApiPath, type BusCall, type BusResponse, type ThreadHello } from '../protocol/messages.js';
+
+interface Pending {
+  resolve: (response: BusResponse) => void;
+  reject: (error: Error) => void;
+  timer: NodeJS.Timeout;
+  call: BusCall;
+  timeoutMs: number;
+}
+
+/** Sends a call through the router (the way every call goes without a peer). */
+export type ViaRouter = (call: BusCall, timeoutMs: number) => Promise<BusResponse>;
+
+/**
+ * The caller's end of a connection to a peer: a thread of another API that takes this thread's bus
+ * calls directly (the router offered it). It is used once connected, until the peer says Retire,
+ * a call to it times out, or the connection breaks; then calls go through the router again. It
+ * closes itself once nothing is in flight any more.
+ */
+export class PeerLink {
+  private readonly socket: Socket;
+  private readonly writer: FrameWriter;
+  private readonly pending = new Map<number, Pending>();
+  private next = 1;
+  private connected = false;
+  /** No new calls: the peer retired, a call timed out, or a newer offer replaced this one. */
+  private abandoned = false;
+
+  constructor(
+    readonly actor: string,
+    address: string,
+    hello: ThreadHello,
+    private readonly nextId: () => string,
+    private readonly viaRouter: ViaRouter,
+    /** This link is no longer usable (its owner forgets it). */
+    private readonly onUnusable: (link: PeerLink) => void,
+  ) {
+    this.socket = connect(address);
+    this.socket.setNoDelay(true);
+    this.writer = new FrameWriter(this.socket);
+    this.writer.write(encodeHello(hello));
+    this.socket.on('connect', () => (this.connected = true));
+    const reader = new FrameReader((type, payload) => this.onFrame(type, payload));
+    this.socket.on('data', (chunk) => reader.push(chunk));
+    this.socket.on('error', () => {
+      // 'close' follows.
+    });
+    this.socket.on('close', () => this.closed());
+  }
+
+  get usable(): boolean {
+    return this.connected && !this.abandoned;
+  }
+
+  call(call: BusCall, timeoutMs: number): Promise<BusResponse> {
+    const number = this.next++;
+    const { path } = splitApiPath(call.path);
+    const request = {
+      id: this.nextId(),
+      verb: call.verb,
+      path,
+      rawQuery: call.rawQuery,
+      rawHeaders: call.rawHeaders,
+      body: call.body,
+      // As on the router's bus: the calling API, not a network peer.
+      ip: '127.0.0.1',
+      hop: call.hop + 1,
+      viaBus: true,
+      receivedAt: Date.now(),
+    };
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(number);
+        reject(new AnvilError('ANVIL_ERR_UPSTREAM_TIMEOUT', 504, `the call to ${call.path} took longer than ${timeoutMs} ms`));
+        // A peer that does not answer gets no more calls: through the router, a stuck thread is seen and stopped.
+        this.abandon();
+      }, timeoutMs);
+      this.pending.set(number, { resolve, reject, timer, call, timeoutMs });
+      this.writer.write(encodeRequest(number, request));
+    });
+  }
+
+  /** No new calls; closes once the calls in flight are answered. */
+  abandon(): void {
+    if (!this.abandoned) {
+      this.abandoned = true;
+      this.onUnusable(this);
+    }
+    if (this.pending.size === 0) this.socket.end();
+  }
+
+  /** Closes now; calls in flight fail (the thread is going away). */
+  destroy(): void {
+    this.abandon();
+    this.socket.destroy();
+  }
+
+  private onFrame(type: number, payload: Buffer): void {
+    if (type === FrameType.Retire) {
+      if (payload.length >= 4) this.reroute(payload.readUInt32LE(0));
+      this.abandon();
+      return;
+    }
+    if (type !== FrameType.Response) return;
+    const { number, response } = decodeResponse(payload);
+    const entry = this.pending.get(number);
+    if (entry === undefined) return;
+    this.pending.delete(number);
+    clearTimeout(entry.timer);
+    entry.resolve({ status: response.status, headers: response.headers, body: Buffer.from(response.body) });
+    if (this.abandoned && this.pending.size === 0) this.socket.end();
+  }
+
+  /** The peer did not run call `number`: it goes through the router (a timeout restarts with it). */
+  private reroute(number: number): void {
+    const entry = this.pending.get(number);
+    if (entry === undefined) return;
+    this.pending.delete(number);
+    clearTimeout(entry.timer);
+    this.viaRouter(entry.call, entry.timeoutMs).then(entry.resolve, entry.reject);
+  }
+
+  private closed(): void {
+    this.connected = false;
+    this.abandon();
+    // What the router's bus answers when the target's thread dies under a call.
+    const body = Buffer.from(JSON.stringify({ error: Errors.cellDied().message }));
+    for (const [, entry] of this.pending) {
+      clearTimeout(entry.timer);
+      entry.resolve({ status: 502, headers: ['content-type', 'application/json; charset=utf-8'], body });
+    }
+    this.pending.clear();
+  }
+}
