@@ -1,7 +1,7 @@
 /**
  * Every message that crosses a process or thread boundary, typed in one place.
  * Router ↔ cell: Node's IPC channel (JSON), low volume (lifecycle).
- * Router ↔ actor thread: framed socket (frames.ts), the request path.
+ * Router ↔ actor thread, and actor thread ↔ actor thread (direct bus calls): framed sockets (frames.ts), the request path.
  */
 import type { SandboxLimits } from '../config/types.js';
 import type { EngineRequest } from '../engine/api-engine.js';

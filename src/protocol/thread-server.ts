@@ -49,7 +49,10 @@ export class ThreadServer {
 
   /** Accepts no more connections; those open stay open. */
   stopListening(): void {
-    if (this.server.listening) this.server.close();
+    if (!this.server.listening) return;
+    this.server.close();
+    // A socket file (not an abstract name) would outlive the server.
+    if (!this.path.startsWith('\0')) rmSync(this.path, { force: true });
   }
 
   close(): void {

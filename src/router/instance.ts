@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -246,7 +246,6 @@ export async function startInstance(options: InstanceOptions, log: InstanceLog):
       actors.close();
       dispatcher.close();
       registry.close();
-      if (!socketPath.startsWith('\0')) rmSync(socketPath, { force: true });
     })();
     return stopping;
   };
