@@ -4,6 +4,11 @@ import ivm from 'isolated-vm';
 export interface IsolateSlot {
   readonly isolate: ivm.Isolate;
   readonly scripts: Map<string, ivm.Script>;
+  /**
+   * The fresh context the next call will use, made while the isolate was idle, on isolated-vm's
+   * own thread (null when it could not be made: the call makes one itself).
+   */
+  nextContext: Promise<ivm.Context | null> | null;
 }
 
 export interface PoolOptions {
@@ -33,6 +38,13 @@ export class IsolatePool {
   private snapshot: ivm.ExternalCopy<ArrayBuffer> | null = null;
 
   constructor(private readonly options: PoolOptions) {}
+
+  /** A fresh context for a call in `slot`: the one made ahead when there is one. */
+  takeContext(slot: IsolateSlot): Promise<ivm.Context | null> {
+    const next = slot.nextContext;
+    slot.nextContext = null;
+    return next ?? Promise.resolve(null);
+  }
 
   async acquire(): Promise<IsolateSlot> {
     if (this.closed) throw new Error('the sandbox is closed');
@@ -67,6 +79,7 @@ export class IsolatePool {
       }
       return;
     }
+    prepareContext(slot);
     const next = this.waiting.shift();
     if (next !== undefined) next(slot);
     else this.free.push(slot);
@@ -104,6 +117,18 @@ export class IsolatePool {
   private async create(): Promise<IsolateSlot> {
     this.snapshot ??= ivm.Isolate.createSnapshot([{ code: this.options.bootstrapSource, filename: 'file:///anvil/bootstrap.js' }]);
     const isolate = new ivm.Isolate({ memoryLimit: this.options.memoryMb, onCatastrophicError: this.options.onCatastrophicError, snapshot: this.snapshot });
-    return { isolate, scripts: new Map() };
+    const slot: IsolateSlot = { isolate, scripts: new Map(), nextContext: null };
+    prepareContext(slot);
+    return slot;
   }
+}
+
+/**
+ * Starts making the context of the slot's next call. Making a context is most of what a call to a
+ * trivial directive costs (~0.5 ms of deserializing V8's built-ins); made ahead on isolated-vm's
+ * thread, the call only takes it. Every call still gets a context no code has run in.
+ */
+function prepareContext(slot: IsolateSlot): void {
+  if (slot.nextContext !== null || slot.isolate.isDisposed) return;
+  slot.nextContext = slot.isolate.createContext().catch(() => null);
 }

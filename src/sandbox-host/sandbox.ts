@@ -143,9 +143,10 @@ export class Sandbox {
       // this thread (an async isolated-vm call costs a thread hand-off each way, ~100 µs, and the
       // gate lets no other call's task in meanwhile). The directive's own code runs async below.
       const settle = `__anvilSettle${randomBytes(6).toString('hex')}`;
+      const madeAhead = await this.pool.takeContext(slot);
       const ready = await gate.run(async () => {
         // The context starts from the pool's snapshot: the bootstrap is already in it.
-        const made = isolate.createContextSync();
+        const made = madeAhead ?? isolate.createContextSync();
         made.evalClosureSync(
           '__anvilInstall($0, $1, $2)',
           [new ivm.Callback(bridge.sync), new ivm.Callback(bridge.start), new ivm.ExternalCopy({ id: ctx.id, name, settle }).copyInto()],
