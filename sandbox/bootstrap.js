@@ -11,7 +11,7 @@
 // (`state.run`) starts with a synchronous call that returns a ticket; the host later settles the
 // ticket by calling the function it named in `facts.settle`, with the reply.
 'use strict';
-globalThis.__anvilInstall = function install(hostSync, hostStart, facts) {
+globalThis.__anvilInstall = function install(hostSync, hostStart, facts, config) {
   delete globalThis.__anvilInstall;
 
   // The isolate is the security boundary; these globals are removed because no directive needs
@@ -108,7 +108,8 @@ globalThis.__anvilInstall = function install(hostSync, hostStart, facts) {
 
   // Starts the directive and returns at once: the host runs this (and each later settle) as one
   // task of the isolate, and learns the outcome from the `done` call, whenever it comes.
-  globalThis.__anvilRun = function run(config) {
+  // Called by the last line of the directive's script (see sandbox.ts), with the `config` given to install.
+  globalThis.__anvilRun = function run() {
     delete globalThis.__anvilRun;
     const done = (outcome) => {
       hostSync('done', outcome);

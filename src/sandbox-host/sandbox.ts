@@ -148,8 +148,8 @@ export class Sandbox {
         // The context starts from the pool's snapshot: the bootstrap is already in it.
         const made = madeAhead ?? isolate.createContextSync();
         made.evalClosureSync(
-          '__anvilInstall($0, $1, $2)',
-          [new ivm.Callback(bridge.sync), new ivm.Callback(bridge.start), new ivm.ExternalCopy({ id: ctx.id, name, settle }).copyInto()],
+          '__anvilInstall($0, $1, $2, $3)',
+          [new ivm.Callback(bridge.sync), new ivm.Callback(bridge.start), new ivm.ExternalCopy({ id: ctx.id, name, settle }).copyInto(), new ivm.ExternalCopy(config).copyInto()],
           { timeout: wallLeft() },
         );
         return made;
@@ -165,11 +165,11 @@ export class Sandbox {
           .run(() => ready.evalClosure(`${settle}($0, $1)`, [ticket, new ivm.ExternalCopy(reply).copyInto()], { timeout: wallLeft() }))
           .catch((error: unknown) => bridge.abort(error));
       };
-      const script = await this.pool.script(slot, name, code);
+      // The script ends by starting the directive: one hand-off to isolated-vm's thread, not two.
+      const script = await this.pool.script(slot, name, `${code}\n;__anvilRun();\n`);
       await gate.run(async () => {
         startCpu = isolate.cpuTime;
         await script.run(ready, { timeout: wallLeft() });
-        await ready.evalClosure('__anvilRun($0)', [new ivm.ExternalCopy(config).copyInto()], { timeout: wallLeft() });
       });
       return await bridge.outcome;
     } catch (error) {
