@@ -19,25 +19,37 @@ export type JobOutcome = { ok: true; response: JobResponse } | { ok: false; erro
 export class Job {
   done = false;
   readonly deadline: number;
+  private pending: { request: EngineRequest; onDone: (outcome: JobOutcome) => void } | null;
 
-  constructor(
-    readonly request: EngineRequest,
-    timeoutMs: number,
-    private readonly onDone: (outcome: JobOutcome) => void,
-  ) {
+  constructor(request: EngineRequest, timeoutMs: number, onDone: (outcome: JobOutcome) => void) {
     this.deadline = Date.now() + timeoutMs;
+    this.pending = { request, onDone };
+  }
+
+  /** The request (read only while the job is not done: its holders skip done jobs). */
+  get request(): EngineRequest {
+    return this.pending!.request;
   }
 
   respond(response: JobResponse): void {
-    if (this.done) return;
-    this.done = true;
-    this.onDone({ ok: true, response });
+    this.end({ ok: true, response });
   }
 
   fail(error: AnvilError, retryAfter?: number): void {
-    if (this.done) return;
+    this.end(retryAfter === undefined ? { ok: false, error } : { ok: false, error, retryAfter });
+  }
+
+  /**
+   * A done job forgets its request and its callback (which holds the client's request and
+   * response): the timeout queue keeps the job itself a while longer, and whatever it kept would
+   * live through garbage collections and make each of them slower.
+   */
+  private end(outcome: JobOutcome): void {
+    if (this.pending === null) return;
+    const { onDone } = this.pending;
+    this.pending = null;
     this.done = true;
-    this.onDone(retryAfter === undefined ? { ok: false, error } : { ok: false, error, retryAfter });
+    onDone(outcome);
   }
 }
 
@@ -50,7 +62,8 @@ export class JobTimeouts {
   private readonly timer: NodeJS.Timeout;
 
   constructor(timeoutMs: number) {
-    const every = Math.max(20, Math.min(1000, Math.floor(timeoutMs / 10)));
+    // Often enough that finished jobs leave the queue young (cheap for the garbage collector).
+    const every = Math.max(20, Math.min(100, Math.floor(timeoutMs / 10)));
     this.timer = setInterval(() => this.sweep(Date.now()), every);
     this.timer.unref();
   }
