@@ -65,6 +65,8 @@ export class ThreadLink {
   }
 
   send(job: Job): void {
+    // Ended meanwhile (timed out in the mailbox): a done job no longer holds its request.
+    if (job.done) return;
     const number = this.nextNumber;
     this.nextNumber = number === 0xffffffff ? 1 : number + 1;
     const now = Date.now();
