@@ -5,6 +5,7 @@ import { join } from 'node:path';
 const FLUSH_AFTER_MS = 20;
 /** ...or at once when this many bytes wait. */
 const FLUSH_AT_BYTES = 64 * 1024;
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
  * Appends JSON lines to `<dir>/YYYY-MM-DD.jsonl` (UTC days), on a file opened for append, so lines
@@ -14,7 +15,8 @@ const FLUSH_AT_BYTES = 64 * 1024;
  */
 export class JsonLinesLog {
   private fd: number | null = null;
-  private day = '';
+  /** When the current file's UTC day ends (the next line goes to a new file). */
+  private dayEndsAt = 0;
   private pending: string[] = [];
   private pendingBytes = 0;
   private timer: NodeJS.Timeout | null = null;
@@ -26,8 +28,8 @@ export class JsonLinesLog {
   constructor(private readonly dir: string) {}
 
   append(record: Record<string, unknown>): void {
-    const day = new Date().toISOString().slice(0, 10);
-    if (day !== this.day || this.fd === null) this.open(day);
+    const now = Date.now();
+    if (now >= this.dayEndsAt || this.fd === null) this.open(now);
     const line = JSON.stringify(record) + '\n';
     this.pending.push(line);
     this.pendingBytes += line.length;
@@ -61,10 +63,11 @@ export class JsonLinesLog {
     });
   };
 
-  private open(day: string): void {
+  private open(now: number): void {
     this.writeLeftSync();
     mkdirSync(this.dir, { recursive: true });
-    this.day = day;
+    const day = new Date(now).toISOString().slice(0, 10);
+    this.dayEndsAt = (Math.floor(now / DAY_MS) + 1) * DAY_MS;
     this.fd = openSync(join(this.dir, `${day}.jsonl`), 'a');
   }
 
