@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { ActorSpec, CellToRouter, RouterToCell } from '../protocol/messages.js';
 
@@ -126,7 +127,7 @@ export class CellSupervisor {
     cell.lastStart = Date.now();
     cell.ready = false;
     const child = fork(entry, ['--cell', String(cell.index), '--nice', String(cell.nice)], {
-      execArgv: ['--no-node-snapshot'],
+      ...launcher(cell.nice > 0),
       // An abstract socket name starts with a NUL byte, which the environment cannot carry: send it as '@'.
       env: { ...process.env, ANVIL_ROUTER_SOCKET: this.options.socketPath.replace(/^\0/, '@'), ANVIL_CELL_TOKEN: this.options.token },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -175,4 +176,18 @@ export class CellSupervisor {
         break;
     }
   }
+}
+
+const CHRT = process.platform === 'linux' ? (['/usr/bin/chrt', '/bin/chrt'].find((path) => existsSync(path)) ?? null) : null;
+
+/**
+ * How a cell process is started. A low-priority cell runs under SCHED_IDLE where Linux's `chrt` is
+ * there: its threads then only get a core no other thread wants, and give it up the moment one
+ * does (with nice alone, a woken thread of another API could wait a few ms for the hog's time
+ * slice to end). The cell also lowers its own nice, which is what remains elsewhere.
+ */
+function launcher(lowPriority: boolean): { execPath?: string; execArgv: string[] } {
+  const execArgv = ['--no-node-snapshot'];
+  if (!lowPriority || CHRT === null) return { execArgv };
+  return { execPath: CHRT, execArgv: ['--idle', '0', process.execPath, ...execArgv] };
 }

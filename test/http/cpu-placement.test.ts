@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
 
@@ -45,11 +45,14 @@ function cmdline(pid: number): string {
   return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
 }
 
-/** The nice value of a process (field 19 of /proc/<pid>/stat). */
-function niceOf(pid: number): number {
+/** Field `n` of /proc/<pid>/stat (19: nice, 41: scheduling policy). */
+function statField(pid: number, n: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[n - 3]);
 }
+
+const niceOf = (pid: number) => statField(pid, 19);
+const SCHED_IDLE = 5;
 
 describe('CPU-heavy APIs', () => {
   it('moves an API that keeps cores busy to the low-priority cell, and every request still succeeds', async () => {
@@ -87,6 +90,9 @@ describe('CPU-heavy APIs', () => {
     const low = await eventually(() => childrenOf(anvil.pid).find((pid) => cmdline(pid).includes(`--cell ${moved!.cell} --nice 10`)));
     // It lowers its own priority as it starts (before it starts any thread).
     await eventually(() => niceOf(low) === 10);
+    // With Linux's chrt at hand it runs under SCHED_IDLE: it only gets a core no one else wants.
+    if (existsSync('/usr/bin/chrt') || existsSync('/bin/chrt')) expect(statField(low, 41)).toBe(SCHED_IDLE);
+    for (const pid of childrenOf(anvil.pid).filter((p) => p !== low)) expect(statField(pid, 41)).toBe(0);
     for (const pid of childrenOf(anvil.pid).filter((p) => p !== low)) expect(niceOf(pid)).toBe(0);
     expect(anvil.logLines().some((l) => l.api === 'light' && String(l.msg).includes('low-priority'))).toBe(false);
   });
