@@ -56,7 +56,8 @@ export class PeerLink {
   }
 
   call(call: BusCall, timeoutMs: number): Promise<BusResponse> {
-    const number = this.next++;
+    const number = this.next;
+    this.next = number === 0xffffffff ? 1 : number + 1;
     const { path } = splitApiPath(call.path);
     const request = {
       id: this.nextId(),
