@@ -59,6 +59,7 @@ export class JsonLinesLog {
       const after = this.afterWrite;
       this.afterWrite = null;
       if (after !== null) after();
+      else if (this.pendingBytes >= FLUSH_AT_BYTES) this.flush();
       else if (this.pending.length > 0 && this.timer === null) this.timer = setTimeout(this.flush, FLUSH_AFTER_MS);
     });
   };
