@@ -1,7 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { AnvilError, Errors } from '../errors.js';
 import { FrameReader, FrameType, FrameWriter } from '../protocol/frames.js';
-import { decodeResponse, encodeHello, encodeRequest, splitApiPath, type BusCall, type BusResponse, type ThreadHello } from '../protocol/messages.js';
+import { busFailure, busRequest, decodeResponse, encodeHello, encodeRequest, type BusCall, type BusResponse, type ThreadHello } from '../protocol/messages.js';
 
 interface Pending {
   resolve: (response: BusResponse) => void;
@@ -58,20 +58,7 @@ export class PeerLink {
   call(call: BusCall, timeoutMs: number): Promise<BusResponse> {
     const number = this.next;
     this.next = number === 0xffffffff ? 1 : number + 1;
-    const { path } = splitApiPath(call.path);
-    const request = {
-      id: this.nextId(),
-      verb: call.verb,
-      path,
-      rawQuery: call.rawQuery,
-      rawHeaders: call.rawHeaders,
-      body: call.body,
-      // As on the router's bus: the calling API, not a network peer.
-      ip: '127.0.0.1',
-      hop: call.hop + 1,
-      viaBus: true,
-      receivedAt: Date.now(),
-    };
+    const request = busRequest(call, this.nextId());
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(number);
@@ -128,10 +115,10 @@ export class PeerLink {
     this.connected = false;
     this.abandon();
     // What the router's bus answers when the target's thread dies under a call.
-    const body = Buffer.from(JSON.stringify({ error: Errors.cellDied().message }));
+    const died = Errors.cellDied();
     for (const [, entry] of this.pending) {
       clearTimeout(entry.timer);
-      entry.resolve({ status: 502, headers: ['content-type', 'application/json; charset=utf-8'], body });
+      entry.resolve(busFailure(died.status, died.message));
     }
     this.pending.clear();
   }

@@ -1,5 +1,4 @@
-import { STATUS_CODES } from 'node:http';
-import { MAX_BUS_HOPS, splitApiPath, type ActorSpec, type BusCall } from '../protocol/messages.js';
+import { busFailure, busRequest, MAX_BUS_HOPS, splitApiPath, type ActorSpec, type BusCall } from '../protocol/messages.js';
 import type { ApiDirectory } from './api-directory.js';
 import type { Dispatcher } from './dispatcher.js';
 import type { JobResponse } from './job.js';
@@ -20,35 +19,18 @@ export class Bus {
    * takes its next calls directly (the caller's thread decides whether to use it).
    */
   call(caller: ActorSpec, call: BusCall, reply: (response: JobResponse) => void, offerPeer: (target: ActorSpec, key: string) => void = () => {}): void {
-    const hop = call.hop + 1;
-    if (hop > MAX_BUS_HOPS) return reply(json(508, `Loop Detected: more than ${MAX_BUS_HOPS} nested calls between APIs`));
+    if (call.hop + 1 > MAX_BUS_HOPS) return reply(busFailure(508, `Loop Detected: more than ${MAX_BUS_HOPS} nested calls between APIs`));
     const { key, path } = splitApiPath(call.path);
     const api = key === '' ? undefined : this.directory.api(caller.host, key);
-    if (api === undefined || !api.record.active) return reply(json(404, 'Not Found'));
+    if (api === undefined || !api.record.active) return reply(busFailure(404, 'Not Found'));
     this.dispatcher.submit(
       api.spec,
-      {
-        id: this.dispatcher.nextId(),
-        verb: call.verb,
-        path,
-        rawQuery: call.rawQuery,
-        rawHeaders: call.rawHeaders,
-        body: call.body,
-        // The calling API, not a network peer: there is no client address on the bus.
-        ip: '127.0.0.1',
-        hop,
-        viaBus: true,
-        receivedAt: Date.now(),
-      },
+      busRequest(call, this.dispatcher.nextId()),
       (outcome) => {
         if (outcome.ok) reply(outcome.response);
-        else reply(json(outcome.error.status, outcome.error.message));
+        else reply(busFailure(outcome.error.status, outcome.error.message));
       },
     );
     offerPeer(api.spec, key);
   }
-}
-
-function json(status: number, message: string): JobResponse {
-  return { status, headers: ['content-type', 'application/json; charset=utf-8'], body: JSON.stringify({ error: message || STATUS_CODES[status] }) };
 }
