@@ -58,9 +58,14 @@ export class Metrics {
   observe(o: RequestObservation): void {
     const route = o.route === '' ? NO_ROUTE : o.route;
     this.requests.observe(o.host, o.api, route, o.status, o.seconds);
-    if (o.failure !== null) this.errors.inc({ host: o.host, api: o.api, route, reason: o.failure });
-    else if (o.status >= 500) this.errors.inc({ host: o.host, api: o.api, route, reason: 'api' });
-    if (o.status === 429) this.rateLimited.inc({ host: o.host, api: o.api, route });
+    this.countOutcome(o.host, o.api, route, o.status, o.failure, 1);
+  }
+
+  /** Errors by reason and 429s, for `count` requests that ended alike. */
+  private countOutcome(host: string, api: string, route: string, status: number, failure: string | null, count: number): void {
+    if (failure !== null) this.errors.inc({ host, api, route, reason: failure }, count);
+    else if (status >= 500) this.errors.inc({ host, api, route, reason: 'api' }, count);
+    if (status === 429) this.rateLimited.inc({ host, api, route }, count);
   }
 
   /**
@@ -71,8 +76,7 @@ export class Metrics {
     for (const [route, status, count, sum, buckets] of served) {
       const label = route === '' ? NO_ROUTE : route;
       this.requests.add(host, api, label, status, count, sum, buckets);
-      if (status >= 500) this.errors.inc({ host, api, route: label, reason: 'api' }, count);
-      if (status === 429) this.rateLimited.inc({ host, api, route: label }, count);
+      this.countOutcome(host, api, label, status, null, count);
     }
     if (peerCalls > 0) this.busCalls.inc({ host, api }, peerCalls);
   }
