@@ -40,9 +40,11 @@ export async function run(config) {
     const burn = await get(anvil.port, '/hog/burn');
     if (burn.status !== 200) throw new Error(`GET /hog/burn answered ${burn.status} ${burn.body}\n${anvil.log()}`);
 
-    // Warm-up: B's thread, the hog's threads and isolates, the JIT.
-    await openLoop(b, { rate: RATE, seconds: 1, warmup: 0, headers: FLOW_HEADERS });
+    // Warm-up: B's thread and the JIT (saturated, so that B's code is optimised before the first
+    // phase), the hog's threads and isolates (the hog moves to the low-priority cell here), B again.
+    await saturate(b, { seconds: 2, connections: 8, headers: FLOW_HEADERS });
     await saturate(hogUrl, { seconds: 2, connections: HOG_CONNECTIONS });
+    await openLoop(b, { rate: RATE, seconds: 1, warmup: 0, headers: FLOW_HEADERS });
 
     /** One phase: the probe on `url`, with or without the hog around it. */
     const phase = async (url, withHog, snapshot) => {

@@ -28,8 +28,8 @@ const HEAVY_CORES = 0.5;
 /** …and whose requests cost more than this much CPU each (a busy API of cheap requests is not a hog). */
 const HEAVY_MS_PER_REQUEST = 5;
 const HEAVY_HOLD_MS = 30_000;
-/** The priority of the low-priority cell: weight 110 against the router's 1024 (nice 0). */
-const LOW_PRIORITY_NICE = 10;
+/** The priority of the low-priority cell: weight 15 against the router's 1024 (nice 0). */
+const LOW_PRIORITY_NICE = 19;
 /** A thread's CPU report older than this is stale (it stopped reporting: it is idle). */
 const STATS_FRESH_MS = 3_000;
 

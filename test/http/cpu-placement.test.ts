@@ -1,9 +1,10 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lowPriorityCpus, parseCpuList } from '../../src/cells/low-priority-cpus.js';
 import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
 
-// An API that keeps the CPU busy is moved to the low-priority cell (nice 10), without failing a
-// request on the way; a light API stays where it was.
+// An API that keeps the CPU busy is moved to the low-priority cell (nice 19, confined to the last
+// quarter of the CPUs), without failing a request on the way; a light API stays where it was.
 
 const HOG = `key: hog
 limits: { cpuMs: 1000 }
@@ -45,14 +46,17 @@ function cmdline(pid: number): string {
   return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
 }
 
-/** Field `n` of /proc/<pid>/stat (19: nice, 41: scheduling policy). */
-function statField(pid: number, n: number): number {
+/** Field `n` of /proc/<pid>/stat, or of a thread's with `pid/task/tid` (19: nice, 41: scheduling policy). */
+function statField(pid: number | string, n: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[n - 3]);
 }
 
-const niceOf = (pid: number) => statField(pid, 19);
-const SCHED_IDLE = 5;
+const niceOf = (pid: number | string) => statField(pid, 19);
+const threadsOf = (pid: number) => readdirSync(`/proc/${pid}/task`).map((tid) => `${pid}/task/${tid}`);
+/** The CPUs a process (or `pid/task/tid`) may run on, from /proc. */
+const cpusOf = (pid: number | string) => /^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]!;
+const HAS_TASKSET = existsSync('/usr/bin/taskset') || existsSync('/bin/taskset');
 
 describe('CPU-heavy APIs', () => {
   it('moves an API that keeps cores busy to the low-priority cell, and every request still succeeds', async () => {
@@ -86,14 +90,40 @@ describe('CPU-heavy APIs', () => {
     }
     expect([...statuses.keys()]).toEqual([200]);
 
-    // The new cell is a child of the instance started with --nice 10, and runs at that priority.
-    const low = await eventually(() => childrenOf(anvil.pid).find((pid) => cmdline(pid).includes(`--cell ${moved!.cell} --nice 10`)));
-    // It lowers its own priority as it starts (before it starts any thread).
-    await eventually(() => niceOf(low) === 10);
-    // With Linux's chrt at hand it runs under SCHED_IDLE: it only gets a core no one else wants.
-    if (existsSync('/usr/bin/chrt') || existsSync('/bin/chrt')) expect(statField(low, 41)).toBe(SCHED_IDLE);
-    for (const pid of childrenOf(anvil.pid).filter((p) => p !== low)) expect(statField(pid, 41)).toBe(0);
-    for (const pid of childrenOf(anvil.pid).filter((p) => p !== low)) expect(niceOf(pid)).toBe(0);
+    // The new cell is a child of the instance started with --nice 19, and every one of its threads
+    // (V8's and libuv's, started before it lowered its priority, included) runs at that priority.
+    const low = await eventually(() => childrenOf(anvil.pid).find((pid) => cmdline(pid).includes(`--cell ${moved!.cell} --nice 19`)));
+    await eventually(() => niceOf(low) === 19);
+    const lowThreads = threadsOf(low);
+    expect(lowThreads.length).toBeGreaterThan(4);
+    for (const thread of lowThreads) expect([thread, niceOf(thread)]).toEqual([thread, 19]);
+    // With taskset at hand and two CPUs or more, it runs on the instance's last CPUs only.
+    const instanceCpus = parseCpuList(cpusOf(anvil.pid))!;
+    if (HAS_TASKSET && instanceCpus.length >= 2) {
+      for (const thread of lowThreads) {
+        const cpus = parseCpuList(cpusOf(thread))!;
+        expect(cpus.length).toBeLessThan(instanceCpus.length);
+        expect(cpus.at(-1)).toBe(instanceCpus.at(-1));
+      }
+    }
+    for (const pid of childrenOf(anvil.pid).filter((p) => p !== low)) {
+      expect(statField(pid, 41)).toBe(0);
+      expect(niceOf(pid)).toBe(0);
+      expect(cpusOf(pid)).toBe(cpusOf(anvil.pid));
+    }
     expect(anvil.logLines().some((l) => l.api === 'light' && String(l.msg).includes('low-priority'))).toBe(false);
+  });
+});
+
+describe('the CPUs of the low-priority cell', () => {
+  it('are the last quarter of the allowed CPUs, at least one; none with a single CPU or an unreadable list', () => {
+    expect(parseCpuList('0-3,8,10-11')).toEqual([0, 1, 2, 3, 8, 10, 11]);
+    expect(lowPriorityCpus('0-1')).toBe('1');
+    expect(lowPriorityCpus('0-7')).toBe('6,7');
+    expect(lowPriorityCpus('0-3,8-11')).toBe('10,11');
+    expect(lowPriorityCpus('2,5,9')).toBe('9');
+    expect(lowPriorityCpus('0')).toBeNull();
+    expect(lowPriorityCpus('zero-one')).toBeNull();
+    expect(lowPriorityCpus(null)).toBeNull();
   });
 });
