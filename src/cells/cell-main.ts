@@ -3,29 +3,16 @@
  * for (each connects straight to the router's socket), reports their exits, and exits when told to
  * drain once its threads are gone. A fatal error of tenant code kills this process, never the router.
  */
-import { readdirSync } from 'node:fs';
-import { setPriority } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { CellToRouter, RouterToCell, SpareData, ThreadData } from '../protocol/messages.js';
+import { setThreadsNice } from './thread-priority.js';
 
 const cell = Number(process.argv[process.argv.indexOf('--cell') + 1]);
 // Threads inherit the priority of the thread that starts them: set it before starting any, so the
 // actor threads and the isolates' threads of a low-priority cell all run below everything else.
-// On Linux a priority is a thread's own: V8's and libuv's threads, already running, are lowered too.
+// V8's and libuv's threads, already running, are lowered too.
 const nice = Number(process.argv[process.argv.indexOf('--nice') + 1] ?? 0);
-if (nice > 0) lowerPriority(nice);
-
-function lowerPriority(to: number): void {
-  setPriority(to);
-  if (process.platform !== 'linux') return;
-  for (const tid of readdirSync('/proc/self/task')) {
-    try {
-      setPriority(Number(tid), to);
-    } catch {
-      // the thread ended
-    }
-  }
-}
+if (nice > 0) setThreadsNice(nice);
 const socketPath = (process.env.ANVIL_ROUTER_SOCKET ?? '').replace(/^@/, '\0');
 const token = process.env.ANVIL_CELL_TOKEN ?? '';
 delete process.env.ANVIL_CELL_TOKEN;
