@@ -8,8 +8,9 @@
 // Per run, alternating: sequential requests (one connection, BENCH_SECONDS each) to /caller/none,
 // /caller/bus5 and /caller/http5 — the cost of one call is (p50 of five calls − p50 of none) / 5;
 // then the saturated throughput (wrk) of /caller/bus and /caller/http (one call each).
+import { availableParallelism } from 'node:os';
 import { progress, standalone } from './lib/config.mjs';
-import { PUBLIC_HOST_KEY, anvilCli, freePort, get, startAnvil } from './lib/instance.mjs';
+import { PUBLIC_HOST_KEY, anvilCli, confine, descendants, freePort, get, startAnvil } from './lib/instance.mjs';
 import { closedLoop, saturate } from './lib/load.mjs';
 import { median } from './lib/stats.mjs';
 import { checkTarget, fmt, ms, ratio } from './lib/targets.mjs';
@@ -47,6 +48,25 @@ export async function run(config) {
       perRun.push(r);
     }
 
+    // Control: the same sequential calls with the instance and this client confined to one CPU. It
+    // shows what waking a thread on the other CPU costs on this machine: each call wakes one more
+    // thread over HTTP than over the bus (four against two).
+    const oneCpu = [];
+    const restore = availableParallelism() > 1 ? confine([process.pid, anvil.pid, ...descendants(anvil.pid)], '0') : null;
+    if (restore !== null) {
+      try {
+        for (let i = 0; i < runs; i++) {
+          const seq = {};
+          for (const path of ['none', 'bus5', 'http5']) seq[path] = await closedLoop(anvil.url(`/caller/${path}`), { seconds });
+          const r = { busCall: (seq.bus5.p50 - seq.none.p50) / 5, httpCall: (seq.http5.p50 - seq.none.p50) / 5 };
+          progress(`bus control ${i + 1}/${runs}, one CPU: one call ${fmt(r.busCall, 3)} ms over the bus, ${fmt(r.httpCall, 3)} ms over loopback HTTP`);
+          oneCpu.push(r);
+        }
+      } finally {
+        restore();
+      }
+    }
+
     const med = (f) => median(perRun.map(f));
     const errors = (f) => perRun.reduce((s, r) => s + f(r), 0);
     const callRatio = med((r) => r.httpCall / r.busCall);
@@ -69,6 +89,16 @@ export async function run(config) {
           columns: ['', 'bus', 'loopback HTTP', 'HTTP ÷ bus'],
           rows: [
             ['time of one call, sequential ((p50 of 5 calls − p50 of none) / 5)', ms(med((r) => r.busCall)), ms(med((r) => r.httpCall)), ratio(callRatio)],
+            ...(oneCpu.length === 0
+              ? []
+              : [
+                  [
+                    'control: time of one call, sequential, with the instance and the client on one CPU (taskset -c 0)',
+                    ms(median(oneCpu.map((r) => r.busCall))),
+                    ms(median(oneCpu.map((r) => r.httpCall))),
+                    ratio(median(oneCpu.map((r) => r.httpCall / r.busCall))),
+                  ],
+                ]),
             [
               `throughput of a request making one call (wrk -c${connections}); errors`,
               `${fmt(med((r) => r.max.bus.rps))} req/s; ${errors((r) => r.max.bus.errors)}`,
@@ -85,7 +115,7 @@ export async function run(config) {
         'The loopback call goes through what any outgoing HTTP call of an API goes through (egress policy check, undici pool of the caller\'s thread) and enters the router like a client request; the admin host adds its credential check (two SHA-256 of short strings) — the bus needs neither.',
         ...(anvil.warnings() ? [`Anvil's log: ${anvil.warnings()}.`] : []),
       ],
-      perRun: perRun.map((r, i) => `run ${i + 1}: p50 none ${fmt(r.seq.none.p50, 3)}, bus5 ${fmt(r.seq.bus5.p50, 3)}, http5 ${fmt(r.seq.http5.p50, 3)} ms; saturated bus ${fmt(r.max.bus.rps)}, http ${fmt(r.max.http.rps)} req/s`),
+      perRun: perRun.map((r, i) => `run ${i + 1}: p50 none ${fmt(r.seq.none.p50, 3)}, bus5 ${fmt(r.seq.bus5.p50, 3)}, http5 ${fmt(r.seq.http5.p50, 3)} ms; saturated bus ${fmt(r.max.bus.rps)}, http ${fmt(r.max.http.rps)} req/s${oneCpu[i] ? `; on one CPU one call ${fmt(oneCpu[i].busCall, 3)} ms over the bus, ${fmt(oneCpu[i].httpCall, 3)} ms over HTTP` : ''}`),
     };
   } finally {
     await anvil.stop();

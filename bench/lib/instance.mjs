@@ -2,7 +2,7 @@
 // --apis dir made from bench/apis/), the reference servers, and their process trees. Everything
 // started here is registered and torn down by cleanupAll(), which run.mjs (and each benchmark run
 // on its own) calls in `finally` and on SIGINT/SIGTERM: no process or temp dir is left behind.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, closeSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -308,6 +308,34 @@ export function descendants(pid) {
   };
   walk(pid);
   return out;
+}
+
+const TASKSET = ['/usr/bin/taskset', '/bin/taskset'].find((path) => existsSync(path)) ?? null;
+
+/**
+ * Confines every thread of the processes `pids` to the CPUs `cpus` (a list such as "0") with
+ * taskset; returns a function that gives each its CPUs back, or null without taskset.
+ */
+export function confine(pids, cpus) {
+  if (TASKSET === null) return null;
+  const own = new Map();
+  for (const pid of pids) {
+    try {
+      own.set(pid, /list: (\S+)/.exec(execFileSync(TASKSET, ['-c', '-p', String(pid)], { encoding: 'utf8' }))[1]);
+      execFileSync(TASKSET, ['-a', '-c', '-p', cpus, String(pid)], { stdio: 'ignore' });
+    } catch {
+      // the process ended
+    }
+  }
+  return () => {
+    for (const [pid, list] of own) {
+      try {
+        execFileSync(TASKSET, ['-a', '-c', '-p', list, String(pid)], { stdio: 'ignore' });
+      } catch {
+        // the process ended
+      }
+    }
+  };
 }
 
 /** The command name of a process and its resident memory (VmRSS) in KiB, or null when gone. */
