@@ -118,6 +118,15 @@ export function jsonFrame(type: FrameType, value: unknown): Buffer {
   return frame;
 }
 
+/** A frame whose payload is one u32 (a request number). */
+export function u32Frame(type: FrameType, value: number): Buffer {
+  const frame = Buffer.allocUnsafe(HEADER + 4);
+  frame.writeUInt32LE(1 + 4, 0);
+  frame[4] = type;
+  frame.writeUInt32LE(value, HEADER);
+  return frame;
+}
+
 export function emptyFrame(type: FrameType): Buffer {
   const frame = Buffer.allocUnsafe(HEADER);
   frame.writeUInt32LE(1, 0);

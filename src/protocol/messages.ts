@@ -7,7 +7,7 @@ import { STATUS_CODES } from 'node:http';
 import type { SandboxLimits } from '../config/types.js';
 import type { EngineRequest } from '../engine/api-engine.js';
 import type { OutgoingResponse } from '../engine/message.js';
-import { envelopeFrame, FrameType, jsonFrame, readEnvelope } from './frames.js';
+import { envelopeFrame, FrameType, jsonFrame, readEnvelope, u32Frame } from './frames.js';
 
 /** What a cell needs to start threads for one API release. */
 export interface ActorSpec {
@@ -65,11 +65,7 @@ export function encodePeerOffer(offer: PeerOffer): Buffer {
 
 /** Peer → caller: request `number` was not run (the peer stopped); send it through the router. */
 export function notTakenFrame(number: number): Buffer {
-  const frame = Buffer.allocUnsafe(9);
-  frame.writeUInt32LE(5, 0);
-  frame[4] = FrameType.Retire;
-  frame.writeUInt32LE(number, 5);
-  return frame;
+  return u32Frame(FrameType.Retire, number);
 }
 
 /** Bus calls deeper than this are refused with 508 (SPEC §10): a cycle A → B → A stops there. */
