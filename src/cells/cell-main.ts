@@ -9,8 +9,9 @@ import { setThreadsNice } from './thread-priority.js';
 
 const cell = Number(process.argv[process.argv.indexOf('--cell') + 1]);
 // Threads inherit the priority of the thread that starts them: set it before starting any, so the
-// actor threads and the isolates' threads of a low-priority cell all run below everything else.
-// V8's and libuv's threads, already running, are lowered too.
+// actor threads and the isolates' threads run at the cell's priority (below the router's; a
+// low-priority cell's below everything else). V8's and libuv's threads, already running, are
+// lowered too.
 const nice = Number(process.argv[process.argv.indexOf('--nice') + 1] ?? 0);
 if (nice > 0) setThreadsNice(nice);
 const socketPath = (process.env.ANVIL_ROUTER_SOCKET ?? '').replace(/^@/, '\0');

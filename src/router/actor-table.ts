@@ -16,7 +16,7 @@ export type Log = (level: 'info' | 'warn' | 'error', msg: string, fields?: Recor
 /** What the table needs of the cells: threads started and stopped, cells added and killed. */
 export interface CellControl extends ThreadStarter {
   terminateThread(cell: number, actor: string, thread: number): boolean;
-  /** Starts one more cell; `nice` > 0 runs it at a lower CPU priority. */
+  /** Starts one more cell; a `nice` above the cells' usual one runs it at a lower CPU priority. */
   addCell(nice?: number): number;
   kill(cell: number): void;
 }
