@@ -2,6 +2,7 @@ import { connect, type Socket } from 'node:net';
 import { AnvilError, Errors } from '../errors.js';
 import { FrameReader, FrameType, FrameWriter } from '../protocol/frames.js';
 import { busFailure, busRequest, decodeResponse, encodeHello, encodeRequest, type BusCall, type BusResponse, type ThreadHello } from '../protocol/messages.js';
+import { SpinWait } from './spin-wait.js';
 
 interface Pending {
   resolve: (response: BusResponse) => void;
@@ -28,6 +29,8 @@ export class PeerLink {
   private connected = false;
   /** No new calls: the peer retired, a call timed out, or a newer offer replaced this one. */
   private abandoned = false;
+  /** A lone call's answer usually comes within ~0.1 ms: the thread stays awake for it. */
+  private readonly spin = new SpinWait(() => this.pending.size === 1);
 
   constructor(
     readonly actor: string,
@@ -68,6 +71,7 @@ export class PeerLink {
       }, timeoutMs);
       this.pending.set(number, { resolve, reject, timer, call, timeoutMs });
       this.writer.write(encodeRequest(number, request));
+      this.spin.begin();
     });
   }
 

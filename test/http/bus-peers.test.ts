@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cellOf, cellPid, keysPerCell } from '../helpers/cells.js';
 import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
@@ -55,6 +56,13 @@ async function metric(name: string, labels: Record<string, string>): Promise<num
 /** Requests to `target` the router itself routed (its debug log has one line per request). */
 function routedToTarget(): number {
   return anvil.logLines().filter((l) => l.msg === 'request' && l.api === 'target').length;
+}
+
+/** CPU time (user + system) of process `pid`, all its threads, in ms. */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10; // USER_HZ is 100 on Linux
 }
 
 async function fetchMany(from: number, count: number, says: string): Promise<void> {
@@ -145,6 +153,18 @@ endpoints:
     });
   });
   afterAll(async () => two?.dispose());
+
+  it('lets the caller sleep while it waits for a slow target (it stays awake only briefly after sending)', async () => {
+    for (let i = 0; i < 10; i++) expect((await two.request(`/${callerKey}/wait/0`)).json()).toEqual({ waited: '0' });
+    const callerCell = cellPid(two.pid, cellOf(callerKey, 2));
+    const inFlight = two.request(`/${callerKey}/wait/1500`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const before = cpuMs(callerCell);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // A thread that kept polling for the answer would use about 1000 ms of CPU here.
+    expect(cpuMs(callerCell) - before).toBeLessThan(150);
+    expect((await inFlight).json()).toEqual({ waited: '1500' });
+  });
 
   it('answers 502 like the router would, and the next calls reach the restarted target', async () => {
     expect(cellOf(callerKey, 2)).not.toBe(cellOf(targetKey, 2));
