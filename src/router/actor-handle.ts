@@ -34,6 +34,12 @@ const START_FAILURE_BACKOFF_MS = 1_000;
  */
 export class ActorHandle {
   private readonly threads: ThreadLink[] = [];
+  /**
+   * Threads retired by a move to another cell while they still had requests in flight: they take no
+   * new work, but the watchdog keeps watching them (one stuck in native code would otherwise hold
+   * its cell's CPU unseen) and the actor is busy until they are done.
+   */
+  private readonly leaving = new Set<ThreadLink>();
   /** A cell it moves to once that cell is ready (see relocate). */
   private movingTo: number | null = null;
   private readonly waiting = new Fifo<Job>();
@@ -58,9 +64,10 @@ export class ActorHandle {
     return this.waiting.length;
   }
 
-  /** Its threads (for the router's watchdog). */
+  /** Its threads, those still finishing work after a move included (for the watchdog and gauges). */
   get links(): readonly ThreadLink[] {
-    return this.threads;
+    for (const link of this.leaving) if (link.closed || link.load === 0) this.leaving.delete(link);
+    return this.leaving.size === 0 ? this.threads : [...this.threads, ...this.leaving];
   }
 
   /**
@@ -78,22 +85,33 @@ export class ActorHandle {
     this.cell = cell;
     // A thread still starting in the old cell is refused when it dials in (its cell is not ours).
     this.starting = 0;
-    for (const link of this.threads.splice(0)) link.retire();
+    this.retireThreads();
     if (this.waiting.length > 0) this.startThread();
   }
 
-  /** Moves the actor to another cell (quarantine); only once its cell died, so it has no thread. */
+  /**
+   * Moves the actor to a quarantine cell, once a cell died of it: its threads there are gone or
+   * going; threads it has in another cell (it was moved to the low-priority cell since) are retired.
+   */
   moveTo(cell: number): void {
     // Quarantine wins over a pending move to the low-priority cell.
     this.movingTo = null;
     this.cell = cell;
     this.starting = 0;
-    this.threads.length = 0;
+    this.retireThreads();
     if (this.waiting.length > 0) this.startThread();
   }
 
+  /** No new work for the current threads; those with work in flight stay watched until done. */
+  private retireThreads(): void {
+    for (const link of this.threads.splice(0)) {
+      link.retire();
+      if (link.load > 0 && !link.closed) this.leaving.add(link);
+    }
+  }
+
   get busy(): boolean {
-    return this.waiting.length > 0 || this.threads.some((t) => t.load > 0) || this.starting > 0;
+    return this.waiting.length > 0 || this.links.some((t) => t.load > 0) || this.starting > 0;
   }
 
   dispatch(job: Job): void {
@@ -128,6 +146,7 @@ export class ActorHandle {
   }
 
   detach(link: ThreadLink): void {
+    this.leaving.delete(link);
     const index = this.threads.indexOf(link);
     if (index >= 0) this.threads.splice(index, 1);
     if (this.waiting.length > 0) this.startThread();

@@ -160,9 +160,10 @@ export class ActorTable {
     down: (cell, reason) => {
       const now = Date.now();
       this.log('warn', 'cell died; restarting it', { cell, reason });
-      // Threads whose sockets have not closed yet also had work in the dead cell.
+      // Threads whose sockets have not closed yet also had work in the dead cell (a thread left
+      // behind by a move to another cell included).
       for (const actor of this.actors.values()) {
-        if (actor.cell === cell && actor.links.some((l) => l.load > 0)) this.faults.noteLostWork(identityOf(actor), cell, now);
+        if (actor.links.some((l) => l.cell === cell && l.load > 0)) this.faults.noteLostWork(identityOf(actor), cell, now);
       }
       for (const { identity, verdict } of this.faults.judge(cell, now)) {
         const [host, env, key] = identity.split('/');
@@ -279,6 +280,9 @@ export class ActorTable {
         if (now - link.terminateAskedAt > TERMINATE_GRACE_MS) {
           this.log('error', 'stuck thread did not stop; killing its cell', { api: actor.spec.key, host: actor.spec.host, cell: link.cell });
           link.terminateAskedAt = now;
+          // The API is why the cell dies, even when its thread was retired by a move and its lost
+          // work would not otherwise be counted.
+          this.faults.noteLostWork(identityOf(actor), link.cell, now);
           this.control!.kill(link.cell);
         }
       } else if (link.probeSentAt > 0 && now - link.probeSentAt > after) {

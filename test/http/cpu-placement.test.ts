@@ -1,4 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lowPriorityCpus, parseCpuList } from '../../src/cells/low-priority-cpus.js';
 import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
@@ -145,4 +146,47 @@ describe('the CPUs of the low-priority cell', () => {
     expect(lowPriorityCpus('zero-one')).toBeNull();
     expect(lowPriorityCpus(null)).toBeNull();
   });
+});
+
+describe('a thread left behind by a move to the low-priority cell', () => {
+  let stuck: TestInstance;
+  beforeAll(async () => {
+    stuck = await startInstance({
+      apis: {
+        hog: {
+          'api.yaml': `${HOG}  get /EndlessSql:\n    Try: { directive: EndlessSql }\n`,
+          'Directives/Burn.js': BURN,
+          'Directives/EndlessSql.js': readFileSync(join(import.meta.dirname, '../fixtures/apis/killers/Directives/EndlessSql.js'), 'utf8'),
+        },
+      },
+      // The move (a few seconds) must come before the stuck thread has been silent a request timeout.
+      args: ['--request-timeout', '8s'],
+    });
+  });
+  afterAll(async () => stuck?.dispose());
+
+  it('is still watched: stuck in native code, it is terminated, then its cell is killed and the API quarantined', async () => {
+    // Two threads; then one of them gets stuck in an endless query (its client gives up at the
+    // request timeout; the thread does not).
+    await Promise.all(Array.from({ length: 4 }, () => stuck.request('/hog/burn')));
+    void stuck.request('/hog/EndlessSql').catch(() => {});
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Burning on the other thread makes the API CPU-heavy: it moves, and the stuck thread is retired
+    // with its query still running.
+    let moved = false;
+    const burner = (async () => {
+      while (!moved) await stuck.request('/hog/burn').catch(() => {});
+    })();
+    const movedAt = await eventually(() => stuck.logLines().findIndex((l) => l.msg === 'API keeps the CPU busy; it now runs in the low-priority cell') + 1, 15_000);
+    moved = true;
+    await burner;
+    const loggedAt = (msg: string) => stuck.logLines().findIndex((l) => l.msg === msg && l.api === 'hog') + 1;
+    const terminatedAt = await eventually(() => loggedAt('thread stuck past the request timeout; terminating it'), 20_000);
+    // (The watchdog found it after the move, among the threads the move retired.)
+    expect(terminatedAt).toBeGreaterThan(movedAt);
+    await eventually(() => loggedAt('stuck thread did not stop; killing its cell'), 10_000);
+    // As for any API whose thread cost a cell its life: quarantined, and it answers from there.
+    await eventually(() => loggedAt('API quarantined in a cell of its own'), 10_000);
+    await eventually(async () => (await stuck.request('/hog/burn')).status === 200, 10_000);
+  }, 60_000);
 });
