@@ -12,7 +12,7 @@ import { availableParallelism } from 'node:os';
  * budget against 0.091-0.102 ms without (0.047 ms when Linux happened to place both threads on one
  * CPU); saturated throughput within 2 %. On one CPU it is off (see severalCpus).
  */
-export const SPIN_BUDGET_MS = 0.1;
+const SPIN_BUDGET_MS = 0.1;
 
 /**
  * Whether this thread may run on more than one CPU (read at most once a second: the CPUs a process
@@ -35,15 +35,12 @@ export class SpinWait {
   private spinning = false;
 
   /** `waitingAlone`: exactly one call is in flight (the one the spin is for). */
-  constructor(
-    private readonly waitingAlone: () => boolean,
-    private readonly budgetMs = SPIN_BUDGET_MS,
-  ) {}
+  constructor(private readonly waitingAlone: () => boolean) {}
 
   /** A call was just sent: spin until it is answered or the budget runs out. */
   begin(): void {
     if (!this.waitingAlone() || !severalCpus()) return;
-    this.until = performance.now() + this.budgetMs;
+    this.until = performance.now() + SPIN_BUDGET_MS;
     if (this.spinning) return;
     this.spinning = true;
     setImmediate(this.turn);

@@ -81,33 +81,25 @@ export class ActorHandle {
       this.movingTo = cell;
       return;
     }
-    this.movingTo = null;
-    this.cell = cell;
-    // A thread still starting in the old cell is refused when it dials in (its cell is not ours).
-    this.starting = 0;
-    this.retireThreads();
-    if (this.waiting.length > 0) this.startThread();
+    this.moveTo(cell);
   }
 
   /**
-   * Moves the actor to a quarantine cell, once a cell died of it: its threads there are gone or
-   * going; threads it has in another cell (it was moved to the low-priority cell since) are retired.
+   * Moves the actor to `cell` now (a quarantine cell goes here at once, once a cell died of the
+   * API): its threads are retired, those with work in flight stay watched until done, and new ones
+   * start in `cell` as work comes.
    */
   moveTo(cell: number): void {
     // Quarantine wins over a pending move to the low-priority cell.
     this.movingTo = null;
     this.cell = cell;
+    // A thread still starting in the old cell is refused when it dials in (its cell is not ours).
     this.starting = 0;
-    this.retireThreads();
-    if (this.waiting.length > 0) this.startThread();
-  }
-
-  /** No new work for the current threads; those with work in flight stay watched until done. */
-  private retireThreads(): void {
     for (const link of this.threads.splice(0)) {
       link.retire();
       if (link.load > 0 && !link.closed) this.leaving.add(link);
     }
+    if (this.waiting.length > 0) this.startThread();
   }
 
   get busy(): boolean {
