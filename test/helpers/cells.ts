@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { apiIdentity, assignCell } from '../../src/cells/assign.js';
 
 /** The pid of cell `index` of an instance (its child process started with `--cell <index>`). */
@@ -26,6 +26,15 @@ export function keysPerCell(prefix: string, cells: number, env = 'dev'): string[
     if (found[cell] === undefined) found[cell] = key;
   }
   return found;
+}
+
+/**
+ * Field `n` of /proc/<pid>/stat, or of a thread's with `pid/task/tid`, as numbered in proc(5)
+ * (4: parent pid, 14/15: user/system CPU in clock ticks, 19: nice, 41: scheduling policy).
+ */
+export function statField(pid: number | string, n: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[n - 3]);
 }
 
 /** The OS threads of a process (its /proc tasks). */

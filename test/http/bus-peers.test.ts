@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cellOf, cellPid, keysPerCell } from '../helpers/cells.js';
+import { cellOf, cellPid, keysPerCell, statField } from '../helpers/cells.js';
 import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
 import { tarGz } from '../helpers/tarball.js';
 
@@ -58,12 +57,8 @@ function routedToTarget(): number {
   return anvil.logLines().filter((l) => l.msg === 'request' && l.api === 'target').length;
 }
 
-/** CPU time (user + system) of process `pid`, all its threads, in ms. */
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10; // USER_HZ is 100 on Linux
-}
+/** CPU time (user + system) of process `pid`, all its threads, in ms (USER_HZ is 100 on Linux). */
+const cpuMs = (pid: number) => (statField(pid, 14) + statField(pid, 15)) * 10;
 
 async function fetchMany(from: number, count: number, says: string): Promise<void> {
   for (let i = from; i < from + count; i++) {

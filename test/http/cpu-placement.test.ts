@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lowPriorityCpus, parseCpuList } from '../../src/cells/low-priority-cpus.js';
+import { statField } from '../helpers/cells.js';
 import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
 
 // An API that keeps the CPU busy is moved to the low-priority cell (nice 19, confined to the last
@@ -33,24 +34,11 @@ function childrenOf(parent: number): number[] {
   return readdirSync('/proc')
     .filter((name) => /^\d+$/.test(name))
     .map(Number)
-    .filter((pid) => {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent;
-      } catch {
-        return false;
-      }
-    });
+    .filter((pid) => ifAlive(() => statField(pid, 4)) === parent);
 }
 
 function cmdline(pid: number): string {
   return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
-}
-
-/** Field `n` of /proc/<pid>/stat, or of a thread's with `pid/task/tid` (19: nice, 41: scheduling policy). */
-function statField(pid: number | string, n: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[n - 3]);
 }
 
 const niceOf = (pid: number | string) => statField(pid, 19);
