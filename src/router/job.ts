@@ -56,19 +56,25 @@ export class Job {
 /**
  * Fails jobs that pass their deadline with 504. Every job has the same timeout, so arrival order is
  * deadline order: one queue, checked from its head, costs nothing per request but a push.
+ *
+ * Finished jobs leave the head of the queue as new ones come, not only when the timer sweeps: a job
+ * the queue still holds when the young generation is collected is copied, and one held through two
+ * collections is moved to the old generation. At 15 000 req/s with only the 100 ms sweep, 130 KB
+ * were moved per young collection (4 KB with this), and the Mark-Compacts that followed every few
+ * seconds paused the router 4-7 ms each: a burst of slow requests.
  */
 export class JobTimeouts {
   private readonly queue = new Fifo<Job>();
   private readonly timer: NodeJS.Timeout;
 
   constructor(timeoutMs: number) {
-    // Often enough that finished jobs leave the queue young (cheap for the garbage collector).
     const every = Math.max(20, Math.min(100, Math.floor(timeoutMs / 10)));
     this.timer = setInterval(() => this.sweep(Date.now()), every);
     this.timer.unref();
   }
 
   watch(job: Job): void {
+    for (let head = this.queue.peek(); head !== undefined && head.done; head = this.queue.peek()) this.queue.shift();
     this.queue.push(job);
   }
 
