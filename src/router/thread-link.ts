@@ -4,6 +4,7 @@ import { emptyFrame, FrameReader, FrameType, FrameWriter } from '../protocol/fra
 import { decodeCall, decodeEnqueue, decodeResponse, encodeCallResult, encodeEnqueueResult, encodePeerOffer, encodeRequest, type BusCall, type EnqueueOutcome, type EnqueueRequest, type PeerOffer, type ThreadStats } from '../protocol/messages.js';
 import type { JobResponse } from './job.js';
 import type { Job } from './job.js';
+import { InFlight } from './in-flight.js';
 
 /**
  * The router's end of one actor thread's socket. Requests are numbered and pipelined; responses
@@ -12,9 +13,7 @@ import type { Job } from './job.js';
  */
 export class ThreadLink {
   private readonly writer: FrameWriter;
-  /** In insertion order, so the first entry is the oldest request still in flight. */
-  private readonly inFlight = new Map<number, { job: Job; sentAt: number }>();
-  private nextNumber = 1;
+  private readonly inFlight = new InFlight();
   lastActive = Date.now();
   /** When a frame last came from the thread (any frame: it is alive and its loop turns). */
   lastHeard = Date.now();
@@ -60,17 +59,14 @@ export class ThreadLink {
 
   /** How long the oldest request in flight has been waiting (0 when idle). */
   oldestAge(now: number): number {
-    for (const entry of this.inFlight.values()) return now - entry.sentAt;
-    return 0;
+    return this.inFlight.size === 0 ? 0 : now - this.inFlight.oldestSentAt();
   }
 
   send(job: Job): void {
     // Ended meanwhile (timed out in the mailbox): a done job no longer holds its request.
     if (job.done) return;
-    const number = this.nextNumber;
-    this.nextNumber = number === 0xffffffff ? 1 : number + 1;
     const now = Date.now();
-    this.inFlight.set(number, { job, sentAt: now });
+    const number = this.inFlight.add(job, now);
     this.lastActive = now;
     this.writer.write(encodeRequest(number, job.request));
   }
@@ -131,11 +127,10 @@ export class ThreadLink {
     }
     if (type !== FrameType.Response) return;
     const { number, response } = decodeResponse(payload);
-    const entry = this.inFlight.get(number);
-    if (entry === undefined) return;
-    this.inFlight.delete(number);
+    const job = this.inFlight.take(number);
+    if (job === undefined) return;
     this.lastActive = Date.now();
-    entry.job.respond(response);
+    job.respond(response);
     this.onSettled(this);
   }
 
@@ -143,9 +138,7 @@ export class ThreadLink {
     if (this.closed) return;
     this.closed = true;
     this.lostWork = !this.retired && this.inFlight.size > 0;
-    const jobs = [...this.inFlight.values()];
-    this.inFlight.clear();
-    for (const { job } of jobs) job.fail(Errors.cellDied());
+    for (const job of this.inFlight.takeAll()) job.fail(Errors.cellDied());
     this.onClosed(this);
   }
 }
