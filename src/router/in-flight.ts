@@ -11,6 +11,9 @@ export class InFlight {
   private readonly sentAt: number[] = [];
   private readonly free: number[] = [];
   private count = 0;
+  /** oldestSentAt's last answer and the `now` it was for (a scan per dispatch would cost O(slots)). */
+  private oldest = Infinity;
+  private oldestFor = -1;
 
   get size(): number {
     return this.count;
@@ -22,6 +25,7 @@ export class InFlight {
     this.jobs[slot] = job;
     this.sentAt[slot] = now;
     this.count++;
+    if (now < this.oldest) this.oldest = now;
     return slot + 1;
   }
 
@@ -34,15 +38,22 @@ export class InFlight {
     this.jobs[slot] = undefined;
     this.free.push(slot);
     this.count--;
+    if (this.sentAt[slot] === this.oldest) this.oldestFor = -1;
     return job;
   }
 
-  /** When the oldest request still in flight was sent (Infinity when none): a scan of the slots, as many as were ever in flight at once. */
-  oldestSentAt(): number {
+  /**
+   * When the oldest request still in flight was sent (Infinity when none). The slots (as many as were
+   * ever in flight at once) are scanned at most once per `now` unless the oldest one was answered.
+   */
+  oldestSentAt(now: number): number {
+    if (now === this.oldestFor) return this.oldest;
     let oldest = Infinity;
     for (let slot = 0; slot < this.jobs.length; slot++) {
       if (this.jobs[slot] !== undefined && this.sentAt[slot]! < oldest) oldest = this.sentAt[slot]!;
     }
+    this.oldest = oldest;
+    this.oldestFor = now;
     return oldest;
   }
 
@@ -57,6 +68,7 @@ export class InFlight {
       this.free.push(slot);
     }
     this.count = 0;
+    this.oldest = Infinity;
     return jobs;
   }
 }

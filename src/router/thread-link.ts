@@ -59,7 +59,7 @@ export class ThreadLink {
 
   /** How long the oldest request in flight has been waiting (0 when idle). */
   oldestAge(now: number): number {
-    return this.inFlight.size === 0 ? 0 : now - this.inFlight.oldestSentAt();
+    return this.inFlight.size === 0 ? 0 : now - this.inFlight.oldestSentAt(now);
   }
 
   send(job: Job): void {
