@@ -2,8 +2,7 @@ import type { Socket } from 'node:net';
 import { Errors } from '../errors.js';
 import { emptyFrame, FrameReader, FrameType, FrameWriter } from '../protocol/frames.js';
 import { decodeCall, decodeEnqueue, decodeResponse, encodeCallResult, encodeEnqueueResult, encodePeerOffer, encodeRequest, type BusCall, type EnqueueOutcome, type EnqueueRequest, type PeerOffer, type ThreadStats } from '../protocol/messages.js';
-import type { JobResponse } from './job.js';
-import type { Job } from './job.js';
+import type { Job, JobResponse } from './job.js';
 import { InFlight } from './in-flight.js';
 
 /**
