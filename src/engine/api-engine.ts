@@ -75,7 +75,10 @@ export class ApiEngine {
     }
     const endpoint = match.endpoint;
     const route = `${endpoint.verb} ${endpoint.path}`;
-    const sendRouted: SendResponse = (response) => send({ ...response, route });
+    // Not `{ ...response, route }`: on Node 20's V8 a spread followed by a new property takes a slow
+    // path (12x slower in isolation) whose objects get promoted to the old generation; with it every
+    // actor thread promoted ~130 KB per young GC and ran a Mark-Compact every few seconds.
+    const sendRouted: SendResponse = (response) => send({ status: response.status, headers: response.headers, body: response.body, route });
     const facts: RequestFacts = {
       id: request.id,
       ip: request.ip,
