@@ -1,8 +1,16 @@
 import { AnvilError } from '../errors.js';
 import type { FrameWriter } from '../protocol/frames.js';
+import { PendingCalls } from '../protocol/pending-calls.js';
 import { requestIdGenerator } from '../protocol/request-id.js';
 import { decodeCallResult, decodeEnqueueResult, encodeCall, encodeEnqueue, MAX_BUS_HOPS, splitApiPath, type BusCall, type BusResponse, type PeerOffer, type ThreadHello } from '../protocol/messages.js';
 import { PeerLink } from './peer-link.js';
+
+/** A call sent through the router, waiting for its CallResult. */
+interface RouterCall {
+  resolve: (response: BusResponse) => void;
+  reject: (error: Error) => void;
+  timer?: NodeJS.Timeout;
+}
 
 /**
  * The actor thread's end of the in-process bus: calls (and jobs to store) go to the router on the
@@ -11,9 +19,8 @@ import { PeerLink } from './peer-link.js';
  * Calls are pipelined; a caller awaits without blocking the thread.
  */
 export class BusClient {
-  private readonly pending = new Map<number, { resolve: (r: BusResponse) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
-  private readonly enqueues = new Map<number, { resolve: (id: string) => void; reject: (e: Error) => void }>();
-  private next = 1;
+  private readonly pending = new PendingCalls<RouterCall>();
+  private readonly enqueues = new PendingCalls<{ resolve: (id: string) => void; reject: (e: Error) => void }>();
   /** API key → the peer its calls go to. */
   private readonly peers = new Map<string, PeerLink>();
   private readonly nextId = requestIdGenerator();
@@ -61,24 +68,21 @@ export class BusClient {
   }
 
   private viaRouter(call: BusCall, timeoutMs: number): Promise<BusResponse> {
-    const number = this.next;
-    this.next = number === 0xffffffff ? 1 : number + 1;
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(number);
+      const entry: RouterCall = { resolve, reject };
+      const number = this.pending.add(entry);
+      entry.timer = setTimeout(() => {
+        this.pending.giveUp(number);
         reject(new AnvilError('ANVIL_ERR_UPSTREAM_TIMEOUT', 504, `the call to ${call.path} took longer than ${timeoutMs} ms`));
       }, timeoutMs);
-      this.pending.set(number, { resolve, reject, timer });
       this.writer.write(encodeCall(number, call));
     });
   }
 
   /** Asks the router to store a job; resolves to its id once it is durable. */
   enqueue(payload: string, delayMs: number): Promise<string> {
-    const number = this.next;
-    this.next = number === 0xffffffff ? 1 : number + 1;
     return new Promise((resolve, reject) => {
-      this.enqueues.set(number, { resolve, reject });
+      const number = this.enqueues.add({ resolve, reject });
       this.writer.write(encodeEnqueue(number, { payload, delayMs }));
     });
   }
@@ -86,9 +90,8 @@ export class BusClient {
   /** An EnqueueResult frame arrived. */
   settleEnqueue(payload: Buffer): void {
     const { number, outcome } = decodeEnqueueResult(payload);
-    const entry = this.enqueues.get(number);
+    const entry = this.enqueues.take(number);
     if (entry === undefined) return;
-    this.enqueues.delete(number);
     if (outcome.ok) entry.resolve(outcome.id);
     else entry.reject(new AnvilError('ANVIL_ERR_ENQUEUE', outcome.status, outcome.error));
   }
@@ -96,9 +99,8 @@ export class BusClient {
   /** A CallResult frame arrived. */
   settle(payload: Buffer): void {
     const { number, response } = decodeCallResult(payload);
-    const entry = this.pending.get(number);
+    const entry = this.pending.take(number);
     if (entry === undefined) return;
-    this.pending.delete(number);
     clearTimeout(entry.timer);
     entry.resolve(response);
   }
@@ -108,12 +110,10 @@ export class BusClient {
     this.closed = true;
     for (const peer of [...this.peers.values()]) peer.destroy();
     this.peers.clear();
-    for (const [, entry] of this.pending) {
+    for (const entry of this.pending.takeAll()) {
       clearTimeout(entry.timer);
       entry.reject(new AnvilError('ANVIL_ERR_BUS_CLOSED', 502, 'the in-process bus closed'));
     }
-    this.pending.clear();
-    for (const [, entry] of this.enqueues) entry.reject(new AnvilError('ANVIL_ERR_BUS_CLOSED', 503, 'the job was not stored: the router went away'));
-    this.enqueues.clear();
+    for (const entry of this.enqueues.takeAll()) entry.reject(new AnvilError('ANVIL_ERR_BUS_CLOSED', 503, 'the job was not stored: the router went away'));
   }
 }

@@ -1,13 +1,14 @@
 import { connect, type Socket } from 'node:net';
 import { AnvilError, Errors } from '../errors.js';
 import { FrameReader, FrameType, FrameWriter } from '../protocol/frames.js';
+import { PendingCalls } from '../protocol/pending-calls.js';
 import { busFailure, busRequest, decodeResponse, encodeHello, encodeRequest, type BusCall, type BusResponse, type ThreadHello } from '../protocol/messages.js';
 import { SpinWait } from './spin-wait.js';
 
 interface Pending {
   resolve: (response: BusResponse) => void;
   reject: (error: Error) => void;
-  timer: NodeJS.Timeout;
+  timer?: NodeJS.Timeout;
   call: BusCall;
   timeoutMs: number;
 }
@@ -24,8 +25,7 @@ export type ViaRouter = (call: BusCall, timeoutMs: number) => Promise<BusRespons
 export class PeerLink {
   private readonly socket: Socket;
   private readonly writer: FrameWriter;
-  private readonly pending = new Map<number, Pending>();
-  private next = 1;
+  private readonly pending = new PendingCalls<Pending>();
   private connected = false;
   /** No new calls: the peer retired, a call timed out, or a newer offer replaced this one. */
   private abandoned = false;
@@ -59,17 +59,16 @@ export class PeerLink {
   }
 
   call(call: BusCall, timeoutMs: number): Promise<BusResponse> {
-    const number = this.next;
-    this.next = number === 0xffffffff ? 1 : number + 1;
     const request = busRequest(call, this.nextId());
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(number);
+      const entry: Pending = { resolve, reject, call, timeoutMs };
+      const number = this.pending.add(entry);
+      entry.timer = setTimeout(() => {
+        this.pending.giveUp(number);
         reject(new AnvilError('ANVIL_ERR_UPSTREAM_TIMEOUT', 504, `the call to ${call.path} took longer than ${timeoutMs} ms`));
         // A peer that does not answer gets no more calls: through the router, a stuck thread is seen and stopped.
         this.abandon();
       }, timeoutMs);
-      this.pending.set(number, { resolve, reject, timer, call, timeoutMs });
       this.writer.write(encodeRequest(number, request));
       this.spin.begin();
     });
@@ -98,9 +97,8 @@ export class PeerLink {
     }
     if (type !== FrameType.Response) return;
     const { number, response } = decodeResponse(payload);
-    const entry = this.pending.get(number);
+    const entry = this.pending.take(number);
     if (entry === undefined) return;
-    this.pending.delete(number);
     clearTimeout(entry.timer);
     entry.resolve({ status: response.status, headers: response.headers, body: Buffer.from(response.body) });
     if (this.abandoned && this.pending.size === 0) this.socket.end();
@@ -108,9 +106,8 @@ export class PeerLink {
 
   /** The peer did not run call `number`: it goes through the router (a timeout restarts with it). */
   private reroute(number: number): void {
-    const entry = this.pending.get(number);
+    const entry = this.pending.take(number);
     if (entry === undefined) return;
-    this.pending.delete(number);
     clearTimeout(entry.timer);
     this.viaRouter(entry.call, entry.timeoutMs).then(entry.resolve, entry.reject);
   }
@@ -120,10 +117,9 @@ export class PeerLink {
     this.abandon();
     // What the router's bus answers when the target's thread dies under a call.
     const died = Errors.cellDied();
-    for (const [, entry] of this.pending) {
+    for (const entry of this.pending.takeAll()) {
       clearTimeout(entry.timer);
       entry.resolve(busFailure(died.status, died.message));
     }
-    this.pending.clear();
   }
 }
