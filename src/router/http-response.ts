@@ -37,5 +37,13 @@ export function writeApiResponse(res: ServerResponse, response: JobResponse): vo
     sendError(res, 502, 'Bad Gateway: the API produced an invalid response header');
     return;
   }
-  res.end(body === null || response.status === 204 || response.status === 304 ? undefined : body);
+  if (body === null || response.status === 204 || response.status === 304) res.end();
+  else if (typeof body === 'string') res.end(body);
+  // A small body goes as a latin1 string (the same bytes): node:http then sends the head and the
+  // body as one string in one write(), where a Buffer body costs a second chunk and a writev().
+  else if (size <= ONE_WRITE_MAX_BYTES) res.end(body.toString('latin1'), 'latin1');
+  else res.end(body);
 }
+
+/** Bodies up to this size are sent in one write with the head (see writeApiResponse). */
+const ONE_WRITE_MAX_BYTES = 16 * 1024;
