@@ -88,6 +88,7 @@ export function registerStart(program: Command): void {
             mailbox: flags.mailbox,
             idleMs: flags.idleTimeout,
             scaleUpAfterMs: 20,
+            scaleUpAtLoad: 8,
             stuckAfterMs: flags.requestTimeout,
           },
           jobs: { concurrency: flags.jobConcurrency, backoffMs: flags.jobBackoff },

@@ -45,4 +45,15 @@ describe("an API's thread pool", () => {
     expect((await anvil.request('/pool/wait/0')).status).toBe(200);
     await eventually(() => threads() === 1);
   });
+
+  it('starts its second thread when 8 requests are in flight at once, even quick ones', async () => {
+    await eventually(() => threads() === 0, 10_000);
+    expect((await anvil.request('/pool/wait/0')).status).toBe(200);
+    await eventually(() => threads() === 1);
+    // Sent together, they are all in flight on the one thread before any is answered; none of them
+    // stays long enough (20 ms) to start a thread by itself.
+    const burst = await Promise.all(Array.from({ length: 30 }, () => anvil.request('/pool/wait/0')));
+    expect(burst.every((r) => r.status === 200)).toBe(true);
+    await eventually(() => threads() === 2);
+  });
 });
