@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { isoTime } from '../logs/iso-time.js';
 import { JsonLinesLog } from '../logs/json-lines-log.js';
 import { defineDirective, noParams } from './types.js';
 
@@ -10,7 +11,7 @@ export default defineDirective({
     const log = ctx.api.resource('log', () => new JsonLinesLog(join(ctx.api.dataDir, 'logs')));
     const status = ctx.sent?.status ?? ctx.message.status;
     log.append({
-      time: new Date().toISOString(),
+      time: isoTime(Date.now()),
       id: ctx.request.id,
       verb: ctx.request.verb,
       path: ctx.request.path,
