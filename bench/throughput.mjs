@@ -7,8 +7,8 @@
 // (bench/socket-hop-floor.mjs) and Anvil's Ping without before/after (bench/apis/bare).
 //
 // Each run: every contender saturated in turn (alternating, same order) for BENCH_SECONDS; then,
-// at a fixed rate of 50 % of this run's full-flow maximum, the open-loop latency of raw, Fastify
-// and the full flow. Figures are medians over BENCH_RUNS runs; ratios are taken within each run,
+// at a fixed rate of 50 % of this run's full-flow maximum, the open-loop latency of raw, the bare
+// socket hop, Fastify, Anvil's bare Ping and the full flow. Figures are medians over BENCH_RUNS runs; ratios are taken within each run,
 // then their median.
 import { createReadStream } from 'node:fs';
 import { readdir } from 'node:fs/promises';
@@ -34,7 +34,7 @@ const CONTENDERS = [
 ];
 
 /** Contenders of the fixed-rate phase. */
-const PACED = ['raw', 'fastify-ping', 'anvil-ping'];
+const PACED = ['raw', 'floor', 'fastify-ping', 'anvil-bare', 'anvil-ping'];
 
 const EXPECTED = {
   raw: '{"message":"pong"}',
@@ -160,12 +160,14 @@ function summarize(perRun, { cpu, logLines, warnings, config }) {
   const addedP99 = med((r) => r.paced['anvil-ping'].p99 - r.paced.raw.p99);
   const addedP99Fastify = med((r) => r.paced['anvil-ping'].p99 - r.paced['fastify-ping'].p99);
   const addedP50 = med((r) => r.paced['anvil-ping'].p50 - r.paced.raw.p50);
+  const hopAddedP99 = med((r) => r.paced.floor.p99 - r.paced.raw.p99);
+  const bareAddedP99 = med((r) => r.paced['anvil-bare'].p99 - r.paced.raw.p99);
 
   const anvilRequests = perRun.reduce((n, r) => n + ['anvil-ping', 'anvil-custom', 'anvil-db'].reduce((m, id) => m + r.max[id].requests, 0), 0);
   const notes = [
     `Load: ${saturationTool === 'wrk' ? `wrk -t1 -c${config.connections} -d${config.seconds}s --latency` : `autocannon, ${config.connections} connections, ${config.seconds} s`} per contender and run (closed loop: the p50/p99 of this table are at saturation). Every request carries \`api-key\` and \`x-correlation-id\` (also to raw node:http, which ignores them).`,
     `Fixed rate: ${fmt(rate)} req/s = 50 % of each run's full-flow maximum, open loop (bench/lib/load.mjs) over ${config.connections} keep-alive connections, ${config.seconds} s after 1 s of warm-up; latency from when a request fell due, so time spent waiting for a free connection counts.`,
-    `Added p99 at that rate: full flow − raw node:http ${ms(addedP99)} (p50 ${ms(addedP50)}); full flow − Fastify ${ms(addedP99Fastify)}.`,
+    `Added p99 at that rate: full flow − raw node:http ${ms(addedP99)} (p50 ${ms(addedP50)}); full flow − Fastify ${ms(addedP99Fastify)}; Anvil's bare Ping − raw ${ms(bareAddedP99)}; the socket hop alone (a child process answering at once, no Anvil code) − raw ${ms(hopAddedP99)}.`,
     `Log lines written during the runs (warm-up included): Anvil ${fmt(logLines.anvil)} for ${fmt(anvilRequests)} measured full-flow requests; Fastify ${fmt(logLines.fastify)}.`,
     `CPU during the first run's full-flow saturation (100 % = one core): ${cpu}.`,
   ];
