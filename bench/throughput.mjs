@@ -8,8 +8,8 @@
 //
 // Each run: every contender saturated in turn (alternating, same order) for BENCH_SECONDS; then,
 // at a fixed rate of 50 % of this run's full-flow maximum, the open-loop latency of raw, the bare
-// socket hop, Fastify, Anvil's bare Ping and the full flow. Figures are medians over BENCH_RUNS runs; ratios are taken within each run,
-// then their median.
+// socket hop, Fastify, Anvil's bare Ping and the full flow. Figures are medians over BENCH_RUNS
+// runs; ratios are taken within each run, then their median.
 import { createReadStream } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
