@@ -74,9 +74,16 @@ export async function run(config) {
       if (refused.status !== 401 || refused.body !== '{"error":"Unauthorized"}') throw new Error(`${server} ${path} with a wrong key answered ${refused.status} ${refused.body}`);
     }
 
-    // Warm-up: Anvil's threads started (both of each API), JIT warm everywhere.
+    // Warm-up: Anvil's threads started (both of each API), JIT warm everywhere. Then the fixed-rate
+    // contenders once at the fixed rate: the open loop's connections, new to a server that has only
+    // seen wrk's, made V8 throw away much of node:http's optimized code (deopts "wrong map"); until it
+    // was optimized again (1-2 s) a fresh Anvil router fell behind at 20 000 req/s, p99 120-330 ms
+    // in the first such run and 3-5 ms in the next.
     progress('throughput: warm-up');
-    for (const c of CONTENDERS) await saturate(urlOf(c), { seconds: Math.min(2, seconds), connections, headers: FLOW_HEADERS });
+    const warm = {};
+    for (const c of CONTENDERS) warm[c.id] = await saturate(urlOf(c), { seconds: Math.min(2, seconds), connections, headers: FLOW_HEADERS });
+    const warmRate = Math.max(100, Math.round(warm['anvil-ping'].rps / 2));
+    for (const id of PACED) await openLoop(urlOf(byId[id]), { rate: warmRate, seconds: Math.min(2, seconds), connections, headers: FLOW_HEADERS });
 
     const perRun = [];
     let cpu = '';
