@@ -3,6 +3,7 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FrameReader, FrameType, FrameWriter, u32Frame } from '../../src/protocol/frames.js';
+import { eventually } from '../helpers/instance.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
 const dir = useTempDir('anvil-frames-');
@@ -31,17 +32,13 @@ async function socketPair(): Promise<{ sender: Socket; received: number[] }> {
   return { sender: client, received };
 }
 
-async function until(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
-}
-
 describe('FrameWriter (frames of one connection, batched)', () => {
   it('holds a few frames until the turn ends, then writes them together and in order', async () => {
     const { sender, received } = await socketPair();
     const writer = new FrameWriter(sender);
     for (const n of [1, 2, 3]) writer.write(u32Frame(FrameType.Pong, n));
     expect(sender.bytesWritten).toBe(0);
-    await until(() => received.length === 3);
+    await eventually(() => received.length === 3, 2_000, 5);
     expect(received).toEqual([1, 2, 3]);
   });
 
@@ -53,7 +50,7 @@ describe('FrameWriter (frames of one connection, batched)', () => {
     expect(sender.bytesWritten).toBe(4 * frameBytes);
     for (let n = 5; n <= 10; n++) writer.write(u32Frame(FrameType.Pong, n));
     expect(sender.bytesWritten).toBe(8 * frameBytes);
-    await until(() => received.length === 10);
+    await eventually(() => received.length === 10, 2_000, 5);
     expect(received).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
   });
 });
