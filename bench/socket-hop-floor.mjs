@@ -1,10 +1,13 @@
 // The floor of Anvil's shape, for comparison: a node:http server that hands each request to a
 // child process over a Unix socket as a length-prefixed frame (batched per event-loop turn) and
 // writes the child's answer back. No hosts, no mailboxes, no engine: what the hop alone costs.
-// Usage: node bench/socket-hop-floor.mjs [port=18182]
+// With --thread the child answers from a worker thread that holds the socket itself, as an Anvil
+// actor thread does (router → cell process → thread): the whole shape, still without Anvil's code.
+// Usage: node bench/socket-hop-floor.mjs [port=18182] [--thread]
 import { fork } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
+import { Worker, isMainThread, workerData } from 'node:worker_threads';
 
 /** Calls onFrame(id, payload) for each [u32 length][u32 id][payload] frame of a byte stream. */
 function frameReader(onFrame) {
@@ -39,12 +42,21 @@ function frameWriter(socket) {
   };
 }
 
-if (process.argv[2] === '--child') {
-  const socket = net.connect(`\0${process.argv[3]}`);
+/** The child's side: answers every frame of the socket `name` with the same JSON. */
+function answer(name) {
+  const socket = net.connect(`\0${name}`);
   const send = frameWriter(socket);
   socket.on('data', frameReader((id) => send(id, '{"message":"pong"}')));
+}
+
+if (!isMainThread) {
+  answer(workerData);
+} else if (process.argv[2] === '--child') {
+  if (process.argv[4] === '--thread') new Worker(new URL(import.meta.url), { workerData: process.argv[3] });
+  else answer(process.argv[3]);
 } else {
   const port = Number(process.argv[2] ?? 18182);
+  const inThread = process.argv.includes('--thread');
   const name = `anvil-hop-floor-${process.pid}`; // an abstract socket: \0 + name
   const waiting = new Map();
   let next = 1;
@@ -69,7 +81,7 @@ if (process.argv[2] === '--child') {
       );
     })
     .listen(`\0${name}`, () => {
-      const child = fork(new URL(import.meta.url).pathname, ['--child', name]);
+      const child = fork(new URL(import.meta.url).pathname, ['--child', name, ...(inThread ? ['--thread'] : [])]);
       process.on('exit', () => child.kill());
       process.on('SIGTERM', () => process.exit(0));
     });

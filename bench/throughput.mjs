@@ -4,11 +4,13 @@
 // same checks and logging (bench/fastify-app.mjs); then the same with a custom directive in the
 // sandbox (GET /flow/custom) and with a database read (GET /flow/item/7) against Fastify doing
 // the same (a plain function; better-sqlite3). For context also the bare socket hop
-// (bench/socket-hop-floor.mjs) and Anvil's Ping without before/after (bench/apis/bare).
+// (bench/socket-hop-floor.mjs), the same hop answered by a worker thread of the child (the shape of
+// router → cell → actor thread without Anvil's code) and Anvil's Ping without before/after
+// (bench/apis/bare).
 //
 // Each run: every contender saturated in turn (alternating, same order) for BENCH_SECONDS; then,
-// at a fixed rate of 50 % of this run's full-flow maximum, the open-loop latency of raw, the bare
-// socket hop, Fastify, Anvil's bare Ping and the full flow. Figures are medians over BENCH_RUNS
+// at a fixed rate of 50 % of this run's full-flow maximum, the open-loop latency of raw, both
+// socket hops, Fastify, Anvil's bare Ping and the full flow. Figures are medians over BENCH_RUNS
 // runs; ratios are taken within each run, then their median.
 import { createReadStream } from 'node:fs';
 import { readdir } from 'node:fs/promises';
@@ -24,6 +26,7 @@ import { checkTarget, fmt, ms, ratio } from './lib/targets.mjs';
 const CONTENDERS = [
   { id: 'raw', label: 'raw node:http (same JSON)', server: 'raw', path: '/' },
   { id: 'floor', label: 'socket hop alone (node:http → Unix socket → child → back)', server: 'floor', path: '/' },
+  { id: 'floor-thread', label: 'socket hop to a worker thread of the child (the shape alone)', server: 'floorThread', path: '/' },
   { id: 'fastify-ping', label: 'Fastify: key check, correlation id, log line — /ping', server: 'fastify', path: '/ping' },
   { id: 'anvil-bare', label: 'Anvil: Ping alone, no before/after', server: 'anvil', path: '/bare/ping' },
   { id: 'anvil-ping', label: 'Anvil: full flow — Ping', server: 'anvil', path: '/flow/ping' },
@@ -34,11 +37,12 @@ const CONTENDERS = [
 ];
 
 /** Contenders of the fixed-rate phase. */
-const PACED = ['raw', 'floor', 'fastify-ping', 'anvil-bare', 'anvil-ping'];
+const PACED = ['raw', 'floor', 'floor-thread', 'fastify-ping', 'anvil-bare', 'anvil-ping'];
 
 const EXPECTED = {
   raw: '{"message":"pong"}',
   floor: '{"message":"pong"}',
+  'floor-thread': '{"message":"pong"}',
   'fastify-ping': '{"message":"pong"}',
   'anvil-bare': '{"message":"pong"}',
   'anvil-ping': '{"message":"pong"}',
@@ -50,13 +54,14 @@ const EXPECTED = {
 
 export async function run(config) {
   const { seconds, runs, connections } = config;
-  progress('throughput: starting raw node:http, the socket hop, Fastify and Anvil');
+  progress('throughput: starting raw node:http, the socket hops, Fastify and Anvil');
   const raw = await startServer('raw-server.mjs');
   const floor = await startServer('socket-hop-floor.mjs');
+  const floorThread = await startServer('socket-hop-floor.mjs', { extraArgs: ['--thread'] });
   const fastifyDir = tempDir();
   const fastify = await startServer('fastify-app.mjs', { extraArgs: [fastifyDir], readyPath: '/ping' });
   const anvil = await startAnvil({ apis: [{ from: 'flow' }, { from: 'bare' }] });
-  const servers = { raw, floor, fastify, anvil };
+  const servers = { raw, floor, floorThread, fastify, anvil };
   const urlOf = (c) => servers[c.server].url(c.path);
   const byId = Object.fromEntries(CONTENDERS.map((c) => [c.id, c]));
 
@@ -116,7 +121,7 @@ export async function run(config) {
     };
     return summarize(perRun, { cpu, logLines, warnings: anvil.warnings(), config });
   } finally {
-    for (const s of [anvil, fastify, floor, raw]) await s.stop();
+    for (const s of [anvil, fastify, floorThread, floor, raw]) await s.stop();
   }
 }
 
@@ -168,13 +173,14 @@ function summarize(perRun, { cpu, logLines, warnings, config }) {
   const addedP99Fastify = med((r) => r.paced['anvil-ping'].p99 - r.paced['fastify-ping'].p99);
   const addedP50 = med((r) => r.paced['anvil-ping'].p50 - r.paced.raw.p50);
   const hopAddedP99 = med((r) => r.paced.floor.p99 - r.paced.raw.p99);
+  const shapeAddedP99 = med((r) => r.paced['floor-thread'].p99 - r.paced.raw.p99);
   const bareAddedP99 = med((r) => r.paced['anvil-bare'].p99 - r.paced.raw.p99);
 
   const anvilRequests = perRun.reduce((n, r) => n + ['anvil-ping', 'anvil-custom', 'anvil-db'].reduce((m, id) => m + r.max[id].requests, 0), 0);
   const notes = [
     `Load: ${saturationTool === 'wrk' ? `wrk -t1 -c${config.connections} -d${config.seconds}s --latency` : `autocannon, ${config.connections} connections, ${config.seconds} s`} per contender and run (closed loop: the p50/p99 of this table are at saturation). Every request carries \`api-key\` and \`x-correlation-id\` (also to raw node:http, which ignores them).`,
     `Fixed rate: ${fmt(rate)} req/s = 50 % of each run's full-flow maximum, open loop (bench/lib/load.mjs) over ${config.connections} keep-alive connections, ${config.seconds} s after 1 s of warm-up; latency from when a request fell due, so time spent waiting for a free connection counts.`,
-    `Added p99 at that rate: full flow − raw node:http ${ms(addedP99)} (p50 ${ms(addedP50)}); full flow − Fastify ${ms(addedP99Fastify)}; Anvil's bare Ping − raw ${ms(bareAddedP99)}; the socket hop alone (a child process answering at once, no Anvil code) − raw ${ms(hopAddedP99)}.`,
+    `Added p99 at that rate: full flow − raw node:http ${ms(addedP99)} (p50 ${ms(addedP50)}); full flow − Fastify ${ms(addedP99Fastify)}; Anvil's bare Ping − raw ${ms(bareAddedP99)}; the socket hop alone (a child process answering at once, no Anvil code) − raw ${ms(hopAddedP99)}; the same hop answered by a worker thread of the child − raw ${ms(shapeAddedP99)}.`,
     `Log lines written during the runs (warm-up included): Anvil ${fmt(logLines.anvil)} for ${fmt(anvilRequests)} measured full-flow requests; Fastify ${fmt(logLines.fastify)}.`,
     `CPU during the first run's full-flow saturation (100 % = one core): ${cpu}.`,
   ];
