@@ -29,6 +29,7 @@ endpoints:
     Store: { directive: DatabaseQuery, sql: "INSERT INTO done (id, value) VALUES (?, 'flaky')", params: [$.id], mode: run }
   post /slow:
     Queue: { directive: ForTheWorker, identifier: true }
+    Started: { directive: DatabaseQuery, sql: "INSERT INTO runs (id) VALUES (?)", params: [$.id], mode: run }
     Slowness: { directive: DatabaseQuery, sql: "SELECT ms FROM slowness", target: slowness, mode: get }
     Wait: { directive: Delay, ms: $.memory.slowness.ms }
     Store: { directive: DatabaseQuery, sql: "INSERT OR REPLACE INTO done (id, value) VALUES (?, 'slow')", params: [$.id], mode: run }
@@ -36,11 +37,14 @@ endpoints:
     Set: { directive: DatabaseQuery, sql: "UPDATE slowness SET ms = 0", mode: run }
   post /switch:
     On: { directive: DatabaseQuery, sql: "UPDATE switch SET on_ = 1", mode: run }
+  get /runs/{id}:
+    Count: { directive: DatabaseQuery, sql: "SELECT count(*) AS runs FROM runs WHERE id = ?", params: [$.message.pathParam.id], target: count, mode: get }
+    Reply: { directive: ModifyMessage, body: $.memory.count }
   get /done/{id}:
     Read: { directive: DatabaseQuery, sql: "SELECT id, value FROM done WHERE id = ?", params: [$.message.pathParam.id], target: row, mode: get }
     Reply: { directive: ModifyMessage, body: $.memory.row }
 `,
-  'Assets/db/001.sql': 'CREATE TABLE done (id TEXT PRIMARY KEY, value TEXT);\nCREATE TABLE switch (on_ INTEGER NOT NULL);\nINSERT INTO switch VALUES (0);\nCREATE TABLE slowness (ms INTEGER NOT NULL);\nINSERT INTO slowness VALUES (60000);\n',
+  'Assets/db/001.sql': 'CREATE TABLE done (id TEXT PRIMARY KEY, value TEXT);\nCREATE TABLE switch (on_ INTEGER NOT NULL);\nINSERT INTO switch VALUES (0);\nCREATE TABLE slowness (ms INTEGER NOT NULL);\nINSERT INTO slowness VALUES (60000);\nCREATE TABLE runs (id TEXT NOT NULL);\n',
   'Directives/OnlyWhenOn.js': `export default function (state) {
   if (!state.db.get('SELECT on_ FROM switch').on_) state.fail(500, 'the switch is off');
 }
@@ -129,7 +133,9 @@ for (const [name, env] of backends()) {
       // The first run waits 60 s (the slowness table): it is still running when the instance is
       // killed, however slow the machine. The run after the restart finds the wait set to 0.
       const { id } = (await post('/slow')).json();
-      await eventually(() => JSON.parse(jobsCli('get', id).stdout).state === 'active');
+      const runs = async () => (await anvil.request(`/jobs/runs/${id}`)).json().runs;
+      // Killed once the run has begun (it recorded itself), not merely once the queue says active.
+      await eventually(async () => (await runs()) === 1 && JSON.parse(jobsCli('get', id).stdout).state === 'active');
       anvil.child.kill('SIGKILL');
       await anvil.waitForExit();
       anvil = await startInstance({ apis: { jobs: API }, dataDir, env, args });
@@ -139,6 +145,7 @@ for (const [name, env] of backends()) {
         const info = JSON.parse(jobsCli('get', id).stdout);
         return info.state === 'completed' ? info : null;
       }, 30_000);
+      expect(await runs()).toBe(2);
       expect(job.attempts).toBe(2);
       expect(await done(id)).toEqual({ id, value: 'slow' });
     }, 60_000);
