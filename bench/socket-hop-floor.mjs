@@ -52,7 +52,7 @@ function answer(name) {
 if (!isMainThread) {
   answer(workerData);
 } else if (process.argv[2] === '--child') {
-  if (process.argv[4] === '--thread') new Worker(new URL(import.meta.url), { workerData: process.argv[3] });
+  if (process.argv.includes('--thread')) new Worker(new URL(import.meta.url), { workerData: process.argv[3] });
   else answer(process.argv[3]);
 } else {
   const port = Number(process.argv[2] ?? 18182);
