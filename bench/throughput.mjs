@@ -36,6 +36,9 @@ const CONTENDERS = [
   { id: 'anvil-db', label: 'Anvil: full flow — DatabaseQuery read', server: 'anvil', path: '/flow/item/7' },
 ];
 
+/** Anvil's idle timeout here: far longer than the 30-50 s an API waits between its measurements (see run()). */
+const IDLE_TIMEOUT = '10m';
+
 /** Contenders of the fixed-rate phase. */
 const PACED = ['raw', 'floor', 'floor-thread', 'fastify-ping', 'anvil-bare', 'anvil-ping'];
 
@@ -64,7 +67,7 @@ export async function run(config) {
   // while the other contenders run stopped its threads, and its fixed-rate run began on new ones
   // whose code V8 had not yet optimized: at 16 000 req/s requests waited up to 300 ms for the first
   // 1.2 s, past the 1 s warm-up. A cold pool is what section 4 measures; here threads stay.
-  const anvil = await startAnvil({ apis: [{ from: 'flow' }, { from: 'bare' }], args: ['--idle-timeout', '10m'] });
+  const anvil = await startAnvil({ apis: [{ from: 'flow' }, { from: 'bare' }], args: ['--idle-timeout', IDLE_TIMEOUT] });
   const servers = { raw, floor, floorThread, fastify, anvil };
   const urlOf = (c) => servers[c.server].url(c.path);
   const byId = Object.fromEntries(CONTENDERS.map((c) => [c.id, c]));
@@ -185,7 +188,7 @@ function summarize(perRun, { cpu, logLines, warnings, config }) {
     `Load: ${saturationTool === 'wrk' ? `wrk -t1 -c${config.connections} -d${config.seconds}s --latency` : `autocannon, ${config.connections} connections, ${config.seconds} s`} per contender and run (closed loop: the p50/p99 of this table are at saturation). Every request carries \`api-key\` and \`x-correlation-id\` (also to raw node:http, which ignores them).`,
     `Fixed rate: ${fmt(rate)} req/s = 50 % of each run's full-flow maximum, open loop (bench/lib/load.mjs) over ${config.connections} keep-alive connections, ${config.seconds} s after 1 s of warm-up; latency from when a request fell due, so time spent waiting for a free connection counts.`,
     `Added p99 at that rate: full flow − raw node:http ${ms(addedP99)} (p50 ${ms(addedP50)}); full flow − Fastify ${ms(addedP99Fastify)}; Anvil's bare Ping − raw ${ms(bareAddedP99)}; the socket hop alone (a child process answering at once, no Anvil code) − raw ${ms(hopAddedP99)}; the same hop answered by a worker thread of the child − raw ${ms(shapeAddedP99)}.`,
-    'Anvil runs with `--idle-timeout 10m`: its threads stay up between contenders, so each measurement is of warm threads (a cold pool is section 4).',
+    `Anvil runs with \`--idle-timeout ${IDLE_TIMEOUT}\`: its threads stay up between contenders, so each measurement is of warm threads (a cold pool is section 4).`,
     `Log lines written during the runs (warm-up included): Anvil ${fmt(logLines.anvil)} for ${fmt(anvilRequests)} measured full-flow requests; Fastify ${fmt(logLines.fastify)}.`,
     `CPU during the first run's full-flow saturation (100 % = one core): ${cpu}.`,
   ];
