@@ -55,7 +55,7 @@ if (!isMainThread) {
   if (process.argv.includes('--thread')) new Worker(new URL(import.meta.url), { workerData: process.argv[3] });
   else answer(process.argv[3]);
 } else {
-  const port = Number(process.argv[2] ?? 18182);
+  const port = Number(process.argv.slice(2).find((arg) => !arg.startsWith('--')) ?? 18182);
   const inThread = process.argv.includes('--thread');
   const name = `anvil-hop-floor-${process.pid}`; // an abstract socket: \0 + name
   const waiting = new Map();
