@@ -42,7 +42,7 @@ function table(columns, rows) {
  */
 export function writeReport(sections, { facts, config, seconds: elapsed, file = join(BENCH_DIR, 'RESULTS.md') }) {
   const out = [];
-  out.push('# Anvil benchmarks (issue 7)');
+  out.push('# Anvil benchmarks (issues 7 and 20)');
   out.push('');
   out.push(`Written by \`npm run bench\` (bench/run.mjs) on ${facts.date}, in ${Math.round(elapsed / 60)} min.`);
   out.push('');

@@ -1,4 +1,4 @@
-// `npm run bench`: runs the benchmarks of issue 7 one after the other and writes bench/RESULTS.md.
+// `npm run bench`: runs the benchmarks (issues 7 and 20) one after the other and writes bench/RESULTS.md.
 // Settings (environment): BENCH_SECONDS (5), BENCH_RUNS (3), BENCH_CONNECTIONS (50),
 // BENCH_COLD_SAMPLES (50), BENCH_ONLY (e.g. "throughput,bus"). A quick smoke run:
 //   BENCH_SECONDS=1 BENCH_RUNS=1 npm run bench
@@ -12,6 +12,7 @@ import { ROOT, cleanupAll, cleanupOnSignals, interrupted } from './lib/instance.
 import { run as memory } from './memory.mjs';
 import { run as noisyNeighbour } from './noisy-neighbour.mjs';
 import { machineFacts, writeReport } from './report.mjs';
+import { run as sandboxCall } from './sandbox-call.mjs';
 import { run as throughput } from './throughput.mjs';
 
 const BENCHMARKS = [
@@ -20,6 +21,7 @@ const BENCHMARKS = [
   { name: 'cold', title: '4. Cold start', run: coldStart },
   { name: 'memory', title: '5. Memory', run: memory },
   { name: 'bus', title: '6. Inter-API Pull: bus vs loopback HTTP', run: busVsHttp },
+  { name: 'sandbox', title: '7. One custom directive call (bench/sandbox-call.mjs)', run: sandboxCall },
 ];
 
 if (!existsSync(join(ROOT, 'dist', 'cli', 'main.js'))) {

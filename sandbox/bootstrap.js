@@ -1,17 +1,23 @@
-// Runs first in every fresh isolate context, before a custom directive's own code. It builds the
-// `state` facade from two host functions and removes every global the directive must not see.
+// Runs in the isolates of custom directives. Evaluated once into the snapshot every sandbox isolate
+// starts from; `__anvilInstall(host)` is then called once per context, before any directive code:
+// it removes the globals no directive may use, freezes the realm's built-ins, and returns the one
+// function the host calls for everything (`entry`).
 //
-// The host functions arrive as isolated-vm Callbacks: plain functions of this isolate whose
+// One context serves many calls of one API release on one thread (sandbox.ts): a directive's module
+// is evaluated once and its module-level state may persist between calls. What must never persist
+// is a change to the built-ins (a polluted `Object.prototype` would turn one client's request into
+// every later request's problem), so they are frozen here, in the manner of SES's lockdown.
+//
+// The host function arrives as an isolated-vm Callback: a plain function of this isolate whose
 // arguments and results are copied across, never shared (no Reference ever enters the isolate).
-// They are captured in this closure and deleted from the global object, so the directive can
-// reach them only through `state`.
+// It is captured in this closure, so a directive can reach it only through its `state`.
 //
 // Host replies are `{ ok: value }` or `{ error: { status, message } }`; an error becomes an
 // AnvilFailure thrown here, so a directive may catch it like any error. Asynchronous work
 // (`state.run`) starts with a synchronous call that returns a ticket; the host later settles the
-// ticket by calling the function it named in `facts.settle`, with the reply.
+// ticket through `entry(SETTLE, …)` with the reply.
 'use strict';
-globalThis.__anvilInstall = function install(hostSync, hostStart, facts, config) {
+globalThis.__anvilInstall = function install(host) {
   delete globalThis.__anvilInstall;
 
   // The isolate is the security boundary; these globals are removed because no directive needs
@@ -21,6 +27,15 @@ globalThis.__anvilInstall = function install(hostSync, hostStart, facts, config)
   for (const name of ['WebAssembly', 'SharedArrayBuffer', 'Atomics', 'WeakRef', 'FinalizationRegistry']) {
     delete globalThis[name];
   }
+  lockdown();
+
+  // What the host passes as `kind` (sandbox.ts has the same numbers).
+  const DEFINE = 0;
+  const CALL = 1;
+  const SETTLE = 2;
+  const FORGET = 3;
+  /** The longest error message a directive can hand back (a thrown 100 MB string stays here). */
+  const MESSAGE_MAX = 8192;
 
   class AnvilFailure extends Error {
     constructor(status, message) {
@@ -29,112 +44,264 @@ globalThis.__anvilInstall = function install(hostSync, hostStart, facts, config)
       this.status = status;
     }
   }
+  Object.freeze(AnvilFailure.prototype);
+  Object.freeze(AnvilFailure);
 
+  // An operation that gives nothing back replies undefined (nothing to copy).
   const unwrap = (reply) => {
-    if (reply !== null && typeof reply === 'object' && reply.error) {
-      throw new AnvilFailure(reply.error.status, reply.error.message);
-    }
-    return reply === null || typeof reply !== 'object' ? undefined : reply.ok;
+    if (reply === undefined || reply === null || typeof reply !== 'object') return undefined;
+    if (reply.error) throw new AnvilFailure(reply.error.status, reply.error.message);
+    return reply.ok;
   };
-  const call = (op, a, b) => unwrap(hostSync(op, a, b));
-  const tickets = new Map();
-  Object.defineProperty(globalThis, facts.settle, {
-    value: (ticket, reply) => {
-      const settle = tickets.get(ticket);
-      tickets.delete(ticket);
-      if (settle !== undefined) settle(reply);
-    },
-  });
-  const callAsync = (op, a, b) =>
-    new Promise((resolve) => {
-      tickets.set(unwrap(hostStart(op, a, b)), resolve);
-    }).then(unwrap);
 
-  const frozen = (object) => Object.freeze(Object.setPrototypeOf(object, null));
+  /** Directive name → its default export, or the message of why its module cannot be used. */
+  const directives = new Map();
+  /** Calls still running after their first stretch (they await): call id → tickets → resolve. */
+  const pending = new Map();
 
-  const memory = frozen({
-    get: (key) => call('memory.get', String(key)),
-    set: (key, value) => {
-      call('memory.set', String(key), value);
-    },
-  });
+  /** One operation of the call `callId` on the host; a reply with an error throws here. */
+  const op = (callId, name, a, b) => unwrap(host(name, callId, a, b));
 
-  const message = Object.create(null);
-  for (const field of ['verb', 'path', 'headers', 'query', 'pathParams', 'body', 'status']) {
-    const writable = field !== 'pathParams';
-    Object.defineProperty(message, field, {
-      enumerable: true,
-      get: () => call('message.get', field),
-      set: writable
-        ? (value) => {
-            call('message.set', field, value);
-          }
-        : undefined,
+  /**
+   * `state.message` of a call. A class, so that making one per call costs one small object (its
+   * accessors live on the frozen prototype; a getter called on another object throws a TypeError).
+   */
+  class MessageFacade {
+    #call;
+    constructor(callId) {
+      this.#call = callId;
+      Object.freeze(this);
+    }
+    get verb() { return op(this.#call, 'message.get', 'verb'); }
+    set verb(value) { op(this.#call, 'message.set', 'verb', value); }
+    get path() { return op(this.#call, 'message.get', 'path'); }
+    set path(value) { op(this.#call, 'message.set', 'path', value); }
+    get headers() { return op(this.#call, 'message.get', 'headers'); }
+    set headers(value) { op(this.#call, 'message.set', 'headers', value); }
+    get query() { return op(this.#call, 'message.get', 'query'); }
+    set query(value) { op(this.#call, 'message.set', 'query', value); }
+    get pathParams() { return op(this.#call, 'message.get', 'pathParams'); }
+    get body() { return op(this.#call, 'message.get', 'body'); }
+    set body(value) { op(this.#call, 'message.set', 'body', value); }
+    get status() { return op(this.#call, 'message.get', 'status'); }
+    set status(value) { op(this.#call, 'message.set', 'status', value); }
+    toJSON() {
+      const { verb, path, headers, query, pathParams, body, status } = this;
+      return { verb, path, headers, query, pathParams, body, status };
+    }
+  }
+  Object.freeze(MessageFacade.prototype);
+  Object.freeze(MessageFacade);
+
+  /**
+   * The `state` one call gets: every operation carries the call's id, so it acts on that request
+   * only. Plain frozen objects of arrow functions: they may be taken apart (`const { get } =
+   * state.memory`), and making them is cheap (an object literal with accessors or a null prototype
+   * is not: V8 makes those slow objects, ~2 µs a call).
+   */
+  function stateOf(callId, requestId) {
+    const call = (name, a, b) => op(callId, name, a, b);
+    const callAsync = (name, a, b) =>
+      new Promise((resolve) => {
+        // The host refuses an operation of a call that is over: its promise rejects right here.
+        const ticket = call(name, a, b);
+        let tickets = pending.get(callId);
+        if (tickets === undefined) {
+          tickets = new Map();
+          pending.set(callId, tickets);
+        }
+        tickets.set(ticket, resolve);
+      }).then(unwrap);
+
+    return Object.freeze({
+      id: requestId,
+      memory: Object.freeze({
+        get: (key) => call('memory.get', String(key)),
+        set: (key, value) => {
+          call('memory.set', String(key), value);
+        },
+      }),
+      message: new MessageFacade(callId),
+      groups: Object.freeze({
+        enable: (name) => {
+          call('groups.enable', String(name));
+        },
+        disable: (name) => {
+          call('groups.disable', String(name));
+        },
+        disableAll: () => {
+          call('groups.disableAll');
+        },
+        isEnabled: (name) => call('groups.isEnabled', String(name)) === true,
+      }),
+      db: Object.freeze({
+        all: (sql, params) => call('db.all', String(sql), params === undefined ? null : params),
+        get: (sql, params) => call('db.get', String(sql), params === undefined ? null : params),
+        run: (sql, params) => call('db.run', String(sql), params === undefined ? null : params),
+      }),
+      map: (name) => call('map', String(name)),
+      fail: (status, text) => {
+        throw new AnvilFailure(Number(status), String(text === undefined ? '' : text));
+      },
+      run: (directive, params) => callAsync('run', String(directive), params === undefined ? {} : params),
     });
   }
-  Object.freeze(message);
 
-  const groups = frozen({
-    enable: (name) => {
-      call('groups.enable', String(name));
-    },
-    disable: (name) => {
-      call('groups.disable', String(name));
-    },
-    disableAll: () => {
-      call('groups.disableAll');
-    },
-    isEnabled: (name) => call('groups.isEnabled', String(name)) === true,
-  });
-
-  const db = frozen({
-    all: (sql, params) => call('db.all', String(sql), params === undefined ? null : params),
-    get: (sql, params) => call('db.get', String(sql), params === undefined ? null : params),
-    run: (sql, params) => call('db.run', String(sql), params === undefined ? null : params),
-  });
-
-  const state = frozen({
-    id: facts.id,
-    memory,
-    message,
-    groups,
-    db,
-    map: (name) => call('map', String(name)),
-    fail: (status, text) => {
-      throw new AnvilFailure(Number(status), String(text === undefined ? '' : text));
-    },
-    run: (directive, params) => callAsync('run', String(directive), params === undefined ? {} : params),
-  });
-
-  // Starts the directive and returns at once: the host runs this (and each later settle) as one
-  // task of the isolate, and learns the outcome from the `done` call, whenever it comes.
-  // Called by the last line of the directive's script (see sandbox.ts), with the `config` given to install.
-  globalThis.__anvilRun = function run() {
-    delete globalThis.__anvilRun;
-    const done = (outcome) => {
-      hostSync('done', outcome);
-    };
-    // `var __anvilDirective` (the compiled directive) is a global of this call's own context.
-    const exported = globalThis.__anvilDirective;
-    const fn = exported !== null && typeof exported === 'object' ? exported.default : undefined;
-    if (typeof fn !== 'function') {
-      done({ failed: { status: 500, message: `${facts.name} has no default export function` } });
-      return;
+  /**
+   * A failure as the host reads it: "<status> <message>", a string, so that it crosses without a
+   * copy. Never throws, whatever was thrown.
+   */
+  function failure(name, error) {
+    try {
+      if (error instanceof AnvilFailure) return `${error.status} ${String(error.message).slice(0, MESSAGE_MAX)}`;
+      const text = error instanceof Error ? String(error.message) : String(error);
+      return `500 ${`${name}: ${text}`.slice(0, MESSAGE_MAX)}`;
+    } catch {
+      return `500 ${name}: threw a value that cannot be shown`;
     }
+  }
+
+  function define(name, exported) {
+    const fn = exported !== null && typeof exported === 'object' ? exported.default : undefined;
+    directives.set(name, typeof fn === 'function' ? fn : `${name} has no default export function`);
+  }
+
+  /**
+   * Runs one call (its config arrives as JSON text: a string crosses without a copy). Returns
+   * undefined when it finished, "<status> <message>" when it failed, or 1 when it awaits: its
+   * outcome then reaches the host through `host('done', …)`, from a later stretch (or from this
+   * one's microtasks, when what it awaited was already settled).
+   */
+  function run(callId, name, configJson, requestId) {
+    const fn = directives.get(name);
+    if (typeof fn !== 'function') return `500 ${fn === undefined ? `${name} is not loaded` : fn}`;
     let result;
     try {
-      result = fn(state, config);
+      result = fn(stateOf(callId, requestId), configJson === '{}' ? {} : JSON.parse(configJson));
     } catch (error) {
-      result = Promise.reject(error);
+      pending.delete(callId);
+      return failure(name, error);
     }
+    if (result === undefined || result === null || (typeof result !== 'object' && typeof result !== 'function')) {
+      // Operations it started and did not await are never resumed: the call is over.
+      pending.delete(callId);
+      return undefined;
+    }
+    if (!pending.has(callId)) pending.set(callId, new Map());
+    const done = (outcome) => {
+      if (!pending.delete(callId)) return;
+      host('done', callId, outcome);
+    };
     Promise.resolve(result).then(
-      () => done({ done: true }),
-      (error) =>
-        done(
-          error instanceof AnvilFailure
-            ? { failed: { status: error.status, message: error.message } }
-            : { failed: { status: 500, message: `${facts.name}: ${error instanceof Error ? error.message : String(error)}` } },
-        ),
+      () => done(undefined),
+      (error) => done(failure(name, error)),
     );
+    return 1;
+  }
+
+  function settle(callId, ticket, reply) {
+    const tickets = pending.get(callId);
+    const resolve = tickets === undefined ? undefined : tickets.get(ticket);
+    if (resolve === undefined) return;
+    tickets.delete(ticket);
+    resolve(reply);
+  }
+
+  return function entry(kind, callId, a, b, c) {
+    if (kind === CALL) return run(callId, a, b, c);
+    if (kind === SETTLE) return settle(callId, a, b);
+    if (kind === DEFINE) return define(a, b);
+    if (kind === FORGET) pending.delete(callId);
+    return undefined;
   };
+
+  /**
+   * Freezes every built-in reachable from the global object (constructors, prototypes, namespaces
+   * such as JSON and Math, their functions and accessors) and makes the global bindings of the
+   * built-ins read-only. The global object itself stays open: a directive's own globals are its
+   * business. Writes to a frozen built-in throw a TypeError in a directive (directives are strict code).
+   */
+  function lockdown() {
+    const { defineProperty, freeze, getOwnPropertyDescriptor, getPrototypeOf } = Object;
+    const { ownKeys } = Reflect;
+
+    // V8 calls Error.prepareStackTrace when it formats a stack: it stays settable (an accessor of a
+    // frozen Error), and what a directive sets stays in its own context.
+    let prepareStackTrace;
+    defineProperty(Error, 'prepareStackTrace', {
+      get: () => prepareStackTrace,
+      set: (value) => {
+        prepareStackTrace = value;
+      },
+      enumerable: false,
+      configurable: false,
+    });
+
+    // Ordinary code assigns these on its own objects (`this.name = 'MyError'` in an Error subclass,
+    // `o.toString = …`); with the prototype frozen such an assignment would throw (the "override
+    // mistake"). Each becomes an accessor whose setter gives the object its own property instead.
+    const errors = [Error, EvalError, RangeError, ReferenceError, SyntaxError, TypeError, URIError, AggregateError];
+    const overridable = [
+      [Object.prototype, ['constructor', 'hasOwnProperty', 'isPrototypeOf', 'propertyIsEnumerable', 'toLocaleString', 'toString', 'valueOf']],
+      [Function.prototype, ['constructor', 'name', 'toString', 'bind', 'apply', 'call']],
+      [Array.prototype, ['toString', 'push']],
+      [Promise.prototype, ['constructor']],
+      ...errors.map((E) => [E.prototype, ['constructor', 'name', 'message', 'toString']]),
+    ];
+    for (const [target, keys] of overridable) {
+      for (const key of keys) allowOverride(target, key);
+    }
+
+    const hidden = [
+      getPrototypeOf(async function () {}),
+      getPrototypeOf(function* () {}),
+      getPrototypeOf(async function* () {}),
+      getPrototypeOf([][Symbol.iterator]()),
+      getPrototypeOf(new Map().entries()),
+      getPrototypeOf(new Set().values()),
+      getPrototypeOf(''[Symbol.iterator]()),
+      getPrototypeOf(/a/[Symbol.matchAll]('')),
+      getPrototypeOf(Uint8Array),
+    ];
+    const queue = [...hidden];
+    for (const key of ownKeys(globalThis)) {
+      const descriptor = getOwnPropertyDescriptor(globalThis, key);
+      if ('value' in descriptor) {
+        queue.push(descriptor.value);
+        defineProperty(globalThis, key, { writable: false, configurable: false });
+      } else {
+        queue.push(descriptor.get, descriptor.set);
+      }
+    }
+    const seen = new Set();
+    while (queue.length > 0) {
+      const value = queue.pop();
+      if (value === null || (typeof value !== 'object' && typeof value !== 'function') || value === globalThis || seen.has(value)) continue;
+      seen.add(value);
+      freeze(value);
+      queue.push(getPrototypeOf(value));
+      for (const key of ownKeys(value)) {
+        const descriptor = getOwnPropertyDescriptor(value, key);
+        if ('value' in descriptor) queue.push(descriptor.value);
+        else queue.push(descriptor.get, descriptor.set);
+      }
+    }
+
+    function allowOverride(target, key) {
+      const descriptor = getOwnPropertyDescriptor(target, key);
+      if (descriptor === undefined || !('value' in descriptor)) return;
+      const value = descriptor.value;
+      defineProperty(target, key, {
+        get() {
+          return value;
+        },
+        set(next) {
+          if (this === target) throw new TypeError(`Cannot assign to read only property '${String(key)}' of a built-in prototype`);
+          defineProperty(this, key, { value: next, writable: true, enumerable: true, configurable: true });
+        },
+        enumerable: descriptor.enumerable,
+        configurable: false,
+      });
+    }
+  }
 };

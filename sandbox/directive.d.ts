@@ -10,9 +10,11 @@
  *   };
  *   export default ReadUser;
  *
- * A directive runs in a V8 isolate, in a fresh context for every call: no Node API, no `require`,
- * no `process`, no file system, no network, no timers, and nothing left over from another call.
- * Everything it reads or writes goes through `state`, and values are copied in and out.
+ * A directive runs in a V8 isolate: no Node API, no `require`, no `process`, no file system, no
+ * network, no timers, and built-ins that cannot be changed (they are frozen). Its module is
+ * evaluated once per sandbox, so module-level state may persist between calls of the same API on the
+ * same thread: never rely on it, it may be reset at any time. Everything it reads or writes goes
+ * through `state`, and values are copied in and out (the config arrives as JSON).
  */
 
 /** JSON-like values: what crosses between a directive and Anvil (copied, never shared). */

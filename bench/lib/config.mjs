@@ -14,7 +14,7 @@ function number(name, fallback) {
  * BENCH_SECONDS (default 5): length of each measured load; BENCH_RUNS (default 3): runs per figure
  * (medians are reported); BENCH_CONNECTIONS (default 50): connections of the saturating load;
  * BENCH_COLD_SAMPLES (default 50): cold starts per run; BENCH_ONLY: comma-separated benchmark
- * names (throughput, noisy, cold, memory, bus) to run only those.
+ * names (throughput, noisy, cold, memory, bus, sandbox) to run only those.
  */
 export function readConfig() {
   return {

@@ -1,4 +1,4 @@
-// Targets of issue 7 and how a measured figure compares with one, plus number formatting.
+// Targets of the benchmarks and how a measured figure compares with one, plus number formatting.
 
 /**
  * A target check: `op` is '>=' , '<=' or '<'. Returns { name, measured, display, target, met, by }

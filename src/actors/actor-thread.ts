@@ -43,8 +43,8 @@ const runtime = new ActorRuntime(spec, release, (level, msg, fields) => {
 const reportError: ErrorReporter = (event) => {
   parentPort?.postMessage({ type: 'log', level: 'warn', msg: 'directive error', fields: { api: spec.key, host: spec.host, release: spec.release, ...event } });
 };
-const sandbox = createSandbox(release, spec.sandbox.maxima, spec.sandbox.isolatesPerThread, (event) => {
-  parentPort?.postMessage({ type: 'log', level: 'warn', msg: `custom directive ${event.kind === 'crash' ? 'crashed its isolate' : `over its ${event.kind} limit`}`, fields: { api: spec.key, host: spec.host, release: spec.release, ...event } });
+const sandbox = createSandbox(release, spec.sandbox.maxima, (event) => {
+  parentPort?.postMessage({ type: 'log', level: 'warn', msg: `custom directive ${event.kind === 'crash' ? 'broke its sandbox' : `over its ${event.kind} limit`}`, fields: { api: spec.key, host: spec.host, release: spec.release, ...event } });
 });
 if (sandbox !== null) runtime.resource('sandbox', () => sandbox);
 const customDirectives = sandbox?.directives() ?? new Map();
@@ -122,16 +122,15 @@ const statsTimer = setInterval(() => {
   const now = performance.now();
   const windowMs = now - windowStart;
   windowStart = now;
-  const cpuMs = loop.active + (sandbox?.takeCpuMs() ?? 0);
+  // Custom directives run on this thread, so their CPU time is part of the event loop's.
+  const cpuMs = loop.active;
   const isolates = sandbox?.isolates ?? 0;
   const requests = arrived;
   arrived = 0;
   const direct = directCounts();
-  if (isolates === 0 && cpuMs < 1 && direct.served === undefined && direct.peerCalls === undefined) return;
-  (isolates === 0 ? Promise.resolve(0) : sandbox!.heapBytes()).then(
-    (isolateHeapBytes) => writer.write(encodeStats({ isolateHeapBytes, isolates, cpuMs, windowMs, requests, ...direct })),
-    () => {},
-  );
+  const sandboxCpu = sandbox?.takeCpu();
+  if (isolates === 0 && cpuMs < 1 && direct.served === undefined && direct.peerCalls === undefined && sandboxCpu === undefined) return;
+  writer.write(encodeStats({ isolateHeapBytes: sandbox?.heapBytes() ?? 0, isolates, cpuMs, windowMs, requests, ...direct, sandboxCpu }));
 }, STATS_EVERY_MS);
 statsTimer.unref();
 socket.on('close', () => {
@@ -175,8 +174,9 @@ async function exitWhenIdle(): Promise<void> {
   exiting = true;
   await runtime.close();
   const direct = directCounts();
-  if (direct.served !== undefined || direct.peerCalls !== undefined) {
-    writer.write(encodeStats({ isolateHeapBytes: 0, isolates: sandbox?.isolates ?? 0, cpuMs: 0, windowMs: 1, requests: 0, ...direct }));
+  const sandboxCpu = sandbox?.takeCpu();
+  if (direct.served !== undefined || direct.peerCalls !== undefined || sandboxCpu !== undefined) {
+    writer.write(encodeStats({ isolateHeapBytes: 0, isolates: 0, cpuMs: 0, windowMs: 1, requests: 0, ...direct, sandboxCpu }));
   }
   // The last responses may still be queued for this turn's flush: write them, and exit once the
   // socket has handed everything to the kernel (or after a second, if the router is gone).

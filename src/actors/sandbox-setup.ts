@@ -16,13 +16,11 @@ export function effectiveLimits(requested: Partial<SandboxLimits>, maxima: Sandb
 export function createSandbox(
   release: CompiledRelease,
   maxima: SandboxLimits,
-  isolates: number,
   report: ConstructorParameters<typeof Sandbox>[0]['report'],
 ): Sandbox | null {
   if (Object.keys(release.directiveCode ?? {}).length === 0) return null;
   return new Sandbox({
     limits: effectiveLimits(release.definition.limits ?? {}, maxima),
-    isolates,
     directiveCode: release.directiveCode,
     services: {
       builtin: (name) => builtinDirectives.get(name),

@@ -2,6 +2,10 @@ import type { Command } from 'commander';
 import { integer } from './options.js';
 import { CliError, out, run } from './output.js';
 import { bucketGrowth, growthBy, parseSamples, quantile, select, sum, type Sample } from './prometheus-text.js';
+import { SANDBOX_CPU_METRIC } from '../router/sandbox-cpu-meters.js';
+
+/** Actor threads report their sandbox CPU every 2 s: the second scrape waits for the last report. */
+const THREAD_REPORT_WAIT_MS = 2_300;
 
 interface BenchFlags {
   connections: number;
@@ -27,6 +31,8 @@ export interface BenchReport {
     latencyMs: { mean: number | null; p50: number | null; p99: number | null };
     threads: number;
     mailbox: number;
+    /** CPU per custom directive call, by directive, as the API's threads measured it in their isolates. */
+    sandboxCpu: Array<{ directive: string; calls: number; meanUs: number; p50Us: number | null; p99Us: number | null }>;
   } | null;
 }
 
@@ -73,7 +79,23 @@ function serverFigures(before: Sample[] | null, after: Sample[] | null, host: st
     latencyMs: { mean: count > 0 ? (total / count) * 1000 : null, p50: ms(quantile(buckets, 0.5)), p99: ms(quantile(buckets, 0.99)) },
     threads: sum(select(after, 'anvil_actor_threads', match)),
     mailbox: sum(select(after, 'anvil_actor_mailbox_depth', match)),
+    sandboxCpu: sandboxCpu(before, after, match),
   };
+}
+
+function sandboxCpu(before: Sample[], after: Sample[], match: Record<string, string>): NonNullable<BenchReport['server']>['sandboxCpu'] {
+  const directives = new Set(select(after, `${SANDBOX_CPU_METRIC}_count`, match).map((s) => s.labels.directive ?? ''));
+  const us = (seconds: number | null) => (seconds === null ? null : seconds * 1e6);
+  const out: NonNullable<BenchReport['server']>['sandboxCpu'] = [];
+  for (const directive of directives) {
+    const one = { ...match, directive };
+    const calls = sum(select(after, `${SANDBOX_CPU_METRIC}_count`, one)) - sum(select(before, `${SANDBOX_CPU_METRIC}_count`, one));
+    if (calls <= 0) continue;
+    const seconds = sum(select(after, `${SANDBOX_CPU_METRIC}_sum`, one)) - sum(select(before, `${SANDBOX_CPU_METRIC}_sum`, one));
+    const buckets = bucketGrowth(before, after, SANDBOX_CPU_METRIC, one);
+    out.push({ directive, calls, meanUs: (seconds / calls) * 1e6, p50Us: us(quantile(buckets, 0.5)), p99Us: us(quantile(buckets, 0.99)) });
+  }
+  return out;
 }
 
 /** Drives load at one API with autocannon and reads the API's own figures from /anvil/metrics around it. */
@@ -95,6 +117,7 @@ export async function runBench(key: string, path: string, flags: BenchFlags): Pr
     headers: { ...headers, host: flags.host },
     body: flags.body,
   });
+  if (before !== null) await new Promise((resolve) => setTimeout(resolve, THREAD_REPORT_WAIT_MS));
   const after = await scrape(flags.port);
   if (result.requests.total === 0 && result.errors > 0) {
     throw new CliError(`no request got an answer from ${target} (${result.errors} connection errors): is the instance running on port ${flags.port}?`);
@@ -117,6 +140,7 @@ export async function runBench(key: string, path: string, flags: BenchFlags): Pr
 
 const n = (value: number) => Math.round(value).toLocaleString('en-US');
 const ms = (value: number | null) => (value === null ? '–' : `${value < 10 ? value.toFixed(2) : value.toFixed(1)} ms`);
+const us = (value: number | null) => (value === null ? '–' : value < 1000 ? `${value.toFixed(1)} µs` : ms(value / 1000));
 const classes = (counts: Record<string, number>) =>
   Object.entries(counts)
     .filter(([, count]) => count !== 0)
@@ -136,6 +160,9 @@ function printReport(report: BenchReport): void {
   out.line(`  server   ${classes(server.requests)}   errors ${classes(server.errors)}   rate-limited ${n(server.rateLimited)}`);
   out.line(`           in Anvil: mean ${ms(server.latencyMs.mean)}   p50 ${ms(server.latencyMs.p50)}   p99 ${ms(server.latencyMs.p99)}   (router → actor → router, from the histogram)`);
   out.line(`           threads ${server.threads}, mailbox ${server.mailbox} at the end`);
+  for (const d of server.sandboxCpu) {
+    out.line(`  sandbox  ${d.directive}: CPU per call mean ${us(d.meanUs)}   p50 ${us(d.p50Us)}   p99 ${us(d.p99Us)}   (${n(d.calls)} calls)`);
+  }
 }
 
 export function registerBench(program: Command): void {

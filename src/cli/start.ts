@@ -25,7 +25,6 @@ interface StartFlags {
   maxIsolateMemory: number;
   maxDirectiveCpu: number;
   maxDirectiveWall: number;
-  isolatesPerThread: number;
   jobConcurrency: number;
   jobBackoff: number;
 }
@@ -56,7 +55,6 @@ export function registerStart(program: Command): void {
     .option('--max-directive-wall <duration>', 'most wall time per custom directive call an API may set (limits.wallMs)', duration('--max-directive-wall'), 30_000)
     .option('--job-concurrency <n>', 'jobs running at once (at most one per API)', integer('--job-concurrency', 1, 1024), 4)
     .option('--job-backoff <duration>', 'wait before the first retry of a failed job (then doubled)', duration('--job-backoff'), 1_000)
-    .option('--isolates-per-thread <n>', 'custom directive calls running at once per API thread', integer('--isolates-per-thread', 1, 64), 4)
     .addHelpText('after', '\nExample:\n  anvil start --apis apis --publish --port 8080\n')
     .action(async (flags: StartFlags, command: Command) => {
       if (flags.apis !== undefined && (!existsSync(flags.apis) || !statSync(flags.apis).isDirectory())) {
@@ -94,7 +92,6 @@ export function registerStart(program: Command): void {
           jobs: { concurrency: flags.jobConcurrency, backoffMs: flags.jobBackoff },
           sandbox: {
             maxima: { memoryMb: Math.max(8, Math.floor(flags.maxIsolateMemory / (1024 * 1024))), cpuMs: flags.maxDirectiveCpu, wallMs: flags.maxDirectiveWall },
-            isolatesPerThread: flags.isolatesPerThread,
           },
         },
         log,

@@ -5,9 +5,8 @@
  * self-contained file, and the sandbox offers no modules.
  */
 import { build, type Message } from 'esbuild';
-import type { ConfigError } from './types.js';
+import { DIRECTIVE_GLOBAL, type ConfigError } from './types.js';
 
-export const DIRECTIVE_GLOBAL = '__anvilDirective';
 /** A directive's source larger than this is refused (it is tenant input). */
 export const DIRECTIVE_MAX_BYTES = 512 * 1024;
 

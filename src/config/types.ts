@@ -66,9 +66,12 @@ export interface CompiledRelease {
   maps: Record<string, unknown>;
   /** Names of the custom directives found in Directives/. */
   customDirectives: string[];
-  /** Each custom directive compiled at deploy time to a script defining `__anvilDirective`. */
+  /** Each custom directive compiled at deploy time to a script defining DIRECTIVE_GLOBAL (its exports). */
   directiveCode: Record<string, string>;
 }
+
+/** The variable a compiled custom directive's script assigns its exports to. */
+export const DIRECTIVE_GLOBAL = '__anvilDirective';
 
 /** A problem in an API folder, pointing at the file, line and column, and the entry's label. */
 export interface ConfigError {

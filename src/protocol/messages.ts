@@ -24,8 +24,8 @@ export interface ActorSpec {
   /** The API's own data directory `<data>/<host>/<env>/<key>/`. */
   dataDir: string;
   localBaseUrl: string;
-  /** The instance's maxima for custom directives, and isolates per thread. */
-  sandbox: { maxima: SandboxLimits; isolatesPerThread: number };
+  /** The instance's maxima for custom directives' limits. */
+  sandbox: { maxima: SandboxLimits };
   /** Where the shared stores are: the instance's data dir (embedded) or Redis. */
   stores: { dataRoot: string; redisUrl: string | null; redisPrefix: string };
   /** ANVIL_EGRESS_ALLOW of the instance (threads see no environment). */
@@ -185,7 +185,15 @@ export interface ThreadStats {
   served?: ServedCount[];
   /** Calls it sent straight to peers since the last report (anvil_bus_calls_total). */
   peerCalls?: number;
+  /** CPU its custom directive calls used since the last report, by directive. */
+  sandboxCpu?: SandboxCpuCount[];
 }
+
+/** [directive, calls, CPU seconds summed, calls per SANDBOX_CPU_BUCKETS bucket (+Inf last)]. */
+export type SandboxCpuCount = [string, number, number, number[]];
+
+/** Upper bounds (s) of the sandbox CPU per call histogram: a trivial call costs ~10 µs. */
+export const SANDBOX_CPU_BUCKETS = [0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
 
 /** [route, status, count, seconds summed, count per LATENCY_BUCKETS bucket (+Inf last)]. */
 export type ServedCount = [string, number, number, number, number[]];
@@ -195,8 +203,13 @@ export const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
 
 /** The index of the histogram bucket `seconds` falls in (LATENCY_BUCKETS.length: +Inf). */
 export function latencyBucket(seconds: number): number {
+  return bucketOf(LATENCY_BUCKETS, seconds);
+}
+
+/** The index of the first upper bound `value` does not exceed (bounds.length: +Inf). */
+export function bucketOf(bounds: readonly number[], value: number): number {
   let b = 0;
-  while (b < LATENCY_BUCKETS.length && seconds > LATENCY_BUCKETS[b]!) b++;
+  while (b < bounds.length && value > bounds[b]!) b++;
   return b;
 }
 

@@ -43,8 +43,8 @@ export class ActorTable {
   private control: CellControl | null = null;
   private busCall: (caller: ActorSpec, call: BusCall, reply: (response: JobResponse) => void, offerPeer: (target: ActorSpec, key: string) => void) => void = (_c, _call, reply) =>
     reply({ status: 503, headers: [], body: null });
-  /** A thread reported requests it took straight from peers, and calls it made that way. */
-  private directReport: (spec: ActorSpec, stats: ThreadStats) => void = () => {};
+  /** A thread reported what it counted itself: requests it took from peers, calls it made that way, sandbox CPU. */
+  private threadReport: (spec: ActorSpec, stats: ThreadStats) => void = () => {};
   private readonly faults = new FaultPolicy();
   private readonly cpu = new CpuPlacement(HEAVY_CORES, HEAVY_MS_PER_REQUEST, HEAVY_HOLD_MS);
   /** The cell of CPU-heavy APIs, started when the first one shows up. */
@@ -72,13 +72,13 @@ export class ActorTable {
     this.enqueue = enqueue;
   }
 
-  /** Where bus calls from actor threads go (the Bus), and where reports of direct calls go (metrics). */
+  /** Where bus calls from actor threads go (the Bus), and what threads count themselves (metrics). */
   useBus(
     call: (caller: ActorSpec, call: BusCall, reply: (response: JobResponse) => void, offerPeer: (target: ActorSpec, key: string) => void) => void,
-    directReport: (spec: ActorSpec, stats: ThreadStats) => void,
+    threadReport: (spec: ActorSpec, stats: ThreadStats) => void,
   ): void {
     this.busCall = call;
-    this.directReport = directReport;
+    this.threadReport = threadReport;
   }
 
   dispatch(spec: ActorSpec, job: Job): void {
@@ -147,7 +147,8 @@ export class ActorTable {
       },
       (reported) => {
         this.noteCpu(actor, Date.now());
-        if (reported.stats.served !== undefined || reported.stats.peerCalls !== undefined) this.directReport(actor.spec, reported.stats);
+        const { served, peerCalls, sandboxCpu } = reported.stats;
+        if (served !== undefined || peerCalls !== undefined || sandboxCpu !== undefined) this.threadReport(actor.spec, reported.stats);
       },
     );
     actor.attach(link);

@@ -146,7 +146,7 @@ export async function startInstance(options: InstanceOptions, log: InstanceLog):
       metrics.busCalls.inc({ host: caller.host, api: caller.key });
       bus.call(caller, call, reply, offerPeer);
     },
-    (spec, stats) => metrics.observeDirect(spec.host, spec.key, stats.served ?? [], stats.peerCalls ?? 0),
+    (spec, stats) => metrics.observeThread(spec.host, spec.key, stats),
   );
   const frontDoor = new FrontDoor(
     {

@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Counter, Gauge, Registry } from 'prom-client';
 import { RequestMeters } from './request-meters.js';
-import type { ServedCount } from '../protocol/messages.js';
+import { SandboxCpuMeters } from './sandbox-cpu-meters.js';
+import type { ThreadStats } from '../protocol/messages.js';
 import { safeEqual } from '../security/safe-equal.js';
 
 /** Where an API's gauges come from at scrape time (the actor table). */
@@ -39,6 +40,7 @@ export class Metrics {
   readonly busCalls = new Counter({ name: 'anvil_bus_calls_total', help: 'Calls made by an API to another over the in-process bus', labelNames: ['host', 'api'], registers: [this.registry] });
   readonly cellRestarts = new Counter({ name: 'anvil_cell_restarts_total', help: 'Cell processes that died and were restarted', labelNames: ['cell'], registers: [this.registry] });
   private readonly requests = new RequestMeters(this.registry);
+  private readonly sandboxCpu = new SandboxCpuMeters(this.registry);
   private readonly errors = new Counter({
     name: 'anvil_request_errors_total',
     help: 'Requests that ended in an error: the API answered 5xx (reason "api"), or the router answered for it (timeout, mailbox_full, cell_died, …)',
@@ -69,16 +71,17 @@ export class Metrics {
   }
 
   /**
-   * Requests a thread of `api` took straight from its peers (bus calls that skipped the router), and
-   * the calls a thread of `api` made that way, as the thread reported them.
+   * What a thread of `api` counted itself and reported: requests it took straight from its peers
+   * (bus calls that skipped the router), the calls it made that way, and its custom directives' CPU.
    */
-  observeDirect(host: string, api: string, served: readonly ServedCount[], peerCalls: number): void {
-    for (const [route, status, count, sum, buckets] of served) {
+  observeThread(host: string, api: string, stats: ThreadStats): void {
+    for (const [route, status, count, sum, buckets] of stats.served ?? []) {
       const label = route === '' ? NO_ROUTE : route;
       this.requests.add(host, api, label, status, count, sum, buckets);
       this.countOutcome(host, api, label, status, null, count);
     }
-    if (peerCalls > 0) this.busCalls.inc({ host, api }, peerCalls);
+    if (stats.peerCalls !== undefined && stats.peerCalls > 0) this.busCalls.inc({ host, api }, stats.peerCalls);
+    if (stats.sandboxCpu !== undefined) this.sandboxCpu.add(host, api, stats.sandboxCpu);
   }
 
   /** Mailbox depth, threads and isolate heap per API, read when metrics are scraped. */

@@ -1,15 +1,12 @@
 import { Counter, type Registry } from 'prom-client';
 import { LATENCY_BUCKETS as BUCKETS, latencyBucket } from '../protocol/messages.js';
+import { histogramSamples, type HistogramCounts } from './histogram-samples.js';
 const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
 
 /** Plain numbers per (host, API, route): counting a request is a few additions, no hashing. */
-interface RouteMeter {
+interface RouteMeter extends HistogramCounts {
   labels: { host: string; api: string; route: string };
   byClass: number[];
-  /** Observations per bucket (not cumulative); the last slot is +Inf. */
-  buckets: number[];
-  sum: number;
-  count: number;
 }
 
 /**
@@ -43,7 +40,7 @@ export class RequestMeters {
         help: 'Time from the router receiving a request to the response being ready',
         type: 'histogram',
         aggregator: 'sum',
-        values: [...meters.values()].flatMap((m) => histogramValues(m)),
+        values: [...meters.values()].flatMap((m) => histogramSamples('anvil_request_duration_seconds', BUCKETS, m)),
       }),
       reset: () => meters.clear(),
     } as unknown as Parameters<Registry['registerMetric']>[0]);
@@ -80,17 +77,4 @@ export class RequestMeters {
 function classIndex(status: number): number {
   const cls = Math.floor(status / 100) - 1;
   return cls >= 0 && cls < 5 ? cls : 4;
-}
-
-function histogramValues(m: RouteMeter): Array<{ metricName: string; labels: Record<string, string | number>; value: number }> {
-  const out: Array<{ metricName: string; labels: Record<string, string | number>; value: number }> = [];
-  let cumulative = 0;
-  BUCKETS.forEach((le, i) => {
-    cumulative += m.buckets[i]!;
-    out.push({ metricName: 'anvil_request_duration_seconds_bucket', labels: { ...m.labels, le }, value: cumulative });
-  });
-  out.push({ metricName: 'anvil_request_duration_seconds_bucket', labels: { ...m.labels, le: '+Inf' }, value: m.count });
-  out.push({ metricName: 'anvil_request_duration_seconds_sum', labels: m.labels, value: m.sum });
-  out.push({ metricName: 'anvil_request_duration_seconds_count', labels: m.labels, value: m.count });
-  return out;
 }

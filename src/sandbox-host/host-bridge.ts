@@ -1,8 +1,9 @@
 /**
  * The host side of the `state` facade (sandbox/bootstrap.js): every call from a custom directive
  * arrives here as an operation name and copied arguments, and acts on the request's
- * DirectiveContext. Replies are `{ ok: value }` or `{ error: { status, message } }`; values go back
- * as copies, so no host object is ever reachable from the isolate.
+ * DirectiveContext. Replies are `{ ok: value }`, `{ error: { status, message } }`, or undefined
+ * when there is nothing to give back; values go back as copies, so no host object is ever reachable
+ * from the isolate.
  */
 import type { DirectiveContext } from '../engine/context.js';
 import type { HeaderValue, QueryValue } from '../engine/message.js';
@@ -11,9 +12,6 @@ import type { DirectiveDefinition } from '../directives/types.js';
 import { AnvilError, toStatusError } from '../errors.js';
 
 export type HostReply = { ok: unknown } | { error: { status: number; message: string } };
-
-/** How a directive call ended, as the bootstrap reports it. */
-export type CallOutcome = { done: true } | { failed: { status: number; message: string } };
 
 /** What a custom directive's SQL runs against: the API's own database. */
 export interface SandboxDatabase {
@@ -30,64 +28,51 @@ export interface BridgeServices {
 
 const bad = (message: string) => new AnvilError('ANVIL_ERR_SANDBOX_CALL', 500, message);
 
+/** The host side of one call's `state`: it acts on that call's request only, and only while the call runs. */
 export class HostBridge {
-  /** `state.run` calls not finished yet: a call that ends with some still running leaves work behind. */
-  pending = 0;
   private closed = false;
-  private ended: ((outcome: CallOutcome) => void) | null = null;
-  private broke: ((error: unknown) => void) | null = null;
-  /** Settles when the directive reports its outcome, or rejects when the call breaks (see `abort`). */
-  readonly outcome: Promise<CallOutcome> = new Promise((resolve, reject) => {
-    this.ended = resolve;
-    this.broke = reject;
-  });
+  private nextTicket = 1;
 
   constructor(
     private readonly ctx: DirectiveContext,
     private readonly name: string,
     private readonly services: BridgeServices,
-  ) {
-    // A call may break before anyone awaits its outcome (a breach in its first task): the caller
-    // learns of it from that task's own failure, so this rejection must not go unhandled.
-    this.outcome.catch(() => {});
-  }
+    /** Delivers the reply of a `state.run` into the isolate (not called once the call is over). */
+    private readonly settle: (ticket: number, reply: HostReply) => void,
+  ) {}
 
-
-  /** Synchronous operations (everything but `run`). */
-  readonly sync = (op: string, a: unknown, b: unknown): HostReply => {
+  /**
+   * An operation of `state`. Everything but `run` is done at once; `run(directive, params)` starts the
+   * built-in and returns a ticket, and `settle` gets the ticket and the reply when it is done. An
+   * operation that gives nothing back replies undefined: nothing to copy into the isolate.
+   */
+  handle(op: string, a: unknown, b: unknown): HostReply | undefined {
     try {
       if (this.closed) throw bad(`${this.name}: the call is over; state can no longer be used`);
-      return { ok: this.handle(op, a, b) };
+      if (op === 'run') return { ok: this.start(a, b) };
+      const value = this.handleSync(op, a, b);
+      return value === undefined ? undefined : { ok: value };
     } catch (error) {
       const { status, message } = toStatusError(error);
       return { error: { status, message } };
     }
-  };
+  }
 
-  /**
-   * `state.run(directive, params)`: starts the built-in and returns a ticket at once; `settle` is
-   * called with the ticket and the reply when it is done (unless the call is over by then).
-   */
-  readonly start = (op: string, a: unknown, b: unknown): HostReply => {
-    if (this.closed) return { error: { status: 500, message: `${this.name}: the call is over; state can no longer be used` } };
+  /** The call is over: anything the directive left running can no longer touch the request. */
+  close(): void {
+    this.closed = true;
+  }
+
+  private start(a: unknown, b: unknown): number {
     const ticket = this.nextTicket++;
-    this.pending++;
-    this.runBuiltin(op, a, b)
-      .then((reply) => {
-        this.pending--;
-        if (!this.closed) this.settle(ticket, reply);
-      });
-    return { ok: ticket };
-  };
+    void this.runBuiltin(a, b).then((reply) => {
+      if (!this.closed) this.settle(ticket, reply);
+    });
+    return ticket;
+  }
 
-  /** Delivers the reply of an asynchronous operation into the isolate. */
-  settle: (ticket: number, reply: HostReply) => void = () => {};
-
-  private nextTicket = 1;
-
-  private async runBuiltin(op: string, a: unknown, b: unknown): Promise<HostReply> {
+  private async runBuiltin(a: unknown, b: unknown): Promise<HostReply> {
     try {
-      if (op !== 'run') throw bad(`unknown operation ${op}`);
       const directive = this.services.builtin(String(a));
       if (directive === undefined) throw bad(`${this.name}: run("${String(a)}"): there is no built-in directive of that name`);
       const params = isRecord(b) ? b : {};
@@ -100,43 +85,28 @@ export class HostBridge {
     }
   }
 
-  /** The call cannot finish (its isolate was disposed, a task failed): `outcome` rejects with this. */
-  abort(error: unknown): void {
-    this.broke?.(error);
-    this.ended = this.broke = null;
-  }
-
-  /** The call is over: anything the directive left running can no longer touch the request. */
-  close(): void {
-    this.closed = true;
-  }
-
-  private handle(op: string, a: unknown, b: unknown): unknown {
+  private handleSync(op: string, a: unknown, b: unknown): unknown {
     const { ctx } = this;
     switch (op) {
-      case 'done':
-        this.ended?.(a as CallOutcome);
-        this.ended = this.broke = null;
-        return null;
       case 'memory.get':
         return ctx.memory.get(String(a)) ?? null;
       case 'memory.set':
         ctx.memory.set(String(a), b);
-        return null;
+        return undefined;
       case 'message.get':
         return this.readMessage(String(a));
       case 'message.set':
         this.writeMessage(String(a), b);
-        return null;
+        return undefined;
       case 'groups.enable':
         ctx.groups.enable(String(a));
-        return null;
+        return undefined;
       case 'groups.disable':
         ctx.groups.disable(String(a));
-        return null;
+        return undefined;
       case 'groups.disableAll':
         ctx.groups.disableAll();
-        return null;
+        return undefined;
       case 'groups.isEnabled':
         return ctx.groups.isEnabled(String(a));
       case 'map': {

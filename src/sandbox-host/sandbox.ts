@@ -1,14 +1,20 @@
 /**
- * Runs custom directives (SPEC §7) in isolated-vm. Every call gets a fresh context in an isolate
- * of its own for the duration of the call, so nothing a call leaves behind (globals, module state,
- * patched prototypes) is seen by any other call. Limits per call: CPU time, measured on the
- * isolate and enforced by a watchdog also while the directive awaits; wall time; and the
- * isolate's memory. A breach disposes that isolate only and fails that request only.
+ * Runs custom directives (SPEC §7) in isolated-vm: one long-lived sandbox (an isolate and one
+ * context, sandbox-context.ts) per API release per actor thread. A directive's module is evaluated
+ * once; each call is one synchronous call into the isolate with its input copied in and its result
+ * copied out (~10 µs for a trivial directive, where a fresh context per call cost ~1 ms). A call that
+ * awaits (`await state.run(…)`) is continued by one more synchronous call per settled operation.
  *
- * isolated-vm's `cpuTime` is the time the isolate spent running, which includes time its thread was
- * preempted by the OS: on a loaded machine the CPU limit is stricter than the CPU really used.
+ * Calls of the API on this thread share the context, as requests of a Worker share its isolate:
+ * module-level state may persist between them. Limits per call: CPU time (every stretch of the
+ * directive runs with a timeout of the CPU it has left), wall time (the same timeout, and a watchdog
+ * for calls that await), and the isolate's memory (checked after every call, so heap growth across
+ * calls counts). A breach while directive code runs disposes the sandbox: the culprit fails with
+ * the breach, the calls waiting in it fail with 503, and the next call gets a fresh sandbox.
+ *
+ * The isolate runs on the actor thread itself. A fatal allocation aborts the cell process (the
+ * router contains it) exactly as it did when calls ran on isolated-vm's own threads.
  */
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import ivm from 'isolated-vm';
@@ -16,41 +22,74 @@ import type { SandboxLimits } from '../config/types.js';
 import type { DirectiveContext } from '../engine/context.js';
 import type { DirectiveDefinition } from '../directives/types.js';
 import { AnvilError } from '../errors.js';
-import { CpuGate } from './cpu-gate.js';
-import { HostBridge, type BridgeServices, type CallOutcome } from './host-bridge.js';
-import { IsolatePool, type IsolateSlot } from './isolate-pool.js';
+import type { SandboxCpuCount } from '../protocol/messages.js';
+import { CpuMeter } from './cpu-meter.js';
+import { HostBridge, type BridgeServices, type HostReply } from './host-bridge.js';
+import { isTimeout, SandboxContext } from './sandbox-context.js';
 
 const bootstrapSource = readFileSync(new URL('../../sandbox/bootstrap.js', import.meta.url), 'utf8');
-const WATCH_EVERY_MS = 5;
+/** How often calls that await are checked against their wall time. */
+const WATCH_EVERY_MS = 20;
+/**
+ * Stretch timeouts end on this grid (ms). isolated-vm gives every timed call a timer on a shared
+ * timer thread, which wakes when each timer falls due, even long after its call returned: one
+ * deadline per call meant one wake-up per call (measured: 9 µs of another thread's CPU per call at
+ * 17 000 calls/s). Deadlines on a 10 ms grid fall due together. A runaway call is stopped at most
+ * this much after its budget; the CPU and wall time a stretch used are checked when it returns.
+ */
+const TIMEOUT_GRID_MS = 10;
+/**
+ * The heap is read (~3 µs) after every this many calls, and after any call once this much isolate
+ * CPU time went by since the last read: growing the heap takes CPU time (writing 1 MiB costs ~0.1
+ * ms here), so no run of calls can grow it by much unseen, and the isolate's own limit stops a call
+ * that overshoots.
+ */
+const HEAP_CHECK_EVERY_CALLS = 32;
+const HEAP_CHECK_EVERY_CPU_NS = 1_000_000n;
+const MiB = 1024 * 1024;
 
+export type BreachKind = 'cpu' | 'wall' | 'memory' | 'crash';
 
 export interface SandboxOptions {
   limits: SandboxLimits;
-  isolates: number;
   directiveCode: Readonly<Record<string, string>>;
   services: BridgeServices;
   /** A breach or a failure of the sandbox itself, for the instance log. */
-  report(event: { directive: string; kind: 'cpu' | 'wall' | 'memory' | 'crash'; message: string }): void;
+  report(event: { directive: string; kind: BreachKind; message: string }): void;
+}
+
+/** As the bootstrap reports a call's end: undefined for success, "<status> <message>" for a failure. */
+type Outcome = string | undefined;
+
+interface Call {
+  readonly id: number;
+  readonly name: string;
+  readonly box: SandboxContext;
+  readonly bridge: HostBridge;
+  readonly startedAt: number;
+  cpuNs: bigint;
+  /** How the call ended, once it has: no error, or the error the engine gets. */
+  end: { error: AnvilError | null } | null;
+  /** The engine's promise, once the call awaits. */
+  waiter: { resolve(): void; reject(error: unknown): void } | null;
 }
 
 export class Sandbox {
-  private readonly pool: IsolatePool;
-  private readonly gate = new CpuGate();
-  private cpuMs = 0;
+  /** The context calls share; null before the first call and after a breach disposed it. */
+  private current: SandboxContext | null = null;
+  private readonly calls = new Map<number, Call>();
+  private nextCallId = 1;
+  /** Calls that ended during the last stretch (or breach); finished by `finishEnded`. */
+  private ended: Call[] = [];
+  private waiting = 0;
+  private watchdog: NodeJS.Timeout | null = null;
+  private snapshot: ivm.ExternalCopy<ArrayBuffer> | null = null;
+  private readonly cpu = new CpuMeter();
+  private callsSinceHeapCheck = 0;
+  private cpuSinceHeapCheckNs = 0n;
+  private closed = false;
 
-  constructor(private readonly options: SandboxOptions) {
-    this.pool = new IsolatePool({
-      memoryMb: options.limits.memoryMb,
-      size: options.isolates,
-      bootstrapSource,
-      onCatastrophicError: (message) => {
-        // V8 lost control of an isolate: nothing in this process can be trusted any more. The cell
-        // dies; the router fails its in-flight requests and restarts it.
-        options.report({ directive: '(isolate)', kind: 'crash', message });
-        process.abort();
-      },
-    });
-  }
+  constructor(private readonly options: SandboxOptions) {}
 
   /** The custom directives of the release, as directives the engine can run. */
   directives(): Map<string, DirectiveDefinition<Record<string, unknown>>> {
@@ -67,134 +106,245 @@ export class Sandbox {
     return out;
   }
 
+  /** Isolates alive now: 0 before the first call and after a breach, else 1. */
   get isolates(): number {
-    return this.pool.isolates;
+    return this.current === null ? 0 : 1;
   }
 
-  /** CPU time the isolates used since the last call (a task cut by a limit counts its wall time). */
-  takeCpuMs(): number {
-    const ms = this.cpuMs;
-    this.cpuMs = 0;
-    return ms;
+  heapBytes(): number {
+    return this.current?.heapBytes() ?? 0;
   }
 
-  heapBytes(): Promise<number> {
-    return this.pool.heapBytes();
+  /** CPU per call by directive since the last take, for the thread's stats (undefined: no calls). */
+  takeCpu(): SandboxCpuCount[] | undefined {
+    return this.cpu.take();
   }
 
   close(): void {
-    this.pool.close();
+    this.closed = true;
+    if (this.watchdog !== null) clearInterval(this.watchdog);
+    this.current?.dispose();
   }
 
-  async call(name: string, ctx: DirectiveContext, config: Record<string, unknown>): Promise<void> {
+  /**
+   * Runs one call. Returns nothing when the directive finished within its first stretch (most do),
+   * a promise when it awaits; throws the directive's failure or the breach.
+   */
+  call(name: string, ctx: DirectiveContext, config: Record<string, unknown>): void | Promise<void> {
     const code = this.options.directiveCode[name];
     if (code === undefined) throw new AnvilError('ANVIL_ERR_SANDBOX', 500, `unknown custom directive ${name}`);
-    const slot = await this.pool.acquire();
-    const bridge = new HostBridge(ctx, name, this.options.services);
-    let broken = true;
-    try {
-      const outcome = await this.runIn(slot, bridge, name, code, ctx, config);
-      // Work the directive started and did not await (a pending state.run) would go on in this
-      // isolate during a later call: such an isolate is not reused.
-      broken = bridge.pending > 0;
-      if ('failed' in outcome) {
-        const status = Number.isInteger(outcome.failed.status) && outcome.failed.status >= 400 && outcome.failed.status <= 599 ? outcome.failed.status : 500;
-        throw new AnvilError('ANVIL_ERR_DIRECTIVE_FAILED', status, outcome.failed.message);
-      }
-    } finally {
-      bridge.close();
-      this.pool.release(slot, broken);
-    }
-  }
-
-  private async runIn(slot: IsolateSlot, bridge: HostBridge, name: string, code: string, ctx: DirectiveContext, config: Record<string, unknown>): Promise<CallOutcome> {
-    const { limits } = this.options;
-    const { isolate } = slot;
-    // Every stretch of the directive runs through the gate; its CPU time is counted for the thread's report.
-    const gate = {
-      run: <T>(task: () => Promise<T>): Promise<T> =>
-        this.gate.run(async () => {
-          const cpuBefore = isolate.cpuTime;
-          const wallBefore = performance.now();
-          try {
-            return await task();
-          } finally {
-            this.cpuMs += isolate.isDisposed ? performance.now() - wallBefore : Number(isolate.cpuTime - cpuBefore) / 1e6;
-          }
-        }),
+    if (this.closed) throw new AnvilError('ANVIL_ERR_SANDBOX', 503, 'the sandbox is closed: the thread is stopping');
+    const box = this.context();
+    const id = this.nextCallId++;
+    const call: Call = {
+      id,
+      name,
+      box,
+      bridge: new HostBridge(ctx, name, this.options.services, (ticket, reply) => this.settle(call, ticket, reply)),
+      startedAt: performance.now(),
+      cpuNs: 0n,
+      end: null,
+      waiter: null,
     };
-    // Counted from the directive's own code on: making the context and the facade is ours.
-    let startCpu = isolate.cpuTime;
-    const startWall = Date.now();
-    let breach: 'cpu' | 'wall' | null = null;
-    const watchdog = setInterval(() => {
-      if (isolate.isDisposed) return;
-      if (Number(isolate.cpuTime - startCpu) / 1e6 > limits.cpuMs) breach = 'cpu';
-      else if (Date.now() - startWall > limits.wallMs) breach = 'wall';
-      if (breach !== null) {
-        isolate.dispose();
-        bridge.abort(new Error('limit breached'));
-      }
-    }, WATCH_EVERY_MS);
-    const wallLeft = () => Math.max(1, limits.wallMs - (Date.now() - startWall));
-    let context: ivm.Context | null = null;
-    try {
-      // Making the context and installing the facade are ours and short: they run synchronously on
-      // this thread (an async isolated-vm call costs a thread hand-off each way, ~100 µs, and the
-      // gate lets no other call's task in meanwhile). The directive's own code runs async below.
-      const settle = `__anvilSettle${randomBytes(6).toString('hex')}`;
-      const madeAhead = await this.pool.takeContext(slot);
-      const ready = await gate.run(async () => {
-        // The context starts from the pool's snapshot: the bootstrap is already in it.
-        const made = madeAhead ?? isolate.createContextSync();
-        made.evalClosureSync(
-          '__anvilInstall($0, $1, $2, $3)',
-          [new ivm.Callback(bridge.sync), new ivm.Callback(bridge.start), new ivm.ExternalCopy({ id: ctx.id, name, settle }).copyInto(), new ivm.ExternalCopy(config).copyInto()],
-          { timeout: wallLeft() },
-        );
-        return made;
-      });
-      context = ready;
-      // The directive's own code runs async, on isolated-vm's thread: a fatal error there (an
-      // allocation V8 cannot survive) aborts the cell, which the router contains, where on this
-      // thread it would leave the thread hanging.
-      bridge.settle = (ticket, reply) => {
-        if (isolate.isDisposed) return;
-        // The directive's continuation after an await runs in this task.
-        gate
-          .run(() => ready.evalClosure(`${settle}($0, $1)`, [ticket, new ivm.ExternalCopy(reply).copyInto()], { timeout: wallLeft() }))
-          .catch((error: unknown) => bridge.abort(error));
-      };
-      // The script ends by starting the directive: one hand-off to isolated-vm's thread, not two.
-      const script = await this.pool.script(slot, name, `${code}\n;__anvilRun();\n`);
-      await gate.run(async () => {
-        startCpu = isolate.cpuTime;
-        await script.run(ready, { timeout: wallLeft() });
-      });
-      return await bridge.outcome;
-    } catch (error) {
-      throw this.explain(name, error, breach, isolate.isDisposed);
-    } finally {
-      clearInterval(watchdog);
-      if (context !== null && !isolate.isDisposed) context.release();
+    this.calls.set(id, call);
+
+    const result = this.stretch(call, () => {
+      const broken = box.load(name, code, this.timeoutOf(call));
+      if (broken !== null) return `500 ${broken}`;
+      return box.call(id, name, JSON.stringify(config), ctx.id, this.timeoutOf(call));
+    });
+    if (result !== 1) this.end(call, this.outcomeError(result as Outcome));
+    this.finishEnded();
+    if (call.end !== null) {
+      if (call.end.error !== null) throw call.end.error;
+      return;
     }
+    this.waiting++;
+    if (this.watchdog === null) this.watchdog = setInterval(() => this.watchWall(), WATCH_EVERY_MS).unref();
+    return new Promise<void>((resolve, reject) => {
+      call.waiter = { resolve, reject };
+    });
   }
 
-  /** Turns what isolated-vm threw into the request's error, and logs breaches. */
-  private explain(name: string, error: unknown, breach: 'cpu' | 'wall' | null, disposed: boolean): AnvilError {
+  /** The sandbox calls share, made on first use and after a breach disposed the last one. */
+  private context(): SandboxContext {
+    if (this.current !== null && !this.current.disposed) return this.current;
+    this.snapshot ??= ivm.Isolate.createSnapshot([{ code: bootstrapSource, filename: 'file:///anvil/bootstrap.js' }]);
+    this.current = new SandboxContext({
+      memoryMb: this.options.limits.memoryMb,
+      snapshot: this.snapshot,
+      host: (op, callId, a, b) => this.host(op, callId, a, b),
+    });
+    return this.current;
+  }
+
+  /** `state` operations from inside the isolate, and the end of a call that awaited (`done`). */
+  private host(op: string, callId: number, a: unknown, b: unknown): HostReply | undefined {
+    const call = this.calls.get(callId);
+    if (op === 'done') {
+      if (call !== undefined) this.end(call, this.outcomeError(a as Outcome));
+      return undefined;
+    }
+    if (call === undefined) return { error: { status: 500, message: 'the call is over; state can no longer be used' } };
+    return call.bridge.handle(op, a, b);
+  }
+
+  /** The reply of a `state.run` the call awaits: its continuation runs now, as one more stretch. */
+  private settle(call: Call, ticket: number, reply: HostReply): void {
+    if (call.end !== null || call.box.disposed) return;
+    // Past its wall time while it waited (before the watchdog saw it): it ends without running on.
+    if (performance.now() - call.startedAt > this.options.limits.wallMs) this.expire(call);
+    else this.stretch(call, () => call.box.settle(call.id, ticket, reply, this.timeoutOf(call)));
+    this.finishEnded();
+  }
+
+  /**
+   * Runs directive code of `call` synchronously, counting the isolate's CPU time to it. A breach
+   * (timeout, memory, an isolate that failed, a stretch that ended past the call's CPU time)
+   * disposes the context and fails every call in it.
+   */
+  private stretch(call: Call, run: () => unknown): unknown {
+    const { box } = call;
+    const before = box.isolate.cpuTime;
+    let result: unknown;
+    try {
+      result = run();
+    } catch (error) {
+      if (!box.disposed) call.cpuNs += box.isolate.cpuTime - before;
+      this.breach(call, box.disposed ? 'memory' : isTimeout(error) ? this.overrun(call) ?? 'cpu' : 'crash', error);
+      return undefined;
+    }
+    call.cpuNs += box.isolate.cpuTime - before;
+    if (Number(call.cpuNs) / 1e6 > this.options.limits.cpuMs) {
+      this.breach(call, 'cpu', null);
+      return undefined;
+    }
+    return result;
+  }
+
+  /** The limit the call is past, if any. */
+  private overrun(call: Call): 'cpu' | 'wall' | null {
+    const { cpuMs, wallMs } = this.options.limits;
+    if (Number(call.cpuNs) / 1e6 > cpuMs) return 'cpu';
+    if (performance.now() - call.startedAt > wallMs) return 'wall';
+    return null;
+  }
+
+  /**
+   * Milliseconds the call's code may run from now: what is left of its CPU and of its wall time,
+   * rounded up to the timeout grid (see TIMEOUT_GRID_MS).
+   */
+  private timeoutOf(call: Call): number {
+    const { cpuMs, wallMs } = this.options.limits;
+    const now = performance.now();
+    const left = Math.min(cpuMs - Number(call.cpuNs) / 1e6, wallMs - (now - call.startedAt));
+    return Math.max(1, Math.ceil(left)) + TIMEOUT_GRID_MS - (Math.floor(now) % TIMEOUT_GRID_MS);
+  }
+
+  private breach(call: Call, kind: BreachKind, error: unknown): void {
+    this.end(call, this.breachError(call.name, kind, error instanceof Error ? error.message : String(error)));
+    this.reset(call.box, `${call.name} ${kind === 'crash' ? 'broke it' : `breached its ${kind} limit`}`);
+  }
+
+  private breachError(name: string, kind: BreachKind, text: string): AnvilError {
     const { limits } = this.options;
-    const text = error instanceof Error ? error.message : String(error);
-    let kind: 'cpu' | 'wall' | 'memory' | null = breach;
-    if (kind === null && /timed out/i.test(text)) kind = 'wall';
-    if (kind === null && disposed) kind = 'memory';
-    if (kind === null) return new AnvilError('ANVIL_ERR_DIRECTIVE_FAILED', 500, `${name}: ${text}`);
     const message =
       kind === 'cpu'
         ? `${name} used more than its ${limits.cpuMs} ms of CPU time`
         : kind === 'wall'
           ? `${name} ran longer than its ${limits.wallMs} ms`
-          : `${name} used more than its ${limits.memoryMb} MiB of memory`;
+          : kind === 'memory'
+            ? `${name} used more than its ${limits.memoryMb} MiB of memory`
+            : `${name}: the sandbox failed: ${text}`;
     this.options.report({ directive: name, kind, message });
+    if (kind === 'crash') return new AnvilError('ANVIL_ERR_DIRECTIVE_FAILED', 500, message);
     return new AnvilError(`ANVIL_ERR_SANDBOX_${kind.toUpperCase()}`, kind === 'wall' ? 504 : 500, message);
+  }
+
+  /** Disposes a context; the calls still in it fail (their state was in it). */
+  private reset(box: SandboxContext, why: string): void {
+    box.dispose();
+    if (this.current === box) this.current = null;
+    for (const other of this.calls.values()) {
+      if (other.box === box) this.end(other, new AnvilError('ANVIL_ERR_SANDBOX_RESET', 503, `${other.name}: its sandbox was reset (${why}); retry`));
+    }
+  }
+
+  private outcomeError(outcome: Outcome): AnvilError | null {
+    if (typeof outcome !== 'string') return null;
+    const space = outcome.indexOf(' ');
+    const status = Number(outcome.slice(0, space));
+    return new AnvilError('ANVIL_ERR_DIRECTIVE_FAILED', Number.isInteger(status) && status >= 400 && status <= 599 ? status : 500, outcome.slice(space + 1));
+  }
+
+  /** Records how a call ended (the first end counts); `finishEnded` finishes it. */
+  private end(call: Call, error: AnvilError | null): void {
+    if (call.end !== null) return;
+    call.end = { error };
+    this.ended.push(call);
+  }
+
+  /** Finishes the calls that ended, and settles the engine's promise of those that awaited. */
+  private finishEnded(): void {
+    while (this.ended.length > 0) {
+      const batch = this.ended;
+      this.ended = [];
+      for (const call of batch) {
+        this.finish(call);
+        if (call.waiter === null) continue;
+        this.waiting--;
+        const { error } = call.end!;
+        if (error === null) call.waiter.resolve();
+        else call.waiter.reject(error);
+      }
+    }
+    if (this.waiting === 0 && this.watchdog !== null) {
+      clearInterval(this.watchdog);
+      this.watchdog = null;
+    }
+  }
+
+  /**
+   * The call is over: its bridge closes, its CPU is counted, and its context's heap is checked (see
+   * HEAP_CHECK_EVERY_CALLS) — over the memory limit after a call is a memory breach of that call, so
+   * growth across calls counts.
+   */
+  private finish(call: Call): void {
+    if (!this.calls.delete(call.id)) return;
+    call.bridge.close();
+    this.cpu.observe(call.name, Number(call.cpuNs) / 1e9);
+    const { box } = call;
+    if (box.disposed) return;
+    this.cpuSinceHeapCheckNs += call.cpuNs;
+    if (++this.callsSinceHeapCheck < HEAP_CHECK_EVERY_CALLS && this.cpuSinceHeapCheckNs < HEAP_CHECK_EVERY_CPU_NS) return;
+    this.callsSinceHeapCheck = 0;
+    this.cpuSinceHeapCheckNs = 0n;
+    if (box.heapBytes() > this.options.limits.memoryMb * MiB) {
+      const error = this.breachError(call.name, 'memory', '');
+      if (call.end!.error === null) call.end = { error };
+      this.reset(box, `${call.name} breached its memory limit`);
+    }
+  }
+
+  /**
+   * Calls that await past their wall time fail with 504. None of their code is running, so the
+   * context is kept; it forgets their pending operations (replies that come later are dropped).
+   */
+  private watchWall(): void {
+    const now = performance.now();
+    for (const call of this.calls.values()) {
+      if (call.waiter !== null && call.end === null && now - call.startedAt > this.options.limits.wallMs) this.expire(call);
+    }
+    this.finishEnded();
+  }
+
+  /** A call that waits is past its wall time: 504, and the context forgets what it awaits. */
+  private expire(call: Call): void {
+    this.end(call, this.breachError(call.name, 'wall', ''));
+    try {
+      if (!call.box.disposed) call.box.forget(call.id);
+    } catch (error) {
+      this.reset(call.box, `forgetting ${call.name} failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
   }
 }

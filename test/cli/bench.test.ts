@@ -10,6 +10,10 @@ beforeAll(async () => {
   anvil = await startInstance({
     apis: {
       ping: { 'api.yaml': 'key: ping\nendpoints:\n  get /ping:\n    Ping: { directive: Ping }\n' },
+      pong: {
+        'api.yaml': 'key: pong\nendpoints:\n  get /:\n    Pong: { directive: Pong }\n',
+        'Directives/Pong.js': "export default function (state) { state.message.body = { message: 'pong' }; }\n",
+      },
       capped: {
         'api.yaml': `key: capped
 before:
@@ -57,6 +61,19 @@ describe('anvil bench', () => {
     expect(report.client.byClass['4xx']).toBe(report.client.requests - report.client.byClass['2xx']);
     expect(report.server.rateLimited).toBeGreaterThanOrEqual(report.client.byClass['4xx']);
     expect(report.server.requests['4xx']).toBe(report.server.rateLimited);
+  });
+
+  it('shows the CPU each custom directive call used in the sandbox, as the API\'s threads measured it', () => {
+    const { status, report, stderr } = bench('pong', '/');
+    expect(status, stderr).toBe(0);
+    const [pong, ...others] = report.server.sandboxCpu;
+    expect(others).toEqual([]);
+    expect(pong.directive).toBe('Pong');
+    // Every answered request was one call (the counts come from the threads' reports, not the client).
+    expect(pong.calls).toBeGreaterThanOrEqual(report.client.byClass['2xx']);
+    expect(pong.calls).toBeLessThanOrEqual(report.client.byClass['2xx'] + 4);
+    expect(pong.meanUs).toBeGreaterThan(0);
+    expect(pong.p99Us).toBeGreaterThanOrEqual(pong.p50Us);
   });
 
   it('says so when nothing answers', () => {

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
 
 // GET /anvil/metrics (SPEC §6, issue 7): per API and route template, request counts by status
-// class, latency, errors, rate-limit rejections; mailbox, threads and isolate heap per API.
+// class, latency, errors, rate-limit rejections; mailbox, threads and isolate heap per API; the CPU
+// of custom directive calls.
 
 const API = `key: meter
 endpoints:
@@ -108,6 +109,22 @@ describe('/anvil/metrics', () => {
     expect(sample(text, 'anvil_isolates', meter)).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'anvil_isolate_heap_bytes', meter)).toBeGreaterThan(100_000);
     expect(sample(text, 'anvil_actor_threads', { host: 'localhost', api: 'quiet' })).toBeUndefined();
+  });
+
+  it('histograms the CPU of each custom directive call by API and directive, as its threads report it', async () => {
+    for (let i = 0; i < 5; i++) expect((await anvil.request('/meter/custom')).status).toBe(200);
+    const echo = { host: 'localhost', api: 'meter', directive: 'Echo' };
+    const text = await eventually(async () => {
+      const t = await scrape();
+      return (sample(t, 'anvil_sandbox_cpu_seconds_count', echo) ?? 0) >= 5 ? t : null;
+    });
+    const calls = sample(text, 'anvil_sandbox_cpu_seconds_count', echo)!;
+    expect(sample(text, 'anvil_sandbox_cpu_seconds_bucket', { ...echo, le: '+Inf' })).toBe(calls);
+    // Building 1000 objects is real work: more than a microsecond, far less than a second per call.
+    const seconds = sample(text, 'anvil_sandbox_cpu_seconds_sum', echo)!;
+    expect(seconds / calls).toBeGreaterThan(1e-6);
+    expect(seconds / calls).toBeLessThan(1);
+    expect(sample(text, 'anvil_sandbox_cpu_seconds_bucket', { ...echo, le: '1' })).toBe(calls);
   });
 
   it('answers a client off loopback only with the bearer token', async () => {

@@ -1,5 +1,5 @@
-// The custom-directive variant of Ping: runs in the API's isolate (a fresh context per call) and
-// answers the same JSON, so the difference to GET /flow/ping is the sandbox call itself.
+// The custom-directive variant of Ping: runs in the API's sandbox (its isolate, one long-lived
+// context per thread) and answers the same JSON, so the difference to GET /flow/ping is the call.
 export default function Pong(state) {
   state.message.body = { message: 'pong' };
 }

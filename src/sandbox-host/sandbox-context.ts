@@ -1,0 +1,119 @@
+import ivm from 'isolated-vm';
+import { DIRECTIVE_GLOBAL } from '../config/types.js';
+
+/** What the host asks of the bootstrap's `entry` (sandbox/bootstrap.js has the same numbers). */
+export const enum EntryKind {
+  Define = 0,
+  Call = 1,
+  Settle = 2,
+  Forget = 3,
+}
+
+/** The one host function a context gets: `state` operations of a call, and `done` of a call that awaited. */
+export type HostFunction = (op: string, callId: number, a: unknown, b: unknown) => unknown;
+
+export interface ContextOptions {
+  memoryMb: number;
+  /** The bootstrap, run once into a snapshot; every isolate of the thread starts from it. */
+  snapshot: ivm.ExternalCopy<ArrayBuffer>;
+  host: HostFunction;
+}
+
+/**
+ * One isolate with one long-lived context: the sandbox of an API release on one actor thread. The
+ * directives' modules are evaluated in it once, on first use; each call is one synchronous call of
+ * the bootstrap's `entry` on this thread. Nothing is ever run in it asynchronously, so no
+ * isolated-vm thread hand-off is paid.
+ */
+export class SandboxContext {
+  readonly isolate: ivm.Isolate;
+  private readonly context: ivm.Context;
+  private readonly entry: ivm.Reference<(...args: unknown[]) => unknown>;
+  /** Directive name → null once its module is defined, or why it could not be. */
+  private readonly modules = new Map<string, string | null>();
+
+  constructor(options: ContextOptions) {
+    // No `onCatastrophicError`: isolated-vm would call it on this thread's event loop and put the
+    // failing thread to sleep, and the failing thread is this one (calls are synchronous), so the
+    // cell would hang with it. Without a handler, an allocation V8 cannot survive aborts the cell,
+    // which the router contains; a script that cannot be stopped keeps the thread, which the
+    // router's stuck-thread watchdog ends.
+    this.isolate = new ivm.Isolate({ memoryLimit: options.memoryMb, snapshot: options.snapshot });
+    try {
+      this.context = this.isolate.createContextSync();
+      this.entry = this.context.evalClosureSync('return __anvilInstall($0)', [new ivm.Callback(options.host)], { result: { reference: true } });
+    } catch (error) {
+      this.isolate.dispose();
+      throw error;
+    }
+  }
+
+  get disposed(): boolean {
+    return this.isolate.isDisposed;
+  }
+
+  /**
+   * Evaluates a directive's module the first time it is called here. Returns null when it is ready,
+   * or the message of the error its top-level code threw (a breach, such as a timeout, throws).
+   */
+  load(name: string, code: string, timeout: number): string | null {
+    const known = this.modules.get(name);
+    if (known !== undefined) return known;
+    // The module's own `var __anvilDirective` stays inside the function: no global is left behind.
+    // The function starts on the first line, so positions in stack traces stay those of the file.
+    const script = this.isolate.compileScriptSync(`(function () {${code}\n;return typeof ${DIRECTIVE_GLOBAL} === 'undefined' ? undefined : ${DIRECTIVE_GLOBAL};\n})()`, {
+      filename: `file:///Directives/${name}.js`,
+    });
+    let exported: ivm.Reference<unknown>;
+    try {
+      exported = script.runSync(this.context, { reference: true, timeout });
+    } catch (error) {
+      if (this.disposed || isTimeout(error)) throw error;
+      const message = `${name}: its module threw while loading: ${error instanceof Error ? error.message : String(error)}`;
+      this.modules.set(name, message);
+      return message;
+    } finally {
+      script.release();
+    }
+    try {
+      this.entry.applySync(undefined, [EntryKind.Define, 0, name, exported.derefInto()], { timeout });
+    } finally {
+      exported.release();
+    }
+    this.modules.set(name, null);
+    return null;
+  }
+
+  /**
+   * Starts a call: every argument is a primitive (the config as JSON text), and so is the result
+   * (undefined, 1 for "it awaits", or "<status> <message>"), so nothing is copied either way.
+   */
+  call(callId: number, name: string, configJson: string, requestId: string, timeout: number): unknown {
+    return this.entry.applySync(undefined, [EntryKind.Call, callId, name, configJson, requestId], { timeout });
+  }
+
+  /** Continues a call that awaits a `state.run`, with its reply (copied in). */
+  settle(callId: number, ticket: number, reply: unknown, timeout: number): void {
+    this.entry.applySync(undefined, [EntryKind.Settle, callId, ticket, reply], { arguments: { copy: true }, timeout });
+  }
+
+  /** Drops what a call still awaits: its continuation will never run. */
+  forget(callId: number): void {
+    this.entry.applySync(undefined, [EntryKind.Forget, callId], { timeout: 1_000 });
+  }
+
+  /** Heap in use, including memory V8 counts outside the heap (array buffers). */
+  heapBytes(): number {
+    if (this.disposed) return 0;
+    const heap = this.isolate.getHeapStatisticsSync();
+    return heap.used_heap_size + heap.externally_allocated_size;
+  }
+
+  dispose(): void {
+    if (!this.disposed) this.isolate.dispose();
+  }
+}
+
+export function isTimeout(error: unknown): boolean {
+  return error instanceof Error && /timed out/i.test(error.message);
+}
