@@ -67,11 +67,14 @@ function limitError(message: string): AnvilError {
   return new AnvilError('ANVIL_ERR_SQL_LIMIT', 500, message);
 }
 
+const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
 /** A value from SQLite as JSON data (see the file comment). */
 function fromSqlite(value: unknown): SqlValue {
   if (value === null || value === undefined) return null;
   if (typeof value === 'bigint') {
-    return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value.toString();
+    return value >= MIN_SAFE && value <= MAX_SAFE ? Number(value) : value.toString();
   }
   if (typeof value === 'number' || typeof value === 'string') return value;
   if (Buffer.isBuffer(value)) return value.toString('base64');
@@ -111,18 +114,41 @@ function bindArguments(params: unknown): Bindable[] | [Record<string, Bindable>]
 
 /** A row from raw values and column names; own properties only (a column may be named __proto__). */
 function toRow(names: readonly string[], values: readonly unknown[]): Row {
-  return Object.fromEntries(names.map((name, i) => [name, fromSqlite(values[i])]));
+  const row: Row = {};
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i]!;
+    // An assignment to __proto__ would set the row's prototype instead of a column.
+    if (name === '__proto__') Object.defineProperty(row, name, { value: fromSqlite(values[i]), enumerable: true, writable: true, configurable: true });
+    else row[name] = fromSqlite(values[i]);
+  }
+  return row;
 }
 
-function columnNames(statement: Database.Statement): string[] {
-  return statement.columns().map((column) => column.name);
+/** A prepared statement, and its column names once read when they cannot change. */
+interface Prepared {
+  readonly statement: Database.Statement;
+  /**
+   * SQL without `*` names its columns in its text: a schema change can make it fail to recompile,
+   * never rename them, so they are read once (reading them costs as much as a short query). With a
+   * `*` they follow the schema and are read on every use.
+   */
+  readonly fixedColumns: boolean;
+  names: string[] | null;
+}
+
+/** The column names of a statement that returned rows (read after it ran: it may have been recompiled). */
+function columnNames(prepared: Prepared): string[] {
+  if (prepared.names !== null) return prepared.names;
+  const names = prepared.statement.columns().map((column) => column.name);
+  if (prepared.fixedColumns) prepared.names = names;
+  return names;
 }
 
 export class ApiDatabase {
   readonly file: string;
   private readonly db: Database.Database;
   private readonly policy: SqlPolicy;
-  private readonly statements = new SqlLru<Database.Statement>(DATABASE_LIMITS.statementCache, DATABASE_LIMITS.statementCacheChars);
+  private readonly statements = new SqlLru<Prepared>(DATABASE_LIMITS.statementCache, DATABASE_LIMITS.statementCacheChars);
   private migratedDir: string | null = null;
 
   /** Opens (creating it and its folders if need be) `<dataDir>/db.sqlite`. */
@@ -220,17 +246,17 @@ export class ApiDatabase {
 
   /** Every row (at most {@link DATABASE_LIMITS.maxRows}). */
   all(sql: string, params?: unknown): Row[] {
-    const statement = this.prepare(sql, 'all');
+    const prepared = this.prepare(sql, 'all');
     const args = bindArguments(params);
     const rows: Row[] = [];
     let names: string[] | null = null;
     try {
-      for (const values of statement.iterate(...args) as IterableIterator<unknown[]>) {
+      for (const values of prepared.statement.iterate(...args) as IterableIterator<unknown[]>) {
         if (rows.length >= DATABASE_LIMITS.maxRows) {
           throw limitError(`SQL result has more than ${DATABASE_LIMITS.maxRows} rows (the limit of one query): add a LIMIT`);
         }
         // Read once a row is there: SQLite recompiles a statement whose tables changed when it runs it.
-        names ??= columnNames(statement);
+        names ??= columnNames(prepared);
         rows.push(toRow(names, values));
       }
     } catch (error) {
@@ -241,11 +267,11 @@ export class ApiDatabase {
 
   /** The first row, or null. */
   get(sql: string, params?: unknown): Row | null {
-    const statement = this.prepare(sql, 'get');
+    const prepared = this.prepare(sql, 'get');
     const args = bindArguments(params);
     try {
-      const values = statement.get(...args) as unknown[] | undefined;
-      return values === undefined ? null : toRow(columnNames(statement), values);
+      const values = prepared.statement.get(...args) as unknown[] | undefined;
+      return values === undefined ? null : toRow(columnNames(prepared), values);
     } catch (error) {
       throw sqlError(error);
     }
@@ -253,7 +279,7 @@ export class ApiDatabase {
 
   /** Runs a statement; rows it may return are dropped. */
   run(sql: string, params?: unknown): RunResult {
-    const statement = this.prepare(sql, 'run');
+    const { statement } = this.prepare(sql, 'run');
     const args = bindArguments(params);
     try {
       const result = statement.run(...args);
@@ -269,28 +295,29 @@ export class ApiDatabase {
   }
 
   /** A checked, prepared statement from the LRU cache. */
-  private prepare(sql: string, mode: 'all' | 'get' | 'run'): Database.Statement {
+  private prepare(sql: string, mode: 'all' | 'get' | 'run'): Prepared {
     if (typeof sql !== 'string') throw new AnvilError('ANVIL_ERR_SQL', 500, 'SQL error: the SQL text must be a string');
-    let statement = this.statements.get(sql);
-    if (statement === undefined) {
+    let prepared = this.statements.get(sql);
+    if (prepared === undefined) {
       if (Buffer.byteLength(sql, 'utf8') > DATABASE_LIMITS.maxSqlBytes) {
         throw limitError(`SQL text longer than ${DATABASE_LIMITS.maxSqlBytes} bytes (the limit of one query)`);
       }
       try {
         this.policy.check(sql);
-        statement = this.db.prepare(sql);
+        const statement = this.db.prepare(sql);
         // Rows as value arrays, named here: an object built by better-sqlite3 would lose a column
         // named __proto__ (or take its value for a prototype).
         if (statement.reader) statement.raw(true);
+        prepared = { statement, fixedColumns: !sql.includes('*'), names: null };
       } catch (error) {
         throw sqlError(error);
       }
-      this.statements.set(sql, statement);
+      this.statements.set(sql, prepared);
     }
-    if (mode !== 'run' && !statement.reader) {
+    if (mode !== 'run' && !prepared.statement.reader) {
       throw new AnvilError('ANVIL_ERR_SQL', 500, `SQL error: mode ${mode} needs a statement that returns rows (SELECT, or … RETURNING); use run`);
     }
-    return statement;
+    return prepared;
   }
 }
 

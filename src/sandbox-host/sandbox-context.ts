@@ -31,6 +31,10 @@ export class SandboxContext {
   private readonly entry: ivm.Reference<(...args: unknown[]) => unknown>;
   /** Directive name → null once its module is defined, or why it could not be. */
   private readonly modules = new Map<string, string | null>();
+  /** Kept in JS: isolated-vm's `isDisposed` is a native call, and this is read several times a call. */
+  private gone = false;
+  /** The isolate's CPU time when last read (see `cpuSinceLastRead`). */
+  private lastCpu = 0n;
 
   constructor(options: ContextOptions) {
     // No `onCatastrophicError`: isolated-vm would call it on this thread's event loop and put the
@@ -42,6 +46,7 @@ export class SandboxContext {
     try {
       this.context = this.isolate.createContextSync();
       this.entry = this.context.evalClosureSync('return __anvilInstall($0)', [new ivm.Callback(options.host)], { result: { reference: true } });
+      this.lastCpu = this.isolate.cpuTime;
     } catch (error) {
       this.isolate.dispose();
       throw error;
@@ -49,7 +54,25 @@ export class SandboxContext {
   }
 
   get disposed(): boolean {
-    return this.isolate.isDisposed;
+    return this.gone;
+  }
+
+  /** After a call into the isolate threw: isolated-vm disposes an isolate that hit its memory limit. */
+  disposedAfterFailure(): boolean {
+    if (!this.gone && this.isolate.isDisposed) this.gone = true;
+    return this.gone;
+  }
+
+  /**
+   * CPU time the isolate used since the last read: only calls of ours run code in it, one at a time,
+   * so read right after a call this is that call's (one native read per call instead of two).
+   */
+  cpuSinceLastRead(): bigint {
+    if (this.gone) return 0n;
+    const now = this.isolate.cpuTime;
+    const used = now - this.lastCpu;
+    this.lastCpu = now;
+    return used;
   }
 
   /**
@@ -68,7 +91,7 @@ export class SandboxContext {
     try {
       exported = script.runSync(this.context, { reference: true, timeout });
     } catch (error) {
-      if (this.disposed || isTimeout(error)) throw error;
+      if (this.disposedAfterFailure() || isTimeout(error)) throw error;
       const message = `${name}: its module threw while loading: ${error instanceof Error ? error.message : String(error)}`;
       this.modules.set(name, message);
       return message;
@@ -110,7 +133,9 @@ export class SandboxContext {
   }
 
   dispose(): void {
-    if (!this.disposed) this.isolate.dispose();
+    if (this.gone) return;
+    this.gone = true;
+    if (!this.isolate.isDisposed) this.isolate.dispose();
   }
 }
 

@@ -205,16 +205,16 @@ export class Sandbox {
    */
   private stretch(call: Call, run: () => unknown): unknown {
     const { box } = call;
-    const before = box.isolate.cpuTime;
     let result: unknown;
     try {
       result = run();
     } catch (error) {
-      if (!box.disposed) call.cpuNs += box.isolate.cpuTime - before;
-      this.breach(call, box.disposed ? 'memory' : isTimeout(error) ? this.overrun(call) ?? 'cpu' : 'crash', error);
+      const disposed = box.disposedAfterFailure();
+      call.cpuNs += box.cpuSinceLastRead();
+      this.breach(call, disposed ? 'memory' : isTimeout(error) ? this.overrun(call) ?? 'cpu' : 'crash', error);
       return undefined;
     }
-    call.cpuNs += box.isolate.cpuTime - before;
+    call.cpuNs += box.cpuSinceLastRead();
     if (Number(call.cpuNs) / 1e6 > this.options.limits.cpuMs) {
       this.breach(call, 'cpu', null);
       return undefined;

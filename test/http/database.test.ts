@@ -305,10 +305,15 @@ describe('DatabaseQuery', () => {
     await run("INSERT INTO notes VALUES ('x')");
     expect(await run('SELECT * FROM notes', 'all')).toEqual([{ a: 'x' }]);
     expect(await run('SELECT * FROM notes', 'get')).toEqual({ a: 'x' });
+    // A statement that names its columns keeps those names (they are read once); after the rename it
+    // no longer compiles, rather than answer under a stale name.
+    expect(await run('SELECT a, a AS again FROM notes', 'get')).toEqual({ a: 'x', again: 'x' });
     await run('ALTER TABLE notes RENAME COLUMN a TO z');
     await run('ALTER TABLE notes ADD COLUMN b INTEGER DEFAULT 2');
     expect(await run('SELECT * FROM notes', 'all')).toEqual([{ z: 'x', b: 2 }]);
     expect(await run('SELECT * FROM notes', 'get')).toEqual({ z: 'x', b: 2 });
+    const stale = await sql({ sql: 'SELECT a, a AS again FROM notes', mode: 'get' });
+    expect(stale.status).toBe(500);
     await run('DROP TABLE notes');
   });
 
