@@ -45,9 +45,8 @@ const BUILTINS = {
 
 const TARGET_US = 20;
 
-export async function run() {
-  const calls = Math.round(Number(process.env.BENCH_SANDBOX_CALLS ?? 20_000));
-  const runs = Math.round(Number(process.env.BENCH_RUNS ?? 3));
+export async function run(config) {
+  const { sandboxCalls: calls, runs } = config;
   const root = mkdtempSync(join(tmpdir(), 'anvil-sandbox-bench-'));
   try {
     const { sandbox, runtime } = await setUp(root);

@@ -13,7 +13,8 @@ function number(name, fallback) {
 /**
  * BENCH_SECONDS (default 5): length of each measured load; BENCH_RUNS (default 3): runs per figure
  * (medians are reported); BENCH_CONNECTIONS (default 50): connections of the saturating load;
- * BENCH_COLD_SAMPLES (default 50): cold starts per run; BENCH_ONLY: comma-separated benchmark
+ * BENCH_COLD_SAMPLES (default 50): cold starts per run; BENCH_SANDBOX_CALLS (default 20 000): calls
+ * of each directive per run of the sandbox micro-benchmark; BENCH_ONLY: comma-separated benchmark
  * names (throughput, noisy, cold, memory, bus, sandbox) to run only those.
  */
 export function readConfig() {
@@ -22,6 +23,7 @@ export function readConfig() {
     runs: Math.round(number('BENCH_RUNS', 3)),
     connections: Math.round(number('BENCH_CONNECTIONS', 50)),
     coldSamples: Math.round(number('BENCH_COLD_SAMPLES', 50)),
+    sandboxCalls: Math.round(number('BENCH_SANDBOX_CALLS', 20_000)),
     only: (process.env.BENCH_ONLY ?? '').split(',').map((s) => s.trim()).filter(Boolean),
   };
 }
