@@ -2,7 +2,7 @@
 // (measured, target, met/missed and by how much), then each benchmark's tables, notes and
 // per-run figures. A benchmark that failed gets its error instead of its figures.
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { BENCH_DIR, ROOT } from './lib/instance.mjs';
@@ -90,6 +90,9 @@ export function writeReport(sections, { facts, config, seconds: elapsed, file = 
       out.push('');
     }
   }
+  // Analyses written by hand (profiles, probes) ride along, so a new run keeps them beside its figures.
+  const analyses = join(BENCH_DIR, 'notes', 'p99-profile.md');
+  if (existsSync(analyses)) out.push(readFileSync(analyses, 'utf8').trimEnd(), '');
   writeFileSync(file, out.join('\n'));
   return file;
 }

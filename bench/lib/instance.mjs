@@ -211,11 +211,12 @@ export function get(port, path, { host = 'localhost', headers = {} } = {}) {
 
 /**
  * Starts an Anvil instance: `apis` (specs for writeApis) deployed at boot and made public, on a
- * free port (or `port`), with a fresh data dir. `args` are more `anvil start` options; `env` more environment.
+ * free port (or `port`), with a fresh data dir. `args` are more `anvil start` options, `nodeArgs` the
+ * router's Node flags; `env` more environment.
  * `beforeStart(dataDir)` may prepare the data dir (e.g. add hosts). Resolves once
  * GET /anvil/health on the admin host answers 200 (and, if given, `readyPath` answers 200).
  */
-export async function startAnvil({ apis, args = [], env = {}, port: chosenPort, readyTimeoutMs = 60_000, beforeStart, readyPath, readyHeaders }) {
+export async function startAnvil({ apis, args = [], nodeArgs = [], env = {}, port: chosenPort, readyTimeoutMs = 60_000, beforeStart, readyPath, readyHeaders }) {
   const apisDir = tempDir();
   const dataDir = tempDir();
   const logFile = join(dataDir, 'bench-instance.log');
@@ -223,7 +224,7 @@ export async function startAnvil({ apis, args = [], env = {}, port: chosenPort, 
   if (beforeStart) await beforeStart(dataDir);
   const port = chosenPort ?? (await freePort());
   const proc = spawnNode(
-    ['bin/anvil.js', 'start', '--apis', apisDir, '--publish', '--data', dataDir, '--port', String(port), '--drain-timeout', '2s', ...args],
+    [...nodeArgs, 'bin/anvil.js', 'start', '--apis', apisDir, '--publish', '--data', dataDir, '--port', String(port), '--drain-timeout', '2s', ...args],
     { env: { ANVIL_LOG_LEVEL: 'warn', ANVIL_PUBLIC_HOST_KEY: PUBLIC_HOST_KEY, NO_COLOR: '1', ...env }, logFile },
   );
   const instance = {

@@ -17,6 +17,8 @@ export interface CellOptions {
   count: number;
   socketPath: string;
   token: string;
+  /** More Node flags for every cell process (diagnostics such as --cpu-prof or --trace-gc). */
+  nodeFlags: readonly string[];
 }
 
 interface Cell {
@@ -136,7 +138,7 @@ export class CellSupervisor {
     cell.lastStart = Date.now();
     cell.ready = false;
     const child = fork(entry, ['--cell', String(cell.index), '--nice', String(cell.nice)], {
-      ...launcher(cell.nice > CELL_NICE),
+      ...launcher(cell.nice > CELL_NICE, this.options.nodeFlags),
       // An abstract socket name starts with a NUL byte, which the environment cannot carry: send it as '@'.
       env: { ...process.env, ANVIL_ROUTER_SOCKET: this.options.socketPath.replace(/^\0/, '@'), ANVIL_CELL_TOKEN: this.options.token },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -196,8 +198,8 @@ const TASKSET = process.platform === 'linux' ? (['/usr/bin/taskset', '/bin/tasks
  * thread, which sends light APIs' threads onto the hog's CPU anyway (measured here with the hog
  * confined: a light API's p99 under the hog 1.8-3.8 ms with SCHED_IDLE, 0.6-1.1 ms at nice 19).
  */
-function launcher(lowPriority: boolean): { execPath?: string; execArgv: string[] } {
-  const execArgv = ['--no-node-snapshot'];
+function launcher(lowPriority: boolean, nodeFlags: readonly string[]): { execPath?: string; execArgv: string[] } {
+  const execArgv = ['--no-node-snapshot', ...nodeFlags];
   const cpus = lowPriority && TASKSET !== null ? lowPriorityCpus() : null;
   if (cpus === null) return { execArgv };
   return { execPath: TASKSET!, execArgv: ['-c', cpus, process.execPath, ...execArgv] };

@@ -99,7 +99,7 @@ export async function startInstance(options: InstanceOptions, log: InstanceLog):
   const metrics = new Metrics(process.env.ANVIL_METRICS_TOKEN);
   metrics.watchActors(() => actors.gauges());
   const cells = new CellSupervisor(
-    { count: options.cells, socketPath, token },
+    { count: options.cells, socketPath, token, nodeFlags: (process.env.ANVIL_CELL_NODE_FLAGS ?? '').split(' ').filter(Boolean) },
     {
       ...actors.cellEvents,
       down: (cell, reason) => {
