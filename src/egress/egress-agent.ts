@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import type { Agent } from 'undici';
 import { AnvilError } from '../errors.js';
 import type { EgressPolicy } from './egress-policy.js';
+import { embeddedIpv4 } from './embedded-ipv4.js';
 
 const require = createRequire(import.meta.url);
 let undiciModule: typeof import('undici') | null = null;
@@ -17,7 +18,13 @@ export function undici(): typeof import('undici') {
 }
 
 export const egressDenied = (host: string, address: string) =>
-  new AnvilError('ANVIL_ERR_EGRESS_DENIED', 502, `outgoing connection to ${host} (${address}) refused: private, loopback and link-local addresses are not reachable (ANVIL_EGRESS_ALLOW)`);
+  new AnvilError('ANVIL_ERR_EGRESS_DENIED', 502, `outgoing connection to ${host} (${address}) refused: private, loopback and link-local addresses are not reachable (ANVIL_EGRESS_ALLOW)${carried(address)}`);
+
+/** Names the IPv4 address behind an IPv6 form, so a refusal of `2002:7f00:1::` explains itself. */
+function carried(address: string): string {
+  const embedded = embeddedIpv4(address);
+  return embedded.length === 0 ? '' : `; ${address} carries ${embedded.map((e) => `${e.ipv4} (${e.form})`).join(' and ')}`;
+}
 
 /**
  * An undici Agent whose connections pass the egress policy: names are resolved here and every

@@ -6,14 +6,16 @@ import { startUpstream, type Upstream } from '../helpers/upstream.js';
 // private, link-local and unspecified targets, whether written as a literal address, in another
 // spelling of one, or behind a name that resolves to one. The refusal is a 502 whose real message
 // is in the instance log, and nothing reaches the upstream (its counter stays 0). Redirects are
-// never followed, even when the first hop is allowed.
+// never followed, even when the first hop is allowed. An IPv6 address that embeds a refused IPv4
+// address (IPv4-mapped, -compatible, -translated, 6to4, NAT64, Teredo) is refused as that address,
+// and the log says which address it carries (the whole table is test/egress/embedded-ipv4.test.ts).
 
 let upstream: Upstream;
 let closed: TestInstance;
 let allowed: TestInstance;
 
 /** Targets that must be refused; `port` is the live upstream's (so a leak would be counted). */
-function targets(port: number): Array<{ name: string; host: string; logged: string }> {
+function targets(port: number): Array<{ name: string; host: string; logged: string; carries?: string }> {
   return [
     { name: 'literal loopback', host: `http://127.0.0.1:${port}`, logged: 'outgoing connection to 127.0.0.1 (127.0.0.1) refused' },
     { name: 'a name resolving to loopback', host: `http://localhost:${port}`, logged: 'outgoing connection to localhost (127.0.0.1) refused' },
@@ -23,7 +25,18 @@ function targets(port: number): Array<{ name: string; host: string; logged: stri
     { name: 'unspecified 0.0.0.0', host: `http://0.0.0.0:${port}`, logged: 'outgoing connection to 0.0.0.0 (0.0.0.0) refused' },
     // Other spellings of loopback, normalised by the URL parser before the check.
     { name: 'loopback as a decimal number', host: `http://2130706433:${port}`, logged: 'outgoing connection to 127.0.0.1 (127.0.0.1) refused' },
-    { name: 'IPv4-mapped IPv6 loopback', host: `http://[::ffff:127.0.0.1]:${port}`, logged: 'outgoing connection to [::ffff:7f00:1] (::ffff:7f00:1) refused' },
+    { name: 'IPv4-mapped IPv6 loopback', host: `http://[::ffff:127.0.0.1]:${port}`, logged: 'outgoing connection to [::ffff:7f00:1] (::ffff:7f00:1) refused', carries: '127.0.0.1 (IPv4-mapped)' },
+    // IPv6 forms that carry an IPv4 address, judged as the address they carry.
+    { name: 'IPv4-compatible loopback', host: `http://[::127.0.0.1]:${port}`, logged: 'outgoing connection to [::7f00:1] (::7f00:1) refused', carries: '127.0.0.1 (IPv4-compatible)' },
+    { name: 'IPv4-translated loopback', host: `http://[::ffff:0:127.0.0.1]:${port}`, logged: 'outgoing connection to [::ffff:0:7f00:1] (::ffff:0:7f00:1) refused', carries: '127.0.0.1 (IPv4-translated)' },
+    { name: '6to4 of loopback', host: `http://[2002:7f00:1::1]:${port}`, logged: 'outgoing connection to [2002:7f00:1::1] (2002:7f00:1::1) refused', carries: '127.0.0.1 (6to4)' },
+    { name: 'NAT64 of the metadata address', host: 'http://[64:ff9b::169.254.169.254]', logged: 'outgoing connection to [64:ff9b::a9fe:a9fe] (64:ff9b::a9fe:a9fe) refused', carries: '169.254.169.254 (NAT64)' },
+    {
+      name: 'Teredo whose client is loopback',
+      host: `http://[2001:0:4137:9e76:8000:ffff:80ff:fffe]:${port}`,
+      logged: 'outgoing connection to [2001:0:4137:9e76:8000:ffff:80ff:fffe] (2001:0:4137:9e76:8000:ffff:80ff:fffe) refused',
+      carries: '127.0.0.1 (Teredo client) and 65.55.158.118 (Teredo server)',
+    },
   ];
 }
 
@@ -80,7 +93,7 @@ afterAll(async () => {
 describe('egress without ANVIL_EGRESS_ALLOW', () => {
   // Each case is checked on its own, so a failure names the target that leaked.
   for (const [i, target] of targets(0).entries()) {
-    it(`refuses ${target.name} (${target.host.replace(':0', ':<port>')}) for Pull and Http`, async () => {
+    it(`refuses ${target.name} (${target.host.replace(/:0$/, ':<port>')}) for Pull and Http`, async () => {
       const t = targets(upstream.port)[i]!;
       const before = upstream.total();
       const mentioned = () => loggedErrors(closed).filter((m) => m.includes(t.logged));
@@ -99,6 +112,7 @@ describe('egress without ANVIL_EGRESS_ALLOW', () => {
       await eventually(() => mentioned().length >= loggedBefore + 2, 5_000).catch(() => undefined);
       expect(mentioned().length - loggedBefore, loggedErrors(closed).join('\n')).toBe(2);
       for (const m of mentioned()) expect(m).toMatch(/private, loopback and link-local addresses are not reachable/);
+      if (t.carries !== undefined) for (const m of mentioned()) expect(m).toContain(`carries ${t.carries}`);
     });
   }
 
@@ -131,10 +145,18 @@ describe('egress with ANVIL_EGRESS_ALLOW=127.0.0.1', () => {
     expect(upstream.hits('/landing')).toBe(0);
   });
 
-  it('still refuses what the allow list does not name: ::1, 169.254.169.254, 10.0.0.1', async () => {
+  it('allows the allowed address in an IPv6 form that carries it: [::ffff:127.0.0.1]', async () => {
+    const before = upstream.hits('/still/2');
+    const reply = await allowed.request(`/redirects/still/2?host=${encodeURIComponent(`http://[::ffff:127.0.0.1]:${upstream.port}`)}`);
+    expect(reply.status, reply.text).toBe(200);
+    expect(reply.json()).toMatchObject({ method: 'GET', path: '/still/2' });
+    expect(upstream.hits('/still/2')).toBe(before + 1);
+  });
+
+  it('still refuses what the allow list does not name: ::1, 169.254.169.254, 10.0.0.1, NAT64 of 10.0.0.1', async () => {
     const before = upstream.total();
     const earlier = allowed.logLines().length;
-    for (const host of [`http://[::1]:${upstream.port}`, 'http://169.254.169.254', 'http://10.0.0.1']) {
+    for (const host of [`http://[::1]:${upstream.port}`, 'http://169.254.169.254', 'http://10.0.0.1', 'http://[64:ff9b::10.0.0.1]']) {
       const reply = await allowed.request(`/redirects/still/1?host=${encodeURIComponent(host)}`);
       expect(reply.status, host).toBe(502);
     }
@@ -142,6 +164,7 @@ describe('egress with ANVIL_EGRESS_ALLOW=127.0.0.1', () => {
       'outgoing connection to [::1] (::1)',
       'outgoing connection to 169.254.169.254 (169.254.169.254)',
       'outgoing connection to 10.0.0.1 (10.0.0.1)',
+      'outgoing connection to [64:ff9b::a00:1] (64:ff9b::a00:1)',
     ];
     const refusals = () =>
       allowed
