@@ -19,6 +19,11 @@ export class DataPaths {
     return join(this.platformDir, 'public-host-key');
   }
 
+  /** Held by the running instance: one instance per data directory. */
+  get instanceLockFile(): string {
+    return join(this.platformDir, 'instance.lock');
+  }
+
   get tmpDir(): string {
     return join(this.platformDir, 'tmp');
   }

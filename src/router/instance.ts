@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { CellSupervisor } from '../cells/cell-supervisor.js';
 import { DataPaths } from '../config/data-paths.js';
 import type { InstanceLog } from '../logs/instance-log.js';
+import { acquireDataDirLock, type DataDirLock } from '../registry/data-dir-lock.js';
 import { ensureDefaultHosts, DEFAULT_ADMIN_HOST } from '../registry/default-hosts.js';
 import { handleManagement } from '../registry/management-api.js';
 import { Registry, type PublicHost } from '../registry/registry.js';
@@ -65,10 +66,26 @@ export interface StartedInstance {
 /**
  * One running `anvil start`: the registry, the cells, the socket actor threads dial, and the HTTP
  * front door. Stopping drains: no new connections, in-flight requests and their AFTER_FLOW finish,
- * then threads, cells and the registry close.
+ * then threads, cells and the registry close, and the data directory's lock is released.
  */
 export async function startInstance(options: InstanceOptions, log: InstanceLog): Promise<StartedInstance> {
   const paths = new DataPaths(options.dataDir);
+  mkdirSync(paths.platformDir, { recursive: true });
+  // Before anything else reads or writes the data directory: a refused second instance changes nothing.
+  const lock = acquireDataDirLock(options.dataDir, paths.instanceLockFile);
+  if (lock.tookOver) {
+    const previous = lock.tookOverFrom;
+    log.warn({ lockFile: paths.instanceLockFile, previousPid: previous?.pid ?? null }, previous === null ? 'took over an unreadable instance lock' : `took over the instance lock of PID ${previous.pid}, which is no longer running`);
+  }
+  try {
+    return await serve(options, log, paths, lock);
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+}
+
+async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPaths, lock: DataDirLock): Promise<StartedInstance> {
   mkdirSync(paths.tmpDir, { recursive: true });
   const registry = Registry.open(paths.registryFile);
   const { publicHost, generatedKey } = ensureDefaultHosts(registry, paths, {
@@ -187,6 +204,11 @@ export async function startInstance(options: InstanceOptions, log: InstanceLog):
   });
   const address = server.address();
   port = typeof address === 'object' && address !== null ? address.port : options.port;
+  try {
+    lock.notePort(port);
+  } catch (error) {
+    log.warn({ err: error, lockFile: paths.instanceLockFile }, 'could not record the port in the instance lock');
+  }
   directory.reload();
 
   // A live run renews its lease every few seconds; a run orphaned by a crash runs again once its
@@ -246,6 +268,7 @@ export async function startInstance(options: InstanceOptions, log: InstanceLog):
       actors.close();
       dispatcher.close();
       registry.close();
+      lock.release();
     })();
     return stopping;
   };
