@@ -20,6 +20,7 @@ import { ActorRuntime } from './actor-runtime.js';
 import { BusClient } from './bus-client.js';
 import { PeerServer } from './peer-server.js';
 import { ServedMeter } from './served-meter.js';
+import { SandboxMarker } from '../cells/sandbox-markers.js';
 import { createSandbox } from './sandbox-setup.js';
 
 // Work every API's thread needs, done while this thread is still the cell's spare: the checks of
@@ -43,9 +44,15 @@ const runtime = new ActorRuntime(spec, release, (level, msg, fields) => {
 const reportError: ErrorReporter = (event) => {
   parentPort?.postMessage({ type: 'log', level: 'warn', msg: 'directive error', fields: { api: spec.key, host: spec.host, release: spec.release, ...event } });
 };
-const sandbox = createSandbox(release, spec.sandbox.maxima, (event) => {
-  parentPort?.postMessage({ type: 'log', level: 'warn', msg: `custom directive ${event.kind === 'crash' ? 'broke its sandbox' : `over its ${event.kind} limit`}`, fields: { api: spec.key, host: spec.host, release: spec.release, ...event } });
-});
+const marker = data.marker === null ? undefined : new SandboxMarker(data.marker.fd, data.marker.slot);
+const sandbox = createSandbox(
+  release,
+  spec.sandbox.maxima,
+  (event) => {
+    parentPort?.postMessage({ type: 'log', level: 'warn', msg: `custom directive ${event.kind === 'crash' ? 'broke its sandbox' : `over its ${event.kind} limit`}`, fields: { api: spec.key, host: spec.host, release: spec.release, ...event } });
+  },
+  marker?.enter,
+);
 if (sandbox !== null) runtime.resource('sandbox', () => sandbox);
 const customDirectives = sandbox?.directives() ?? new Map();
 const engine = new ApiEngine(release, runtime, (name) => builtinDirectives.get(name) ?? customDirectives.get(name), reportError);

@@ -1,7 +1,7 @@
 import type { CompiledRelease, SandboxLimits } from '../config/types.js';
 import { apiDatabase } from '../database/api-database.js';
 import { builtinDirectives } from '../directives/catalogue.js';
-import { Sandbox } from '../sandbox-host/sandbox.js';
+import { Sandbox, type SandboxOptions } from '../sandbox-host/sandbox.js';
 
 /** Limits an API gets when its api.yaml sets none (SPEC §10). */
 export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = { memoryMb: 64, cpuMs: 50, wallMs: 10_000 };
@@ -16,7 +16,8 @@ export function effectiveLimits(requested: Partial<SandboxLimits>, maxima: Sandb
 export function createSandbox(
   release: CompiledRelease,
   maxima: SandboxLimits,
-  report: ConstructorParameters<typeof Sandbox>[0]['report'],
+  report: SandboxOptions['report'],
+  enter?: () => void,
 ): Sandbox | null {
   if (Object.keys(release.directiveCode ?? {}).length === 0) return null;
   return new Sandbox({
@@ -27,5 +28,6 @@ export function createSandbox(
       database: (ctx) => apiDatabase(ctx.api),
     },
     report,
+    enter,
   });
 }

@@ -5,6 +5,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { CellToRouter, RouterToCell, SpareData, ThreadData } from '../protocol/messages.js';
+import { MarkerSlots } from './sandbox-markers.js';
 import { setThreadsNice } from './thread-priority.js';
 
 const cell = Number(process.argv[process.argv.indexOf('--cell') + 1]);
@@ -17,6 +18,9 @@ if (nice > 0) setThreadsNice(nice);
 const socketPath = (process.env.ANVIL_ROUTER_SOCKET ?? '').replace(/^@/, '\0');
 const token = process.env.ANVIL_CELL_TOKEN ?? '';
 delete process.env.ANVIL_CELL_TOKEN;
+const markerPath = process.env.ANVIL_CELL_MARKERS;
+/** Each thread's slot in the file the router reads after a death: who was running tenant code. */
+const markers = markerPath === undefined ? null : new MarkerSlots(markerPath);
 
 const threadEntry = new URL('../actors/actor-thread.js', import.meta.url);
 const workers = new Set<Worker>();
@@ -88,7 +92,9 @@ function takeWorker(): Worker {
 
 function spawnThread(message: Extract<RouterToCell, { type: 'spawn-thread' }>): void {
   if (draining) return;
-  const data: ThreadData = { spec: message.actor, thread: message.thread, socketPath, token, cell };
+  const slot = markers?.take(message.actor.id) ?? null;
+  const marker = markers === null || slot === null ? null : { fd: markers.fd, slot };
+  const data: ThreadData = { spec: message.actor, thread: message.thread, socketPath, token, cell, marker };
   const worker = takeWorker();
   worker.postMessage({ type: 'assign', data });
   workers.add(worker);
@@ -109,6 +115,7 @@ function spawnThread(message: Extract<RouterToCell, { type: 'spawn-thread' }>): 
     send({ type: 'thread-failed', actor: message.actor.id, thread: message.thread, error: error.message });
   });
   worker.on('exit', (code) => {
+    if (slot !== null) markers?.release(slot);
     workers.delete(worker);
     byName.delete(name);
     if (!failed) send({ type: 'thread-exit', actor: message.actor.id, thread: message.thread, code });

@@ -1,13 +1,19 @@
 import { fork, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ActorSpec, CellToRouter, RouterToCell } from '../protocol/messages.js';
 import { lowPriorityCpus } from './low-priority-cpus.js';
+import { markerFile } from './sandbox-markers.js';
 
 export interface CellEvents {
   ready(cell: number): void;
-  /** The cell process died (crash, SIGKILL, …); it is being restarted. */
-  down(cell: number, reason: string): void;
+  /**
+   * The cell process died (crash, SIGKILL, …); it is being restarted. `running`: the actors whose
+   * threads were running tenant code (a sandbox stretch) when it died, from its marker file.
+   */
+  down(cell: number, reason: string, running: string[]): void;
   threadFailed(cell: number, actor: string, thread: number, error: string): void;
   threadExit(cell: number, actor: string, thread: number, code: number): void;
   log(cell: number, level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>): void;
@@ -27,6 +33,8 @@ interface Cell {
   nice: number;
   child: ChildProcess | null;
   ready: boolean;
+  /** Stopped for good (a quarantine cell no API needs): not restarted; its index may be reused. */
+  retired: boolean;
   restarts: number;
   lastStart: number;
 }
@@ -43,6 +51,8 @@ export const CELL_NICE = 5;
 /** A cell that dies within this long of starting counts as crash-looping: its restart is delayed. */
 const QUICK_DEATH_MS = 5_000;
 const MAX_RESTART_DELAY_MS = 5_000;
+/** A retired cell that has not exited this long after being told to drain is killed. */
+const RETIRE_GRACE_MS = 5_000;
 
 /**
  * Starts the cell processes, restarts any that dies, and carries the router's lifecycle messages to
@@ -50,6 +60,8 @@ const MAX_RESTART_DELAY_MS = 5_000;
  */
 export class CellSupervisor {
   private readonly cells: Cell[];
+  /** Where the cells' marker files live (sandbox-markers.ts). */
+  private readonly markerDir: string;
   private stopping = false;
   private firstStart: { waiting: Set<number>; resolve: () => void } | null = null;
 
@@ -57,11 +69,13 @@ export class CellSupervisor {
     private readonly options: CellOptions,
     private readonly events: CellEvents,
   ) {
-    this.cells = Array.from({ length: options.count }, (_, index) => ({ index, nice: CELL_NICE, child: null, ready: false, restarts: 0, lastStart: 0 }));
+    this.cells = Array.from({ length: options.count }, (_, index) => newCell(index, CELL_NICE));
+    this.markerDir = mkdtempSync(join(tmpdir(), 'anvil-cells-'));
   }
 
+  /** Cell processes running or starting (retired cells not counted). */
   get count(): number {
-    return this.cells.length;
+    return this.cells.filter((c) => !c.retired).length;
   }
 
   /** Starts every cell; resolves once all have said they are ready. */
@@ -95,10 +109,23 @@ export class CellSupervisor {
    * and returns its index; it is restarted like the others.
    */
   addCell(nice = CELL_NICE): number {
-    const cell: Cell = { index: this.cells.length, nice, child: null, ready: false, restarts: 0, lastStart: 0 };
-    this.cells.push(cell);
+    const reusable = this.cells.find((c) => c.retired && c.child === null);
+    const cell = newCell(reusable?.index ?? this.cells.length, nice);
+    this.cells[cell.index] = cell;
     this.startCell(cell);
     return cell.index;
+  }
+
+  /** Stops a cell for good once its threads are gone (killed after RETIRE_GRACE_MS); its index may be reused. */
+  retireCell(index: number): void {
+    const cell = this.cells[index];
+    if (cell === undefined || cell.retired) return;
+    cell.retired = true;
+    cell.ready = false;
+    const child = cell.child;
+    if (child === null) return;
+    if (child.connected) child.send({ type: 'drain' } satisfies RouterToCell);
+    setTimeout(() => child.kill('SIGKILL'), RETIRE_GRACE_MS).unref();
   }
 
   /** Kills a cell outright (a thread in it would not stop); it is restarted like after any death. */
@@ -125,6 +152,11 @@ export class CellSupervisor {
       });
     });
     await Promise.all(exits);
+    rmSync(this.markerDir, { recursive: true, force: true });
+  }
+
+  private markerPath(cell: Cell): string {
+    return join(this.markerDir, `cell-${cell.index}.markers`);
   }
 
   private send(cell: number, message: RouterToCell): boolean {
@@ -137,10 +169,12 @@ export class CellSupervisor {
   private startCell(cell: Cell): void {
     cell.lastStart = Date.now();
     cell.ready = false;
+    const markers = this.markerPath(cell);
+    markerFile.reset(markers);
     const child = fork(entry, ['--cell', String(cell.index), '--nice', String(cell.nice)], {
       ...launcher(cell.nice > CELL_NICE, this.options.nodeFlags),
       // An abstract socket name starts with a NUL byte, which the environment cannot carry: send it as '@'.
-      env: { ...process.env, ANVIL_ROUTER_SOCKET: this.options.socketPath.replace(/^\0/, '@'), ANVIL_CELL_TOKEN: this.options.token },
+      env: { ...process.env, ANVIL_ROUTER_SOCKET: this.options.socketPath.replace(/^\0/, '@'), ANVIL_CELL_TOKEN: this.options.token, ANVIL_CELL_MARKERS: markers },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       serialization: 'json',
     });
@@ -151,14 +185,14 @@ export class CellSupervisor {
       if (cell.child !== child) return;
       cell.child = null;
       cell.ready = false;
-      if (this.stopping) return;
+      if (this.stopping || cell.retired) return;
       const reason = signal !== null ? `signal ${signal}` : `exit code ${code}`;
-      this.events.down(cell.index, reason);
+      this.events.down(cell.index, reason, markerFile.flagged(markers));
       const quick = Date.now() - cell.lastStart < QUICK_DEATH_MS;
       cell.restarts = quick ? cell.restarts + 1 : 0;
       const delay = quick ? Math.min(MAX_RESTART_DELAY_MS, 100 * 2 ** (cell.restarts - 1)) : 0;
       setTimeout(() => {
-        if (!this.stopping) this.startCell(cell);
+        if (!this.stopping && !cell.retired) this.startCell(cell);
       }, delay).unref();
     });
   }
@@ -187,6 +221,10 @@ export class CellSupervisor {
         break;
     }
   }
+}
+
+function newCell(index: number, nice: number): Cell {
+  return { index, nice, child: null, ready: false, retired: false, restarts: 0, lastStart: 0 };
 }
 
 const TASKSET = process.platform === 'linux' ? (['/usr/bin/taskset', '/bin/taskset'].find((path) => existsSync(path)) ?? null) : null;

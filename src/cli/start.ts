@@ -13,6 +13,7 @@ interface StartFlags {
   data: string;
   env: string;
   cells: number;
+  maxCells?: number;
   bodyLimit: number;
   uploadLimit: number;
   headersTimeout: number;
@@ -41,6 +42,7 @@ export function registerStart(program: Command): void {
     .option('--data <dir>', 'data directory (registry, releases, API data)', './data')
     .option('--env <name>', 'env of the default public host (dev, pro, …)', envName, 'dev')
     .option('--cells <n>', 'cell processes (default: number of CPUs)', integer('--cells', 1, 256), availableParallelism())
+    .option('--max-cells <n>', 'cell processes at most, quarantine and low-priority cells included (default: --cells + 8)', integer('--max-cells', 3, 512))
     .option('--body-limit <size>', 'largest request body an API accepts (413 above)', byteSize('--body-limit'), 1024 * 1024)
     .option('--upload-limit <size>', 'largest deploy archive (413 above)', byteSize('--upload-limit'), 50 * 1024 * 1024)
     .option('--headers-timeout <duration>', 'time allowed to receive request headers', duration('--headers-timeout'), 10_000)
@@ -60,6 +62,8 @@ export function registerStart(program: Command): void {
       if (flags.apis !== undefined && (!existsSync(flags.apis) || !statSync(flags.apis).isDirectory())) {
         throw new InvalidArgumentError(`--apis: "${flags.apis}" is not a directory`);
       }
+      const maxCells = flags.maxCells ?? flags.cells + 8;
+      if (maxCells < flags.cells + 2) throw new InvalidArgumentError(`--max-cells: ${maxCells} leaves no room for the low-priority cell and one quarantine cell beside --cells ${flags.cells} (at least ${flags.cells + 2})`);
       if (flags.watch && flags.apis === undefined) throw new InvalidArgumentError('--watch needs --apis <dir>: it watches that directory');
       // Loaded here, not at the top: every other command starts without the router's modules.
       const [{ createInstanceLog }, { startInstance }] = await Promise.all([import('../logs/instance-log.js'), import('../router/instance.js')]);
@@ -72,6 +76,7 @@ export function registerStart(program: Command): void {
           env: flags.env,
           envExplicit: command.getOptionValueSource('env') === 'cli',
           cells: flags.cells,
+          maxCells,
           apisDir: flags.apis === undefined ? null : resolve(flags.apis),
           publish: flags.publish,
           watch: flags.watch,

@@ -39,6 +39,8 @@ export interface ThreadData {
   socketPath: string;
   token: string;
   cell: number;
+  /** The thread's fault marker: the cell's marker file (an fd of the process) and its slot in it. */
+  marker: { fd: number; slot: number } | null;
 }
 
 export interface ThreadHello {

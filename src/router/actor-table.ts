@@ -18,6 +18,8 @@ export interface CellControl extends ThreadStarter {
   terminateThread(cell: number, actor: string, thread: number): boolean;
   /** Starts one more cell; a `nice` above the cells' usual one runs it at a lower CPU priority. */
   addCell(nice?: number): number;
+  /** Stops a cell for good (a quarantine cell no API needs any more). */
+  retireCell(cell: number): void;
   kill(cell: number): void;
 }
 
@@ -49,10 +51,14 @@ export class ActorTable {
   private readonly cpu = new CpuPlacement(HEAVY_CORES, HEAVY_MS_PER_REQUEST, HEAVY_HOLD_MS);
   /** The cell of CPU-heavy APIs, started when the first one shows up. */
   private lowPriorityCell: number | null = null;
+  /** Quarantine cells stopped because no API needed them (an actor still pointing at one moves). */
+  private readonly retiredCells = new Set<number>();
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(
     private readonly baseCells: number,
+    /** Every cell at most: the base cells, the low-priority cell and the quarantine cells. */
+    private readonly maxCells: number,
     private readonly limits: ActorLimits,
     private readonly log: Log,
   ) {
@@ -83,16 +89,19 @@ export class ActorTable {
 
   dispatch(spec: ActorSpec, job: Job): void {
     const identity = apiIdentity(spec.host, spec.env, spec.key);
-    const paused = this.faults.pausedFor(identity, Date.now());
+    const now = Date.now();
+    const paused = this.faults.admit(identity, now);
     if (paused > 0) {
       job.fail(Errors.paused(), Math.ceil(paused / 1000));
       return;
     }
     let actor = this.actors.get(spec.id);
     if (actor === undefined) {
-      const cell = this.cellFor(identity, Date.now());
+      const cell = this.cellFor(identity, now);
       actor = new ActorHandle(spec, cell, this.limits, this.control!);
       this.actors.set(spec.id, actor);
+    } else if (this.retiredCells.has(actor.cell)) {
+      actor.moveTo(this.cellFor(identity, now));
     }
     actor.current = true;
     actor.dispatch(job);
@@ -106,7 +115,13 @@ export class ActorTable {
 
   /** Every actor of an API (any release), e.g. before deleting its data. */
   supersedeApi(host: string, key: string): void {
-    for (const actor of this.actors.values()) if (actor.spec.host === host && actor.spec.key === key) this.retireFromService(actor);
+    for (const actor of this.actors.values()) {
+      if (actor.spec.host !== host || actor.spec.key !== key) continue;
+      this.retireFromService(actor);
+      // Disabled or deleted: its quarantine cell goes as soon as its threads are done.
+      const placement = this.faults.placement(identityOf(actor));
+      if (placement !== undefined) placement.lastUsed = 0;
+    }
   }
 
   /** No new work for the actor; its threads stop taking calls from peers at once (they drain). */
@@ -158,26 +173,39 @@ export class ActorTable {
     ready: (cell) => {
       for (const actor of this.actors.values()) actor.cellReady(cell);
     },
-    down: (cell, reason) => {
+    down: (cell, reason, running) => {
       const now = Date.now();
-      this.log('warn', 'cell died; restarting it', { cell, reason });
+      const culprits = new Set<string>();
+      for (const id of running) {
+        const actor = this.actors.get(id);
+        if (actor !== undefined) culprits.add(identityOf(actor));
+      }
+      this.log('warn', 'cell died; restarting it', { cell, reason, runningTenantCode: [...culprits] });
       // Threads whose sockets have not closed yet also had work in the dead cell (a thread left
       // behind by a move to another cell included).
       for (const actor of this.actors.values()) {
         if (actor.links.some((l) => l.cell === cell && l.load > 0)) this.faults.noteLostWork(identityOf(actor), cell, now);
       }
-      for (const { identity, verdict } of this.faults.judge(cell, now)) {
+      const paused = new Set<string>();
+      for (const { identity, verdict } of this.faults.judge(cell, now, culprits)) {
         const [host, env, key] = identity.split('/');
         if (verdict.action === 'pause') {
           this.log('error', 'API killed its quarantine cell again; paused', { api: key, host, env, cell, pausedMs: verdict.forMs });
+          paused.add(identity);
           continue;
         }
-        const quarantine = this.control!.addCell();
-        this.faults.quarantine(identity, quarantine);
+        const quarantine = this.quarantineCell();
+        this.faults.place(identity, quarantine, now);
         this.log('warn', 'API quarantined in a cell of its own', { api: key, host, env, from: cell, cell: quarantine });
         for (const actor of this.actors.values()) if (identityOf(actor) === identity) actor.moveTo(quarantine);
       }
       for (const actor of this.actors.values()) if (actor.cell === cell) actor.cellDown();
+      // A paused API's cell is not kept for it: its waiting requests fail, and after the pause it
+      // starts over in a new quarantine cell.
+      for (const identity of paused) {
+        for (const actor of this.actors.values()) if (identityOf(actor) === identity) actor.failWaiting();
+        this.releaseQuarantine(identity);
+      }
     },
     threadFailed: (_cell, actorId, thread, error) => {
       this.log('error', 'actor thread failed to start', { actor: actorId, thread, error });
@@ -188,8 +216,11 @@ export class ActorTable {
 
   /** Where an API's actor lives: its quarantine cell, the low-priority cell while it is CPU-heavy, or its hashed cell. */
   private cellFor(identity: string, now: number): number {
-    const quarantine = this.faults.cellOf(identity);
-    if (quarantine !== undefined) return quarantine;
+    const placement = this.faults.placement(identity);
+    if (placement !== undefined) {
+      if (placement.cell === null) this.faults.place(identity, this.quarantineCell(), now);
+      return placement.cell!;
+    }
     if (this.lowPriorityCell !== null && this.cpu.isHeavy(identity, now)) return this.lowPriorityCell;
     return assignCell(identity, this.baseCells);
   }
@@ -208,8 +239,11 @@ export class ActorTable {
     // A request still running at the end of a window (an endless loop) makes its cost unbounded.
     const msPerRequest = requests === 0 ? Infinity : cpuMs / requests;
     const identity = identityOf(actor);
-    if (!this.cpu.note(identity, cores, msPerRequest, now) || this.faults.cellOf(identity) !== undefined) return;
-    this.lowPriorityCell ??= this.control!.addCell(LOW_PRIORITY_NICE);
+    if (!this.cpu.note(identity, cores, msPerRequest, now) || this.faults.placement(identity) !== undefined) return;
+    if (this.lowPriorityCell === null) {
+      this.lowPriorityCell = this.control!.addCell(LOW_PRIORITY_NICE);
+      this.retiredCells.delete(this.lowPriorityCell);
+    }
     this.log('warn', 'API keeps the CPU busy; it now runs in the low-priority cell', {
       api: actor.spec.key,
       host: actor.spec.host,
@@ -258,7 +292,46 @@ export class ActorTable {
     clearInterval(this.sweeper);
   }
 
+  /**
+   * A cell for one more quarantined API: a new one while there is room under `maxCells` (one place
+   * is kept for the low-priority cell), else the quarantine cell with the fewest APIs: quarantined
+   * APIs may end up sharing a cell, never with the APIs that did nothing wrong.
+   */
+  private quarantineCell(): number {
+    const apis = new Map<number, number>();
+    for (const [, placement] of this.faults.quarantined()) if (placement.cell !== null) apis.set(placement.cell, (apis.get(placement.cell) ?? 0) + 1);
+    const room = this.maxCells - this.baseCells - 1 - apis.size;
+    if (room > 0 || apis.size === 0) {
+      const cell = this.control!.addCell();
+      this.retiredCells.delete(cell);
+      return cell;
+    }
+    return [...apis].sort((a, b) => a[1] - b[1])[0]![0];
+  }
+
+  /** The API keeps its quarantine record but not its cell; the cell stops once no API is placed in it. */
+  private releaseQuarantine(identity: string): void {
+    const cell = this.faults.placement(identity)?.cell;
+    if (cell === undefined || cell === null) return;
+    this.faults.place(identity, null, Date.now());
+    for (const [, placement] of this.faults.quarantined()) if (placement.cell === cell) return;
+    this.control!.retireCell(cell);
+    this.retiredCells.add(cell);
+    this.log('info', 'quarantine cell stopped: no API needs it', { cell });
+  }
+
+  /** Quarantine cells of APIs idle for the idle timeout (or disabled, deleted) are stopped. */
+  private reapQuarantine(now: number): void {
+    for (const [identity, placement] of this.faults.quarantined()) {
+      if (placement.cell === null || now - placement.lastUsed < this.limits.idleMs) continue;
+      let active = false;
+      for (const actor of this.actors.values()) if (identityOf(actor) === identity && (actor.busy || actor.threadCount > 0)) active = true;
+      if (!active) this.releaseQuarantine(identity);
+    }
+  }
+
   private sweep(now: number): void {
+    this.reapQuarantine(now);
     for (const [id, actor] of this.actors) {
       this.watch(actor, now);
       actor.retireIdle(now);
@@ -283,7 +356,7 @@ export class ActorTable {
           link.terminateAskedAt = now;
           // The API is why the cell dies, even when its thread was retired by a move and its lost
           // work would not otherwise be counted.
-          this.faults.noteLostWork(identityOf(actor), link.cell, now);
+          this.faults.noteLostWork(identityOf(actor), link.cell, now, true);
           this.control!.kill(link.cell);
         }
       } else if (link.probeSentAt > 0 && now - link.probeSentAt > after) {

@@ -38,6 +38,8 @@ export interface InstanceOptions {
   /** True when --env was given: it then updates the default public host's env. */
   envExplicit: boolean;
   cells: number;
+  /** Every cell at most, the low-priority and quarantine cells included (at least cells + 2). */
+  maxCells: number;
   apisDir: string | null;
   publish: boolean;
   /** Redeploy a sub-folder of `apisDir` when its files change. */
@@ -101,7 +103,7 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
   }
 
   let port = options.port;
-  const actors = new ActorTable(options.cells, options.actors, (level, msg, fields) => log[level](fields ?? {}, msg));
+  const actors = new ActorTable(options.cells, options.maxCells, options.actors, (level, msg, fields) => log[level](fields ?? {}, msg));
   // ANVIL_REDIS_PREFIX keeps instances that share a Redis apart (tests, several installations).
   const redisPrefix = process.env.ANVIL_REDIS_PREFIX ?? 'anvil:';
   const stores = { dataRoot: options.dataDir, redisUrl: process.env.REDIS_URL ?? null, redisPrefix };
@@ -119,9 +121,9 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
     { count: options.cells, socketPath, token, nodeFlags: (process.env.ANVIL_CELL_NODE_FLAGS ?? '').split(' ').filter(Boolean) },
     {
       ...actors.cellEvents,
-      down: (cell, reason) => {
+      down: (cell, reason, running) => {
         metrics.cellRestarts.inc({ cell: String(cell) });
-        actors.cellEvents.down(cell, reason);
+        actors.cellEvents.down(cell, reason, running);
       },
       log: (cell, level, msg, fields) => log[level]({ cell, ...fields }, msg),
     },
@@ -131,8 +133,10 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
     startThread: (cell, spec, thread) => cells.spawnThread(cell, spec, thread),
     terminateThread: (cell, actor, thread) => cells.terminateThread(cell, actor, thread),
     addCell: (nice) => cells.addCell(nice),
+    retireCell: (cell) => cells.retireCell(cell),
     kill: (cell) => cells.kill(cell),
   });
+  metrics.watchCells(() => cells.count);
   await cells.start();
 
   let state: 'serving' | 'draining' = 'serving';

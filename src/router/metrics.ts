@@ -103,6 +103,18 @@ export class Metrics {
     gauge('anvil_isolate_heap_bytes', 'Heap used by the API\'s isolates (reported by its threads every 2 s)', (g) => g.isolateHeapBytes);
   }
 
+  /** Cell processes running or starting, read when metrics are scraped. */
+  watchCells(read: () => number): void {
+    new Gauge({
+      name: 'anvil_cells',
+      help: 'Cell processes: the base cells, the low-priority cell and quarantine cells',
+      registers: [this.registry],
+      collect() {
+        this.set(read());
+      },
+    });
+  }
+
   /** Job queue depth per API and state, read when metrics are scraped. */
   watchQueue(read: () => Promise<Array<{ host: string; api: string; counts: Record<string, number> }>>): void {
     new Gauge({

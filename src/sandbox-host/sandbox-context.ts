@@ -17,6 +17,8 @@ export interface ContextOptions {
   /** The bootstrap, run once into a snapshot; every isolate of the thread starts from it. */
   snapshot: ivm.ExternalCopy<ArrayBuffer>;
   host: HostFunction;
+  /** Called before anything runs in the isolate: flags the thread as running tenant code (cells/sandbox-markers.ts). */
+  enter: () => void;
 }
 
 /**
@@ -35,6 +37,7 @@ export class SandboxContext {
   private gone = false;
   /** The isolate's CPU time when last read (see `cpuSinceLastRead`). */
   private lastCpu = 0n;
+  private readonly enter: () => void;
 
   constructor(options: ContextOptions) {
     // No `onCatastrophicError`: isolated-vm would call it on this thread's event loop and put the
@@ -42,6 +45,8 @@ export class SandboxContext {
     // cell would hang with it. Without a handler, an allocation V8 cannot survive aborts the cell,
     // which the router contains; a script that cannot be stopped keeps the thread, which the
     // router's stuck-thread watchdog ends.
+    this.enter = options.enter;
+    this.enter();
     this.isolate = new ivm.Isolate({ memoryLimit: options.memoryMb, snapshot: options.snapshot });
     try {
       this.context = this.isolate.createContextSync();
@@ -88,6 +93,7 @@ export class SandboxContext {
       filename: `file:///Directives/${name}.js`,
     });
     let exported: ivm.Reference<unknown>;
+    this.enter();
     try {
       exported = script.runSync(this.context, { reference: true, timeout });
     } catch (error) {
@@ -98,6 +104,7 @@ export class SandboxContext {
     } finally {
       script.release();
     }
+    this.enter();
     try {
       this.entry.applySync(undefined, [EntryKind.Define, 0, name, exported.derefInto()], { timeout });
     } finally {
@@ -112,16 +119,19 @@ export class SandboxContext {
    * (undefined, 1 for "it awaits", or "<status> <message>"), so nothing is copied either way.
    */
   call(callId: number, name: string, configJson: string, requestId: string, timeout: number): unknown {
+    this.enter();
     return this.entry.applySync(undefined, [EntryKind.Call, callId, name, configJson, requestId], { timeout });
   }
 
   /** Continues a call that awaits a `state.run`, with its reply (copied in). */
   settle(callId: number, ticket: number, reply: unknown, timeout: number): void {
+    this.enter();
     this.entry.applySync(undefined, [EntryKind.Settle, callId, ticket, reply], { arguments: { copy: true }, timeout });
   }
 
   /** Drops what a call still awaits: its continuation will never run. */
   forget(callId: number): void {
+    this.enter();
     this.entry.applySync(undefined, [EntryKind.Forget, callId], { timeout: 1_000 });
   }
 

@@ -56,7 +56,11 @@ export interface SandboxOptions {
   services: BridgeServices;
   /** A breach or a failure of the sandbox itself, for the instance log. */
   report(event: { directive: string; kind: BreachKind; message: string }): void;
+  /** Called before anything runs in an isolate (the cell's fault marker, cells/sandbox-markers.ts). */
+  enter?: () => void;
 }
+
+const nothing = (): void => {};
 
 /** As the bootstrap reports a call's end: undefined for success, "<status> <message>" for a failure. */
 type Outcome = string | undefined;
@@ -169,11 +173,14 @@ export class Sandbox {
   /** The sandbox calls share, made on first use and after a breach disposed the last one. */
   private context(): SandboxContext {
     if (this.current !== null && !this.current.disposed) return this.current;
+    const enter = this.options.enter ?? nothing;
+    enter();
     this.snapshot ??= ivm.Isolate.createSnapshot([{ code: bootstrapSource, filename: 'file:///anvil/bootstrap.js' }]);
     this.current = new SandboxContext({
       memoryMb: this.options.limits.memoryMb,
       snapshot: this.snapshot,
       host: (op, callId, a, b) => this.host(op, callId, a, b),
+      enter,
     });
     return this.current;
   }

@@ -2,14 +2,25 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { apiIdentity, assignCell } from '../../src/cells/assign.js';
 
-/** The pid of cell `index` of an instance (its child process started with `--cell <index>`). */
-export function cellPid(routerPid: number, index: number): number {
+/** Cell processes of an instance (children started with `--cell <index>`): [pid, index] pairs. */
+function cells(routerPid: number): Array<[number, number]> {
   const out = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(routerPid)], { encoding: 'utf8' });
-  for (const line of out.split('\n')) {
+  return out.split('\n').flatMap((line): Array<[number, number]> => {
     const match = /^\s*(\d+)\s+.*cell-main\.js --cell (\d+)\b/.exec(line);
-    if (match && Number(match[2]) === index) return Number(match[1]);
-  }
-  throw new Error(`no cell ${index} under pid ${routerPid}:\n${out}`);
+    return match ? [[Number(match[1]), Number(match[2])]] : [];
+  });
+}
+
+/** The pid of cell `index` of an instance. */
+export function cellPid(routerPid: number, index: number): number {
+  const found = cells(routerPid).find(([, cell]) => cell === index);
+  if (found === undefined) throw new Error(`no cell ${index} under pid ${routerPid}`);
+  return found[0];
+}
+
+/** The pids of every cell process of an instance. */
+export function cellPids(routerPid: number): number[] {
+  return cells(routerPid).map(([pid]) => pid);
 }
 
 /** The cell an API of the default public host lands in. */

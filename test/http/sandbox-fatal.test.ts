@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backgroundLoad, type BackgroundLoad } from '../helpers/background-load.js';
-import { cellOf, cellPid } from '../helpers/cells.js';
+import { cellOf, cellPid, cellPids } from '../helpers/cells.js';
 import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
 
 // Breaches no limit can stop: measured here, `new Array(5e7).fill(1)` and endless property growth
@@ -80,9 +80,11 @@ describe('process-aborting allocations', () => {
     expect(refused.status).toBe(503);
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(refused.json().error).toMatch(/paused/);
-    await eventually(() => cellPid(anvil.pid, 2) !== quarantinePid);
+    // Its quarantine cell is not kept for it while it is paused.
+    await eventually(() => anvil.logLines().some((l) => l.msg === 'quarantine cell stopped: no API needs it' && l.cell === 2));
+    await eventually(() => !cellPids(anvil.pid).includes(quarantinePid));
 
-    // After the pause it may try again; a third abort doubles the pause.
+    // After the pause it may try again, in a new quarantine cell; a third abort doubles the pause.
     await eventually(async () => (await anvil.request('/killer/ping')).status === 200, 5_000);
     expect((await anvil.request('/killer/ArrayFill')).status).toBe(502);
     await eventually(() => logged('API killed its quarantine cell again; paused', 'killer')[1]);

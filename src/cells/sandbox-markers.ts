@@ -1,0 +1,108 @@
+/**
+ * Which API's custom directive was running when a cell died. A fatal allocation in an isolate
+ * aborts the whole cell process at once: no code of the cell runs after it, so it cannot say who
+ * did it. Instead each actor thread keeps a flag in a file the router reads after the death: set
+ * just before a sandbox stretch starts, cleared once the thread's event loop turns again. The file
+ * has one slot per thread (the cell writes the thread's actor id into it when it starts the thread);
+ * the router blames the actors whose flag is set, and no one else.
+ *
+ * A flag is one `pwrite` of one byte into the page cache (~1 µs; no one is woken): set at most once
+ * per loop turn however many calls the turn runs, and cleared by one more. A flag may stay set a
+ * little after its stretch returned (until the turn ends), never less: the API that aborted the
+ * cell is always among the flagged.
+ */
+import { closeSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+
+const SLOT_BYTES = 512;
+/** [flag u8][id length u16 LE][id utf8…] */
+const HEADER_BYTES = 3;
+const ON = Buffer.from([1]);
+const OFF = Buffer.from([0]);
+
+/** The router's side: a fresh file before a cell starts, and what it says once the cell died. */
+export const markerFile = {
+  reset(path: string): void {
+    writeFileSync(path, '');
+  },
+  /** Actor ids of the threads that were in (or had just left) a sandbox stretch. */
+  flagged(path: string): string[] {
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(path);
+    } catch {
+      return [];
+    }
+    const ids = new Set<string>();
+    for (let at = 0; at + HEADER_BYTES <= bytes.length; at += SLOT_BYTES) {
+      if (bytes[at] !== 1) continue;
+      const length = bytes.readUInt16LE(at + 1);
+      if (length > 0 && at + HEADER_BYTES + length <= bytes.length) ids.add(bytes.toString('utf8', at + HEADER_BYTES, at + HEADER_BYTES + length));
+    }
+    return [...ids];
+  },
+};
+
+/** The cell's side: a slot per running thread, named by its actor id. */
+export class MarkerSlots {
+  readonly fd: number;
+  private readonly free: number[] = [];
+  private next = 0;
+
+  constructor(path: string) {
+    this.fd = openSync(path, 'r+');
+  }
+
+  /** A slot for a thread of `actorId` (ids longer than a slot are cut: they are still unique enough to match none). */
+  take(actorId: string): number {
+    const slot = this.free.pop() ?? this.next++;
+    const id = Buffer.from(actorId, 'utf8').subarray(0, SLOT_BYTES - HEADER_BYTES);
+    const record = Buffer.alloc(HEADER_BYTES + id.length);
+    record.writeUInt16LE(id.length, 1);
+    id.copy(record, HEADER_BYTES);
+    writeSync(this.fd, record, 0, record.length, slot * SLOT_BYTES);
+    return slot;
+  }
+
+  /** The thread is gone: its slot is blank and may be reused. */
+  release(slot: number): void {
+    writeSync(this.fd, Buffer.alloc(HEADER_BYTES), 0, HEADER_BYTES, slot * SLOT_BYTES);
+    this.free.push(slot);
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
+}
+
+/** A thread's flag: `enter()` before every sandbox stretch. */
+export class SandboxMarker {
+  private flagged = false;
+  private readonly offset: number;
+
+  constructor(
+    private readonly fd: number,
+    slot: number,
+  ) {
+    this.offset = slot * SLOT_BYTES;
+  }
+
+  readonly enter = (): void => {
+    if (this.flagged) return;
+    this.write(ON);
+    this.flagged = true;
+    setImmediate(this.clear);
+  };
+
+  private readonly clear = (): void => {
+    this.write(OFF);
+    this.flagged = false;
+  };
+
+  private write(flag: Buffer): void {
+    try {
+      writeSync(this.fd, flag, 0, 1, this.offset);
+    } catch {
+      // Best effort: without the flag a death is judged as before (every API that lost work).
+    }
+  }
+}
