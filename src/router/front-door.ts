@@ -1,11 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EngineRequest } from '../engine/api-engine.js';
 import { AnvilError } from '../errors.js';
+import type { InstanceLog } from '../logs/instance-log.js';
 import type { PublicHost } from '../registry/registry.js';
 import type { ApiDirectory, ApiEntry } from './api-directory.js';
 import { sendError, sendJson, writeApiResponse } from './http-response.js';
 import type { Dispatcher } from './dispatcher.js';
 import { readBody } from '../http/body.js';
+import { scanRequestHead } from './request-head.js';
 import { authenticateAdmin, hostOf } from './vhost-auth.js';
 
 const PLATFORM_SEGMENT = '/anvil';
@@ -23,6 +25,7 @@ export interface FrontDoorDeps {
   ready(): boolean;
   /** `GET /anvil/metrics` on the admin host (it checks its own access). */
   metrics(req: IncomingMessage, res: ServerResponse): Promise<void>;
+  log: InstanceLog;
 }
 
 /**
@@ -56,7 +59,12 @@ export class FrontDoor {
 
   /** Synchronous on the common path (no body): no promise per request. */
   private route(req: IncomingMessage, res: ServerResponse): void {
-    const head = scanHeaders(req.rawHeaders);
+    const head = scanRequestHead(req.rawHeaders);
+    if (head.problem !== null) {
+      this.deps.log.info({ ip: clientIp(req), verb: req.method, reason: head.problem }, 'request refused: 400');
+      // What else this client sends on the connection is not trusted either.
+      return sendError(res, 400, head.problem, { connection: 'close' });
+    }
     const vhost = this.deps.directory.host(hostOf(head.host));
     if (vhost === undefined) return sendError(res, 404, 'Not Found');
     const url = req.url ?? '/';
@@ -124,19 +132,6 @@ export class FrontDoor {
       }
     });
   }
-}
-
-/** The few request headers the front door needs, read from rawHeaders (cheaper than req.headers). */
-function scanHeaders(raw: string[]): { host: string | undefined; hasBody: boolean } {
-  let host: string | undefined;
-  let hasBody = false;
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]!;
-    if (name.length === 4 && name.toLowerCase() === 'host') host = raw[i + 1];
-    else if (name.length === 14 && name.toLowerCase() === 'content-length') hasBody = hasBody || raw[i + 1] !== '0';
-    else if (name.length === 17 && name.toLowerCase() === 'transfer-encoding') hasBody = true;
-  }
-  return { host, hasBody };
 }
 
 /** `/users/42` → [`users`, `/42`]; `/users` → [`users`, `/`]. */

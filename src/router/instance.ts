@@ -21,6 +21,7 @@ import type { ActorLimits } from './actor-handle.js';
 import { ActorTable } from './actor-table.js';
 import { ApiDirectory } from './api-directory.js';
 import { Bus } from './bus.js';
+import { answerClientError } from './client-error.js';
 import { Dispatcher } from './dispatcher.js';
 import { FrontDoor } from './front-door.js';
 import { Metrics } from './metrics.js';
@@ -174,6 +175,7 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
       directory,
       dispatcher,
       ready: () => state === 'serving',
+      log,
       metrics: (req, res) => metrics.handle(req, res),
       management: (req, res, path, host) =>
         handleManagement(req, res, path, host, { registry, directory, paths, deployUpload, retireApi: (h, k) => actors.supersedeApi(h, k) }),
@@ -195,13 +197,7 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
     frontDoor.handle,
   );
   server.on('connection', () => metrics.connections.inc());
-  server.on('clientError', (error, socket) => {
-    if (socket.writable && !(error as NodeJS.ErrnoException).code?.startsWith('ECONN')) {
-      const status = (error as NodeJS.ErrnoException).code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : (error as NodeJS.ErrnoException).code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
-      const body = JSON.stringify({ error: status === 408 ? 'Request Timeout' : status === 431 ? 'Request Header Fields Too Large' : 'Bad Request' });
-      socket.end(`HTTP/1.1 ${status} ${status === 408 ? 'Request Timeout' : status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
-    } else socket.destroy();
-  });
+  server.on('clientError', answerClientError(log));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.listen, () => resolve());
