@@ -41,6 +41,7 @@ export const Errors = {
   directiveFailed: coded('ANVIL_ERR_DIRECTIVE', 500, '%s'),
   badParameter: coded('ANVIL_ERR_BAD_PARAMETER', 500, 'parameter %s of "%s": %s'),
   thrown: coded('ANVIL_ERR_THROWN', 500, '%s'),
+  invalidHeader: coded('ANVIL_ERR_INVALID_HEADER', 500, 'invalid response header: %s'),
 } as const;
 
 /** Converts anything thrown into a status and message; unknown errors are internal (500). */

@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { CompiledRelease, EndpointDefinition } from '../config/types.js';
 import { publicMessage, toStatusError } from '../errors.js';
+import { headerProblem } from '../http/header-syntax.js';
 import { compileEntry, type CompiledEntry, type DirectiveLookup } from './compiled-entry.js';
 import type { ApiRuntime, RequestFacts, TraceStep } from './context.js';
 import type { Continuation } from './continuation.js';
@@ -198,11 +199,19 @@ export class ApiEngine {
         message.status = error.status;
       }
     }
-    if (!message.isResponseHeader(CORRELATION_HEADER)) {
-      const correlationId = ctx.memory.get('correlationId');
-      message.setHeader(CORRELATION_HEADER, typeof correlationId === 'string' ? correlationId : ctx.id);
-    }
+    if (!message.isResponseHeader(CORRELATION_HEADER)) message.setRuntimeHeader(CORRELATION_HEADER, this.correlationId(ctx));
     return message.toResponse();
+  }
+
+  /** Memory's `correlationId` when a directive set one a header can carry, else the request's id. */
+  private correlationId(ctx: RequestContext): string {
+    const value = ctx.memory.get('correlationId');
+    if (value === ctx.id || typeof value !== 'string') return ctx.id;
+    const problem = headerProblem(CORRELATION_HEADER, value);
+    if (problem === null) return value;
+    const message = `memory correlationId cannot be sent (${problem}); the response carries the request id instead`;
+    this.reportError({ requestId: ctx.id, label: '(engine)', directive: '(engine)', status: 500, message, pass: 'main' });
+    return ctx.id;
   }
 }
 

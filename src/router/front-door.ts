@@ -124,8 +124,10 @@ export class FrontDoor {
     };
     this.deps.dispatcher.submit(api.spec, request, (outcome) => {
       if (res.writableEnded || res.destroyed) return;
-      if (outcome.ok) writeApiResponse(res, outcome.response);
-      else {
+      if (outcome.ok) {
+        const refused = writeApiResponse(res, outcome.response, request.id);
+        if (refused !== null) this.deps.log.warn({ correlationId: request.id, host: api.spec.host, api: api.spec.key, reason: refused }, 'API response refused: 502');
+      } else {
         const headers: Record<string, string> = { 'x-correlation-id': request.id };
         if (outcome.retryAfter !== undefined) headers['retry-after'] = String(outcome.retryAfter);
         sendError(res, outcome.error.status, outcome.error.message, headers);

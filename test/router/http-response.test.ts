@@ -1,0 +1,57 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeApiResponse } from '../../src/router/http-response.js';
+import type { JobResponse } from '../../src/router/job.js';
+import { exchange } from '../helpers/raw-http.js';
+
+// The router's last line: the engine checks every header a directive sets, but should an actor's
+// response still carry a head node:http refuses, the client gets a well-formed 502 (it used to get
+// "HTTP/1.1 502 OK": the refused writeHead had already set the reason phrase).
+
+let server: Server;
+let port: number;
+let next: JobResponse;
+const refusals: Array<string | null> = [];
+
+beforeAll(async () => {
+  server = createServer((_req, res) => refusals.push(writeApiResponse(res, next, 'corr-1')));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as AddressInfo).port;
+});
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+async function answer(response: JobResponse) {
+  next = response;
+  return exchange(port, 'GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
+}
+
+describe('writeApiResponse', () => {
+  it('a header value with CR/LF: 502 Bad Gateway with a proper status line, nothing of the header sent', async () => {
+    const reply = await answer({ status: 200, headers: ['x-ok', 'yes', 'x-bad', 'a\r\nset-cookie: stolen=1'], body: 'secret' });
+    expect(reply.statusLines).toEqual(['HTTP/1.1 502 Bad Gateway']);
+    expect(reply.raw.toLowerCase()).not.toContain('set-cookie');
+    expect(reply.raw).not.toContain('secret');
+    expect(reply.raw.toLowerCase()).toContain('x-correlation-id: corr-1');
+    expect(JSON.parse(reply.body)).toEqual({ error: 'Bad Gateway: the API produced an invalid response head' });
+    expect(refusals.at(-1)).toContain('x-bad');
+  });
+
+  it('an invalid header name or status: the same', async () => {
+    for (const response of [
+      { status: 201, headers: ['bad name', 'x'], body: null },
+      { status: 1000, headers: [], body: 'x' },
+    ]) {
+      const reply = await answer(response);
+      expect(reply.statusLines).toEqual(['HTTP/1.1 502 Bad Gateway']);
+      expect(refusals.at(-1)).not.toBeNull();
+    }
+  });
+
+  it('a valid response is written as it is', async () => {
+    const reply = await answer({ status: 201, headers: ['x-ok', 'yes'], body: 'made' });
+    expect(reply.statusLines).toEqual(['HTTP/1.1 201 Created']);
+    expect(reply.body).toBe('made');
+    expect(refusals.at(-1)).toBeNull();
+  });
+});
