@@ -7,21 +7,24 @@ import { STATUS_CODES } from 'node:http';
 export class AnvilError extends Error {
   readonly code: string;
   readonly status: number;
-  constructor(code: string, status: number, message: string) {
+  /** Logged although its status is below 500: a refused input an operator should see. */
+  readonly logged: boolean;
+  constructor(code: string, status: number, message: string, logged = false) {
     super(message);
     this.name = 'AnvilError';
     this.code = code;
     this.status = status;
+    this.logged = logged;
   }
 }
 
 export type ErrorFactory = ((...args: Array<string | number>) => AnvilError) & { code: string; status: number };
 
-function coded(code: string, status: number, template: string): ErrorFactory {
+function coded(code: string, status: number, template: string, logged = false): ErrorFactory {
   const make = (...args: Array<string | number>) => {
     let i = 0;
     const message = template.replace(/%s/g, () => String(args[i++] ?? ''));
-    return new AnvilError(code, status, message);
+    return new AnvilError(code, status, message, logged);
   };
   return Object.assign(make, { code, status });
 }
@@ -32,6 +35,7 @@ export const Errors = {
   badRequest: coded('ANVIL_ERR_BAD_REQUEST', 400, '%s'),
   conflict: coded('ANVIL_ERR_CONFLICT', 409, '%s'),
   bodyTooLarge: coded('ANVIL_ERR_BODY_TOO_LARGE', 413, 'Request body larger than %s bytes'),
+  jsonTooDeep: coded('ANVIL_ERR_JSON_TOO_DEEP', 400, 'Bad Request: the JSON body is nested deeper than %s levels', true),
   mailboxFull: coded('ANVIL_ERR_MAILBOX_FULL', 503, 'Service Unavailable: the API is busy, retry later'),
   paused: coded('ANVIL_ERR_PAUSED', 503, 'Service Unavailable: the API is paused after crashing its cell, retry later'),
   notReady: coded('ANVIL_ERR_NOT_READY', 503, 'Service Unavailable'),
@@ -43,6 +47,11 @@ export const Errors = {
   thrown: coded('ANVIL_ERR_THROWN', 500, '%s'),
   invalidHeader: coded('ANVIL_ERR_INVALID_HEADER', 500, 'invalid response header: %s'),
 } as const;
+
+/** True when this error goes to the instance log: a status >= 500, or an error marked `logged`. */
+export function isLoggedError(error: unknown, status: number): boolean {
+  return status >= 500 || (error instanceof AnvilError && error.logged);
+}
 
 /** Converts anything thrown into a status and message; unknown errors are internal (500). */
 export function toStatusError(error: unknown): { status: number; message: string; code: string } {

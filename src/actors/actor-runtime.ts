@@ -17,6 +17,7 @@ export class ActorRuntime implements ApiRuntime {
   readonly localBaseUrl: string;
   readonly egressAllow: string | null;
   readonly maps: Readonly<Record<string, unknown>>;
+  readonly maxJsonDepth: number;
   private readonly resources = new Map<string, unknown>();
   private readonly pending = new Set<Promise<unknown>>();
   /** Set once the thread's socket exists. */
@@ -39,6 +40,7 @@ export class ActorRuntime implements ApiRuntime {
     this.releaseDir = spec.releaseDir;
     this.localBaseUrl = spec.localBaseUrl;
     this.egressAllow = spec.egressAllow;
+    this.maxJsonDepth = spec.maxJsonDepth;
     this.stores = spec.stores;
     this.namespace = `${spec.host}/${spec.env}/${spec.key}`;
     this.maps = deepFreeze(release.maps);

@@ -2,6 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
+import { DEFAULT_MAX_JSON_DEPTH } from '../http/json-depth.js';
 import { byteSize, duration, envName, integer } from './options.js';
 
 interface StartFlags {
@@ -15,6 +16,7 @@ interface StartFlags {
   cells: number;
   maxCells?: number;
   bodyLimit: number;
+  maxJsonDepth: number;
   uploadLimit: number;
   headersTimeout: number;
   requestTimeout: number;
@@ -44,6 +46,7 @@ export function registerStart(program: Command): void {
     .option('--cells <n>', 'cell processes (default: number of CPUs)', integer('--cells', 1, 256), availableParallelism())
     .option('--max-cells <n>', 'cell processes at most, quarantine and low-priority cells included (default: --cells + 8)', integer('--max-cells', 3, 512))
     .option('--body-limit <size>', 'largest request body an API accepts (413 above)', byteSize('--body-limit'), 1024 * 1024)
+    .option('--max-json-depth <n>', 'deepest nesting of a JSON request body (400 deeper)', integer('--max-json-depth', 1, 100_000), DEFAULT_MAX_JSON_DEPTH)
     .option('--upload-limit <size>', 'largest deploy archive (413 above)', byteSize('--upload-limit'), 50 * 1024 * 1024)
     .option('--headers-timeout <duration>', 'time allowed to receive request headers', duration('--headers-timeout'), 10_000)
     .option('--request-timeout <duration>', 'time an API has to answer (504 after)', duration('--request-timeout'), 30_000)
@@ -81,6 +84,7 @@ export function registerStart(program: Command): void {
           publish: flags.publish,
           watch: flags.watch,
           bodyLimit: flags.bodyLimit,
+          maxJsonDepth: flags.maxJsonDepth,
           uploadLimit: flags.uploadLimit,
           headersTimeoutMs: flags.headersTimeout,
           requestTimeoutMs: flags.requestTimeout,

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { CompiledRelease, EndpointDefinition } from '../config/types.js';
-import { publicMessage, toStatusError } from '../errors.js';
+import { isLoggedError, publicMessage, toStatusError } from '../errors.js';
 import { headerProblem } from '../http/header-syntax.js';
 import { compileEntry, type CompiledEntry, type DirectiveLookup } from './compiled-entry.js';
 import type { ApiRuntime, RequestFacts, TraceStep } from './context.js';
@@ -93,7 +93,7 @@ export class ApiEngine {
       query: request.rawQuery,
       job: false,
     };
-    const ctx = new RequestContext(new Message(request), this.runtime, facts, match.pathParams);
+    const ctx = new RequestContext(new Message(request, this.runtime.maxJsonDepth), this.runtime, facts, match.pathParams);
     await this.run(ctx, this.lists.get(endpoint)!, 0, sendRouted);
   }
 
@@ -117,7 +117,7 @@ export class ApiEngine {
       this.reportError({ requestId: request.id, label: '(job)', directive: '(job)', status: 500, message, pass: 'main' });
       return send(plainJson(500, { error: message }, request.id));
     }
-    const message = Message.restore(continuation.message);
+    const message = Message.restore(continuation.message, this.runtime.maxJsonDepth);
     const facts: RequestFacts = {
       id: request.id,
       ip: continuation.ip,
@@ -179,7 +179,7 @@ export class ApiEngine {
           ctx.groups.enable(ERROR_FLOW);
           versionAtError = ctx.message.version;
         }
-        if (pass === 'after' || status >= 500) {
+        if (pass === 'after' || isLoggedError(thrown, status)) {
           this.reportError({ requestId: ctx.id, label: entry.label, directive: entry.directiveName, status, message, pass });
         }
       }

@@ -54,6 +54,8 @@ export interface ApiRuntime {
   /** The instance's ANVIL_EGRESS_ALLOW (hosts, addresses, CIDRs outgoing HTTP may reach besides public ones). */
   readonly egressAllow: string | null;
   readonly maps: Readonly<Record<string, unknown>>;
+  /** How deep a JSON body may nest before reading it fails with 400 (`--max-json-depth`). */
+  readonly maxJsonDepth: number;
   /**
    * A value created once per actor thread on first use and kept (a log writer, a db handle).
    * Values with a `close()` method are closed when the thread stops.

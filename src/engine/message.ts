@@ -1,5 +1,6 @@
 import { Errors } from '../errors.js';
 import { headerProblem } from '../http/header-syntax.js';
+import { DEFAULT_MAX_JSON_DEPTH, isNestedDeeperThan } from '../http/json-depth.js';
 
 export type HeaderValue = string | string[];
 export type QueryValue = string | string[];
@@ -60,7 +61,11 @@ export class Message {
   private bodySet = false;
   version = 0;
 
-  constructor(request: IncomingRequest) {
+  /** `maxJsonDepth`: how deep a JSON body may nest before bodyJson refuses it (400). */
+  constructor(
+    request: IncomingRequest,
+    private readonly maxJsonDepth = DEFAULT_MAX_JSON_DEPTH,
+  ) {
     this.verb = request.verb.toUpperCase();
     this.path = request.path;
     this.rawQuery = request.rawQuery;
@@ -208,13 +213,17 @@ export class Message {
     return typeof body === 'string' ? body : body.toString('utf8');
   }
 
-  /** The body parsed as JSON, or null when it is empty or not JSON. Cached per body value. */
+  /**
+   * The body parsed as JSON, or null when it is empty or not JSON. Cached per body value. A body
+   * nested deeper than the limit throws (400) before it is parsed.
+   */
   bodyJson(): unknown {
     const body = this.bodyValue;
     if (this.jsonCache !== null && this.jsonCache.source === body) return this.jsonCache.value;
     let value: unknown = null;
     const text = this.bodyText();
     if (text !== null && text.length > 0) {
+      if (isNestedDeeperThan(text, this.maxJsonDepth)) throw Errors.jsonTooDeep(this.maxJsonDepth);
       try {
         value = JSON.parse(text);
       } catch {
@@ -241,8 +250,8 @@ export class Message {
     };
   }
 
-  static restore(snapshot: MessageSnapshot): Message {
-    const message = new Message({ verb: snapshot.verb, path: snapshot.path, rawQuery: snapshot.query, rawHeaders: [], body: null });
+  static restore(snapshot: MessageSnapshot, maxJsonDepth = DEFAULT_MAX_JSON_DEPTH): Message {
+    const message = new Message({ verb: snapshot.verb, path: snapshot.path, rawQuery: snapshot.query, rawHeaders: [], body: null }, maxJsonDepth);
     message.headerMap = { ...snapshot.headers };
     message.responseHeaderNames = new Set(snapshot.responseHeaders);
     message.bodyValue = snapshot.body === null ? null : snapshot.bodyBase64 ? Buffer.from(snapshot.body, 'base64') : snapshot.body;

@@ -30,6 +30,8 @@ export interface ActorSpec {
   stores: { dataRoot: string; redisUrl: string | null; redisPrefix: string };
   /** ANVIL_EGRESS_ALLOW of the instance (threads see no environment). */
   egressAllow: string | null;
+  /** How deep a JSON body may nest (`--max-json-depth`). */
+  maxJsonDepth: number;
 }
 
 /** workerData of an actor thread. */

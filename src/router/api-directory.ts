@@ -25,6 +25,7 @@ export class ApiDirectory {
     private readonly sandbox: ActorSpec['sandbox'],
     private readonly stores: ActorSpec['stores'],
     private readonly egressAllow: string | null,
+    private readonly maxJsonDepth: number,
     /** Called with the actor ids that are no longer current after a reload. */
     private readonly onSuperseded: (actorIds: string[]) => void,
   ) {}
@@ -84,6 +85,7 @@ export class ApiDirectory {
       sandbox: this.sandbox,
       stores: this.stores,
       egressAllow: this.egressAllow,
+      maxJsonDepth: this.maxJsonDepth,
     };
   }
 }

@@ -46,6 +46,8 @@ export interface InstanceOptions {
   /** Redeploy a sub-folder of `apisDir` when its files change. */
   watch: boolean;
   bodyLimit: number;
+  /** How deep a JSON request body may nest (400 deeper). */
+  maxJsonDepth: number;
   uploadLimit: number;
   headersTimeoutMs: number;
   requestTimeoutMs: number;
@@ -108,7 +110,7 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
   // ANVIL_REDIS_PREFIX keeps instances that share a Redis apart (tests, several installations).
   const redisPrefix = process.env.ANVIL_REDIS_PREFIX ?? 'anvil:';
   const stores = { dataRoot: options.dataDir, redisUrl: process.env.REDIS_URL ?? null, redisPrefix };
-  const directory = new ApiDirectory(registry, paths, () => `http://localhost:${port}`, options.sandbox, stores, process.env.ANVIL_EGRESS_ALLOW ?? null, (ids) => ids.forEach((id) => actors.supersede(id)));
+  const directory = new ApiDirectory(registry, paths, () => `http://localhost:${port}`, options.sandbox, stores, process.env.ANVIL_EGRESS_ALLOW ?? null, options.maxJsonDepth, (ids) => ids.forEach((id) => actors.supersede(id)));
   directory.reload();
 
   const token = randomBytes(24).toString('base64url');

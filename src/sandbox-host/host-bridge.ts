@@ -54,6 +54,8 @@ export class HostBridge {
       return value === undefined ? undefined : { ok: value };
     } catch (error) {
       const { status, message } = toStatusError(error);
+      // The directive may catch it, and a 4xx it rethrows is not logged by the engine: log it here.
+      if (error instanceof AnvilError && error.logged) this.ctx.api.log('warn', 'directive error', { requestId: this.ctx.id, directive: this.name, status, message });
       return { error: { status, message } };
     }
   }

@@ -1,0 +1,36 @@
+/** How deep a JSON request body may nest (`--max-json-depth`); `{"a": [1]}` is 2 levels. */
+export const DEFAULT_MAX_JSON_DEPTH = 64;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+
+/**
+ * True when `text`, read as JSON, opens more than `limit` objects or arrays inside one another.
+ * One pass over the text counting brackets outside strings, before anything parses it: what reads
+ * a parsed value (aliases, copies into a sandbox, JSON.stringify) recurses, so a deep body must be
+ * refused before it becomes a value. Text that is not JSON is measured the same way, harmlessly.
+ */
+export function isNestedDeeperThan(text: string, limit: number): boolean {
+  // Going deeper than `limit` takes at least limit + 1 opening brackets.
+  if (text.length <= limit) return false;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === BACKSLASH) i++;
+      else if (c === QUOTE) inString = false;
+    } else if (c === QUOTE) {
+      inString = true;
+    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      if (++depth > limit) return true;
+    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+      depth--;
+    }
+  }
+  return false;
+}
