@@ -71,7 +71,25 @@ export function registerStart(program: Command): void {
       // Loaded here, not at the top: every other command starts without the router's modules.
       const [{ createInstanceLog }, { startInstance }] = await Promise.all([import('../logs/instance-log.js'), import('../router/instance.js')]);
       const log = createInstanceLog();
-      const instance = await startInstance(
+      // Taken before the instance starts: it answers (health included) before startInstance
+      // resolves, and a SIGTERM in between must drain it, not kill it with its lock left behind.
+      let started: ReturnType<typeof startInstance> | null = null;
+      const shutdown = (signal: string) => {
+        log.info({ signal }, 'draining');
+        started!.then((instance) => instance.stop()).then(
+          () => {
+            log.info('stopped');
+            process.exit(0);
+          },
+          (error: unknown) => {
+            log.error({ error: String(error) }, 'stop failed');
+            process.exit(1);
+          },
+        );
+      };
+      process.once('SIGTERM', () => shutdown('SIGTERM'));
+      process.once('SIGINT', () => shutdown('SIGINT'));
+      started = startInstance(
         {
           dataDir: resolve(flags.data),
           port: flags.port,
@@ -105,6 +123,7 @@ export function registerStart(program: Command): void {
         },
         log,
       );
+      const instance = await started;
 
       const origin = (host: string) => `http://${host}:${instance.port}`;
       log.info({ port: instance.port, listen: flags.listen, cells: flags.cells }, 'listening');
@@ -120,21 +139,5 @@ export function registerStart(program: Command): void {
       for (const api of instance.boot?.deployed ?? []) lines.push(`  api ${api.key.padEnd(20)} ${origin(instance.publicHost.name)}/${api.key}/   release ${api.release}${api.created ? ' (new)' : ''}`);
       for (const bad of instance.boot?.invalid ?? []) lines.push(`  skipped ${bad.folder}: ${bad.errors.length} error(s), first: ${bad.errors[0]}`);
       process.stderr.write(lines.join('\n') + '\n\n');
-
-      const shutdown = (signal: string) => {
-        log.info({ signal }, 'draining');
-        instance.stop().then(
-          () => {
-            log.info('stopped');
-            process.exit(0);
-          },
-          (error: unknown) => {
-            log.error({ error: String(error) }, 'stop failed');
-            process.exit(1);
-          },
-        );
-      };
-      process.once('SIGTERM', () => shutdown('SIGTERM'));
-      process.once('SIGINT', () => shutdown('SIGINT'));
     });
 }
