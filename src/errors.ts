@@ -45,6 +45,7 @@ export const Errors = {
   directiveFailed: coded('ANVIL_ERR_DIRECTIVE', 500, '%s'),
   badParameter: coded('ANVIL_ERR_BAD_PARAMETER', 500, 'parameter %s of "%s": %s'),
   thrown: coded('ANVIL_ERR_THROWN', 500, '%s'),
+  hostMemory: coded('ANVIL_ERR_HOST_MEMORY', 500, 'memory limit: storing %s would make this request hold more than the API\'s %s MiB outside its isolates', true),
   invalidHeader: coded('ANVIL_ERR_INVALID_HEADER', 500, 'invalid response header: %s'),
 } as const;
 

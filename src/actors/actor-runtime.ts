@@ -4,6 +4,7 @@ import { deepFreeze } from '../engine/resolve.js';
 import type { ActorSpec, BusCall, BusResponse } from '../protocol/messages.js';
 import { openKvBackend, type KvStore } from '../stores/kv-store.js';
 import type { BusClient } from './bus-client.js';
+import { effectiveLimits } from './sandbox-setup.js';
 
 /** ApiRuntime of one actor thread: the release's facts, its per-thread resources and pending work. */
 export class ActorRuntime implements ApiRuntime {
@@ -18,6 +19,7 @@ export class ActorRuntime implements ApiRuntime {
   readonly egressAllow: string | null;
   readonly maps: Readonly<Record<string, unknown>>;
   readonly maxJsonDepth: number;
+  readonly hostMemoryBytes: number;
   private readonly resources = new Map<string, unknown>();
   private readonly pending = new Set<Promise<unknown>>();
   /** Set once the thread's socket exists. */
@@ -41,6 +43,7 @@ export class ActorRuntime implements ApiRuntime {
     this.localBaseUrl = spec.localBaseUrl;
     this.egressAllow = spec.egressAllow;
     this.maxJsonDepth = spec.maxJsonDepth;
+    this.hostMemoryBytes = effectiveLimits(release.definition.limits ?? {}, spec.sandbox.maxima).memoryMb * 2 ** 20;
     this.stores = spec.stores;
     this.namespace = `${spec.host}/${spec.env}/${spec.key}`;
     this.maps = deepFreeze(release.maps);

@@ -56,6 +56,8 @@ export interface ApiRuntime {
   readonly maps: Readonly<Record<string, unknown>>;
   /** How deep a JSON body may nest before reading it fails with 400 (`--max-json-depth`). */
   readonly maxJsonDepth: number;
+  /** What one request may make the host hold (memory values, the response body): the API's memory limit. */
+  readonly hostMemoryBytes: number;
   /**
    * A value created once per actor thread on first use and kept (a log writer, a db handle).
    * Values with a `close()` method are closed when the thread stops.

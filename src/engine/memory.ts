@@ -1,3 +1,5 @@
+import { RESPONSE_BODY, type HostMemoryBudget } from './host-memory.js';
+
 /**
  * Request memory: a plain tree of values addressed by dotted paths (`user.name`).
  * Static parameter values are frozen and shared between requests, so writes copy a frozen
@@ -7,8 +9,17 @@
 export class Memory {
   readonly data: Record<string, unknown>;
 
-  constructor(initial: Record<string, unknown> = {}) {
+  /** `budget`: what values stored here count against (host-memory.ts); none for initial values. */
+  constructor(
+    initial: Record<string, unknown> = {},
+    private readonly budget: HostMemoryBudget | null = null,
+  ) {
     this.data = Object.assign(Object.create(null) as Record<string, unknown>, initial);
+    if (budget !== null) {
+      budget.onBreach = (places) => {
+        for (const place of places) if (place !== RESPONSE_BODY) this.store(splitPath(place), null);
+      };
+    }
   }
 
   get(path: string | readonly string[]): unknown {
@@ -18,6 +29,11 @@ export class Memory {
   set(path: string | readonly string[], value: unknown): void {
     const parts = typeof path === 'string' ? splitPath(path) : path;
     if (parts.length === 0) throw new TypeError('memory path is empty');
+    this.budget?.charge(typeof path === 'string' ? path : parts.join('.'), value);
+    this.store(parts, value);
+  }
+
+  private store(parts: readonly string[], value: unknown): void {
     let node: Record<string, unknown> = this.data;
     for (let i = 0; i < parts.length - 1; i++) {
       const key = parts[i]!;

@@ -1,4 +1,5 @@
 import { Errors } from '../errors.js';
+import { RESPONSE_BODY, type HostMemoryBudget } from './host-memory.js';
 import { headerProblem } from '../http/header-syntax.js';
 import { DEFAULT_MAX_JSON_DEPTH, isNestedDeeperThan } from '../http/json-depth.js';
 
@@ -59,6 +60,8 @@ export class Message {
   private statusValue = 200;
   private responseHeaderNames = new Set<string>();
   private bodySet = false;
+  /** What a body set here counts against (host-memory.ts); the request's own body is not counted. */
+  budget: HostMemoryBudget | null = null;
   version = 0;
 
   /** `maxJsonDepth`: how deep a JSON body may nest before bodyJson refuses it (400). */
@@ -177,13 +180,17 @@ export class Message {
   /** Sets the body: strings and buffers as they are, any other value JSON-encoded. */
   setBody(value: unknown): void {
     if (value === null || value === undefined) {
+      this.budget?.charge(RESPONSE_BODY, null);
       this.bodyValue = null;
       this.bodyIsJson = false;
     } else if (typeof value === 'string' || Buffer.isBuffer(value)) {
+      this.budget?.charge(RESPONSE_BODY, value);
       this.bodyValue = value;
       this.bodyIsJson = false;
     } else {
-      this.bodyValue = JSON.stringify(value);
+      const json = JSON.stringify(value);
+      this.budget?.charge(RESPONSE_BODY, json);
+      this.bodyValue = json;
       this.bodyIsJson = true;
     }
     this.bodySet = true;
@@ -192,6 +199,7 @@ export class Message {
 
   /** Becomes an upstream's response (Http): its status, all its headers, its body. */
   becomeResponse(status: number, headers: Record<string, HeaderValue>, body: Buffer | null): void {
+    this.budget?.charge(RESPONSE_BODY, body);
     this.replaceHeaders(headers);
     this.statusValue = status;
     this.bodyValue = body;

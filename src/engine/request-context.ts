@@ -2,6 +2,7 @@ import { AnvilError } from '../errors.js';
 import type { Continuation } from './continuation.js';
 import type { ApiRuntime, DirectiveContext, FlowError, RequestFacts, TraceStep } from './context.js';
 import { Groups } from './groups.js';
+import { HostMemoryBudget } from './host-memory.js';
 import { Memory } from './memory.js';
 import type { Message, OutgoingResponse } from './message.js';
 import type { ResolveScope } from './resolve.js';
@@ -23,6 +24,8 @@ export class RequestContext implements DirectiveContext, ResolveScope {
     readonly pathParams: Readonly<Record<string, string>>,
     restoredMemory?: Record<string, unknown>,
   ) {
+    const budget = new HostMemoryBudget(api.hostMemoryBytes);
+    message.budget = budget;
     this.memory = new Memory(restoredMemory ?? {
       'anvil-api': api.key,
       'anvil-env': api.env,
@@ -33,7 +36,7 @@ export class RequestContext implements DirectiveContext, ResolveScope {
       'anvil-definitionPath': request.definitionPath,
       ip: request.ip,
       correlationId: request.id,
-    });
+    }, budget);
   }
 
   get id(): string {
