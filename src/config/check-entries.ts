@@ -6,7 +6,6 @@ import { findAliases, parseAlias } from './aliases.js';
 import type { ValidateContext } from './load-api.js';
 import { checkParams } from './param-schema.js';
 import { parseRouteKey, type ParsedRoute } from './route-path.js';
-import { suggestName } from './suggest-name.js';
 import type { EndpointDefinition, EntryDefinition, SourcePosition } from './types.js';
 import type { PathKey, PointAt } from './yaml-positions.js';
 
@@ -19,6 +18,8 @@ export interface Checker {
   at(path: readonly PathKey[], at: PointAt, message: string): void;
   /** The position of `path` in the file. */
   where(path: readonly PathKey[], at: PointAt): SourcePosition;
+  /** The directive name closest to a misspelt one, or null. */
+  suggestDirective(name: string): string | null;
 }
 
 /** Checks `endpoints`: each route key, then its entries; an endpoint whose route key is not valid is left out. */
@@ -115,7 +116,7 @@ function checkDirective(name: string, params: Record<string, unknown>, path: Pat
     return;
   }
   if (c.ctx.customDirectives.has(name)) return; // custom directives take any parameters
-  const suggestion = suggestName(name, [...c.ctx.directives.keys(), ...c.ctx.customDirectives]);
+  const suggestion = c.suggestDirective(name);
   const message = suggestion !== null
     ? `unknown directive "${name}" (did you mean "${suggestion}"?)`
     : `unknown directive "${name}": it is not a built-in directive and there is no Directives/${name}.js or Directives/${name}.ts`;

@@ -5,7 +5,6 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LineCounter, parseDocument, type Document } from 'yaml';
 import { builtinDirectives } from '../directives/catalogue.js';
 import type { ParamSchema } from '../directives/types.js';
 import { checkStructure, RESERVED_KEYS } from './api-schema.js';
@@ -15,7 +14,10 @@ import { findCustomDirectives } from './custom-directives.js';
 import { loadMaps } from './maps.js';
 import { API_YAML_MAX_BYTES, readApiYaml, tooLarge } from './read-api-yaml.js';
 import type { ApiDefinition, ConfigError, SandboxLimits, SourcePosition } from './types.js';
-import { offsetToPosition, pathAtOffset, positionOf, type PathKey, type PointAt } from './yaml-positions.js';
+import { YAML_LIMITS, type YamlLimits } from './input-limits.js';
+import { readYaml, type YamlReading } from './read-yaml.js';
+import { suggestName } from './suggest-name.js';
+import { offsetToPosition, positionOf, type LinePosition, type PathKey, type PointAt } from './yaml-positions.js';
 
 /** Separates the list (or route) from the entry label in `ConfigError.label`. */
 export const LABEL_SEPARATOR = ' › ';
@@ -29,6 +31,8 @@ export interface ValidateContext {
   customDirectives: ReadonlySet<string>;
   /** The built-in directives and their parameter schemas. */
   directives: ReadonlyMap<string, { params: ParamSchema }>;
+  /** Structural limits of the file; {@link YAML_LIMITS} when not given. */
+  limits?: YamlLimits;
 }
 
 export interface ValidateResult {
@@ -100,31 +104,30 @@ export function sortConfigErrors(errors: readonly ConfigError[], first = 'api.ya
 
 // --------------------------------------------------------------------------------------------
 
-/** Checks one api.yaml text: YAML syntax, then structure, then the entry lists (check-entries.ts). */
+const MAX_SUGGESTIONS = 100;
+
+/** Checks one api.yaml text: YAML syntax and limits, then structure, then the entry lists (check-entries.ts). */
 class Validator implements Checker {
   private readonly errors: ConfigError[] = [];
-  private readonly lineCounter = new LineCounter();
-  private readonly doc: Document;
+  private readonly reading: YamlReading;
+  private readonly suggestions = new Map<string, string | null>();
 
   constructor(
     text: string,
     readonly ctx: ValidateContext,
   ) {
-    this.doc = parseDocument(text, { lineCounter: this.lineCounter, prettyErrors: false, uniqueKeys: true });
+    this.reading = readYaml(text, ctx.limits ?? YAML_LIMITS);
   }
 
   run(): ValidateResult {
-    // Duplicate keys leave a usable document; any other syntax error would only make noise below.
-    const fatal = this.reportSyntaxErrors();
-    if (fatal) return this.result(null);
-
-    let data: unknown;
-    try {
-      data = this.doc.toJS({ maxAliasCount: 100 });
-    } catch (error) {
-      this.error({ line: 1, column: 1 }, null, `cannot read the YAML: ${(error as Error).message}`);
-      return this.result(null);
+    const reading = this.reading;
+    for (const problem of reading.problems) {
+      const message = problem.duplicate ? `${describeDuplicate(problem.path)}: Map keys must be unique` : problem.message;
+      this.error(offsetToPosition(reading.lineCounter, problem.offset), labelForPath(problem.path), message);
     }
+    // Duplicate keys leave usable data; any other problem would only make noise below.
+    if (!reading.ok) return this.result(null);
+    const data = reading.data;
 
     for (const issue of checkStructure(data)) this.at(issue.path, issue.at, issue.message);
     if (!isPlainObject(data)) return this.result(null);
@@ -142,12 +145,28 @@ class Validator implements Checker {
   }
 
   where(path: readonly PathKey[], at: PointAt): SourcePosition {
-    const { line, column } = positionOf(this.doc, this.lineCounter, path, at);
+    const { line, column } = this.position(path, at);
     return { file: this.ctx.file, line, column };
   }
 
   at(path: readonly PathKey[], at: PointAt, message: string): void {
-    this.error(positionOf(this.doc, this.lineCounter, path, at), labelForPath(path), message);
+    this.error(this.position(path, at), labelForPath(path), message);
+  }
+
+  suggestDirective(name: string): string | null {
+    let suggestion = this.suggestions.get(name);
+    if (suggestion === undefined) {
+      // Each lookup compares with every directive name (custom ones included): past a hundred
+      // different misspellings, a file gets no more suggestions, and its check stays linear.
+      suggestion = this.suggestions.size < MAX_SUGGESTIONS ? suggestName(name, [...this.ctx.directives.keys(), ...this.ctx.customDirectives]) : null;
+      this.suggestions.set(name, suggestion);
+    }
+    return suggestion;
+  }
+
+  private position(path: readonly PathKey[], at: PointAt): LinePosition {
+    const reading = this.reading;
+    return reading.ok ? positionOf(reading.doc, reading.lineCounter, reading.index, path, at) : { line: 1, column: 1 };
   }
 
   private result(definition: ApiDefinition | null): ValidateResult {
@@ -155,24 +174,7 @@ class Validator implements Checker {
     return { definition: errors.length > 0 ? null : definition, errors };
   }
 
-  /** Reports yaml's own errors; true when one of them is more than a duplicate key. */
-  private reportSyntaxErrors(): boolean {
-    let fatal = false;
-    for (const e of this.doc.errors) {
-      const offset = e.pos[0];
-      const path = pathAtOffset(this.doc, offset);
-      let message = e.message;
-      if (e.code === 'DUPLICATE_KEY') {
-        message = `${describeDuplicate(path)}: Map keys must be unique`;
-      } else {
-        fatal = true;
-      }
-      this.error(offsetToPosition(this.lineCounter, offset), labelForPath(path), message);
-    }
-    return fatal;
-  }
-
-  private error(position: { line: number; column: number }, label: string | null, message: string): void {
+  private error(position: LinePosition, label: string | null, message: string): void {
     this.errors.push({ file: this.ctx.file, line: position.line, column: position.column, label, message });
   }
 }

@@ -83,35 +83,43 @@ export function checkParams(directive: string, schema: ParamSchema, params: Reco
  * (or into one "must be A or B" when no branch had even the right type).
  */
 function simplify(errors: ErrorObject[]): ErrorObject[] {
-  let list = errors.filter(
+  const kept = errors.filter(
     (e) =>
       e.parentSchema !== ALIAS_SCHEMA &&
       !(e.keyword === 'anyOf' && e.parentSchema !== undefined && aliasWrappers.has(e.parentSchema)) &&
       e.keyword !== 'if',
   );
-  const combinators = list
+  const combinators = kept
     .filter((e) => (e.keyword === 'anyOf' || e.keyword === 'oneOf') && (e.params as Record<string, unknown>).passingSchemas == null)
     .sort((a, b) => a.schemaPath.length - b.schemaPath.length);
+  const members = combinatorMembers(kept, combinators);
+
+  // The errors still in the list, in list order: a sequence number per (re-)insertion, since the
+  // closest branch's errors move to the end of the list, as if removed and pushed again.
+  const order = new Map<ErrorObject, number>();
+  let next = 0;
+  const append = (e: ErrorObject) => order.set(e, next++);
+  kept.forEach(append);
 
   for (const combinator of combinators) {
-    if (!list.includes(combinator)) continue;
+    if (!order.has(combinator)) continue;
     const prefix = `${combinator.schemaPath}/`;
-    const within = (e: ErrorObject) =>
-      e.instancePath === combinator.instancePath || e.instancePath.startsWith(`${combinator.instancePath}/`);
-    // The same schema applies to many values (list items, map values): match the value too.
-    const subs = list.filter((e) => e.schemaPath.startsWith(prefix) && within(e));
+    const subs = (members.get(combinator) ?? []).filter((e) => order.has(e)).sort((a, b) => order.get(a)! - order.get(b)!);
     const branches = new Map<string, ErrorObject[]>();
     for (const e of subs) {
       const index = e.schemaPath.slice(prefix.length).split('/')[0] ?? '';
-      branches.set(index, [...(branches.get(index) ?? []), e]);
+      const branch = branches.get(index);
+      if (branch === undefined) branches.set(index, [e]);
+      else branch.push(e);
     }
     const wrongType = (index: string, errs: ErrorObject[]) =>
       errs.some((e) => e.keyword === 'type' && e.instancePath === combinator.instancePath && e.schemaPath === `${prefix}${index}/type`);
     const closest = [...branches].find(([index, errs]) => !wrongType(index, errs));
 
-    list = list.filter((e) => e !== combinator && !subs.includes(e));
+    order.delete(combinator);
+    for (const e of subs) order.delete(e);
     if (closest !== undefined) {
-      list.push(...closest[1]);
+      closest[1].forEach(append);
     } else {
       const types = new Set<string>();
       for (const e of subs) {
@@ -120,10 +128,52 @@ function simplify(errors: ErrorObject[]): ErrorObject[] {
           for (const one of Array.isArray(t) ? t : [t]) types.add(one);
         }
       }
-      list.push({ ...combinator, keyword: types.size > 0 ? 'type' : combinator.keyword, params: { type: [...types] } });
+      append({ ...combinator, keyword: types.size > 0 ? 'type' : combinator.keyword, params: { type: [...types] } });
     }
   }
-  return list;
+  return [...order.keys()];
+}
+
+/**
+ * For each combinator, the errors under it: their schema path continues its own and their value is
+ * its value or inside it. Found by looking up each error's path prefixes (a few per error) rather
+ * than comparing every error with every combinator: a map of 10 000 values that each fail an anyOf
+ * has 10 000 combinators.
+ */
+function combinatorMembers(errors: readonly ErrorObject[], combinators: readonly ErrorObject[]): Map<ErrorObject, ErrorObject[]> {
+  const bySchemaPath = new Map<string, Map<string, ErrorObject[]>>();
+  for (const c of combinators) {
+    let byInstance = bySchemaPath.get(c.schemaPath);
+    if (byInstance === undefined) bySchemaPath.set(c.schemaPath, (byInstance = new Map()));
+    const same = byInstance.get(c.instancePath);
+    if (same === undefined) byInstance.set(c.instancePath, [c]);
+    else same.push(c);
+  }
+  const members = new Map<ErrorObject, ErrorObject[]>();
+  for (const e of errors) {
+    for (let cut = e.schemaPath.indexOf('/'); cut >= 0; cut = e.schemaPath.indexOf('/', cut + 1)) {
+      const byInstance = bySchemaPath.get(e.schemaPath.slice(0, cut));
+      if (byInstance === undefined) continue;
+      for (const instancePath of enclosingPaths(e.instancePath)) {
+        for (const c of byInstance.get(instancePath) ?? []) {
+          const list = members.get(c);
+          if (list === undefined) members.set(c, [e]);
+          else list.push(e);
+        }
+      }
+    }
+  }
+  return members;
+}
+
+/** A JSON pointer and every pointer above it: `/a/b` → `/a/b`, `/a`, ``. */
+function enclosingPaths(pointer: string): string[] {
+  const out = [pointer];
+  for (let cut = pointer.lastIndexOf('/'); cut >= 0; cut = pointer.lastIndexOf('/', cut - 1)) {
+    out.push(pointer.slice(0, cut));
+    if (cut === 0) break;
+  }
+  return out;
 }
 
 function paramIssue(directive: string, schema: ParamSchema, error: ErrorObject): SchemaIssue {

@@ -4,8 +4,11 @@
 export function suggestName(name: string, candidates: Iterable<string>): string | null {
   let best: string | null = null;
   let bestDistance = 3;
+  const wanted = name.toLowerCase();
   for (const candidate of candidates) {
-    const d = editDistance(name.toLowerCase(), candidate.toLowerCase());
+    // The distance is at least the difference in length: most candidates cost nothing.
+    if (Math.abs(candidate.length - wanted.length) >= bestDistance) continue;
+    const d = editDistance(wanted, candidate.toLowerCase());
     if (d < bestDistance) {
       best = candidate;
       bestDistance = d;

@@ -2,7 +2,7 @@
  * Maps a path of keys in a parsed YAML document to a 1-based line and column, so that every
  * configuration error can point at the most precise place of the file (and an offset back to a path).
  */
-import { isAlias, isMap, isScalar, isSeq, type Document, type LineCounter, type Node, type Pair } from 'yaml';
+import { isAlias, isMap, isScalar, isSeq, type Alias, type Document, type LineCounter, type Node, type Pair, type YAMLMap } from 'yaml';
 
 export interface LinePosition {
   line: number;
@@ -10,6 +10,15 @@ export interface LinePosition {
 }
 
 export type PathKey = string | number;
+
+/**
+ * Lookups made while the document was read (yaml-to-data.ts), so that finding a path costs one
+ * step per key instead of a search through each map and through the document for each alias.
+ */
+export interface NodeIndex {
+  pairOf(map: YAMLMap, key: string): Pair<unknown, unknown> | undefined;
+  aliasTarget(alias: Alias): Node | null;
+}
 
 /**
  * `key`: point at the map key that holds the value (for unknown fields, missing fields inside an
@@ -39,10 +48,11 @@ export function offsetToPosition(lineCounter: LineCounter, offset: number): Line
 export function positionOf(
   doc: Document,
   lineCounter: LineCounter,
+  index: NodeIndex,
   path: readonly PathKey[],
   at: PointAt = 'value',
 ): LinePosition {
-  const found = locate(doc, path);
+  const found = locate(doc, index, path);
   const offset = pickOffset(found, found.complete ? at : 'key');
   return offset === null ? { line: 1, column: 1 } : offsetToPosition(lineCounter, offset);
 }
@@ -56,13 +66,13 @@ interface Located {
 }
 
 /** Walks the document along `path` as far as it exists. */
-export function locate(doc: Document, path: readonly PathKey[]): Located {
+export function locate(doc: Document, index: NodeIndex, path: readonly PathKey[]): Located {
   let value = asNode(doc.contents);
   let key: Node | null = null;
   for (const step of path) {
-    const node = value === null ? null : resolveAlias(doc, value);
+    const node = value !== null && isAlias(value) ? asNode(index.aliasTarget(value)) : value;
     if (isMap(node)) {
-      const pair = findPair(node.items, step);
+      const pair = index.pairOf(node, String(step));
       if (pair === undefined) return { key, value: node, complete: false };
       key = asNode(pair.key);
       value = asNode(pair.value);
@@ -123,22 +133,8 @@ function isEmptyValue(node: Node | null): boolean {
   return isScalar(node) && node.value === null && node.range != null && node.range[0] === node.range[1];
 }
 
-function findPair(items: ReadonlyArray<Pair<unknown, unknown>>, step: PathKey): Pair<unknown, unknown> | undefined {
-  const wanted = String(step);
-  return items.find((pair) => {
-    const k = pair.key;
-    if (isScalar(k)) return String(k.value) === wanted;
-    return k !== null && typeof k !== 'object' ? String(k) === wanted : false;
-  });
-}
-
 function asNode(value: unknown): Node | null {
   return value !== null && typeof value === 'object' && 'range' in value ? (value as Node) : null;
-}
-
-function resolveAlias(doc: Document, node: Node): Node | null {
-  if (!isAlias(node)) return node;
-  return asNode(node.resolve(doc));
 }
 
 function rangeOf(node: unknown): [number, number, number] | undefined {
