@@ -1,11 +1,16 @@
 /**
  * Maps (SPEC §2): `Maps/<name>.json`, with `Maps/<env>/<name>.json` deep-merged over it
  * (objects merge recursively, arrays and scalars replace). Other sub-folders of Maps are ignored.
+ * The files read are held to {@link MAPS_LIMITS}: their total size before reading, each one's
+ * depth and keys per object before parsing.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc-parser';
+import { MAPS_LIMITS, type JsonLimits, type MapsLimits } from './input-limits.js';
+import { checkJsonShape } from './json-shape.js';
 import type { ConfigError } from './types.js';
+import { formatBytes } from '../views/limits.js';
 
 export interface LoadedMaps {
   /** Merged content by map name. */
@@ -18,11 +23,12 @@ export interface LoadedMaps {
 const ENV_NAME = /^[A-Za-z0-9_-]+$/;
 
 /** Loads the Maps of the API folder `apiDir` for `env`. A folder without `Maps/` has no maps. */
-export async function loadMaps(apiDir: string, env: string): Promise<LoadedMaps> {
+export async function loadMaps(apiDir: string, env: string, limits: MapsLimits = MAPS_LIMITS): Promise<LoadedMaps> {
   const errors: ConfigError[] = [];
-  const base = await readJsonFolder(join(apiDir, 'Maps'), 'Maps', errors);
+  const reader = { errors, limits, bytesLeft: limits.maxTotalBytes };
+  const base = await readJsonFolder(join(apiDir, 'Maps'), 'Maps', reader);
   // An env that is not a plain folder name (`..`, `a/b`) never selects a folder.
-  const overrides = ENV_NAME.test(env) ? await readJsonFolder(join(apiDir, 'Maps', env), `Maps/${env}`, errors) : new Map();
+  const overrides = ENV_NAME.test(env) ? await readJsonFolder(join(apiDir, 'Maps', env), `Maps/${env}`, reader) : new Map();
 
   const maps: Record<string, unknown> = {};
   const names = [...new Set([...base.keys(), ...overrides.keys()])].sort();
@@ -50,10 +56,18 @@ export function deepMerge(base: unknown, override: unknown): unknown {
   return out;
 }
 
-/** Parses JSON text; on failure, a ConfigError pointing at the line and column of the problem. */
-export function parseJson(text: string, file: string): { ok: true; value: unknown } | { ok: false; error: ConfigError } {
+/**
+ * Parses JSON text within `limits` (depth, keys per object); on failure, a ConfigError pointing at
+ * the line and column of the problem.
+ */
+export function parseJson(text: string, file: string, limits: JsonLimits = MAPS_LIMITS): { ok: true; value: unknown } | { ok: false; error: ConfigError } {
   // A byte-order mark is not JSON; a space keeps every offset where it was.
   const source = text.startsWith('\uFEFF') ? ` ${text.slice(1)}` : text;
+  const shape = checkJsonShape(source, limits);
+  if (shape !== null) {
+    const { line, column } = lineAndColumn(source, shape.offset);
+    return { ok: false, error: { file, line, column, label: null, message: shape.message } };
+  }
   try {
     return { ok: true, value: JSON.parse(source) };
   } catch (error) {
@@ -65,8 +79,16 @@ export function parseJson(text: string, file: string): { ok: true; value: unknow
 
 const INVALID = Symbol('invalid');
 
+interface MapsReader {
+  errors: ConfigError[];
+  limits: MapsLimits;
+  /** What is left of {@link MapsLimits.maxTotalBytes}; below 0 once a file crossed it. */
+  bytesLeft: number;
+}
+
 /** Reads the `*.json` files directly in `folder`, by name; a missing folder is empty. */
-async function readJsonFolder(folder: string, shown: string, errors: ConfigError[]): Promise<Map<string, unknown>> {
+async function readJsonFolder(folder: string, shown: string, reader: MapsReader): Promise<Map<string, unknown>> {
+  const { errors, limits } = reader;
   const out = new Map<string, unknown>();
   let entries;
   try {
@@ -81,13 +103,24 @@ async function readJsonFolder(folder: string, shown: string, errors: ConfigError
     const file = `${shown}/${entry.name}`;
     let text: string;
     try {
+      if (reader.bytesLeft < 0) {
+        out.set(name, INVALID); // the limit was crossed by an earlier file, which has the error
+        continue;
+      }
+      reader.bytesLeft -= (await stat(join(folder, entry.name))).size;
+      if (reader.bytesLeft < 0) {
+        const max = formatBytes(limits.maxTotalBytes);
+        errors.push({ file, line: 1, column: 1, label: null, message: `with ${file}, the Maps files come to more than ${max}: the limit is ${max} of Maps per release` });
+        out.set(name, INVALID);
+        continue;
+      }
       text = await readFile(join(folder, entry.name), 'utf8');
     } catch (error) {
       errors.push({ file, line: 1, column: 1, label: null, message: `cannot read ${file}: ${(error as Error).message}` });
       out.set(name, INVALID);
       continue;
     }
-    const parsed = parseJson(text, file);
+    const parsed = parseJson(text, file, limits);
     if (parsed.ok) {
       out.set(name, parsed.value);
     } else {

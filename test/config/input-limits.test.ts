@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { loadMaps } from '../../src/config/maps.js';
 import { validateApiYaml, type ValidateContext } from '../../src/config/load-api.js';
 import { builtinDirectives } from '../../src/directives/catalogue.js';
-import { aliasBomb, deepNesting, manyAliases, manyRoutes } from '../helpers/hostile-files.js';
+import { aliasBomb, bigJson, deepJson, deepNesting, manyAliases, manyRoutes, wideJson } from '../helpers/hostile-files.js';
+import { useTempDir } from '../helpers/temp-dir.js';
 
 // The structural limits of a deploy's files (README, Limits): each hostile file is refused with one
 // error naming its line and the limit, before the work that would grow with it.
@@ -128,5 +130,37 @@ describe('api.yaml limits', () => {
     expect(validate('key: a\nendpoints: {}\n---\nkey: b\n').errors.map((e) => `${e.line} ${e.message}`)).toEqual([
       '3 a second YAML document starts here: the file must hold one',
     ]);
+  });
+});
+
+describe('Maps limits', () => {
+  const temp = useTempDir('anvil-maps-limits-');
+
+  it('refuses a file nested deeper than 64 levels, 100 000 levels included', async () => {
+    await temp.put('Maps/deep.json', deepJson(100_000));
+    await temp.put('Maps/ok.json', deepJson(64));
+    const { errors, maps } = await loadMaps(temp.path(), 'dev');
+    expect(errors).toEqual([{ file: 'Maps/deep.json', line: 1, column: 321, label: null, message: 'objects and arrays nested deeper than 64 levels: the limit is 64' }]);
+    expect(maps).toHaveProperty('ok');
+  });
+
+  it('refuses more than 10000 keys in one object, at the key over', async () => {
+    await temp.put('Maps/dev/wide.json', wideJson(20_000));
+    const { errors } = await loadMaps(temp.path(), 'dev');
+    expect(errors).toEqual([
+      { file: 'Maps/dev/wide.json', line: 10_002, column: 11, label: null, message: 'more than 10000 keys in one object: the limit is 10000 keys per object' },
+    ]);
+  });
+
+  it('refuses Maps over 4 MiB together, naming the file that crosses the limit', async () => {
+    await temp.put('Maps/a.json', bigJson(3 * 1024 * 1024));
+    await temp.put('Maps/dev/b.json', bigJson(2 * 1024 * 1024));
+    await temp.put('Maps/pro/c.json', bigJson(3 * 1024 * 1024)); // another env's: not read for dev
+    const { errors, names } = await loadMaps(temp.path(), 'dev');
+    expect(errors).toEqual([
+      { file: 'Maps/dev/b.json', line: 1, column: 1, label: null, message: 'with Maps/dev/b.json, the Maps files come to more than 4 MiB: the limit is 4 MiB of Maps per release' },
+    ]);
+    expect(names).toEqual(['a', 'b']);
+    expect((await loadMaps(temp.path(), 'pro')).errors).toHaveLength(1);
   });
 });

@@ -46,3 +46,21 @@ export function manyAliases(key: string, count: number): Hostile {
   for (let i = 0; i < count; i++) lines.push(`        - *v`);
   return { text: `${lines.join('\n')}\n`, line: 108 };
 }
+
+/** A JSON object nested `levels` deep, on one line. */
+export function deepJson(levels: number): string {
+  return `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
+}
+
+/** A JSON object with `count` keys, one per line: key number 10 001 is on line 10 002. */
+export function wideJson(count: number): string {
+  const lines = ['{'];
+  for (let i = 0; i < count; i++) lines.push(`  "k${i}": ${i}${i < count - 1 ? ',' : ''}`);
+  lines.push('}');
+  return lines.join('\n');
+}
+
+/** A valid JSON file of about `bytes` bytes. */
+export function bigJson(bytes: number): string {
+  return JSON.stringify({ filler: 'x'.repeat(bytes) });
+}
