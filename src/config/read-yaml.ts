@@ -1,12 +1,12 @@
 /**
  * Reads a YAML file into plain data in steps that each cost time linear in its size, checking the
- * structural limits first: tokens (yaml's parser), their shape (depth, keys per map, nodes,
+ * structural limits first: tokens (yaml's parser, stopped at the first level too deep), their shape (depth, keys per map, nodes,
  * aliases: yaml-shape.ts), the document (yaml's composer, safe once the depth is known), then
  * plain data with aliases expanded under the same limits (yaml-to-data.ts).
  */
-import { Composer, LineCounter, Parser, YAMLParseError, type CST, type Document } from 'yaml';
+import { Composer, LineCounter, YAMLParseError, type CST, type Document } from 'yaml';
 import type { YamlLimits } from './input-limits.js';
-import { checkYamlShape } from './yaml-shape.js';
+import { checkYamlShape, parseTokens } from './yaml-shape.js';
 import { yamlToData } from './yaml-to-data.js';
 import { pathAtOffset, type NodeIndex, type PathKey } from './yaml-positions.js';
 
@@ -31,7 +31,9 @@ const MAX_SYNTAX_ERRORS = 20;
  */
 export function readYaml(text: string, limits: YamlLimits): YamlReading {
   const lineCounter = new LineCounter();
-  const tokens = Array.from(new Parser(lineCounter.addNewLine).parse(text));
+  const parsed = parseTokens(text, lineCounter, limits);
+  if (!parsed.ok) return { ok: false, lineCounter, problems: [{ offset: parsed.problem.offset, path: [], message: parsed.problem.message }] };
+  const tokens = parsed.tokens;
 
   const shape = checkYamlShape(tokens, limits);
   if (shape !== null) return { ok: false, lineCounter, problems: [{ offset: shape.offset, path: [], message: shape.message }] };

@@ -1,10 +1,12 @@
 /**
- * The first structural check of a YAML file, on the parser's tokens (CST) before any document is
- * built: nesting depth, keys per map, nodes and aliases. The document builder of the yaml library
- * recurses once per level of nesting, so a file of a million `[` would overflow its stack; this
- * walk keeps its own stack and visits each token once.
+ * The first structural checks of a YAML file, before any document is built. While yaml's parser
+ * reads it into tokens (CST), the collections it holds open are counted: 400 000 nested `[` took
+ * more than 256 MiB of tokens, so a file is refused at the first level too deep. Then one walk over
+ * the tokens checks the depth again, keys per map, nodes and aliases. (yaml's document builder
+ * recurses once per level of nesting: a file of a million `[` would overflow its stack; this walk
+ * keeps its own stack and visits each token once.)
  */
-import type { CST } from 'yaml';
+import { Lexer, Parser, type CST, type LineCounter } from 'yaml';
 import type { YamlLimits } from './input-limits.js';
 
 /** A limit the file crossed: where (a character offset) and which. */
@@ -14,6 +16,26 @@ export interface ShapeProblem {
 }
 
 type Item = CST.CollectionItem;
+
+const deeperThan = (limit: number) => `maps and lists nested deeper than ${limit} levels: the limit is ${limit}`;
+
+/** The tokens of `text`, read with yaml's parser, or the place where the nesting passed the limit. */
+export function parseTokens(text: string, lineCounter: LineCounter, limits: YamlLimits): { ok: true; tokens: CST.Token[] } | { ok: false; problem: ShapeProblem } {
+  const parser = new Parser(lineCounter.addNewLine);
+  const tokens: CST.Token[] = [];
+  lineCounter.addNewLine(0);
+  for (const lexeme of new Lexer().lex(text)) {
+    for (const token of parser.next(lexeme)) tokens.push(token);
+    // The stack holds the document, the open collections and at most one other token per level:
+    // counting the collections is needed only once it is long, and costs at most twice the limit.
+    if (parser.stack.length > limits.maxDepth) {
+      const open = parser.stack.filter(isCollection);
+      if (open.length > limits.maxDepth) return { ok: false, problem: { offset: open[limits.maxDepth]!.offset, message: deeperThan(limits.maxDepth) } };
+    }
+  }
+  for (const token of parser.end()) tokens.push(token);
+  return { ok: true, tokens };
+}
 
 /** Checks every document of `tokens` against `limits`; the first problem in document order, or null. */
 export function checkYamlShape(tokens: readonly CST.Token[], limits: YamlLimits): ShapeProblem | null {
@@ -42,9 +64,7 @@ export function checkYamlShape(tokens: readonly CST.Token[], limits: YamlLimits)
       case 'block-map':
       case 'block-seq':
       case 'flow-collection': {
-        if (depth + 1 > limits.maxDepth) {
-          return { offset: token.offset, message: `maps and lists nested deeper than ${limits.maxDepth} levels: the limit is ${limits.maxDepth}` };
-        }
+        if (depth + 1 > limits.maxDepth) return { offset: token.offset, message: deeperThan(limits.maxDepth) };
         const items: readonly Item[] = token.items;
         if (isMap(token) && items.length > limits.maxKeysPerMap) {
           const extra = items[limits.maxKeysPerMap]!;
@@ -65,6 +85,10 @@ export function checkYamlShape(tokens: readonly CST.Token[], limits: YamlLimits)
     }
   }
   return null;
+}
+
+function isCollection(token: CST.Token): token is CST.BlockMap | CST.BlockSequence | CST.FlowCollection {
+  return token.type === 'block-map' || token.type === 'block-seq' || token.type === 'flow-collection';
 }
 
 function isMap(token: CST.BlockMap | CST.BlockSequence | CST.FlowCollection): boolean {
