@@ -18,6 +18,7 @@ interface StartFlags {
   bodyLimit: number;
   maxJsonDepth: number;
   uploadLimit: number;
+  deployTimeout: number;
   headersTimeout: number;
   requestTimeout: number;
   drainTimeout: number;
@@ -48,6 +49,7 @@ export function registerStart(program: Command): void {
     .option('--body-limit <size>', 'largest request body an API accepts (413 above)', byteSize('--body-limit'), 1024 * 1024)
     .option('--max-json-depth <n>', 'deepest nesting of a JSON request body (400 deeper)', integer('--max-json-depth', 1, 100_000), DEFAULT_MAX_JSON_DEPTH)
     .option('--upload-limit <size>', 'largest deploy archive (413 above)', byteSize('--upload-limit'), 50 * 1024 * 1024)
+    .option('--deploy-timeout <duration>', 'time a deploy may spend unpacking and validating its files (400 after)', duration('--deploy-timeout'), 10_000)
     .option('--headers-timeout <duration>', 'time allowed to receive request headers', duration('--headers-timeout'), 10_000)
     .option('--request-timeout <duration>', 'time an API has to answer (504 after)', duration('--request-timeout'), 30_000)
     .option('--drain-timeout <duration>', 'on SIGTERM, time allowed for in-flight work', duration('--drain-timeout'), 30_000)
@@ -104,6 +106,7 @@ export function registerStart(program: Command): void {
           bodyLimit: flags.bodyLimit,
           maxJsonDepth: flags.maxJsonDepth,
           uploadLimit: flags.uploadLimit,
+          deployTimeoutMs: flags.deployTimeout,
           headersTimeoutMs: flags.headersTimeout,
           requestTimeoutMs: flags.requestTimeout,
           drainTimeoutMs: flags.drainTimeout,

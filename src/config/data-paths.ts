@@ -1,5 +1,9 @@
 import { join } from 'node:path';
 
+/** Inside a release's folder: the deployed files, and the validated definition with its Maps. */
+export const RELEASE_FILES_DIR = 'files';
+export const COMPILED_FILE = 'compiled.json';
+
 /**
  * Where everything lives under the data directory. Platform state sits under `.anvil/` (a name no
  * host can have); each API's own data under `<host>/<env>/<key>/`.
@@ -34,11 +38,11 @@ export class DataPaths {
 
   /** The release's files as deployed (api.yaml, Directives, Maps, Assets). */
   releaseFiles(host: string, key: string, release: string): string {
-    return join(this.releaseDir(host, key, release), 'files');
+    return join(this.releaseDir(host, key, release), RELEASE_FILES_DIR);
   }
 
   compiledFile(host: string, key: string, release: string): string {
-    return join(this.releaseDir(host, key, release), 'compiled.json');
+    return join(this.releaseDir(host, key, release), COMPILED_FILE);
   }
 
   apiReleasesDir(host: string, key: string): string {

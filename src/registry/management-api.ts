@@ -11,8 +11,8 @@ export interface ManagementDeps {
   registry: Registry;
   directory: ApiDirectory;
   paths: DataPaths;
-  /** Unpacks and deploys an uploaded archive into the host. */
-  deployUpload(req: IncomingMessage, host: PublicHost): Promise<DeployResult | { ok: false; status: 400 | 413 | 415; errors: string[] }>;
+  /** Receives an uploaded archive and deploys it into the host (unpacked and validated in the deploy worker). */
+  deployUpload(req: IncomingMessage, host: PublicHost): Promise<DeployResult>;
   /** The API's actors stop taking work (before its data is deleted). */
   retireApi(host: string, key: string): void;
 }

@@ -1,20 +1,21 @@
-import { copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import type { IncomingMessage } from 'node:http';
+import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { DataPaths } from '../config/data-paths.js';
-import { loadApiFolder } from '../config/load-api.js';
-import { formatConfigError, type CompiledRelease } from '../config/types.js';
 import { newReleaseId } from '../registry/release-id.js';
 import type { PublicHost, Registry } from '../registry/registry.js';
-import { releaseDigest, releaseFileList } from './folder-files.js';
+import type { DeployWorker } from './deploy-worker.js';
+import { receiveUpload } from './receive-upload.js';
+import type { ReleaseSource } from './stage-release.js';
+import type { Refusal, UnpackLimits } from './upload-limits.js';
 
-export type DeployResult =
-  | { ok: true; key: string; release: string; created: boolean }
-  | { ok: false; status: 400; errors: string[] };
+export type DeployResult = { ok: true; key: string; release: string; created: boolean } | Refusal;
 
 export interface DeployTarget {
   registry: Registry;
   paths: DataPaths;
   host: PublicHost;
+  worker: DeployWorker;
 }
 
 /**
@@ -23,42 +24,48 @@ export interface DeployTarget {
  * (boot deploys), keep the current release when the same files were deployed for this env already.
  * Releases beyond the kept ones are deleted from disk.
  */
-export async function deployFolder(sourceDir: string, target: DeployTarget, options: { reuseUnchanged: boolean }): Promise<DeployResult> {
-  const { registry, paths, host } = target;
-  const loaded = await loadApiFolder(sourceDir, host.env);
-  if (!loaded.ok) return { ok: false, status: 400, errors: loaded.errors.map(formatConfigError) };
-  const key = loaded.definition.key;
+export function deployFolder(dir: string, target: DeployTarget, options: { reuseUnchanged: boolean }): Promise<DeployResult> {
+  return inWorkDir(target.paths, (workDir) => deploy({ kind: 'folder', dir }, workDir, target, options));
+}
 
-  const files = await releaseFileList(sourceDir);
-  const digest = await releaseDigest(sourceDir, files, host.env);
+/** `POST /anvil/api`: receives the archive (bytes only, here), then deploys it like a folder; always a new release. */
+export function deployUpload(req: IncomingMessage, limits: UnpackLimits, target: DeployTarget): Promise<DeployResult> {
+  return inWorkDir(target.paths, async (workDir) => {
+    const received = await receiveUpload(req, join(workDir, 'upload'), limits);
+    if (!received.ok) return received;
+    return deploy({ kind: 'upload', upload: received, limits }, workDir, target, { reuseUnchanged: false });
+  });
+}
+
+/**
+ * The deploy worker reads, validates and stages the release in `workDir`; the router's part is to
+ * move the staged folder into place and record it.
+ */
+async function deploy(source: ReleaseSource, workDir: string, target: DeployTarget, options: { reuseUnchanged: boolean }): Promise<DeployResult> {
+  const { registry, paths, host } = target;
+  const release = newReleaseId();
+  const staged = await target.worker.run({ source, workDir, host: host.name, env: host.env, release });
+  if (!staged.ok) return staged;
+  const { key, digest } = staged;
+
   const current = registry.getApi(host.name, key);
   if (options.reuseUnchanged && current !== null && registry.currentDigest(host.name, key) === digest) {
     return { ok: true, key, release: current.release, created: false };
   }
-
-  const release = newReleaseId();
-  const filesDir = paths.releaseFiles(host.name, key, release);
-  for (const file of files) {
-    const destination = join(filesDir, file);
-    await mkdir(dirname(destination), { recursive: true });
-    await copyFile(join(sourceDir, file), destination);
-  }
-  const compiled: CompiledRelease = {
-    format: 1,
-    key,
-    host: host.name,
-    env: host.env,
-    release,
-    createdAt: new Date().toISOString(),
-    digest,
-    definition: loaded.definition,
-    maps: loaded.maps,
-    customDirectives: loaded.customDirectives,
-    directiveCode: loaded.directiveCode,
-  };
-  await writeFile(paths.compiledFile(host.name, key, release), JSON.stringify(compiled));
-
+  await mkdir(paths.apiReleasesDir(host.name, key), { recursive: true });
+  await rename(staged.releaseDir, paths.releaseDir(host.name, key, release));
   const { pruned } = registry.recordRelease(host.name, key, release, digest);
   await Promise.all(pruned.map((old) => rm(paths.releaseDir(host.name, key, old), { recursive: true, force: true })));
   return { ok: true, key, release, created: true };
+}
+
+/** Runs `fn` with a fresh folder under the data directory's tmp (same file system as the releases), removed afterwards. */
+async function inWorkDir<T>(paths: DataPaths, fn: (workDir: string) => Promise<T>): Promise<T> {
+  await mkdir(paths.tmpDir, { recursive: true });
+  const workDir = await mkdtemp(join(paths.tmpDir, 'deploy-'));
+  try {
+    return await fn(workDir);
+  } finally {
+    await rm(workDir, { recursive: true, force: true });
+  }
 }

@@ -20,23 +20,11 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { createGunzip, type Gunzip } from 'node:zlib';
 import { Parser, type ReadEntry } from 'tar';
+import { defaultUnpackLimits, type UnpackLimits } from './upload-limits.js';
 
-export interface UnpackLimits {
-  /** Compressed bytes of the upload. */
-  maxUploadBytes: number;
-  /** Sum of the sizes of all unpacked files (decompression bombs). */
-  maxUnpackedBytes: number;
-  /** Number of tar entries (files, directories, ignored metadata, refused entries). */
-  maxEntries: number;
-}
+export { defaultUnpackLimits, type UnpackLimits } from './upload-limits.js';
 
 const MiB = 1024 * 1024;
-
-export const defaultUnpackLimits: UnpackLimits = Object.freeze({
-  maxUploadBytes: 50 * MiB,
-  maxUnpackedBytes: 50 * MiB,
-  maxEntries: 5000,
-});
 
 export type UnpackResult =
   | { ok: true; root: string; files: number; bytes: number } // root = directory that contains api.yaml

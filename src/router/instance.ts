@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,9 +13,9 @@ import { handleManagement } from '../registry/management-api.js';
 import { Registry, type PublicHost } from '../registry/registry.js';
 import { bootDeploy, deployApisFolder, type BootDeployReport } from '../releases/boot-deploy.js';
 import { ApisWatcher } from '../releases/watch-apis.js';
-import { deployFolder } from '../releases/deploy.js';
-import { unpackUpload } from '../releases/read-upload.js';
-import { defaultUnpackLimits } from '../releases/unpack.js';
+import { deployUpload } from '../releases/deploy.js';
+import { DeployWorker } from '../releases/deploy-worker.js';
+import { defaultUnpackLimits } from '../releases/upload-limits.js';
 import type { ActorSpec } from '../protocol/messages.js';
 import type { ActorLimits } from './actor-handle.js';
 import { ActorTable } from './actor-table.js';
@@ -49,6 +49,8 @@ export interface InstanceOptions {
   /** How deep a JSON request body may nest (400 deeper). */
   maxJsonDepth: number;
   uploadLimit: number;
+  /** Time a deploy may spend unpacking, validating and staging in the deploy worker (400 after). */
+  deployTimeoutMs: number;
   headersTimeoutMs: number;
   requestTimeoutMs: number;
   drainTimeoutMs: number;
@@ -58,6 +60,9 @@ export interface InstanceOptions {
   /** Jobs running at once (one per API at most), and the backoff of the first retry. */
   jobs: { concurrency: number; backoffMs: number };
 }
+
+/** The deploy worker's heap: a deploy within every input limit needs a fraction of it. */
+const DEPLOY_WORKER_MEMORY_MB = 256;
 
 export interface StartedInstance {
   port: number;
@@ -99,9 +104,10 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
     keyFromEnv: process.env.ANVIL_PUBLIC_HOST_KEY,
   });
 
+  const deployWorker = new DeployWorker({ budgetMs: options.deployTimeoutMs, memoryMb: DEPLOY_WORKER_MEMORY_MB });
   let boot: BootDeployReport | null = null;
   if (options.apisDir !== null) {
-    boot = await bootDeploy(options.apisDir, { registry, paths, host: publicHost }, options.publish);
+    boot = await bootDeploy(options.apisDir, { registry, paths, host: publicHost, worker: deployWorker }, options.publish);
     for (const bad of boot.invalid) log.error({ folder: bad.folder, errors: bad.errors }, `API folder "${bad.folder}" is invalid and was skipped`);
   }
 
@@ -143,16 +149,8 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
   await cells.start();
 
   let state: 'serving' | 'draining' = 'serving';
-  const deployUpload = async (req: IncomingMessage, host: PublicHost) => {
-    const dest = join(paths.tmpDir, `upload-${randomBytes(8).toString('hex')}`);
-    try {
-      const unpacked = await unpackUpload(req, dest, { ...defaultUnpackLimits, maxUploadBytes: options.uploadLimit, maxUnpackedBytes: options.uploadLimit });
-      if (!unpacked.ok) return unpacked;
-      return await deployFolder(unpacked.root, { registry, paths, host }, { reuseUnchanged: false });
-    } finally {
-      await rm(dest, { recursive: true, force: true });
-    }
-  };
+  const uploadLimits = { ...defaultUnpackLimits, maxUploadBytes: options.uploadLimit, maxUnpackedBytes: options.uploadLimit };
+  const deployArchive = (req: IncomingMessage, host: PublicHost) => deployUpload(req, uploadLimits, { registry, paths, host, worker: deployWorker });
   const dispatcher = new Dispatcher(actors, options.requestTimeoutMs, requestObserver(metrics, log));
   const queue = await openJobQueue({ dataDir: options.dataDir, redisUrl: process.env.REDIS_URL, prefix: redisPrefix });
   const jobs = new JobRunner(queue, directory, dispatcher);
@@ -180,7 +178,7 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
       log,
       metrics: (req, res) => metrics.handle(req, res),
       management: (req, res, path, host) =>
-        handleManagement(req, res, path, host, { registry, directory, paths, deployUpload, retireApi: (h, k) => actors.supersedeApi(h, k) }),
+        handleManagement(req, res, path, host, { registry, directory, paths, deployUpload: deployArchive, retireApi: (h, k) => actors.supersedeApi(h, k) }),
     },
     { bodyLimit: options.bodyLimit },
   );
@@ -227,7 +225,7 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
       settleMs: 150,
       redeploy: async (name) => {
         try {
-          const result = await deployApisFolder(apisDir, name, { registry, paths, host: publicHost }, options.publish);
+          const result = await deployApisFolder(apisDir, name, { registry, paths, host: publicHost, worker: deployWorker }, options.publish);
           if (!result.ok) {
             log.error({ folder: name, errors: result.errors }, `API folder "${name}" changed and is invalid: its last good release keeps serving`);
             return;
@@ -263,6 +261,7 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
       }
       // Jobs stop being handed out; runs in flight finish (or run again after a restart).
       await jobs.close(Math.max(0, deadline - Date.now()));
+      await deployWorker.close();
       actors.retireAll();
       await cells.drain(Math.max(1_000, deadline - Date.now()));
       server.closeAllConnections();

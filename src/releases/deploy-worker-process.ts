@@ -1,0 +1,37 @@
+/**
+ * The deploy worker's process (started by deploy-worker.ts): takes one task at a time over its IPC
+ * channel and answers with its result. It says it is ready once its modules are loaded and warm (the
+ * structure schema and every built-in's parameter schema compiled, esbuild's service started), so
+ * that a deploy's time budget counts the deploy's own work only. Asked to quit, it stops esbuild's
+ * service (its own child, which it then reaps) and exits.
+ */
+import { stop as stopEsbuild } from 'esbuild';
+import { checkStructure } from '../config/api-schema.js';
+import { compileDirective } from '../config/compile-directive.js';
+import { paramValidator } from '../config/param-schema.js';
+import { builtinDirectives } from '../directives/catalogue.js';
+import type { ToWorker, WorkerMessage } from './deploy-worker.js';
+import { stageRelease } from './stage-release.js';
+
+const send = (message: WorkerMessage): void => {
+  process.send!(message);
+};
+
+checkStructure({});
+for (const directive of builtinDirectives.values()) paramValidator(directive.params);
+await compileDirective('Directives/Warm.js', 'export default () => {};');
+
+process.on('message', (message: ToWorker) => {
+  if (message.kind === 'quit') {
+    // esbuild's stop() kills its process without waiting: a moment for the exit to be reaped here.
+    void stopEsbuild().then(() => setTimeout(() => process.exit(0), 100));
+    return;
+  }
+  stageRelease(message.task).then(
+    (result) => send({ kind: 'result', result }),
+    (error: unknown) => send({ kind: 'failure', message: error instanceof Error ? (error.stack ?? error.message) : String(error) }),
+  );
+});
+// The router went away: nothing is waiting for a result.
+process.on('disconnect', () => process.exit(0));
+send({ kind: 'ready' });
