@@ -2,10 +2,12 @@
  * The deploy worker's process (started by deploy-worker.ts): takes one task at a time over its IPC
  * channel and answers with its result. It says it is ready once its modules are loaded and warm (the
  * structure schema and every built-in's parameter schema compiled, esbuild's service started), so
- * that a deploy's time budget counts the deploy's own work only. Asked to quit, it stops esbuild's
+ * that a deploy's time budget counts the deploy's own work only. It runs at the `--nice` it is
+ * given, every thread of it and esbuild's service too. Asked to quit, it stops esbuild's
  * service (its own child, which it then reaps) and exits.
  */
 import { stop as stopEsbuild } from 'esbuild';
+import { setThreadsNice } from '../cells/thread-priority.js';
 import { checkStructure } from '../config/api-schema.js';
 import { compileDirective } from '../config/compile-directive.js';
 import { paramValidator } from '../config/param-schema.js';
@@ -16,6 +18,10 @@ import { stageRelease } from './stage-release.js';
 const send = (message: WorkerMessage): void => {
   process.send!(message);
 };
+
+// Before esbuild's service and libuv's pool start: threads and processes made later inherit it.
+const nice = Number(process.argv[process.argv.indexOf('--nice') + 1] ?? 0);
+if (nice > 0) setThreadsNice(nice);
 
 checkStructure({});
 for (const directive of builtinDirectives.values()) paramValidator(directive.params);

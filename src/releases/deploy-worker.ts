@@ -30,6 +30,11 @@ export interface DeployWorkerOptions {
 
 const entry = fileURLToPath(new URL('./deploy-worker-process.js', import.meta.url));
 const IDLE_MS = 60_000;
+/**
+ * Below the cells (nice 5): when the cores are contended, the router and the APIs it serves go
+ * before a deploy. The price: on a saturated host a deploy takes longer, up to its time budget.
+ */
+export const DEPLOY_WORKER_NICE = 10;
 /** What the worker last wrote on stderr (V8 says there why it aborted). */
 const STDERR_TAIL = 4096;
 
@@ -104,7 +109,7 @@ export class DeployWorker {
 
   /** A new worker process; `ready` resolves once it can take its first deploy. */
   private start(): Running {
-    const child = fork(entry, [], {
+    const child = fork(entry, ['--nice', String(DEPLOY_WORKER_NICE)], {
       env: {},
       execArgv: [`--max-old-space-size=${this.options.memoryMb}`],
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
