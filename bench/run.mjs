@@ -1,4 +1,4 @@
-// `npm run bench`: runs the benchmarks (issues 7 and 20) one after the other and writes bench/RESULTS.md.
+// `npm run bench`: runs the benchmarks (issues 7, 20 and 21) one after the other and writes bench/RESULTS.md.
 // Settings (environment): BENCH_SECONDS (5), BENCH_RUNS (3), BENCH_CONNECTIONS (50),
 // BENCH_COLD_SAMPLES (50), BENCH_ONLY (e.g. "throughput,bus"). A quick smoke run:
 //   BENCH_SECONDS=1 BENCH_RUNS=1 npm run bench
@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { run as busVsHttp } from './bus-vs-http.mjs';
 import { run as coldStart } from './cold-start.mjs';
+import { run as edges } from './edges.mjs';
 import { progress, readConfig } from './lib/config.mjs';
 import { ROOT, cleanupAll, cleanupOnSignals, interrupted } from './lib/instance.mjs';
 import { run as memory } from './memory.mjs';
@@ -22,6 +23,7 @@ const BENCHMARKS = [
   { name: 'memory', title: '5. Memory', run: memory },
   { name: 'bus', title: '6. Inter-API Pull: bus vs loopback HTTP', run: busVsHttp },
   { name: 'sandbox', title: '7. One custom directive call (bench/sandbox-call.mjs)', run: sandboxCall },
+  { name: 'edges', title: '8. Edges: a neighbour while another tenant deploys hostile files', run: edges },
 ];
 
 if (!existsSync(join(ROOT, 'dist', 'cli', 'main.js'))) {
