@@ -61,8 +61,15 @@ export function toStatusError(error: unknown): { status: number; message: string
   return { status: 500, message, code: 'ANVIL_ERR_INTERNAL' };
 }
 
-/** The text sent to a client for an error: statuses >= 500 hide the real message unless debug is on. */
-export function publicMessage(status: number, message: string, debug: boolean): string {
-  if (status >= 500 && !debug) return STATUS_CODES[status] ?? 'Internal Server Error';
+/** Codes of the errors an API gets when it runs into a quota (src/quotas/quota-errors.ts). */
+export const QUOTA_CODE_PREFIX = 'ANVIL_ERR_QUOTA_';
+
+/**
+ * The text sent to a client for an error: statuses >= 500 hide the real message unless debug is
+ * on. A quota's message is written for clients (it names the quota, nothing of the host), so it
+ * is shown as it is.
+ */
+export function publicMessage(status: number, message: string, debug: boolean, code = ''): string {
+  if (status >= 500 && !debug && !code.startsWith(QUOTA_CODE_PREFIX)) return STATUS_CODES[status] ?? 'Internal Server Error';
   return message;
 }

@@ -2,6 +2,7 @@ import type { CompiledRelease } from '../config/types.js';
 import type { ApiRuntime } from '../engine/context.js';
 import { deepFreeze } from '../engine/resolve.js';
 import type { ActorSpec, BusCall, BusResponse } from '../protocol/messages.js';
+import { DEFAULT_QUOTAS, effectiveQuotas, type ApiQuotas } from '../quotas/api-quotas.js';
 import { openKvBackend, type KvStore } from '../stores/kv-store.js';
 import type { BusClient } from './bus-client.js';
 import { effectiveLimits } from './sandbox-setup.js';
@@ -20,6 +21,7 @@ export class ActorRuntime implements ApiRuntime {
   readonly maps: Readonly<Record<string, unknown>>;
   readonly maxJsonDepth: number;
   readonly hostMemoryBytes: number;
+  readonly quotas: ApiQuotas;
   private readonly resources = new Map<string, unknown>();
   private readonly pending = new Set<Promise<unknown>>();
   /** Set once the thread's socket exists. */
@@ -47,6 +49,7 @@ export class ActorRuntime implements ApiRuntime {
     this.stores = spec.stores;
     this.namespace = `${spec.host}/${spec.env}/${spec.key}`;
     this.maps = deepFreeze(release.maps);
+    this.quotas = effectiveQuotas(release.definition.limits ?? {}, spec.quotas ?? DEFAULT_QUOTAS);
   }
 
   resource<T>(name: string, create: () => T): T {
@@ -65,7 +68,7 @@ export class ActorRuntime implements ApiRuntime {
 
   enqueue(payload: string, delayMs: number): Promise<string> {
     if (this.bus === null) return Promise.reject(new Error('the in-process bus is not connected'));
-    return this.bus.enqueue(payload, delayMs);
+    return this.bus.enqueue(payload, delayMs, { maxPayloadBytes: this.quotas.jobPayloadBytes, maxQueued: this.quotas.queuedJobs });
   }
 
   callLocal(call: BusCall, timeoutMs: number): Promise<BusResponse> {

@@ -2,6 +2,8 @@ import { AnvilError } from '../errors.js';
 import type { FrameWriter } from '../protocol/frames.js';
 import { PendingCalls } from '../protocol/pending-calls.js';
 import { requestIdGenerator } from '../protocol/request-id.js';
+import type { JobQuota } from '../jobs/job-queue.js';
+import { isQuotaCode, QuotaError } from '../quotas/quota-errors.js';
 import { decodeCallResult, decodeEnqueueResult, encodeCall, encodeEnqueue, MAX_BUS_HOPS, splitApiPath, type BusCall, type BusResponse, type PeerOffer, type ThreadHello } from '../protocol/messages.js';
 import { PeerLink } from './peer-link.js';
 
@@ -80,10 +82,10 @@ export class BusClient {
   }
 
   /** Asks the router to store a job; resolves to its id once it is durable. */
-  enqueue(payload: string, delayMs: number): Promise<string> {
+  enqueue(payload: string, delayMs: number, quota: JobQuota): Promise<string> {
     return new Promise((resolve, reject) => {
       const number = this.enqueues.add({ resolve, reject });
-      this.writer.write(encodeEnqueue(number, { payload, delayMs }));
+      this.writer.write(encodeEnqueue(number, { payload, delayMs, quota }));
     });
   }
 
@@ -93,6 +95,7 @@ export class BusClient {
     const entry = this.enqueues.take(number);
     if (entry === undefined) return;
     if (outcome.ok) entry.resolve(outcome.id);
+    else if (outcome.code !== undefined && isQuotaCode(outcome.code)) entry.reject(new QuotaError(outcome.code, outcome.status, outcome.error, '', outcome.retryAfter));
     else entry.reject(new AnvilError('ANVIL_ERR_ENQUEUE', outcome.status, outcome.error));
   }
 

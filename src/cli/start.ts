@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import { DEFAULT_MAX_JSON_DEPTH } from '../http/json-depth.js';
+import { DEFAULT_QUOTAS } from '../quotas/api-quotas.js';
 import { byteSize, duration, envName, integer } from './options.js';
 
 interface StartFlags {
@@ -31,6 +32,12 @@ interface StartFlags {
   maxDirectiveWall: number;
   jobConcurrency: number;
   jobBackoff: number;
+  maxJobPayload: number;
+  maxQueuedJobs: number;
+  maxKvBytes: number;
+  maxLogFile: number;
+  maxLogBytes: number;
+  maxLogDays: number;
 }
 
 export function registerStart(program: Command): void {
@@ -62,6 +69,12 @@ export function registerStart(program: Command): void {
     .option('--max-directive-wall <duration>', 'most wall time per custom directive call an API may set (limits.wallMs)', duration('--max-directive-wall'), 30_000)
     .option('--job-concurrency <n>', 'jobs running at once (at most one per API)', integer('--job-concurrency', 1, 1024), 4)
     .option('--job-backoff <duration>', 'wait before the first retry of a failed job (then doubled)', duration('--job-backoff'), 1_000)
+    .option('--max-job-payload <size>', 'largest job payload an API may queue (413 above; api.yaml limits.jobPayloadKb may ask for less)', byteSize('--max-job-payload'), DEFAULT_QUOTAS.jobPayloadBytes)
+    .option('--max-queued-jobs <n>', 'jobs of an API queued and not finished (503 above; limits.queuedJobs)', integer('--max-queued-jobs', 1, 10_000_000), DEFAULT_QUOTAS.queuedJobs)
+    .option('--max-kv-bytes <size>', 'keys and values an API may keep in the key-value store (507 above; limits.kvKb)', byteSize('--max-kv-bytes'), DEFAULT_QUOTAS.kvBytes)
+    .option('--max-log-file <size>', 'size of an API\'s log file before the next is opened (limits.logFileKb)', byteSize('--max-log-file'), DEFAULT_QUOTAS.logFileBytes)
+    .option('--max-log-bytes <size>', 'all log files of an API together; the oldest go first (limits.logKb)', byteSize('--max-log-bytes'), DEFAULT_QUOTAS.logBytes)
+    .option('--max-log-days <n>', 'days an API\'s log files are kept (limits.logDays)', integer('--max-log-days', 1, 3650), DEFAULT_QUOTAS.logDays)
     .addHelpText('after', '\nExample:\n  anvil start --apis apis --publish --port 8080\n')
     .action(async (flags: StartFlags, command: Command) => {
       if (flags.apis !== undefined && (!existsSync(flags.apis) || !statSync(flags.apis).isDirectory())) {
@@ -120,6 +133,14 @@ export function registerStart(program: Command): void {
             stuckAfterMs: flags.requestTimeout,
           },
           jobs: { concurrency: flags.jobConcurrency, backoffMs: flags.jobBackoff },
+          quotas: {
+            jobPayloadBytes: flags.maxJobPayload,
+            queuedJobs: flags.maxQueuedJobs,
+            kvBytes: flags.maxKvBytes,
+            logFileBytes: flags.maxLogFile,
+            logBytes: flags.maxLogBytes,
+            logDays: flags.maxLogDays,
+          },
           sandbox: {
             maxima: { memoryMb: Math.max(8, Math.floor(flags.maxIsolateMemory / (1024 * 1024))), cpuMs: flags.maxDirectiveCpu, wallMs: flags.maxDirectiveWall },
           },

@@ -11,11 +11,20 @@ export const API_KEY_PATTERN = '^[a-z0-9][a-z0-9-]{0,62}$';
 export const RESERVED_KEYS: ReadonlySet<string> = new Set(['anvil']);
 export const TOP_LEVEL_FIELDS = ['key', 'debug', 'limits', 'before', 'endpoints', 'after'] as const;
 
-/** `limits:` of api.yaml: the API's own sandbox limits, each capped by the instance's maximum. */
+/**
+ * `limits:` of api.yaml: the API's own sandbox limits and its quotas on shared stores, each capped
+ * by the instance's maximum.
+ */
 export const LIMIT_FIELDS = {
   memoryMb: { minimum: 8, maximum: 4096, what: 'isolate memory in MiB' },
   cpuMs: { minimum: 1, maximum: 60_000, what: 'CPU time per custom directive call, in ms' },
   wallMs: { minimum: 1, maximum: 600_000, what: 'wall time per custom directive call (awaits included), in ms' },
+  jobPayloadKb: { minimum: 1, maximum: 1024 * 1024, what: 'largest job payload, in KiB' },
+  queuedJobs: { minimum: 1, maximum: 10_000_000, what: 'jobs queued and not finished' },
+  kvKb: { minimum: 1, maximum: 64 * 1024 * 1024, what: 'bytes of keys and values in the key-value store, in KiB' },
+  logFileKb: { minimum: 1, maximum: 64 * 1024 * 1024, what: 'size of one log file before the next is opened, in KiB' },
+  logKb: { minimum: 1, maximum: 64 * 1024 * 1024, what: 'size of all log files together, in KiB' },
+  logDays: { minimum: 1, maximum: 3650, what: 'days a log file is kept' },
 } as const;
 
 /** One problem found by a schema, before it gets a file position and a label. */

@@ -13,11 +13,11 @@ import { compileDirective } from './compile-directive.js';
 import { findCustomDirectives } from './custom-directives.js';
 import { loadMaps } from './maps.js';
 import { API_YAML_MAX_BYTES, readApiYaml, tooLarge } from './read-api-yaml.js';
-import type { ApiDefinition, ConfigError, SandboxLimits, SourcePosition } from './types.js';
+import type { ApiDefinition, ConfigError, ApiLimits, SourcePosition } from './types.js';
 import { YAML_LIMITS, type YamlLimits } from './input-limits.js';
 import { readYaml, type YamlReading } from './read-yaml.js';
 import { suggestName } from './suggest-name.js';
-import { offsetToPosition, positionOf, type LinePosition, type PathKey, type PointAt } from './yaml-positions.js';
+import { offsetToPosition, pathAtOffset, positionOf, type LinePosition, type PathKey, type PointAt } from './yaml-positions.js';
 
 /** Separates the list (or route) from the entry label in `ConfigError.label`. */
 export const LABEL_SEPARATOR = ' › ';
@@ -140,7 +140,7 @@ class Validator implements Checker {
     const after = checkEntries(data.after, ['after'], undefined, this);
 
     if (this.errors.length > 0 || typeof data.key !== 'string') return this.result(null);
-    const limits = isPlainObject(data.limits) ? (data.limits as Partial<SandboxLimits>) : {};
+    const limits = isPlainObject(data.limits) ? (data.limits as Partial<ApiLimits>) : {};
     return this.result({ key: data.key, debug: data.debug === true, limits, before, endpoints, after });
   }
 

@@ -40,12 +40,28 @@ export interface SandboxLimits {
   wallMs: number;
 }
 
+/**
+ * Quotas an API asks for in api.yaml (`limits:`) on what every API shares, each capped by the
+ * instance's ceiling (src/quotas/api-quotas.ts). Sizes in KiB.
+ */
+export interface QuotaLimits {
+  jobPayloadKb: number;
+  queuedJobs: number;
+  kvKb: number;
+  logFileKb: number;
+  logKb: number;
+  logDays: number;
+}
+
+/** Everything `limits:` of api.yaml may set. */
+export type ApiLimits = SandboxLimits & QuotaLimits;
+
 export interface ApiDefinition {
   key: string;
   /** When true, messages of errors >= 500 are sent to clients instead of a generic text. */
   debug: boolean;
   /** Only the limits api.yaml sets; the instance fills in the rest. */
-  limits: Partial<SandboxLimits>;
+  limits: Partial<ApiLimits>;
   before: EntryDefinition[];
   endpoints: EndpointDefinition[];
   after: EntryDefinition[];

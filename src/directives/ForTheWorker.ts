@@ -1,5 +1,6 @@
 import { QUEUE_FLOW } from '../engine/groups.js';
 import { AnvilError } from '../errors.js';
+import { QuotaError } from '../quotas/quota-errors.js';
 import { defineDirective } from './types.js';
 
 interface Params {
@@ -29,6 +30,11 @@ export default defineDirective<Params>({
     try {
       id = await ctx.api.enqueue(JSON.stringify(ctx.continuation()), Math.round((params.delay ?? 0) * 1000));
     } catch (error) {
+      // A quota's message is for the client as it is (413 too large, 503 queue full: retry-after).
+      if (error instanceof QuotaError) {
+        if (error.retryAfterSeconds !== undefined) ctx.message.setHeader('retry-after', String(error.retryAfterSeconds));
+        throw error;
+      }
       const status = error instanceof AnvilError ? error.status : 503;
       throw new AnvilError('ANVIL_ERR_ENQUEUE', status, `the job could not be queued: ${(error as Error).message}`);
     }

@@ -7,6 +7,6 @@ export default defineDirective({
   params: noParams,
   run(ctx) {
     if (ctx.error === null) return;
-    renderError(ctx, ctx.error.status, ctx.error.message);
+    renderError(ctx, ctx.error.status, ctx.error.message, ctx.error.code);
   },
 });

@@ -43,10 +43,10 @@ export default defineDirective({
     const accept = acceptOf.has(ctx.request) ? acceptOf.get(ctx.request) : clientAccept(ctx);
     addVary(ctx);
     if (!prefersHtml(accept)) {
-      renderError(ctx, status, ctx.error.message);
+      renderError(ctx, status, ctx.error.message, ctx.error.code);
       return;
     }
-    const message = publicMessage(status, ctx.error.message, ctx.api.debug);
+    const message = publicMessage(status, ctx.error.message, ctx.api.debug, ctx.error.code);
     ctx.message.status = status;
     respondHtml(ctx.message, await errorPage(ctx, status, message));
   },

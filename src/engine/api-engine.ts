@@ -194,7 +194,7 @@ export class ApiEngine {
     if (error !== null) {
       const untouched = versionAtError === message.version;
       if (untouched) {
-        renderError(ctx, error.status, error.message);
+        renderError(ctx, error.status, error.message, error.code);
       } else if (message.status < 300) {
         message.status = error.status;
       }

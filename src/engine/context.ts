@@ -3,6 +3,7 @@ import type { Groups } from './groups.js';
 import type { Memory } from './memory.js';
 import type { Message, OutgoingResponse } from './message.js';
 import type { BusCall, BusResponse } from '../protocol/messages.js';
+import type { ApiQuotas } from '../quotas/api-quotas.js';
 import type { KvStore } from '../stores/kv-store.js';
 
 /** The error a flow carries once a directive threw: it fills `$.memory.error`. */
@@ -58,6 +59,8 @@ export interface ApiRuntime {
   readonly maxJsonDepth: number;
   /** What one request may make the host hold (memory values, the response body): the API's memory limit. */
   readonly hostMemoryBytes: number;
+  /** What the API may keep in shared stores: its api.yaml `limits:` capped by the instance. */
+  readonly quotas: ApiQuotas;
   /**
    * A value created once per actor thread on first use and kept (a log writer, a db handle).
    * Values with a `close()` method are closed when the thread stops.

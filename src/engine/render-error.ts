@@ -1,7 +1,7 @@
 import { publicMessage } from '../errors.js';
 import type { DirectiveContext } from './context.js';
 
-/** Renders `{"error": "<message>"}` with the error's status; messages of statuses >= 500 are generic unless debug (or a job: no client sees it). */
-export function renderError(ctx: DirectiveContext, status: number, message: string): void {
-  ctx.message.respondJson(status, { error: publicMessage(status, message, ctx.api.debug || ctx.request.job) });
+/** Renders `{"error": "<message>"}` with the error's status; messages of statuses >= 500 are generic unless debug (or a job: no client sees it) or a quota's. */
+export function renderError(ctx: DirectiveContext, status: number, message: string, code?: string): void {
+  ctx.message.respondJson(status, { error: publicMessage(status, message, ctx.api.debug || ctx.request.job, code) });
 }

@@ -34,6 +34,14 @@
  * Per-API counts/flush/requeue list the ids of the relevant states and read each job's name in
  * one pipeline: O(jobs in those states), fine for our sizes (completed are capped at 1000).
  *
+ * Quota (`add` with a JobQuota): BullMQ cannot count one API's jobs cheaply, so each API has a set of
+ * the ids of its jobs not finished, `<prefix>:<queue>:anvil-pending:<api>`. A Lua script admits a
+ * job (SADD) only while the set is under the quota, then the job is added (and its id removed again
+ * if that fails). The id leaves the set when its run completes or fails for good (before BullMQ
+ * records it: a crash in between leaves the count one short, never one too many), when it is
+ * flushed, and comes back when it is requeued. Should an id stay behind anyway (Redis unreachable
+ * at that moment), a full set drops the ids of jobs gone or finished, at most every 30 s per API.
+ *
  * Connections (ioredis): the Queue's with `maxRetriesPerRequest: 1` and timeouts, so `add` fails
  * fast (503) while Redis is down; the Worker's with `maxRetriesPerRequest: null` (BullMQ requires
  * it for blocking commands). `open` checks that Redis answers.
@@ -41,10 +49,12 @@
 import { DelayedError, Job, Queue, UnrecoverableError, Worker, type JobType } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import { AnvilError } from '../errors.js';
+import { QuotaErrors } from '../quotas/quota-errors.js';
 import {
   checkApiFilter,
   checkConsumerOptions,
   checkNewJob,
+  checkPayloadQuota,
   describeRedisUrl,
   JOB_QUEUE_DEFAULTS,
   newJobId,
@@ -52,7 +62,7 @@ import {
   runSafely,
 } from './job-checks.js';
 import { JobErrors } from './job-errors.js';
-import type { JobInfo, JobQueue, JobState, NewJob, QueueConsumerOptions, QueueCounts, RunResult } from './job-queue.js';
+import type { JobInfo, JobQueue, JobQuota, JobState, NewJob, QueueConsumerOptions, QueueCounts, RunResult } from './job-queue.js';
 
 export const BULL_QUEUE_DEFAULTS = {
   prefix: 'anvil',
@@ -107,12 +117,40 @@ const FLUSHED_TYPES: JobType[] = ['wait', 'paused', 'prioritized', 'waiting-chil
 
 const ABANDONED = Symbol('abandoned');
 
+/** A full pending set drops the ids of finished or vanished jobs at most this often per API. */
+const HEAL_EVERY_MS = 30_000;
+
+/** A pending id whose job does not exist is dropped only once it is this old: its add may be under way. */
+const VANISHED_AFTER_MS = 60_000;
+
+// KEYS: the API's pending set, its heal marker. ARGV: the job id, the quota, the jobs' key prefix.
+// Job ids are j-<creation ms, 9 base-36 digits>-<hex>.
+const ADMIT_LUA = `
+local max = tonumber(ARGV[2])
+if redis.call('SCARD', KEYS[1]) >= max and redis.call('SET', KEYS[2], '1', 'NX', 'PX', ${HEAL_EVERY_MS}) then
+  local time = redis.call('TIME')
+  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  for _, member in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+    local job = ARGV[3] .. member
+    local created = tonumber(string.sub(member, 3, 11), 36) or 0
+    if redis.call('HEXISTS', job, 'finishedOn') == 1 or (redis.call('EXISTS', job) == 0 and created < now - ${VANISHED_AFTER_MS}) then
+      redis.call('SREM', KEYS[1], member)
+    end
+  end
+end
+if redis.call('SCARD', KEYS[1]) >= max then return 0 end
+redis.call('SADD', KEYS[1], ARGV[1])
+return 1
+`;
+
+type ScriptedRedis = Redis & { anvilAdmitJob(pending: string, healed: string, id: string, max: string, jobPrefix: string): Promise<number> };
+
 export class BullJobQueue implements JobQueue {
   readonly prefix: string;
   readonly queueName: string;
   private readonly url: string;
   private readonly where: string;
-  private readonly redis: Redis;
+  private readonly redis: ScriptedRedis;
   private readonly queue: Queue<JobData, void, string>;
   private readonly onError: (error: Error) => void;
   private worker: Worker<JobData, void, string> | undefined;
@@ -163,16 +201,31 @@ export class BullJobQueue implements JobQueue {
       connectTimeout: BULL_QUEUE_DEFAULTS.connectTimeoutMs,
       commandTimeout: BULL_QUEUE_DEFAULTS.commandTimeoutMs,
     };
-    this.redis = new Redis(url, redisOptions);
+    this.redis = new Redis(url, redisOptions) as ScriptedRedis;
+    this.redis.defineCommand('anvilAdmitJob', { numberOfKeys: 2, lua: ADMIT_LUA });
     this.watch(this.redis);
     this.queue = new Queue<JobData, void, string>(queueName, { connection: this.redis, prefix });
     this.queue.on('error', (error: Error) => this.report(error));
   }
 
-  async add(job: NewJob): Promise<string> {
+  async add(job: NewJob, quota?: JobQuota): Promise<string> {
     checkNewJob(job);
+    checkPayloadQuota(job, quota);
     this.checkOpen();
     const id = newJobId();
+    const max = quota === undefined ? Number.MAX_SAFE_INTEGER : quota.maxQueued;
+    const admitted = await this.call(() => this.redis.anvilAdmitJob(this.pendingKey(job.api), this.queue.toKey(`anvil-pending-healed:${job.api}`), id, String(max), this.queue.toKey('')));
+    if (admitted !== 1) throw QuotaErrors.queuedJobs(max);
+    try {
+      await this.addAdmitted(job, id);
+    } catch (error) {
+      await this.redis.srem(this.pendingKey(job.api), id).catch(() => {});
+      throw error;
+    }
+    return id;
+  }
+
+  private async addAdmitted(job: NewJob, id: string): Promise<void> {
     await this.call(() =>
       this.queue.add(
         job.api,
@@ -188,7 +241,21 @@ export class BullJobQueue implements JobQueue {
         },
       ),
     );
-    return id;
+  }
+
+  /** The set of the API's jobs not finished (see the header). */
+  private pendingKey(api: string): string {
+    return this.queue.toKey(`anvil-pending:${api}`);
+  }
+
+  /** The job finished for good or was removed: it no longer counts for its API's quota. */
+  private async unqueue(api: string, ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    try {
+      await this.redis.srem(this.pendingKey(api), ...ids);
+    } catch (error) {
+      this.report(error);
+    }
   }
 
   start(run: (job: JobInfo) => Promise<RunResult>, options: QueueConsumerOptions): void {
@@ -262,11 +329,17 @@ export class BullJobQueue implements JobQueue {
     return this.call(async () => {
       let removed = 0;
       for (const type of FLUSHED_TYPES) {
-        const ids = await this.idsOf(type, api);
+        const jobs = await this.jobsOf(type, api);
         // remove() gives 0 for a job that became active meanwhile (locked): it is left alone.
-        for (let i = 0; i < ids.length; i += 100) {
-          const results = await Promise.all(ids.slice(i, i + 100).map((id) => this.queue.remove(id)));
+        for (let i = 0; i < jobs.length; i += 100) {
+          const chunk = jobs.slice(i, i + 100);
+          const results = await Promise.all(chunk.map(([id]) => this.queue.remove(id)));
           removed += results.reduce((sum, n) => sum + n, 0);
+          const gone = new Map<string, string[]>();
+          chunk.forEach(([id, name], at) => {
+            if (results[at] === 1 && name !== null) gone.set(name, [...(gone.get(name) ?? []), id]);
+          });
+          for (const [name, ids] of gone) await this.unqueue(name, ids);
         }
       }
       return removed;
@@ -285,6 +358,8 @@ export class BullJobQueue implements JobQueue {
         await this.redis.hdel(this.queue.toKey(id), 'stc');
         try {
           await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+          // Requeued by an operator: it counts again, even past the API's quota.
+          await this.redis.sadd(this.pendingKey((job.data as JobData).api), id);
           requeued += 1;
         } catch {
           // no longer failed (requeued or removed meanwhile)
@@ -324,8 +399,14 @@ export class BullJobQueue implements JobQueue {
     // close() gave up on this run: leave the job active without renewing its lock, as a crash
     // would. Its lock runs out and it runs again (a DelayedError makes BullMQ leave it as it is).
     if (result === ABANDONED) throw new DelayedError('abandoned by close()');
-    if (result.ok) return;
-    if (retryDelay(info.attempts, policy) === null) throw new UnrecoverableError(result.error);
+    if (result.ok) {
+      await this.unqueue(api, [info.id]);
+      return;
+    }
+    if (retryDelay(info.attempts, policy) === null) {
+      await this.unqueue(api, [info.id]);
+      throw new UnrecoverableError(result.error);
+    }
     throw new Error(result.error);
   }
 
@@ -377,9 +458,14 @@ export class BullJobQueue implements JobQueue {
 
   /** The ids of the jobs of one BullMQ list/set, of one API if given (by the job name). */
   private async idsOf(type: JobType, api: string | undefined): Promise<string[]> {
+    if (api === undefined) return this.queue.getRanges([type], 0, -1, true);
+    return (await this.jobsOf(type, api)).map(([id]) => id);
+  }
+
+  /** [id, name (the API; null when unreadable)] of the jobs of one BullMQ list/set, of one API if given. */
+  private async jobsOf(type: JobType, api: string | undefined): Promise<Array<[string, string | null]>> {
     const ids = await this.queue.getRanges([type], 0, -1, true);
-    if (api === undefined || ids.length === 0) return ids;
-    const kept: string[] = [];
+    const kept: Array<[string, string | null]> = [];
     for (let i = 0; i < ids.length; i += 500) {
       const chunk = ids.slice(i, i + 500);
       const pipeline = this.redis.pipeline();
@@ -387,7 +473,8 @@ export class BullJobQueue implements JobQueue {
       const names = (await pipeline.exec()) ?? [];
       chunk.forEach((id, at) => {
         const [error, name] = names[at] ?? [null, null];
-        if (!error && name === api) kept.push(id);
+        const known = !error && typeof name === 'string' ? name : null;
+        if (api === undefined || known === api) kept.push([id, known]);
       });
     }
     return kept;

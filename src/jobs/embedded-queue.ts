@@ -22,6 +22,9 @@
  * stalled for a whole lease). A finish is written only if the row is still the claim it ran for
  * (state active, same attempts), so a run that lost its lease cannot overwrite a newer one.
  *
+ * Quota (`add` with a JobQuota): the API's jobs in state waiting or active are counted and the job
+ * inserted in one IMMEDIATE transaction, so concurrent adds from any connection never pass it.
+ *
  * Finish: ok → completed (the newest `keepCompleted` completed jobs of each API are kept, older
  * ones deleted); failed → waiting again at now + backoffMs·2^(attempts-1) while attempts <=
  * retries, else failed with its error (kept until flushed or requeued).
@@ -30,9 +33,10 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { AnvilError } from '../errors.js';
-import { checkApiFilter, checkConsumerOptions, checkNewJob, JOB_QUEUE_DEFAULTS, newJobId, retryDelay, runSafely } from './job-checks.js';
+import { QuotaErrors } from '../quotas/quota-errors.js';
+import { checkApiFilter, checkConsumerOptions, checkNewJob, checkPayloadQuota, JOB_QUEUE_DEFAULTS, newJobId, retryDelay, runSafely } from './job-checks.js';
 import { JobErrors } from './job-errors.js';
-import type { JobInfo, JobQueue, JobState, NewJob, QueueConsumerOptions, QueueCounts, RunResult } from './job-queue.js';
+import type { JobInfo, JobQueue, JobQuota, JobState, NewJob, QueueConsumerOptions, QueueCounts, RunResult } from './job-queue.js';
 
 export const EMBEDDED_QUEUE_DEFAULTS = {
   busyTimeoutMs: 5000,
@@ -101,6 +105,7 @@ interface Candidate {
 interface Statements {
   insert: Database.Statement<{ id: string; api: string; payload: string; now: number; runAt: number }>;
   get: Database.Statement<{ id: string }, Row>;
+  queuedOfApi: Database.Statement<{ api: string }, { n: number }>;
   anyDue: Database.Statement<{ now: number }, { one: number }>;
   apisWaiting: Database.Statement<[], { api: string }>;
   dueOfApi: Database.Statement<{ api: string; now: number; limit: number }, Candidate>;
@@ -224,6 +229,7 @@ export class EmbeddedJobQueue implements JobQueue {
         `INSERT INTO jobs (id, api, state, payload, attempts, created_at, run_at) VALUES (@id, @api, 'waiting', @payload, 0, @now, @runAt)`,
       ),
       get: db.prepare(`SELECT ${fields} FROM jobs WHERE id = @id`),
+      queuedOfApi: db.prepare(`SELECT count(*) AS n FROM jobs WHERE api = @api AND state IN ('waiting', 'active')`),
       anyDue: db.prepare(`SELECT 1 AS one FROM jobs WHERE state = 'waiting' AND run_at <= @now LIMIT 1`),
       apisWaiting: db.prepare(APIS_WAITING_SQL),
       dueOfApi: db.prepare(
@@ -260,11 +266,21 @@ export class EmbeddedJobQueue implements JobQueue {
     };
   }
 
-  async add(job: NewJob): Promise<string> {
+  async add(job: NewJob, quota?: JobQuota): Promise<string> {
     checkNewJob(job);
+    checkPayloadQuota(job, quota);
     const now = this.now();
     const id = newJobId(now);
-    this.sql(() => this.stmt.insert.run({ id, api: job.api, payload: job.payload, now, runAt: now + Math.ceil(job.delayMs) }));
+    const insert = () => this.stmt.insert.run({ id, api: job.api, payload: job.payload, now, runAt: now + Math.ceil(job.delayMs) });
+    if (quota === undefined) this.sql(insert);
+    else {
+      // IMMEDIATE: the count and the insert hold the write lock together, across connections.
+      const counted = this.db.transaction(() => {
+        if (this.stmt.queuedOfApi.get({ api: job.api })!.n >= quota.maxQueued) throw QuotaErrors.queuedJobs(quota.maxQueued);
+        insert();
+      });
+      this.sql(() => counted.immediate());
+    }
     this.kick();
     return id;
   }

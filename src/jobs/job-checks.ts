@@ -4,7 +4,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { JobErrors } from './job-errors.js';
-import type { NewJob, QueueConsumerOptions, RunResult } from './job-queue.js';
+import { QuotaErrors } from '../quotas/quota-errors.js';
+import type { JobQuota, NewJob, QueueConsumerOptions, RunResult } from './job-queue.js';
 
 /** Defaults for a caller without opinions (SPEC §8: 3 retries). */
 export const JOB_QUEUE_DEFAULTS = {
@@ -24,6 +25,18 @@ export function checkNewJob(job: NewJob): void {
   if (typeof job.delayMs !== 'number' || !Number.isFinite(job.delayMs) || job.delayMs < 0 || job.delayMs > MAX_DELAY_MS) {
     throw JobErrors.badArgument(`delayMs must be a number of ms between 0 and ${MAX_DELAY_MS}, got ${String(job.delayMs)}`);
   }
+}
+
+/** Checks the quota's own values, and the payload against it (the queue counts the queued jobs). */
+export function checkPayloadQuota(job: NewJob, quota: JobQuota | undefined): void {
+  if (quota === undefined) return;
+  if (quota === null || typeof quota !== 'object') throw JobErrors.badArgument('the quota must be an object');
+  integerAtLeast('maxPayloadBytes', quota.maxPayloadBytes, 1);
+  integerAtLeast('maxQueued', quota.maxQueued, 1);
+  // A UTF-8 byte is at least one UTF-16 unit, at most three: count only when it may matter.
+  if (job.payload.length * 3 <= quota.maxPayloadBytes) return;
+  const bytes = Buffer.byteLength(job.payload);
+  if (bytes > quota.maxPayloadBytes) throw QuotaErrors.jobPayload(bytes, quota.maxPayloadBytes);
 }
 
 export function checkApiFilter(api: string | undefined): void {

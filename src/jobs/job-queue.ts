@@ -18,6 +18,14 @@ export interface NewJob {
   delayMs: number;
 }
 
+/** What one API may put in the queue (its quotas, src/quotas/api-quotas.ts). */
+export interface JobQuota {
+  /** Largest payload, UTF-8 bytes: a larger one is refused (413). */
+  maxPayloadBytes: number;
+  /** Jobs of the API queued and not finished (waiting, delayed, active): at this many, a new one is refused (503). */
+  maxQueued: number;
+}
+
 export interface JobInfo {
   id: string;
   api: string;
@@ -64,8 +72,13 @@ export interface QueueConsumerOptions {
 }
 
 export interface JobQueue {
-  /** Durable once the promise resolves: the job survives a crash from then on. */
-  add(job: NewJob): Promise<string>;
+  /**
+   * Durable once the promise resolves: the job survives a crash from then on. With a quota, a job
+   * over it is refused with a QuotaError (ANVIL_ERR_QUOTA_JOB_PAYLOAD 413,
+   * ANVIL_ERR_QUOTA_QUEUED_JOBS 503); the count and the add are one step, so concurrent adds never
+   * pass the limit together.
+   */
+  add(job: NewJob, quota?: JobQuota): Promise<string>;
   /** Starts consuming: `run` is called for each due job, at most `concurrency` at once. */
   start(run: (job: JobInfo) => Promise<RunResult>, options: QueueConsumerOptions): void;
   get(id: string): Promise<JobInfo | null>;

@@ -7,6 +7,8 @@ import { STATUS_CODES } from 'node:http';
 import type { SandboxLimits } from '../config/types.js';
 import type { EngineRequest } from '../engine/api-engine.js';
 import type { OutgoingResponse } from '../engine/message.js';
+import type { JobQuota } from '../jobs/job-queue.js';
+import type { ApiQuotas } from '../quotas/api-quotas.js';
 import { envelopeFrame, FrameType, jsonFrame, readEnvelope, u32Frame } from './frames.js';
 
 /** What a cell needs to start threads for one API release. */
@@ -26,6 +28,8 @@ export interface ActorSpec {
   localBaseUrl: string;
   /** The instance's maxima for custom directives' limits. */
   sandbox: { maxima: SandboxLimits };
+  /** The instance's ceilings on shared stores (api.yaml `limits:` may ask for less). */
+  quotas: ApiQuotas;
   /** Where the shared stores are: the instance's data dir (embedded) or Redis. */
   stores: { dataRoot: string; redisUrl: string | null; redisPrefix: string };
   /** ANVIL_EGRESS_ALLOW of the instance (threads see no environment). */
@@ -266,18 +270,22 @@ export function decodeCallResult(payload: Buffer): { number: number; response: B
 export interface EnqueueRequest {
   payload: string;
   delayMs: number;
+  /** The API's job quotas as its api.yaml sets them (the router caps them by the instance's). */
+  quota: JobQuota;
 }
 
-export type EnqueueOutcome = { ok: true; id: string } | { ok: false; status: number; error: string };
+/** A refusal carries the error's code, and `retryAfter` (seconds) when a later try may pass. */
+export type EnqueueOutcome = { ok: true; id: string } | { ok: false; status: number; error: string; code?: string; retryAfter?: number };
 
 export function encodeEnqueue(number: number, request: EnqueueRequest): Buffer {
-  return envelopeFrame(FrameType.Enqueue, number, 0, [request.delayMs], Buffer.from(request.payload));
+  const { delayMs, quota } = request;
+  return envelopeFrame(FrameType.Enqueue, number, 0, [delayMs, quota.maxPayloadBytes, quota.maxQueued], Buffer.from(request.payload));
 }
 
 export function decodeEnqueue(payload: Buffer): { number: number; request: EnqueueRequest } {
   const envelope = readEnvelope(payload);
-  const [delayMs] = envelope.meta as [number];
-  return { number: envelope.number, request: { delayMs, payload: envelope.body.toString('utf8') } };
+  const [delayMs, maxPayloadBytes, maxQueued] = envelope.meta as [number, number, number];
+  return { number: envelope.number, request: { delayMs, quota: { maxPayloadBytes, maxQueued }, payload: envelope.body.toString('utf8') } };
 }
 
 export function encodeEnqueueResult(number: number, outcome: EnqueueOutcome): Buffer {

@@ -29,6 +29,7 @@ import { requestObserver } from './request-observer.js';
 import { JobRunner } from './job-runner.js';
 import { openJobQueue } from '../jobs/open-queue.js';
 import { apiIdentity } from '../cells/assign.js';
+import type { ApiQuotas } from '../quotas/api-quotas.js';
 import { ThreadServer } from '../protocol/thread-server.js';
 
 export interface InstanceOptions {
@@ -59,6 +60,8 @@ export interface InstanceOptions {
   sandbox: ActorSpec['sandbox'];
   /** Jobs running at once (one per API at most), and the backoff of the first retry. */
   jobs: { concurrency: number; backoffMs: number };
+  /** Ceilings (and defaults) of every API's quotas on shared stores. */
+  quotas: ApiQuotas;
 }
 
 /** The deploy worker's heap: a deploy within every input limit needs a fraction of it. */
@@ -116,7 +119,7 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
   // ANVIL_REDIS_PREFIX keeps instances that share a Redis apart (tests, several installations).
   const redisPrefix = process.env.ANVIL_REDIS_PREFIX ?? 'anvil:';
   const stores = { dataRoot: options.dataDir, redisUrl: process.env.REDIS_URL ?? null, redisPrefix };
-  const directory = new ApiDirectory(registry, paths, () => `http://localhost:${port}`, options.sandbox, stores, process.env.ANVIL_EGRESS_ALLOW ?? null, options.maxJsonDepth, (ids) => ids.forEach((id) => actors.supersede(id)));
+  const directory = new ApiDirectory(registry, paths, () => `http://localhost:${port}`, options.sandbox, options.quotas, stores, process.env.ANVIL_EGRESS_ALLOW ?? null, options.maxJsonDepth, (ids) => ids.forEach((id) => actors.supersede(id)));
   directory.reload();
 
   const token = randomBytes(24).toString('base64url');
@@ -153,7 +156,7 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
   const deployArchive = (req: IncomingMessage, host: PublicHost) => deployUpload(req, uploadLimits, { registry, paths, host, worker: deployWorker });
   const dispatcher = new Dispatcher(actors, options.requestTimeoutMs, requestObserver(metrics, log));
   const queue = await openJobQueue({ dataDir: options.dataDir, redisUrl: process.env.REDIS_URL, prefix: redisPrefix });
-  const jobs = new JobRunner(queue, directory, dispatcher);
+  const jobs = new JobRunner(queue, directory, dispatcher, (caller, quota) => metrics.quotaRefusals.inc({ host: caller.host, api: caller.key, quota }));
   actors.useJobs((caller, request) => jobs.enqueue(caller, request));
   metrics.watchQueue(async () => {
     const out: Array<{ host: string; api: string; counts: Awaited<ReturnType<typeof queue.counts>> }> = [];

@@ -1,5 +1,7 @@
 import { apiIdentity } from '../cells/assign.js';
-import type { JobInfo, JobQueue, RunResult } from '../jobs/job-queue.js';
+import { AnvilError } from '../errors.js';
+import type { JobInfo, JobQueue, JobQuota, RunResult } from '../jobs/job-queue.js';
+import { QuotaError } from '../quotas/quota-errors.js';
 import type { ActorSpec, EnqueueOutcome, EnqueueRequest } from '../protocol/messages.js';
 import type { ApiDirectory } from './api-directory.js';
 import type { Dispatcher } from './dispatcher.js';
@@ -26,11 +28,30 @@ export class JobRunner {
     private readonly queue: JobQueue,
     private readonly directory: ApiDirectory,
     private readonly dispatcher: Dispatcher,
+    /** Told of every job refused by a quota (for `anvil_quota_refusals_total`). */
+    private readonly onQuotaRefusal: (caller: ActorSpec, quota: string) => void,
   ) {}
 
+  /**
+   * Stores a job of `caller` under the API's quotas: what its thread sent (api.yaml), capped by the
+   * instance's ceilings in the caller's spec. Never rejects: a refusal is an outcome.
+   */
   async enqueue(caller: ActorSpec, request: EnqueueRequest): Promise<EnqueueOutcome> {
-    const id = await this.queue.add({ api: apiIdentity(caller.host, caller.env, caller.key), payload: request.payload, delayMs: request.delayMs });
-    return { ok: true, id };
+    const quota: JobQuota = {
+      maxPayloadBytes: capped(request.quota?.maxPayloadBytes, caller.quotas.jobPayloadBytes),
+      maxQueued: capped(request.quota?.maxQueued, caller.quotas.queuedJobs),
+    };
+    try {
+      const id = await this.queue.add({ api: apiIdentity(caller.host, caller.env, caller.key), payload: request.payload, delayMs: request.delayMs }, quota);
+      return { ok: true, id };
+    } catch (error) {
+      if (error instanceof QuotaError) {
+        this.onQuotaRefusal(caller, error.quota);
+        return { ok: false, status: error.status, error: error.message, code: error.code, retryAfter: error.retryAfterSeconds };
+      }
+      const status = error instanceof AnvilError ? error.status : 503;
+      return { ok: false, status, error: `the job was not stored: ${(error as Error).message}` };
+    }
   }
 
   start(options: JobRunnerOptions): void {
@@ -61,4 +82,9 @@ export class JobRunner {
       );
     });
   }
+}
+
+/** What a thread asked for, never above the instance's ceiling (nor a value that is not a count). */
+function capped(asked: number | undefined, ceiling: number): number {
+  return typeof asked === 'number' && Number.isSafeInteger(asked) && asked >= 1 ? Math.min(asked, ceiling) : ceiling;
 }

@@ -54,6 +54,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly quotaRefusals = new Counter({
+    name: 'anvil_quota_refusals_total',
+    help: 'Writes refused, or responses cut, because an API reached one of its quotas on shared things (job_payload, queued_jobs, kv_bytes, response_buffer)',
+    labelNames: ['host', 'api', 'quota'],
+    registers: [this.registry],
+  });
+
   constructor(private readonly token: string | undefined) {}
 
   /** Counts one request; cheap on the hot path (plain numbers until a scrape). */

@@ -72,7 +72,19 @@ describe('limits in api.yaml', () => {
     expect(await errors()).toEqual([
       expect.stringMatching(/^api\.yaml:3:13 limit "memoryMb" \(isolate memory in MiB\) must be an integer from 8 to 4096/),
       expect.stringMatching(/^api\.yaml:4:10 limit "cpuMs" .* must be an integer from 1 to 60000/),
-      expect.stringMatching(/^api\.yaml:5:3 unknown limit "threads" \(allowed: memoryMb, cpuMs, wallMs\)/),
+      expect.stringMatching(/^api\.yaml:5:3 unknown limit "threads" \(allowed: memoryMb, cpuMs, wallMs, jobPayloadKb, queuedJobs, kvKb, logFileKb, logKb, logDays\)/),
+    ]);
+  });
+
+  it('accepts the quotas on shared stores, and refuses values out of range naming the quota', async () => {
+    await put('api.yaml', yaml('limits: { jobPayloadKb: 64, queuedJobs: 100, kvKb: 512, logFileKb: 1024, logKb: 4096, logDays: 7 }\n'));
+    await put('Directives/Work.js', 'export default () => {};\n');
+    const result = await loadApiFolder(temp.path(), 'dev');
+    expect(result.ok && result.definition.limits).toEqual({ jobPayloadKb: 64, queuedJobs: 100, kvKb: 512, logFileKb: 1024, logKb: 4096, logDays: 7 });
+    await put('api.yaml', yaml('limits:\n  kvKb: 0\n  logDays: 1.5\n'));
+    expect(await errors()).toEqual([
+      expect.stringMatching(/^api\.yaml:3:9 limit "kvKb" \(bytes of keys and values in the key-value store, in KiB\) must be an integer from 1 to 67108864/),
+      expect.stringMatching(/^api\.yaml:4:12 limit "logDays" \(days a log file is kept\) must be an integer from 1 to 3650/),
     ]);
   });
 });

@@ -145,6 +145,21 @@ describe('BullMQ job queue', () => {
     for (const id of ids) expect(await queue.get(id)).toMatchObject({ state: 'completed', attempts: 1 });
   });
 
+  it('a full quota heals a count that drifted: ids of finished jobs and of long-vanished ones are dropped', async () => {
+    const queue = await open();
+    const api = 'localhost/dev/drift';
+    const pending = `${prefix}:${queueName}:anvil-pending:${api}`;
+    const quota = { maxPayloadBytes: 100, maxQueued: 2 };
+    queue.start(async () => ({ ok: true }), { concurrency: 1, perApi: 1, retries: 0, backoffMs: 10, leaseMs: 5000 });
+    const done = await queue.add({ api, payload: 'done', delayMs: 0 }, quota);
+    await eventually(async () => (await queue.get(done))?.state === 'completed');
+    // As if both removals had been lost: a finished job, and an id whose job never came (1970).
+    await admin.sadd(pending, done, 'j-000000001-0000000000');
+    expect(await admin.scard(pending)).toBe(2);
+    expect(await queue.add({ api, payload: 'x', delayMs: 60_000 }, quota)).toMatch(/^j-/);
+    expect(await admin.smembers(pending)).toHaveLength(1);
+  });
+
   it('openJobQueue rejects with a clear 503 when Redis cannot be reached, without the password', async () => {
     const started = Date.now();
     const error = await openJobQueue({ dataDir: temp.path(), redisUrl: 'redis://user:s3cret@127.0.0.1:1', prefix, queueName }).then(

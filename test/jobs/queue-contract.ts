@@ -340,6 +340,86 @@ export function jobQueueContract(name: string, makeQueue: () => Promise<JobQueue
       });
     });
 
+    describe('quota per API', () => {
+      it('refuses a payload over maxPayloadBytes (UTF-8 bytes) with 413 naming the limit, and takes one at the limit', async () => {
+        const queue = await open();
+        const quota = { maxPayloadBytes: 10, maxQueued: 100 };
+        // 'é' is two bytes: 5 of them are 10 bytes, at the limit.
+        expect(await queue.add({ api, payload: 'ééééé', delayMs: 0 }, quota)).toMatch(/^j-/);
+        await expect(queue.add({ api, payload: 'ééééé!', delayMs: 0 }, quota)).rejects.toMatchObject({
+          code: 'ANVIL_ERR_QUOTA_JOB_PAYLOAD',
+          status: 413,
+          message: expect.stringMatching(/the job is 11 bytes, over this API's job payload quota of 10 bytes/),
+        });
+        expect(await queue.counts(api)).toEqual({ ...ZERO, waiting: 1 });
+      });
+
+      it('refuses a job once maxQueued jobs of the API are waiting, delayed or running (503, retry later); other APIs are not counted', async () => {
+        const queue = await open();
+        const other = `${api}-other`;
+        const quota = { maxPayloadBytes: 1000, maxQueued: 3 };
+        const hold = gate();
+        queue.start(async (job) => {
+          if (job.payload === 'slow') await hold.promise;
+          return OK;
+        }, options({ perApi: 1 }));
+        const slow = await queue.add({ api, payload: 'slow', delayMs: 0 }, quota);
+        await eventually(async () => (await stateOf(queue, slow)) === 'active');
+        await queue.add({ api, payload: 'later', delayMs: 60_000 }, quota);
+        await queue.add({ api, payload: 'next', delayMs: 0 }, quota);
+        await expect(queue.add({ api, payload: 'one too many', delayMs: 0 }, quota)).rejects.toMatchObject({
+          code: 'ANVIL_ERR_QUOTA_QUEUED_JOBS',
+          status: 503,
+          retryAfterSeconds: expect.any(Number),
+          message: expect.stringMatching(/already has 3 jobs queued and not finished/),
+        });
+        expect(await queue.add({ api: other, payload: 'theirs', delayMs: 0 }, quota)).toMatch(/^j-/);
+        // The running job completes, then the next one: room for two.
+        hold.open();
+        await eventually(async () => (await queue.counts(api)).completed === 2);
+        await queue.add({ api, payload: 'a', delayMs: 60_000 }, quota);
+        await queue.add({ api, payload: 'b', delayMs: 60_000 }, quota);
+        await expect(queue.add({ api, payload: 'c', delayMs: 0 }, quota)).rejects.toMatchObject({ code: 'ANVIL_ERR_QUOTA_QUEUED_JOBS' });
+      });
+
+      it('concurrent adds never pass maxQueued together', async () => {
+        const [first, second] = [await open(), await open()];
+        const quota = { maxPayloadBytes: 1000, maxQueued: 5 };
+        const results = await Promise.allSettled(
+          Array.from({ length: 20 }, (_, i) => (i % 2 ? first : second).add({ api, payload: String(i), delayMs: 60_000 }, quota)),
+        );
+        expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(5);
+        for (const r of results) if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'ANVIL_ERR_QUOTA_QUEUED_JOBS' });
+        expect(await first.counts(api)).toEqual({ ...ZERO, delayed: 5 });
+      });
+
+      it('failed jobs do not count, flushed ones leave room, requeued ones count again', async () => {
+        const queue = await open();
+        const quota = { maxPayloadBytes: 1000, maxQueued: 2 };
+        queue.start(async (job) => (job.payload === 'bad' ? { ok: false, error: 'no' } : OK), options({ retries: 0 }));
+        const bad = await queue.add({ api, payload: 'bad', delayMs: 0 }, quota);
+        await eventually(async () => (await stateOf(queue, bad)) === 'failed');
+        await queue.add({ api, payload: 'x', delayMs: 60_000 }, quota);
+        await queue.add({ api, payload: 'y', delayMs: 60_000 }, quota);
+        await expect(queue.add({ api, payload: 'z', delayMs: 0 }, quota)).rejects.toMatchObject({ code: 'ANVIL_ERR_QUOTA_QUEUED_JOBS' });
+        expect(await queue.flush(api)).toBe(3);
+        await queue.add({ api, payload: 'bad', delayMs: 0 }, quota);
+        await eventually(async () => (await queue.counts(api)).failed === 1);
+        expect(await queue.requeueFailed(api)).toBe(1);
+        await queue.add({ api, payload: 'w', delayMs: 60_000 }, quota);
+        // The requeued job runs and fails again; until then it counted.
+        await eventually(async () => (await queue.counts(api)).failed === 1);
+        await queue.add({ api, payload: 'v', delayMs: 60_000 }, quota);
+        await expect(queue.add({ api, payload: 'u', delayMs: 0 }, quota)).rejects.toMatchObject({ code: 'ANVIL_ERR_QUOTA_QUEUED_JOBS' });
+      });
+
+      it('rejects a bad quota with a coded error', async () => {
+        const queue = await open();
+        await expect(queue.add({ api, payload: 'x', delayMs: 0 }, { maxPayloadBytes: 0, maxQueued: 1 })).rejects.toMatchObject({ code: 'ANVIL_ERR_JOBS_BAD_ARGUMENT' });
+        await expect(queue.add({ api, payload: 'x', delayMs: 0 }, { maxPayloadBytes: 1, maxQueued: 1.5 })).rejects.toMatchObject({ code: 'ANVIL_ERR_JOBS_BAD_ARGUMENT' });
+      });
+    });
+
     describe('durability and at least once', () => {
       it('an added job survives closing and reopening before anyone consumed it', async () => {
         const first = await open();

@@ -1,0 +1,56 @@
+/**
+ * What one API may keep in the things every API of the instance shares: the job queue, the
+ * key-value store and its log folder. The instance sets a ceiling for each (`anvil start
+ * --max-…`), which is also the API's default; an api.yaml may ask for less under `limits:`, never
+ * for more.
+ */
+import type { QuotaLimits } from '../config/types.js';
+
+export interface ApiQuotas {
+  /** Largest job payload (the frozen memory and message of ForTheWorker), bytes. */
+  jobPayloadBytes: number;
+  /** Jobs of the API queued and not finished yet (waiting, delayed or running). */
+  queuedJobs: number;
+  /** Keys and values the API keeps in the key-value store, UTF-8 bytes. */
+  kvBytes: number;
+  /** Size at which the API's log file of the day is closed and the next one (`.1`, `.2`…) opened, bytes. */
+  logFileBytes: number;
+  /** All the API's log files together, bytes: the oldest go first. */
+  logBytes: number;
+  /** Log files older than this many days go. */
+  logDays: number;
+}
+
+const KIB = 1024;
+const MIB = 1024 * KIB;
+
+/** The instance's ceilings when `anvil start` is given none. */
+export const DEFAULT_QUOTAS: ApiQuotas = {
+  jobPayloadBytes: 256 * KIB,
+  queuedJobs: 10_000,
+  kvBytes: 64 * MIB,
+  logFileBytes: 64 * MIB,
+  logBytes: 256 * MIB,
+  logDays: 14,
+};
+
+/** The names quota refusals are counted under (`anvil_quota_refusals_total{quota}`). */
+export const QUOTA_NAMES = {
+  jobPayload: 'job_payload',
+  queuedJobs: 'queued_jobs',
+  kvBytes: 'kv_bytes',
+  responseBuffer: 'response_buffer',
+} as const;
+
+/** The API's quotas: what its api.yaml asks for (`limits:`), each capped by the instance's ceiling. */
+export function effectiveQuotas(requested: Partial<QuotaLimits>, ceilings: ApiQuotas): ApiQuotas {
+  const pick = (asked: number | undefined, scale: number, ceiling: number) => (asked === undefined ? ceiling : Math.min(asked * scale, ceiling));
+  return {
+    jobPayloadBytes: pick(requested.jobPayloadKb, KIB, ceilings.jobPayloadBytes),
+    queuedJobs: pick(requested.queuedJobs, 1, ceilings.queuedJobs),
+    kvBytes: pick(requested.kvKb, KIB, ceilings.kvBytes),
+    logFileBytes: pick(requested.logFileKb, KIB, ceilings.logFileBytes),
+    logBytes: pick(requested.logKb, KIB, ceilings.logBytes),
+    logDays: pick(requested.logDays, 1, ceilings.logDays),
+  };
+}
