@@ -3,6 +3,7 @@ import type { ApiRuntime } from '../engine/context.js';
 import { deepFreeze } from '../engine/resolve.js';
 import type { ActorSpec, BusCall, BusResponse } from '../protocol/messages.js';
 import { DEFAULT_QUOTAS, effectiveQuotas, type ApiQuotas } from '../quotas/api-quotas.js';
+import { kvCountingRefusals, RefusalTally } from '../quotas/refusal-tally.js';
 import { openKvBackend, type KvStore } from '../stores/kv-store.js';
 import type { BusClient } from './bus-client.js';
 import { effectiveLimits } from './sandbox-setup.js';
@@ -22,6 +23,8 @@ export class ActorRuntime implements ApiRuntime {
   readonly maxJsonDepth: number;
   readonly hostMemoryBytes: number;
   readonly quotas: ApiQuotas;
+  /** Quota refusals since the thread's last stats report. */
+  readonly refusals = new RefusalTally();
   private readonly resources = new Map<string, unknown>();
   private readonly pending = new Set<Promise<unknown>>();
   /** Set once the thread's socket exists. */
@@ -61,7 +64,7 @@ export class ActorRuntime implements ApiRuntime {
   get kv(): KvStore {
     if (this.kvStore === null) {
       const backend = this.resource('kv', () => openKvBackend({ dataDir: this.stores.dataRoot, redisUrl: this.stores.redisUrl ?? undefined, redisPrefix: this.stores.redisPrefix }));
-      this.kvStore = backend.namespace(this.namespace);
+      this.kvStore = kvCountingRefusals(backend.namespace(this.namespace, { maxBytes: this.quotas.kvBytes }), this.refusals);
     }
     return this.kvStore;
   }

@@ -136,7 +136,7 @@ const statsTimer = setInterval(() => {
   arrived = 0;
   const direct = directCounts();
   const sandboxCpu = sandbox?.takeCpu();
-  if (isolates === 0 && cpuMs < 1 && direct.served === undefined && direct.peerCalls === undefined && sandboxCpu === undefined) return;
+  if (isolates === 0 && cpuMs < 1 && !anythingToReport(direct, sandboxCpu)) return;
   writer.write(encodeStats({ isolateHeapBytes: sandbox?.heapBytes() ?? 0, isolates, cpuMs, windowMs, requests, ...direct, sandboxCpu }));
 }, STATS_EVERY_MS);
 statsTimer.unref();
@@ -148,9 +148,14 @@ socket.on('error', () => {
   // 'close' follows; nothing else to do.
 });
 
-function directCounts(): Pick<ThreadStats, 'served' | 'peerCalls'> {
+/** What the router did not see and counts from the thread's report: peer calls, quota refusals. */
+function directCounts(): Pick<ThreadStats, 'served' | 'peerCalls' | 'quotaRefusals'> {
   const peerCalls = bus.takePeerCalls();
-  return { served: served.take(), peerCalls: peerCalls > 0 ? peerCalls : undefined };
+  return { served: served.take(), peerCalls: peerCalls > 0 ? peerCalls : undefined, quotaRefusals: runtime.refusals.take() };
+}
+
+function anythingToReport(direct: ReturnType<typeof directCounts>, sandboxCpu: ThreadStats['sandboxCpu']): boolean {
+  return direct.served !== undefined || direct.peerCalls !== undefined || direct.quotaRefusals !== undefined || sandboxCpu !== undefined;
 }
 
 /** No new work: peers are told to call through the router; exit once everything is answered. */
@@ -182,7 +187,7 @@ async function exitWhenIdle(): Promise<void> {
   await runtime.close();
   const direct = directCounts();
   const sandboxCpu = sandbox?.takeCpu();
-  if (direct.served !== undefined || direct.peerCalls !== undefined || sandboxCpu !== undefined) {
+  if (anythingToReport(direct, sandboxCpu)) {
     writer.write(encodeStats({ isolateHeapBytes: 0, isolates: 0, cpuMs: 0, windowMs: 1, requests: 0, ...direct, sandboxCpu }));
   }
   // The last responses may still be queued for this turn's flush: write them, and exit once the

@@ -1,4 +1,5 @@
 import { AnvilError } from '../errors.js';
+import { QuotaError } from '../quotas/quota-errors.js';
 import { defineDirective } from './types.js';
 
 interface Params {
@@ -64,8 +65,10 @@ export default defineDirective<Params>({
         }),
       );
     } catch (error) {
-      ctx.api.log('warn', 'RateLimit: the store cannot be reached', { error: (error as Error).message, failOpen: params.failOpen ?? true });
+      const quota = error instanceof QuotaError;
+      ctx.api.log('warn', quota ? "RateLimit: the API's key-value quota is full" : 'RateLimit: the store cannot be reached', { error: (error as Error).message, failOpen: params.failOpen ?? true });
       if (params.failOpen ?? true) return;
+      if (quota) throw error;
       throw new AnvilError('ANVIL_ERR_RATE_STORE', 503, 'Service Unavailable: the rate limit store cannot be reached');
     }
 

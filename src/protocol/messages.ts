@@ -195,6 +195,8 @@ export interface ThreadStats {
   peerCalls?: number;
   /** CPU its custom directive calls used since the last report, by directive. */
   sandboxCpu?: SandboxCpuCount[];
+  /** [quota, refusals] its API met since the last report (anvil_quota_refusals_total). */
+  quotaRefusals?: Array<[string, number]>;
 }
 
 /** [directive, calls, CPU seconds summed, calls per SANDBOX_CPU_BUCKETS bucket (+Inf last)]. */

@@ -89,6 +89,7 @@ export class Metrics {
     }
     if (stats.peerCalls !== undefined && stats.peerCalls > 0) this.busCalls.inc({ host, api }, stats.peerCalls);
     if (stats.sandboxCpu !== undefined) this.sandboxCpu.add(host, api, stats.sandboxCpu);
+    for (const [quota, count] of stats.quotaRefusals ?? []) this.quotaRefusals.inc({ host, api, quota }, count);
   }
 
   /** Mailbox depth, threads and isolate heap per API, read when metrics are scraped. */

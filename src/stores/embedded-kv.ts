@@ -8,14 +8,21 @@
  * Expiry is checked on every read; expired rows are swept now and then (every `sweepEvery` writes
  * of a connection, at most `sweepBatch` rows at a time). `increment` is one INSERT … ON CONFLICT
  * DO UPDATE … RETURNING statement, atomic across connections.
+ *
+ * Quota: `kv_usage` holds each namespace's bytes (UTF-8 of its keys and values, an integer counted
+ * as its decimal text), kept by triggers on every insert, update and delete, so no write path can
+ * forget it. A write under a quota runs in an IMMEDIATE transaction: it is made, and when it grew the
+ * namespace past its quota, the namespace's expired rows are swept and, if it is still over, the
+ * write is rolled back and refused (ANVIL_ERR_QUOTA_KV_BYTES, 507). Expired rows count until swept.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { AnvilError } from '../errors.js';
-import { checkIncrement, checkKey, checkNamespace, checkTtl, checkValue } from './kv-checks.js';
+import { QuotaErrors } from '../quotas/quota-errors.js';
+import { checkIncrement, checkKey, checkNamespace, checkQuota, checkTtl, checkValue } from './kv-checks.js';
 import { KvErrors } from './kv-errors.js';
-import type { KvBackend, KvStore } from './kv-store.js';
+import type { KvBackend, KvQuota, KvStore } from './kv-store.js';
 
 export const EMBEDDED_KV_DEFAULTS = {
   busyTimeoutMs: 5000,
@@ -46,6 +53,26 @@ CREATE TABLE IF NOT EXISTS kv (
 CREATE INDEX IF NOT EXISTS kv_expires_at ON kv (expires_at) WHERE expires_at IS NOT NULL;
 `;
 
+const SIZE_OF = (row: 'NEW' | 'OLD') => `length(CAST(${row}.key AS BLOB)) + length(CAST(${row}.value AS BLOB))`;
+
+/** user_version 1: the bytes of each namespace, kept by triggers, counted once from the rows already there. */
+const USAGE_SCHEMA = `
+CREATE TABLE IF NOT EXISTS kv_usage (ns TEXT PRIMARY KEY, bytes INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS kv_usage_insert AFTER INSERT ON kv BEGIN
+  INSERT INTO kv_usage (ns, bytes) VALUES (NEW.ns, ${SIZE_OF('NEW')})
+  ON CONFLICT (ns) DO UPDATE SET bytes = bytes + excluded.bytes;
+END;
+CREATE TRIGGER IF NOT EXISTS kv_usage_update AFTER UPDATE OF value ON kv BEGIN
+  UPDATE kv_usage SET bytes = bytes - (${SIZE_OF('OLD')}) + (${SIZE_OF('NEW')}) WHERE ns = NEW.ns;
+END;
+CREATE TRIGGER IF NOT EXISTS kv_usage_delete AFTER DELETE ON kv BEGIN
+  UPDATE kv_usage SET bytes = bytes - (${SIZE_OF('OLD')}) WHERE ns = OLD.ns;
+END;
+DELETE FROM kv_usage;
+INSERT INTO kv_usage (ns, bytes) SELECT ns, sum(length(CAST(key AS BLOB)) + length(CAST(value AS BLOB))) FROM kv GROUP BY ns;
+PRAGMA user_version = 1;
+`;
+
 /** Counters are INTEGER; a TEXT value counts when it is an integer's canonical decimal (as Redis). */
 const COUNTABLE = `(typeof(kv.value) = 'integer' OR (typeof(kv.value) = 'text' AND kv.value = CAST(CAST(kv.value AS INTEGER) AS TEXT)))`;
 const EXPIRED = `(kv.expires_at IS NOT NULL AND kv.expires_at <= @now)`;
@@ -67,6 +94,8 @@ interface Statements {
   increment: Database.Statement<{ ns: string; key: string; by: bigint; now: bigint; ttl: bigint }, { value: number; expires_at: number }>;
   peek: Database.Statement<{ ns: string; key: string; now: bigint }, { countable: number }>;
   sweep: Database.Statement<{ now: bigint; limit: number }>;
+  sweepNamespace: Database.Statement<{ ns: string; now: bigint }>;
+  usage: Database.Statement<{ ns: string }, { bytes: number }>;
 }
 
 function sqliteError(error: unknown): AnvilError {
@@ -99,6 +128,10 @@ export class EmbeddedKvBackend implements KvBackend {
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
       db.exec(SCHEMA);
+      // IMMEDIATE: threads opening the file together count the existing rows once, before any writes.
+      db.transaction(() => {
+        if ((db.pragma('user_version', { simple: true }) as number) < 1) db.exec(USAGE_SCHEMA);
+      }).immediate();
       return new EmbeddedKvBackend(file, db, options);
     } catch (error) {
       db.close();
@@ -122,11 +155,31 @@ export class EmbeddedKvBackend implements KvBackend {
       increment: db.prepare(INCREMENT_SQL),
       peek: db.prepare(`SELECT ${COUNTABLE} AS countable FROM kv WHERE ns = @ns AND key = @key AND NOT ${EXPIRED}`),
       sweep: db.prepare('DELETE FROM kv WHERE rowid IN (SELECT rowid FROM kv WHERE expires_at <= @now LIMIT @limit)'),
+      sweepNamespace: db.prepare('DELETE FROM kv WHERE ns = @ns AND expires_at <= @now'),
+      usage: db.prepare('SELECT bytes FROM kv_usage WHERE ns = @ns'),
     };
   }
 
-  namespace(ns: string): KvStore {
+  namespace(ns: string, quota?: KvQuota): KvStore {
     checkNamespace(ns);
+    checkQuota(quota);
+    const maxBytes = quota?.maxBytes;
+    /** Runs one write; under a quota, refuses (and undoes) it when it grew the namespace past it. */
+    const write = <T>(work: () => T, now: bigint): T => {
+      if (maxBytes === undefined) return this.run(work);
+      const guarded = this.db.transaction((): T => {
+        const before = this.usage(ns);
+        const result = work();
+        const grown = this.usage(ns);
+        if (grown > before && grown > maxBytes) {
+          this.stmt.sweepNamespace.run({ ns, now });
+          const after = this.usage(ns);
+          if (after > maxBytes) throw QuotaErrors.kvBytes(after, maxBytes);
+        }
+        return result;
+      });
+      return this.run(() => guarded.immediate());
+    };
     return {
       get: async (key) => {
         checkKey(key);
@@ -138,7 +191,7 @@ export class EmbeddedKvBackend implements KvBackend {
         checkValue(value);
         const ttl = checkTtl(ttlMs, false);
         const now = this.now();
-        this.run(() => this.stmt.set.run({ ns, key, value, expires: ttl === undefined ? null : now + BigInt(ttl) }));
+        write(() => this.stmt.set.run({ ns, key, value, expires: ttl === undefined ? null : now + BigInt(ttl) }), now);
         this.wrote();
       },
       delete: async (key) => {
@@ -150,7 +203,7 @@ export class EmbeddedKvBackend implements KvBackend {
         checkIncrement(by);
         const ttl = checkTtl(ttlMs, true) as number;
         const now = this.now();
-        const row = this.run(() => this.stmt.increment.get({ ns, key, by: BigInt(by), now, ttl: BigInt(ttl) }));
+        const row = write(() => this.stmt.increment.get({ ns, key, by: BigInt(by), now, ttl: BigInt(ttl) }), now);
         if (row === undefined) {
           const current = this.run(() => this.stmt.peek.get({ ns, key, now }));
           throw current !== undefined && current.countable === 0 ? KvErrors.notInteger() : KvErrors.outOfRange();
@@ -159,6 +212,11 @@ export class EmbeddedKvBackend implements KvBackend {
         return { value: row.value, ttlMs: Math.max(0, row.expires_at - Number(now)) };
       },
     };
+  }
+
+  /** Bytes of keys and values the namespace holds (expired rows not swept yet included). */
+  private usage(ns: string): number {
+    return this.stmt.usage.get({ ns })?.bytes ?? 0;
   }
 
   /** Deletes up to `sweepBatch` expired rows; returns how many. */

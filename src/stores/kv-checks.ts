@@ -1,4 +1,5 @@
 import { KvErrors } from './kv-errors.js';
+import type { KvQuota } from './kv-store.js';
 
 /** Limits of the key-value store, the same for every backend. Sizes are UTF-8 bytes. */
 export const KV_LIMITS = {
@@ -49,5 +50,12 @@ export function checkTtl(ttlMs: unknown, required: boolean): number | undefined 
 export function checkIncrement(by: unknown): asserts by is number {
   if (typeof by !== 'number' || !Number.isSafeInteger(by)) {
     throw KvErrors.badArgument(`increment "by" must be a safe integer, got ${String(by)}`);
+  }
+}
+
+export function checkQuota(quota: KvQuota | undefined): void {
+  if (quota === undefined) return;
+  if (quota === null || typeof quota !== 'object' || !Number.isSafeInteger(quota.maxBytes) || quota.maxBytes < 1) {
+    throw KvErrors.badArgument(`the quota must be { maxBytes: an integer >= 1 }, got ${JSON.stringify(quota)}`);
   }
 }

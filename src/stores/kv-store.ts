@@ -29,13 +29,24 @@ export interface KvStore {
   increment(key: string, by: number, ttlMs: number): Promise<{ value: number; ttlMs: number }>;
 }
 
+/** What one namespace (an API) may hold: UTF-8 bytes of its keys and values, an integer as its decimal text. */
+export interface KvQuota {
+  maxBytes: number;
+}
+
 export interface KvBackend {
   /**
    * A view of the store where every key is prefixed by the namespace (an API: `<host>/<env>/<key>`);
    * no key of one namespace can be read or written through another's view, whatever the key
    * string contains.
+   *
+   * Every backend counts each namespace's bytes. With a quota, a `set` or `increment` that would
+   * grow the namespace past it is refused with ANVIL_ERR_QUOTA_KV_BYTES (507) and changes nothing;
+   * a write that does not grow it (an overwrite with a value as small, a delete) always passes,
+   * also when a lowered quota left the namespace above it. Expired keys stop counting once the
+   * backend notices them (at the latest when a write would otherwise be refused).
    */
-  namespace(ns: string): KvStore;
+  namespace(ns: string, quota?: KvQuota): KvStore;
   close(): Promise<void>;
 }
 

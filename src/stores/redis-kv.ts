@@ -9,6 +9,15 @@
  * the key has no expiry yet (new, or expired and so gone), then PTTL. Never read-then-write in two
  * calls (Kong#5311, SECURITY.md).
  *
+ * Quota: Redis forgets an expired key by itself and tells no one, so each namespace's bytes are
+ * kept beside its keys, under `<prefix>kv-usage:<byte length of ns>:<ns>:` (a data key has a digit
+ * where these have `k`): `bytes` (the total), `sizes` (a hash: key → the bytes it was counted for)
+ * and `expiry` (a sorted set: key → when it expires). Every write is one Lua script that first
+ * forgets the keys whose expiry passed (up to 100 at a time; up to 10 000 more before refusing a
+ * write), then checks the quota, writes, and counts, with Redis's own clock (TIME) for the expiry
+ * it sets and the one it reaps. Keys written before this accounting existed count from their next
+ * write.
+ *
  * Connection: `lazyConnect: false`, `maxRetriesPerRequest: 1`, `enableOfflineQueue: true`, and
  * `autoResendUnfulfilledCommands: false` so an increment whose reply was lost with the connection
  * is rejected, never sent twice. While Redis cannot be reached every call rejects with
@@ -18,9 +27,10 @@
 import { createRequire } from 'node:module';
 import type { Redis, RedisOptions } from 'ioredis';
 import { AnvilError } from '../errors.js';
-import { checkIncrement, checkKey, checkNamespace, checkTtl, checkValue } from './kv-checks.js';
+import { QuotaErrors } from '../quotas/quota-errors.js';
+import { checkIncrement, checkKey, checkNamespace, checkQuota, checkTtl, checkValue } from './kv-checks.js';
 import { KvErrors } from './kv-errors.js';
-import type { KvBackend, KvStore } from './kv-store.js';
+import type { KvBackend, KvQuota, KvStore } from './kv-store.js';
 
 export const REDIS_KV_DEFAULTS = {
   prefix: 'anvil:',
@@ -39,22 +49,114 @@ export function redisKey(prefix: string, ns: string, key: string): string {
   return `${prefix}${Buffer.byteLength(ns)}:${ns}:${key}`;
 }
 
-// Lua numbers are doubles: the range check is exact at ±(2^53-1), which is where JS needs it.
-const INCREMENT_LUA = `
+/** The keys that hold a namespace's accounting (see the header). */
+export function usageKeys(prefix: string, ns: string): { bytes: string; sizes: string; expiry: string } {
+  const base = `${prefix}kv-usage:${Buffer.byteLength(ns)}:${ns}:`;
+  return { bytes: `${base}bytes`, sizes: `${base}sizes`, expiry: `${base}expiry` };
+}
+
+// Every script: KEYS = the data key, then the namespace's bytes, sizes and expiry; the key as the
+// API wrote it is an argument (its entry in sizes and expiry). A quota of '' is none.
+const ACCOUNTING_LUA = `
+local function now_ms()
+  local time = redis.call('TIME')
+  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
+local function reap(now, limit)
+  local gone = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, limit)
+  for _, member in ipairs(gone) do
+    local size = redis.call('HGET', KEYS[3], member)
+    if size then
+      redis.call('DECRBY', KEYS[2], size)
+      redis.call('HDEL', KEYS[3], member)
+    end
+    redis.call('ZREM', KEYS[4], member)
+  end
+end
+local function used()
+  return tonumber(redis.call('GET', KEYS[2]) or '0')
+end
+local function counted(key)
+  return tonumber(redis.call('HGET', KEYS[3], key) or '0')
+end
+-- Whether a write that makes \`key\` take \`size\` bytes fits the quota (a write that does not grow always does).
+local function fits(key, size, quota, now)
+  if quota == '' or size <= counted(key) then return true end
+  if used() - counted(key) + size <= tonumber(quota) then return true end
+  reap(now, 10000)
+  return used() - counted(key) + size <= tonumber(quota)
+end
+local function account(key, size, expires_at)
+  redis.call('INCRBY', KEYS[2], size - counted(key))
+  redis.call('HSET', KEYS[3], key, size)
+  if expires_at then redis.call('ZADD', KEYS[4], expires_at, key) else redis.call('ZREM', KEYS[4], key) end
+end
+`;
+
+// ARGV: key, value, ttl ms ('' = none), quota. Returns {1, 0}, or {0, bytes the write would make}.
+const SET_LUA = `${ACCOUNTING_LUA}
+local now = now_ms()
+reap(now, 100)
+local size = string.len(ARGV[1]) + string.len(ARGV[2])
+if not fits(ARGV[1], size, ARGV[4], now) then return {0, used() - counted(ARGV[1]) + size} end
+if ARGV[3] == '' then
+  redis.call('SET', KEYS[1], ARGV[2])
+  account(ARGV[1], size, nil)
+else
+  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+  account(ARGV[1], size, now + tonumber(ARGV[3]))
+end
+return {1, 0}
+`;
+
+// ARGV: key.
+const DELETE_LUA = `${ACCOUNTING_LUA}
+redis.call('UNLINK', KEYS[1])
+redis.call('DECRBY', KEYS[2], counted(ARGV[1]))
+redis.call('HDEL', KEYS[3], ARGV[1])
+redis.call('ZREM', KEYS[4], ARGV[1])
+return 1
+`;
+
+// ARGV: by, ttl ms, key, quota. INCRBY checks the value (an integer) and is undone when the result
+// leaves ±(2^53-1) (Lua numbers are doubles: the check is exact there, where JS needs it) or the
+// quota; PEXPIRE only when the key has no expiry yet (new, or expired and so gone).
+const INCREMENT_LUA = `${ACCOUNTING_LUA}
+local now = now_ms()
+reap(now, 100)
+local existed = redis.call('EXISTS', KEYS[1])
 local value = redis.call('INCRBY', KEYS[1], ARGV[1])
+local function undo()
+  if existed == 0 then redis.call('DEL', KEYS[1]) else redis.call('DECRBY', KEYS[1], ARGV[1]) end
+end
 if value > 9007199254740991 or value < -9007199254740991 then
-  redis.call('DECRBY', KEYS[1], ARGV[1])
+  undo()
   return redis.error_reply('ANVIL_OUT_OF_RANGE counter would leave the safe integer range')
 end
+local size = string.len(ARGV[3]) + redis.call('STRLEN', KEYS[1])
+if not fits(ARGV[3], size, ARGV[4], now) then
+  local would = used() - counted(ARGV[3]) + size
+  undo()
+  return redis.error_reply('ANVIL_KV_QUOTA ' .. would)
+end
 local ttl = redis.call('PTTL', KEYS[1])
+local expires_at = nil
 if ttl < 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   ttl = tonumber(ARGV[2])
+  expires_at = now + ttl
+else
+  expires_at = tonumber(redis.call('ZSCORE', KEYS[4], ARGV[3]) or (now + ttl))
 end
+account(ARGV[3], size, expires_at)
 return {value, ttl}
 `;
 
-type ScriptedRedis = Redis & { anvilIncrement(key: string, by: string, ttlMs: string): Promise<[number, number]> };
+type ScriptedRedis = Redis & {
+  anvilSet(key: string, bytes: string, sizes: string, expiry: string, name: string, value: string, ttlMs: string, quota: string): Promise<[number, number]>;
+  anvilDelete(key: string, bytes: string, sizes: string, expiry: string, name: string): Promise<number>;
+  anvilIncrement(key: string, bytes: string, sizes: string, expiry: string, by: string, ttlMs: string, name: string, quota: string): Promise<[number, number]>;
+};
 
 /** The URL without its credentials, for messages. */
 function describeUrl(url: string): string {
@@ -96,7 +198,9 @@ export class RedisKvBackend implements KvBackend {
     // Loaded here, not at import: a thread without Redis never pays for loading ioredis.
     const { Redis: RedisClient } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
     this.redis = new RedisClient(url, options) as ScriptedRedis;
-    this.redis.defineCommand('anvilIncrement', { numberOfKeys: 1, lua: INCREMENT_LUA });
+    this.redis.defineCommand('anvilSet', { numberOfKeys: 4, lua: SET_LUA });
+    this.redis.defineCommand('anvilDelete', { numberOfKeys: 4, lua: DELETE_LUA });
+    this.redis.defineCommand('anvilIncrement', { numberOfKeys: 4, lua: INCREMENT_LUA });
     // Without a listener ioredis prints every failed reconnection; keep the last for messages.
     this.redis.on('error', (error: Error) => {
       this.lastError = error;
@@ -106,9 +210,12 @@ export class RedisKvBackend implements KvBackend {
     });
   }
 
-  namespace(ns: string): KvStore {
+  namespace(ns: string, quota?: KvQuota): KvStore {
     checkNamespace(ns);
+    checkQuota(quota);
     const at = (key: string) => redisKey(this.prefix, ns, key);
+    const usage = usageKeys(this.prefix, ns);
+    const max = quota === undefined ? '' : String(quota.maxBytes);
     return {
       get: async (key) => {
         checkKey(key);
@@ -118,17 +225,18 @@ export class RedisKvBackend implements KvBackend {
         checkKey(key);
         checkValue(value);
         const ttl = checkTtl(ttlMs, false);
-        await this.call(() => (ttl === undefined ? this.redis.set(at(key), value) : this.redis.set(at(key), value, 'PX', ttl)));
+        const [written, would] = await this.call(() => this.redis.anvilSet(at(key), usage.bytes, usage.sizes, usage.expiry, key, value, ttl === undefined ? '' : String(ttl), max));
+        if (written !== 1) throw QuotaErrors.kvBytes(Number(would), quota!.maxBytes);
       },
       delete: async (key) => {
         checkKey(key);
-        await this.call(() => this.redis.unlink(at(key)));
+        await this.call(() => this.redis.anvilDelete(at(key), usage.bytes, usage.sizes, usage.expiry, key));
       },
       increment: async (key, by, ttlMs) => {
         checkKey(key);
         checkIncrement(by);
         const ttl = checkTtl(ttlMs, true) as number;
-        const [value, left] = await this.call(() => this.redis.anvilIncrement(at(key), String(by), String(ttl)));
+        const [value, left] = await this.call(() => this.redis.anvilIncrement(at(key), usage.bytes, usage.sizes, usage.expiry, String(by), String(ttl), key, max), quota);
         return { value: Number(value), ttlMs: Number(left) };
       },
     };
@@ -148,20 +256,22 @@ export class RedisKvBackend implements KvBackend {
     this.redis.disconnect();
   }
 
-  private async call<T>(command: () => Promise<T>): Promise<T> {
+  private async call<T>(command: () => Promise<T>, quota?: KvQuota): Promise<T> {
     if (this.closed) throw KvErrors.closed();
     try {
       return await command();
     } catch (error) {
-      throw this.translate(error);
+      throw this.translate(error, quota);
     }
   }
 
-  private translate(error: unknown): AnvilError {
+  private translate(error: unknown, quota: KvQuota | undefined): AnvilError {
     if (error instanceof AnvilError) return error;
     if (this.closed) return KvErrors.closed();
     const message = error instanceof Error ? error.message : String(error);
     if (error instanceof Error && error.name === 'ReplyError') {
+      const refused = /ANVIL_KV_QUOTA (\d+)/.exec(message);
+      if (refused !== null && quota !== undefined) return QuotaErrors.kvBytes(Number(refused[1]), quota.maxBytes);
       if (message.includes('ANVIL_OUT_OF_RANGE') || message.includes('overflow')) return KvErrors.outOfRange();
       if (message.includes('not an integer')) return KvErrors.notInteger();
       return KvErrors.failed(`Redis replied: ${message}`);

@@ -90,6 +90,19 @@ describe('embedded key-value store', () => {
     expect(await keep(openKvBackend({ dataDir: temp.path() })).namespace('fresh').get('hits')).toBe('120');
   });
 
+  it('a store from before the quota counts the rows it already holds when first opened', async () => {
+    const file = embeddedKvFile(temp.path());
+    keep(EmbeddedKvBackend.open({ dataDir: temp.path() }));
+    // As an earlier version left it: rows, and no accounting.
+    const db = new Database(file);
+    db.exec('DROP TRIGGER kv_usage_insert; DROP TRIGGER kv_usage_update; DROP TRIGGER kv_usage_delete; DROP TABLE kv_usage; PRAGMA user_version = 0');
+    db.prepare("INSERT INTO kv (ns, key, value) VALUES ('old', 'k', 'xxxxxxxx'), ('old', 'n', 12)").run();
+    db.close();
+    const kv = keep(EmbeddedKvBackend.open({ dataDir: temp.path() })).namespace('old', { maxBytes: 14 });
+    await expect(kv.set('m', 'xx')).rejects.toMatchObject({ code: 'ANVIL_ERR_QUOTA_KV_BYTES', message: expect.stringContaining('15 bytes, over its quota of 14 bytes') });
+    await kv.set('m', 'x');
+  });
+
   it('validates its options', () => {
     expect(() => EmbeddedKvBackend.open({ dataDir: '' })).toThrow(/dataDir must be a non-empty path/);
     expect(() => EmbeddedKvBackend.open({ dataDir: temp.path(), sweepEvery: 0 })).toThrow(/sweepEvery must be an integer >= 1/);

@@ -295,6 +295,84 @@ export function kvStoreContract(
       });
     });
 
+    describe('quota per namespace', () => {
+      const quotaOf = async (maxBytes: number, suffix?: string): Promise<KvStore> => (await open()).namespace(ns(suffix), { maxBytes });
+      const refused = (bytes: number, limit: number) => ({
+        code: 'ANVIL_ERR_QUOTA_KV_BYTES',
+        status: 507,
+        message: `this write would make the API's keys and values in the key-value store ${bytes} bytes, over its quota of ${limit} bytes (api.yaml limits.kvKb, at most --max-kv-bytes)`,
+      });
+
+      it('counts keys and values in UTF-8 bytes; a write past the quota is refused with 507 and changes nothing', async () => {
+        const kv = await quotaOf(20);
+        await kv.set('ab', '12345678');
+        await kv.set('cd', 'éééé'); // 2 + 8: 20 in all, at the quota
+        await expect(kv.set('e', 'x')).rejects.toMatchObject(refused(22, 20));
+        expect(await kv.get('e')).toBeNull();
+        expect(await kv.get('cd')).toBe('éééé');
+      });
+
+      it('an overwrite with less and a delete free room; a write that does not grow passes even above a lowered quota', async () => {
+        const kv = await quotaOf(20);
+        await kv.set('ab', '12345678');
+        await kv.set('cd', '12345678');
+        await kv.set('ab', '1'); // 3 + 10
+        await kv.set('e', 'xxxxxx'); // + 7 = 20
+        const lowered = await quotaOf(10);
+        await lowered.set('e', 'x'); // 15: above 10, but smaller than before
+        await expect(lowered.set('e', 'xx')).rejects.toMatchObject(refused(16, 10));
+        await lowered.delete('cd'); // 5
+        await lowered.set('f', 'xxxx'); // 10
+        expect(await lowered.get('f')).toBe('xxxx');
+      });
+
+      it('a counter takes its key and its digits; an increment past the quota is refused and leaves the counter as it was', async () => {
+        const kv = await quotaOf(6);
+        expect((await kv.increment('c', 9, 60_000)).value).toBe(9); // 2
+        expect((await kv.increment('c', 1, 60_000)).value).toBe(10); // 3
+        await kv.set('k', 'x'); // 5
+        await expect(kv.increment('d', 1, 60_000)).rejects.toMatchObject(refused(7, 6));
+        expect(await kv.get('d')).toBeNull();
+        expect((await kv.increment('c', 90, 60_000)).value).toBe(100); // 6
+        await expect(kv.increment('c', 900, 60_000)).rejects.toMatchObject(refused(7, 6));
+        expect(await kv.get('c')).toBe('100');
+        expect((await kv.increment('c', -1, 60_000)).value).toBe(99);
+      });
+
+      it('expired keys stop counting', async () => {
+        const kv = await quotaOf(10);
+        await kv.set('a', '12345678', 150); // 9
+        await expect(kv.set('b', 'xx')).rejects.toMatchObject({ code: 'ANVIL_ERR_QUOTA_KV_BYTES' });
+        await expect(kv.increment('n', 1, 150)).rejects.toMatchObject({ code: 'ANVIL_ERR_QUOTA_KV_BYTES' });
+        await elapse(150);
+        await kv.set('b', 'xx');
+        await kv.set('c', 'xxxxx');
+        expect(await kv.get('b')).toBe('xx');
+      });
+
+      it('each namespace has its own count; writes through a view without quota count too', async () => {
+        const full = await quotaOf(5, 'full');
+        await full.set('k', 'xxxx');
+        const other = await quotaOf(5, 'other');
+        await other.set('k', 'xxxx');
+        const unlimited = (await open()).namespace(ns('full'));
+        await unlimited.set('m', 'xxxxxxxxx');
+        await expect(full.set('n', '')).rejects.toMatchObject(refused(16, 5));
+      });
+
+      it('concurrent writes through two backends never pass the quota together', async () => {
+        const [first, second] = [await quotaOf(50), await quotaOf(50)];
+        const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => (i % 2 ? first : second).set(`k${String(i).padStart(2, '0')}`, 'xxxxxxx')));
+        expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(5);
+        for (const r of results) if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'ANVIL_ERR_QUOTA_KV_BYTES' });
+      });
+
+      it('refuses a bad quota', async () => {
+        const backend = await open();
+        for (const maxBytes of [0, 1.5, Number.NaN]) expect(() => backend.namespace(ns(), { maxBytes })).toThrow(/the quota must be \{ maxBytes: an integer >= 1 \}/);
+      });
+    });
+
     describe('limits', () => {
       it('takes keys up to 1 KiB of UTF-8 and rejects longer ones on every call', async () => {
         const kv = await store();

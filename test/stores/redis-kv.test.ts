@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { openKvBackend, type KvBackend } from '../../src/stores/kv-store.js';
-import { redisKey } from '../../src/stores/redis-kv.js';
+import { redisKey, usageKeys } from '../../src/stores/redis-kv.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 import { kvStoreContract } from './kv-contract.js';
 
@@ -101,6 +101,21 @@ describe('Redis key-value store', () => {
     const pttl = await admin.pttl(redisKey(redisPrefix, 'ttl', 'c'));
     expect(pttl).toBeGreaterThan(9000);
     expect(pttl).toBeLessThanOrEqual(10_000);
+  });
+
+  it('counts a namespace beside its keys: bytes, sizes per key, and the expiry it reaps', async () => {
+    const kv = open().namespace('counted', { maxBytes: 100 });
+    await kv.set('a', 'xyz');
+    await kv.set('b', 'é', 60_000);
+    await kv.increment('c', 10, 60_000);
+    const keys = usageKeys(redisPrefix, 'counted');
+    expect(keys.bytes).toBe(`${redisPrefix}kv-usage:7:counted:bytes`);
+    expect(await admin.get(keys.bytes)).toBe('10');
+    expect(await admin.hgetall(keys.sizes)).toEqual({ a: '4', b: '3', c: '3' });
+    expect(await admin.zrange(keys.expiry, 0, -1)).toEqual(['b', 'c']);
+    await kv.delete('b');
+    expect(await admin.get(keys.bytes)).toBe('7');
+    expect(await admin.zrange(keys.expiry, 0, -1)).toEqual(['c']);
   });
 
   it('a store that cannot reach Redis rejects every call with a clear error, without the password', async () => {
