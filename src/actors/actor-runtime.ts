@@ -1,9 +1,12 @@
+import { join } from 'node:path';
 import type { CompiledRelease } from '../config/types.js';
 import type { ApiRuntime } from '../engine/context.js';
 import { deepFreeze } from '../engine/resolve.js';
 import type { ActorSpec, BusCall, BusResponse } from '../protocol/messages.js';
 import { DEFAULT_QUOTAS, effectiveQuotas, type ApiQuotas } from '../quotas/api-quotas.js';
-import { kvCountingRefusals, RefusalTally } from '../quotas/refusal-tally.js';
+import { kvCountingRefusals } from '../quotas/kv-refusals.js';
+import { Tally } from '../quotas/tally.js';
+import { JsonLinesLog } from '../logs/json-lines-log.js';
 import { openKvBackend, type KvStore } from '../stores/kv-store.js';
 import type { BusClient } from './bus-client.js';
 import { effectiveLimits } from './sandbox-setup.js';
@@ -23,8 +26,9 @@ export class ActorRuntime implements ApiRuntime {
   readonly maxJsonDepth: number;
   readonly hostMemoryBytes: number;
   readonly quotas: ApiQuotas;
-  /** Quota refusals since the thread's last stats report. */
-  readonly refusals = new RefusalTally();
+  /** Quota refusals by quota, and log files removed by reason, since the thread's last stats report. */
+  readonly refusals = new Tally();
+  readonly logFilesRemoved = new Tally();
   private readonly resources = new Map<string, unknown>();
   private readonly pending = new Set<Promise<unknown>>();
   /** Set once the thread's socket exists. */
@@ -67,6 +71,16 @@ export class ActorRuntime implements ApiRuntime {
       this.kvStore = kvCountingRefusals(backend.namespace(this.namespace, { maxBytes: this.quotas.kvBytes }), this.refusals);
     }
     return this.kvStore;
+  }
+
+  /** The API's request log (logs/ in its data dir), opened on first use, under the API's log quotas. */
+  get requestLog(): JsonLinesLog {
+    return this.resource('requestLog', () => {
+      const { logFileBytes, logBytes, logDays } = this.quotas;
+      return new JsonLinesLog(join(this.dataDir, 'logs'), { fileBytes: logFileBytes, totalBytes: logBytes, days: logDays }, {
+        removed: (reason, files) => this.logFilesRemoved.add(reason, files),
+      });
+    });
   }
 
   enqueue(payload: string, delayMs: number): Promise<string> {

@@ -149,13 +149,18 @@ socket.on('error', () => {
 });
 
 /** What the router did not see and counts from the thread's report: peer calls, quota refusals. */
-function directCounts(): Pick<ThreadStats, 'served' | 'peerCalls' | 'quotaRefusals'> {
+function directCounts(): Pick<ThreadStats, 'served' | 'peerCalls' | 'quotaRefusals' | 'logFilesRemoved'> {
   const peerCalls = bus.takePeerCalls();
-  return { served: served.take(), peerCalls: peerCalls > 0 ? peerCalls : undefined, quotaRefusals: runtime.refusals.take() };
+  return {
+    served: served.take(),
+    peerCalls: peerCalls > 0 ? peerCalls : undefined,
+    quotaRefusals: runtime.refusals.take(),
+    logFilesRemoved: runtime.logFilesRemoved.take(),
+  };
 }
 
 function anythingToReport(direct: ReturnType<typeof directCounts>, sandboxCpu: ThreadStats['sandboxCpu']): boolean {
-  return direct.served !== undefined || direct.peerCalls !== undefined || direct.quotaRefusals !== undefined || sandboxCpu !== undefined;
+  return Object.values(direct).some((counted) => counted !== undefined) || sandboxCpu !== undefined;
 }
 
 /** No new work: peers are told to call through the router; exit once everything is answered. */

@@ -1,16 +1,13 @@
-import { join } from 'node:path';
 import { isoTime } from '../logs/iso-time.js';
-import { JsonLinesLog } from '../logs/json-lines-log.js';
 import { defineDirective, noParams } from './types.js';
 
 export default defineDirective({
   name: 'Log',
-  summary: "Appends one JSON line per request to the API's log (logs/YYYY-MM-DD.jsonl in its data dir).",
+  summary: "Appends one JSON line per request to the API's log (logs/YYYY-MM-DD.jsonl in its data dir, rotated and pruned under the API's log quotas).",
   params: noParams,
   run(ctx) {
-    const log = ctx.api.resource('log', () => new JsonLinesLog(join(ctx.api.dataDir, 'logs')));
     const status = ctx.sent?.status ?? ctx.message.status;
-    log.append({
+    ctx.api.requestLog.append({
       time: isoTime(Date.now()),
       id: ctx.request.id,
       verb: ctx.request.verb,

@@ -72,6 +72,8 @@ export interface ApiRuntime {
   enqueue(payload: string, delayMs: number): Promise<string>;
   /** A request to another API of this host over the in-process bus (no socket). */
   callLocal(call: BusCall, timeoutMs: number): Promise<BusResponse>;
+  /** The API's request log: JSON lines in logs/ of its data dir, rotated and pruned under its quotas. */
+  readonly requestLog: { append(record: Record<string, unknown>): void };
   /** The API's own view of the shared key-value store (counters, caches); no other API's keys. */
   readonly kv: KvStore;
   /** A line in the instance log, tagged with the API (for operators, never sent to clients). */

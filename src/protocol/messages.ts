@@ -197,6 +197,8 @@ export interface ThreadStats {
   sandboxCpu?: SandboxCpuCount[];
   /** [quota, refusals] its API met since the last report (anvil_quota_refusals_total). */
   quotaRefusals?: Array<[string, number]>;
+  /** [reason (age, size), files] its log retention removed since the last report. */
+  logFilesRemoved?: Array<[string, number]>;
 }
 
 /** [directive, calls, CPU seconds summed, calls per SANDBOX_CPU_BUCKETS bucket (+Inf last)]. */

@@ -162,8 +162,8 @@ export class ActorTable {
       },
       (reported) => {
         this.noteCpu(actor, Date.now());
-        const { served, peerCalls, sandboxCpu, quotaRefusals } = reported.stats;
-        if (served !== undefined || peerCalls !== undefined || sandboxCpu !== undefined || quotaRefusals !== undefined) this.threadReport(actor.spec, reported.stats);
+        const { served, peerCalls, sandboxCpu, quotaRefusals, logFilesRemoved } = reported.stats;
+        if ([served, peerCalls, sandboxCpu, quotaRefusals, logFilesRemoved].some((counted) => counted !== undefined)) this.threadReport(actor.spec, reported.stats);
       },
     );
     actor.attach(link);

@@ -61,6 +61,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly logFilesRemoved = new Counter({
+    name: 'anvil_log_files_removed_total',
+    help: "Files of an API's request log removed by retention: older than its days (reason age) or over its total size (reason size)",
+    labelNames: ['host', 'api', 'reason'],
+    registers: [this.registry],
+  });
+
   constructor(private readonly token: string | undefined) {}
 
   /** Counts one request; cheap on the hot path (plain numbers until a scrape). */
@@ -90,6 +97,7 @@ export class Metrics {
     if (stats.peerCalls !== undefined && stats.peerCalls > 0) this.busCalls.inc({ host, api }, stats.peerCalls);
     if (stats.sandboxCpu !== undefined) this.sandboxCpu.add(host, api, stats.sandboxCpu);
     for (const [quota, count] of stats.quotaRefusals ?? []) this.quotaRefusals.inc({ host, api, quota }, count);
+    for (const [reason, count] of stats.logFilesRemoved ?? []) this.logFilesRemoved.inc({ host, api, reason }, count);
   }
 
   /** Mailbox depth, threads and isolate heap per API, read when metrics are scraped. */
