@@ -38,6 +38,7 @@ interface StartFlags {
   maxLogFile: number;
   maxLogBytes: number;
   maxLogDays: number;
+  responseBuffer: number;
 }
 
 export function registerStart(program: Command): void {
@@ -75,6 +76,7 @@ export function registerStart(program: Command): void {
     .option('--max-log-file <size>', 'size of an API\'s log file before the next is opened (limits.logFileKb)', byteSize('--max-log-file'), DEFAULT_QUOTAS.logFileBytes)
     .option('--max-log-bytes <size>', 'all log files of an API together; the oldest go first (limits.logKb)', byteSize('--max-log-bytes'), DEFAULT_QUOTAS.logBytes)
     .option('--max-log-days <n>', 'days an API\'s log files are kept (limits.logDays)', integer('--max-log-days', 1, 3650), DEFAULT_QUOTAS.logDays)
+    .option('--response-buffer <size>', 'large response bodies the router holds for slow clients, in all; beyond it the slowest are cut', byteSize('--response-buffer'), 64 * 1024 * 1024)
     .addHelpText('after', '\nExample:\n  anvil start --apis apis --publish --port 8080\n')
     .action(async (flags: StartFlags, command: Command) => {
       if (flags.apis !== undefined && (!existsSync(flags.apis) || !statSync(flags.apis).isDirectory())) {
@@ -133,6 +135,7 @@ export function registerStart(program: Command): void {
             stuckAfterMs: flags.requestTimeout,
           },
           jobs: { concurrency: flags.jobConcurrency, backoffMs: flags.jobBackoff },
+          responseBufferBytes: flags.responseBuffer,
           quotas: {
             jobPayloadBytes: flags.maxJobPayload,
             queuedJobs: flags.maxQueuedJobs,

@@ -1,6 +1,6 @@
 import { AnvilError, Errors } from '../errors.js';
 import { attachmentDisposition, contentTypeFor } from '../static/content-types.js';
-import { STATIC_MAX_BYTES, staticRoot } from '../static/roots.js';
+import { STATIC_MAX_BYTES, STATIC_STREAM_ABOVE_BYTES, staticRoot } from '../static/roots.js';
 import { readInside, safeSegments } from '../static/safe-file.js';
 import { formatBytes } from '../views/limits.js';
 import { defineDirective } from './types.js';
@@ -29,7 +29,9 @@ interface Params {
  * - `type`: a media type, or an extension looked up in the table (`css`); default: the file's
  *   extension, else `application/octet-stream`. `x-content-type-options: nosniff` always.
  * - `attachment: true`: `content-disposition: attachment; filename="<file>"` (escaped).
- * - A file over 10 MiB: 500. The body is a Buffer; the status stays as it is (200 by default).
+ * - A file over 10 MiB: 500. The status stays as it is (200 by default). A file over 64 KiB is not
+ *   read here: the router streams it to the client (static/file-ref.ts), holding a chunk per
+ *   connection; a directive that reads the body after this one gets the bytes.
  */
 export default defineDirective<Params>({
   name: 'ServeStatic',
@@ -51,7 +53,7 @@ export default defineDirective<Params>({
     const file = typeof params.file === 'string' && !params.file.includes('/') ? safeSegments(params.file) : null;
     if (folder === null || file === null || file.length !== 1) throw Errors.notFound();
     const name = file[0]!;
-    const read = await readInside(staticRoot(ctx.api, params.storage === true), [...folder, name], STATIC_MAX_BYTES);
+    const read = await readInside(staticRoot(ctx.api, params.storage === true), [...folder, name], STATIC_MAX_BYTES, STATIC_STREAM_ABOVE_BYTES);
     if (read.kind === 'missing') throw Errors.notFound();
     if (read.kind === 'too-large') {
       throw new AnvilError('ANVIL_ERR_STATIC_TOO_LARGE', 500, `ServeStatic: "${name}" is larger than ${formatBytes(STATIC_MAX_BYTES)}`);
@@ -61,7 +63,8 @@ export default defineDirective<Params>({
     message.setHeader('content-type', contentTypeFor(name, params.type));
     message.setHeader('x-content-type-options', 'nosniff');
     if (params.attachment === true) message.setHeader('content-disposition', attachmentDisposition(name));
-    message.setBody(read.data);
+    if (read.kind === 'ref') message.setFileBody(read.file);
+    else message.setBody(read.data);
   },
 });
 

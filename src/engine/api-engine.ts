@@ -79,7 +79,7 @@ export class ApiEngine {
     // Not `{ ...response, route }`: on Node 20's V8 a spread followed by a new property takes a slow
     // path (12x slower in isolation) whose objects get promoted to the old generation; with it every
     // actor thread promoted ~130 KB per young GC and ran a Mark-Compact every few seconds.
-    const sendRouted: SendResponse = (response) => send({ status: response.status, headers: response.headers, body: response.body, route });
+    const sendRouted: SendResponse = (response) => send({ status: response.status, headers: response.headers, body: response.body, file: response.file, route });
     const facts: RequestFacts = {
       id: request.id,
       ip: request.ip,
@@ -200,7 +200,8 @@ export class ApiEngine {
       }
     }
     if (!message.isResponseHeader(CORRELATION_HEADER)) message.setRuntimeHeader(CORRELATION_HEADER, this.correlationId(ctx));
-    return message.toResponse();
+    // Only the router streams a file body: a bus caller or a job gets the bytes.
+    return message.toResponse(ctx.request.viaBus || ctx.request.job);
   }
 
   /** Memory's `correlationId` when a directive set one a header can carry, else the request's id. */

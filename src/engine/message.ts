@@ -2,6 +2,7 @@ import { Errors } from '../errors.js';
 import { RESPONSE_BODY, type HostMemoryBudget } from './host-memory.js';
 import { headerProblem } from '../http/header-syntax.js';
 import { DEFAULT_MAX_JSON_DEPTH, isNestedDeeperThan } from '../http/json-depth.js';
+import { readFileRefSync, type FileRef } from '../static/file-ref.js';
 
 export type HeaderValue = string | string[];
 export type QueryValue = string | string[];
@@ -22,6 +23,8 @@ export interface OutgoingResponse {
   /** Flat [name, value, …]; a multi-valued header repeats its name. */
   headers: string[];
   body: Buffer | string | null;
+  /** Instead of `body` (null then): a file the router streams to the client (see static/file-ref.ts). */
+  file?: FileRef;
   /** The endpoint that answered (`get /users/{id}`): a metrics label, never sent to the client. */
   route?: string;
 }
@@ -55,6 +58,8 @@ export class Message {
   private rawHeaders: string[] | null;
   private headerMap: Record<string, HeaderValue> | null = null;
   private bodyValue: Buffer | string | null;
+  /** A body that is a file not read yet (setFileBody); read when a directive asks for the body. */
+  private bodyFile: FileRef | null = null;
   private bodyIsJson = false;
   private jsonCache: { source: Buffer | string | null; value: unknown } | null = null;
   private statusValue = 200;
@@ -174,11 +179,28 @@ export class Message {
   }
 
   get body(): Buffer | string | null {
+    if (this.bodyFile !== null) {
+      this.bodyValue = readFileRefSync(this.bodyFile);
+      this.bodyFile = null;
+    }
     return this.bodyValue;
+  }
+
+  /**
+   * Makes a file the body without reading it: the router streams it to the client. A directive
+   * that reads the body later gets its bytes; an answer to a bus call or a job carries them.
+   */
+  setFileBody(file: FileRef): void {
+    this.bodyValue = null;
+    this.bodyFile = file;
+    this.bodyIsJson = false;
+    this.bodySet = true;
+    this.version++;
   }
 
   /** Sets the body: strings and buffers as they are, any other value JSON-encoded. */
   setBody(value: unknown): void {
+    this.bodyFile = null;
     if (value === null || value === undefined) {
       this.budget?.charge(RESPONSE_BODY, null);
       this.bodyValue = null;
@@ -200,6 +222,7 @@ export class Message {
   /** Becomes an upstream's response (Http): its status, all its headers, its body. */
   becomeResponse(status: number, headers: Record<string, HeaderValue>, body: Buffer | null): void {
     this.budget?.charge(RESPONSE_BODY, body);
+    this.bodyFile = null;
     this.replaceHeaders(headers);
     this.statusValue = status;
     this.bodyValue = body;
@@ -216,7 +239,7 @@ export class Message {
   }
 
   bodyText(): string | null {
-    const body = this.bodyValue;
+    const body = this.body;
     if (body === null) return null;
     return typeof body === 'string' ? body : body.toString('utf8');
   }
@@ -226,7 +249,7 @@ export class Message {
    * nested deeper than the limit throws (400) before it is parsed.
    */
   bodyJson(): unknown {
-    const body = this.bodyValue;
+    const body = this.body;
     if (this.jsonCache !== null && this.jsonCache.source === body) return this.jsonCache.value;
     let value: unknown = null;
     const text = this.bodyText();
@@ -243,7 +266,7 @@ export class Message {
   }
 
   snapshot(): MessageSnapshot {
-    const body = this.bodyValue;
+    const body = this.body;
     return {
       verb: this.verb,
       path: this.path,
@@ -269,7 +292,8 @@ export class Message {
     return message;
   }
 
-  toResponse(): OutgoingResponse {
+  /** The response; a file body stays a file unless `readFile` (an answer that does not go to a client). */
+  toResponse(readFile = false): OutgoingResponse {
     const headers: string[] = [];
     const table = this.headerTable();
     for (const name of this.responseHeaderNames) {
@@ -278,11 +302,12 @@ export class Message {
       if (Array.isArray(value)) for (const v of value) headers.push(name, v);
       else headers.push(name, value);
     }
-    const body = this.bodySet ? this.bodyValue : null;
-    if (body !== null && !this.responseHeaderNames.has('content-type')) {
+    const file = this.bodySet && !readFile ? this.bodyFile : null;
+    const body = !this.bodySet ? null : file === null ? this.body : null;
+    if ((body !== null || file !== null) && !this.responseHeaderNames.has('content-type')) {
       headers.push('content-type', this.bodyIsJson ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8');
     }
-    return { status: this.statusValue, headers, body };
+    return file === null ? { status: this.statusValue, headers, body } : { status: this.statusValue, headers, body: null, file };
   }
 
   private headerTable(): Record<string, HeaderValue> {

@@ -9,6 +9,7 @@ import type { EngineRequest } from '../engine/api-engine.js';
 import type { OutgoingResponse } from '../engine/message.js';
 import type { JobQuota } from '../jobs/job-queue.js';
 import type { ApiQuotas } from '../quotas/api-quotas.js';
+import type { FileRef } from '../static/file-ref.js';
 import { envelopeFrame, FrameType, jsonFrame, readEnvelope, u32Frame } from './frames.js';
 
 /** What a cell needs to start threads for one API release. */
@@ -160,19 +161,21 @@ export function decodeRequest(payload: Buffer): { number: number; request: Engin
   return { number: envelope.number, request };
 }
 
-/** [headers, route] — the route template is a metrics label (empty when no endpoint matched). */
-type ResponseMeta = [string[], string];
+/** [headers, route, file?] — the route template is a metrics label (empty when no endpoint matched); a file body instead of bytes. */
+type ResponseMeta = [string[], string, FileRef?];
 
 export function encodeResponse(number: number, response: OutgoingResponse): Buffer {
   const meta: ResponseMeta = [response.headers, response.route ?? ''];
+  if (response.file !== undefined) meta.push(response.file);
   return envelopeFrame(FrameType.Response, number, response.status, meta, response.body);
 }
 
 /** The body is a view into the socket chunk, valid until the end of the current turn. */
-export function decodeResponse(payload: Buffer): { number: number; response: { status: number; headers: string[]; body: Buffer; route: string } } {
+export function decodeResponse(payload: Buffer): { number: number; response: { status: number; headers: string[]; body: Buffer; route: string; file?: FileRef } } {
   const envelope = readEnvelope(payload);
-  const [headers, route] = envelope.meta as ResponseMeta;
-  return { number: envelope.number, response: { status: envelope.small, headers, body: envelope.body, route } };
+  const [headers, route, file] = envelope.meta as ResponseMeta;
+  const response = { status: envelope.small, headers, body: envelope.body, route };
+  return { number: envelope.number, response: file === undefined ? response : { ...response, file } };
 }
 
 export function encodeHello(hello: ThreadHello): Buffer {

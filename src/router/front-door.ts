@@ -5,6 +5,7 @@ import type { InstanceLog } from '../logs/instance-log.js';
 import type { PublicHost } from '../registry/registry.js';
 import type { ApiDirectory, ApiEntry } from './api-directory.js';
 import { sendError, sendJson, writeApiResponse } from './http-response.js';
+import type { ResponseBuffer } from './response-buffer.js';
 import type { Dispatcher } from './dispatcher.js';
 import { readBody } from '../http/body.js';
 import { scanRequestHead } from './request-head.js';
@@ -23,6 +24,8 @@ export interface FrontDoorDeps {
   management(req: IncomingMessage, res: ServerResponse, path: string, host: PublicHost): Promise<void>;
   /** True once the instance serves (cells up), false while starting or draining. */
   ready(): boolean;
+  /** Large response bodies held for clients, under the instance's cap. */
+  responses: ResponseBuffer;
   /** `GET /anvil/metrics` on the admin host (it checks its own access). */
   metrics(req: IncomingMessage, res: ServerResponse): Promise<void>;
   log: InstanceLog;
@@ -125,7 +128,7 @@ export class FrontDoor {
     this.deps.dispatcher.submit(api.spec, request, (outcome) => {
       if (res.writableEnded || res.destroyed) return;
       if (outcome.ok) {
-        const refused = writeApiResponse(res, outcome.response, request.id);
+        const refused = writeApiResponse(res, outcome.response, this.deps.responses, { host: api.host.name, api: api.record.key }, request.id);
         if (refused !== null) this.deps.log.warn({ correlationId: request.id, host: api.spec.host, api: api.spec.key, reason: refused }, 'API response refused: 502');
       } else {
         const headers: Record<string, string> = { 'x-correlation-id': request.id };

@@ -1,6 +1,8 @@
 import { STATUS_CODES, type ServerResponse } from 'node:http';
 import { HOP_BY_HOP } from '../http/hop-by-hop.js';
 import type { JobResponse } from './job.js';
+import type { ResponseBuffer, ResponseOwner } from './response-buffer.js';
+import { streamFile } from './stream-file.js';
 
 export function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
   const body = JSON.stringify(value);
@@ -18,14 +20,15 @@ export function sendError(res: ServerResponse, status: number, message: string, 
 }
 
 /**
- * Writes an actor's response. Connection-level headers are dropped and content-length is ours. The
- * engine checks every header a directive sets; should an invalid one still come (a newline in a
- * value, say), node:http refuses the head before writing anything and the response becomes a 502:
- * returns why, or null when the response was written.
+ * Writes an actor's response. Connection-level headers are dropped and content-length is ours. A
+ * body larger than LARGE_BODY_BYTES is held in `buffer` until the kernel has it; a file body is
+ * streamed (stream-file.ts). The engine checks every header a directive sets; should an invalid one
+ * still come (a newline in a value, say), node:http refuses the head before writing anything and the
+ * response becomes a 502: returns why, or null when the response was written.
  */
-export function writeApiResponse(res: ServerResponse, response: JobResponse, correlationId: string): string | null {
-  const body = response.body;
-  const size = body === null ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+export function writeApiResponse(res: ServerResponse, response: JobResponse, buffer: ResponseBuffer, owner: ResponseOwner, correlationId: string): string | null {
+  const { body, file } = response;
+  const size = file !== undefined ? file.size : body === null ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.length;
   const source = response.headers;
   const headers: string[] = [];
   for (let i = 0; i + 1 < source.length; i += 2) {
@@ -33,21 +36,32 @@ export function writeApiResponse(res: ServerResponse, response: JobResponse, cor
     const name = source[i]!;
     if (!HOP_BY_HOP.has(name)) headers.push(name, source[i + 1]!);
   }
-  if (response.status !== 204 && response.status !== 304) headers.push('content-length', String(size));
+  const bodiless = response.status === 204 || response.status === 304;
+  if (!bodiless) headers.push('content-length', String(size));
+  if (file !== undefined && !bodiless && res.req.method !== 'HEAD') {
+    void streamFile(res, { status: response.status, headers, file }, { buffer, owner, refuse: sendError });
+    return null;
+  }
   try {
     res.writeHead(response.status, headers);
   } catch (error) {
     sendError(res, 502, 'Bad Gateway: the API produced an invalid response head', { 'x-correlation-id': correlationId });
     return error instanceof Error ? error.message : String(error);
   }
-  if (body === null || response.status === 204 || response.status === 304) res.end();
+  if (body === null || bodiless) res.end();
   else if (typeof body === 'string') res.end(body);
   // A small body goes as a latin1 string (the same bytes): node:http then sends the head and the
   // body as one string in one write(), where a Buffer body costs a second chunk and a writev().
   else if (size <= ONE_WRITE_MAX_BYTES) res.end(body.toString('latin1'), 'latin1');
-  else res.end(body);
+  else if (size <= LARGE_BODY_BYTES) res.end(body);
+  else {
+    buffer.hold(res, size, owner);
+    res.end(body, () => buffer.releaseAll(res));
+  }
   return null;
 }
 
 /** Bodies up to this size are sent in one write with the head (see writeApiResponse). */
 const ONE_WRITE_MAX_BYTES = 16 * 1024;
+/** Larger bodies count against the router's response buffer while a client has not taken them. */
+export const LARGE_BODY_BYTES = 64 * 1024;

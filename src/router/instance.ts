@@ -29,7 +29,8 @@ import { requestObserver } from './request-observer.js';
 import { JobRunner } from './job-runner.js';
 import { openJobQueue } from '../jobs/open-queue.js';
 import { apiIdentity } from '../cells/assign.js';
-import type { ApiQuotas } from '../quotas/api-quotas.js';
+import { QUOTA_NAMES, type ApiQuotas } from '../quotas/api-quotas.js';
+import { ResponseBuffer } from './response-buffer.js';
 import { ThreadServer } from '../protocol/thread-server.js';
 
 export interface InstanceOptions {
@@ -62,6 +63,8 @@ export interface InstanceOptions {
   jobs: { concurrency: number; backoffMs: number };
   /** Ceilings (and defaults) of every API's quotas on shared stores. */
   quotas: ApiQuotas;
+  /** Large response bodies the router may hold for clients, in all, before it cuts the slowest. */
+  responseBufferBytes: number;
 }
 
 /** The deploy worker's heap: a deploy within every input limit needs a fraction of it. */
@@ -173,10 +176,13 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
     },
     (spec, stats) => metrics.observeThread(spec.host, spec.key, stats),
   );
+  const responses = new ResponseBuffer(options.responseBufferBytes, (owner) => metrics.quotaRefusals.inc({ ...owner, quota: QUOTA_NAMES.responseBuffer }));
+  metrics.watchResponseBuffer(() => responses.bytes);
   const frontDoor = new FrontDoor(
     {
       directory,
       dispatcher,
+      responses,
       ready: () => state === 'serving',
       log,
       metrics: (req, res) => metrics.handle(req, res),

@@ -1,11 +1,14 @@
 import type { EngineRequest } from '../engine/api-engine.js';
 import { Errors, type AnvilError } from '../errors.js';
+import type { FileRef } from '../static/file-ref.js';
 import { Fifo } from './fifo.js';
 
 export interface JobResponse {
   status: number;
   headers: string[];
   body: Buffer | string | null;
+  /** A file the router streams instead of a body (ServeStatic's large files). */
+  file?: FileRef;
   /** The endpoint that answered, from the actor (`get /users/{id}`); empty or absent when none did. */
   route?: string;
 }

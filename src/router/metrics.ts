@@ -121,9 +121,18 @@ export class Metrics {
 
   /** Cell processes running or starting, read when metrics are scraped. */
   watchCells(read: () => number): void {
+    this.watchNumber('anvil_cells', 'Cell processes: the base cells, the low-priority cell and quarantine cells', read);
+  }
+
+  /** Bytes of large response bodies the router holds for clients, read when metrics are scraped. */
+  watchResponseBuffer(read: () => number): void {
+    this.watchNumber('anvil_response_buffer_bytes', 'Bytes of large response bodies the router holds for clients that have not taken them yet (capped by --response-buffer)', read);
+  }
+
+  private watchNumber(name: string, help: string, read: () => number): void {
     new Gauge({
-      name: 'anvil_cells',
-      help: 'Cell processes: the base cells, the low-priority cell and quarantine cells',
+      name,
+      help,
       registers: [this.registry],
       collect() {
         this.set(read());

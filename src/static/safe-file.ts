@@ -1,6 +1,7 @@
 import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync, realpathSync } from 'node:fs';
 import { open, readlink, realpath } from 'node:fs/promises';
 import { join, sep } from 'node:path';
+import { fileRefOf, type FileRef } from './file-ref.js';
 
 /**
  * Reading a file that a tenant or a client names, without ever leaving a root folder (SECURITY.md
@@ -13,6 +14,8 @@ import { join, sep } from 'node:path';
 
 export type SafeRead =
   | { kind: 'ok'; data: Buffer; realPath: string }
+  /** Not read: a file larger than `referAbove`, to be streamed by whoever sends it (file-ref.ts). */
+  | { kind: 'ref'; file: FileRef; realPath: string }
   | { kind: 'missing' }
   | { kind: 'too-large'; size: number };
 
@@ -48,8 +51,11 @@ function isNotFound(error: unknown): boolean {
   return code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP' || code === 'EACCES' || code === 'EPERM' || code === 'ENAMETOOLONG' || code === 'EISDIR' || code === 'ENXIO';
 }
 
-/** Reads `root/<segments…>` if it is a regular file inside `root` of at most `maxBytes`. */
-export async function readInside(root: string, segments: readonly string[], maxBytes: number): Promise<SafeRead> {
+/**
+ * Reads `root/<segments…>` if it is a regular file inside `root` of at most `maxBytes`; one larger
+ * than `referAbove` is checked the same way and named, not read.
+ */
+export async function readInside(root: string, segments: readonly string[], maxBytes: number, referAbove = Infinity): Promise<SafeRead> {
   let rootReal: string;
   let real: string;
   try {
@@ -75,6 +81,7 @@ export async function readInside(root: string, segments: readonly string[], maxB
     const stat = await handle.stat();
     if (!stat.isFile()) return MISSING;
     if (stat.size > maxBytes) return { kind: 'too-large', size: stat.size };
+    if (stat.size > referAbove) return { kind: 'ref', file: fileRefOf(real, stat), realPath: real };
     const data = await readBounded(handle, maxBytes);
     if (data === null) return { kind: 'too-large', size: maxBytes + 1 };
     return { kind: 'ok', data, realPath: real };

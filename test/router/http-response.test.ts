@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeApiResponse } from '../../src/router/http-response.js';
 import type { JobResponse } from '../../src/router/job.js';
+import { ResponseBuffer } from '../../src/router/response-buffer.js';
 import { exchange } from '../helpers/raw-http.js';
 
 // The router's last line: the engine checks every header a directive sets, but should an actor's
@@ -15,7 +16,8 @@ let next: JobResponse;
 const refusals: Array<string | null> = [];
 
 beforeAll(async () => {
-  server = createServer((_req, res) => refusals.push(writeApiResponse(res, next, 'corr-1')));
+  const buffer = new ResponseBuffer(64 * 1024 * 1024, () => {});
+  server = createServer((_req, res) => refusals.push(writeApiResponse(res, next, buffer, { host: 'localhost', api: 'test' }, 'corr-1')));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
 });

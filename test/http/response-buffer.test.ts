@@ -1,0 +1,123 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, startInstance, writeApi, type TestInstance } from '../helpers/instance.js';
+import { quotaRefusals, sample, scrapeMetrics } from '../helpers/metrics.js';
+import { slowReader, type SlowReader } from '../helpers/slow-reader.js';
+
+// Issue 21, quotas on shared things: response bytes the router holds for clients that do not read.
+// A large static file is streamed from disk a chunk at a time, so slow readers cost the router
+// little; large bodies made in memory count against --response-buffer, and beyond it the
+// connections that have held bytes the longest are cut.
+const MiB = 1024 * 1024;
+const FILE_BYTES = 8 * MiB;
+/** What 40 stalled readers of an 8 MiB file may add to the router's RSS (README, Limits and quotas). */
+const RSS_GROWTH_BOUND_MB = 64;
+
+let anvil: TestInstance;
+let apis: string;
+let file: Buffer;
+
+function routerRssMb(): number {
+  const status = readFileSync(`/proc/${anvil.pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
+}
+
+beforeAll(async () => {
+  apis = mkdtempSync(join(tmpdir(), 'anvil-response-buffer-'));
+  file = randomBytes(FILE_BYTES);
+  writeApi(join(apis, 'site'), {
+    'api.yaml': 'key: site\nendpoints:\n  get /file/{name}:\n    Serve: { directive: ServeStatic, file: $.message.pathParam.name }\n',
+  });
+  mkdirSync(join(apis, 'site', 'Assets'));
+  writeFileSync(join(apis, 'site', 'Assets', 'big.bin'), file);
+  writeApi(join(apis, 'maker'), {
+    'api.yaml': 'key: maker\nlimits: { memoryMb: 256 }\nendpoints:\n  get /big:\n    Make: { directive: MakeBig }\n',
+    'Directives/MakeBig.js': `export default (state) => { state.message.body = 'x'.repeat(${FILE_BYTES}); };\n`,
+  });
+  writeFileSync(join(apis, 'site', 'Assets', 'mid.txt'), 'y'.repeat(100 * 1024));
+  writeApi(join(apis, 'neighbour'), {
+    'api.yaml': `key: neighbour
+endpoints:
+  get /ping:
+    Ping: { directive: Ping }
+  get /over-the-bus:
+    Get: { directive: Pull, host: $.memory.anvil-localhost, path: /site/file/mid.txt, target: got }
+    Reply: { directive: ModifyMessage, body: { got: $.memory.got } }
+`,
+  });
+  anvil = await startInstance({ apis: { site: join(apis, 'site'), maker: join(apis, 'maker'), neighbour: join(apis, 'neighbour') }, args: ['--response-buffer', '20MiB'] });
+});
+afterAll(async () => {
+  await anvil?.dispose();
+  rmSync(apis, { recursive: true, force: true });
+});
+
+describe('response bytes held by the router', () => {
+  it('streams a large static file whole to a client that reads', async () => {
+    const got = await fetchBytes('/site/file/big.bin');
+    expect(got.length).toBe(FILE_BYTES);
+    expect(got.equals(file)).toBe(true);
+  });
+
+  it('a file body goes as bytes where no client streams it: to a bus caller', async () => {
+    const reply = await anvil.request('/neighbour/over-the-bus');
+    expect(reply.status, reply.text).toBe(200);
+    expect(reply.json()).toEqual({ got: 'y'.repeat(100 * 1024) });
+  });
+
+  it('40 readers that stop reading a large static file keep the router\'s memory bounded; a neighbour answers meanwhile', async () => {
+    // Warm: the code paths and the buffers a stream uses exist before the baseline.
+    await fetchBytes('/site/file/big.bin');
+    const before = routerRssMb();
+    const readers: SlowReader[] = Array.from({ length: 40 }, () => slowReader(anvil.port, '/site/file/big.bin'));
+    try {
+      await Promise.all(readers.map((r) => r.headed));
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      const grown = routerRssMb() - before;
+      expect(grown, `the router's RSS grew by ${grown.toFixed(1)} MB`).toBeLessThan(RSS_GROWTH_BOUND_MB);
+      const started = Date.now();
+      expect((await anvil.request('/neighbour/ping')).status).toBe(200);
+      expect(Date.now() - started).toBeLessThan(1_000);
+      // A stalled stream holds at most its chunk in flight.
+      const held = sample(await scrapeMetrics(anvil), 'anvil_response_buffer_bytes', {});
+      expect(held).toBeLessThanOrEqual(40 * 64 * 1024);
+      // They get the whole file once they read again.
+      const rest = await readers[0]!.readRest();
+      expect(rest).toMatchObject({ status: 200, contentLength: FILE_BYTES, received: FILE_BYTES });
+      expect(rest.body.equals(file)).toBe(true);
+    } finally {
+      for (const r of readers) r.destroy();
+    }
+  });
+
+  it('large bodies from memory count against --response-buffer: past it, the connections held longest are cut', async () => {
+    const readers: SlowReader[] = [];
+    try {
+      for (let i = 0; i < 5; i++) {
+        const reader = slowReader(anvil.port, '/maker/big');
+        readers.push(reader);
+        await reader.headed;
+      }
+      // 8 MiB each (of which the kernel's socket buffers take a few MiB: not the router's memory)
+      // under a 20 MiB cap: two fit, and each newer one cut the one held longest.
+      expect(sample(await scrapeMetrics(anvil), 'anvil_response_buffer_bytes', {})).toBe(16 * MiB);
+      expect(await quotaRefusals(anvil, 'maker', 'response_buffer')).toBe(3);
+      const results = await Promise.all(readers.map((r) => r.readRest()));
+      expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+      expect(results.map((r) => r.received < FILE_BYTES)).toEqual([true, true, true, false, false]);
+      await eventually(async () => sample(await scrapeMetrics(anvil), 'anvil_response_buffer_bytes', {}) === 0);
+    } finally {
+      for (const r of readers) r.destroy();
+    }
+  });
+});
+
+/** The whole body, read as fast as it comes. */
+async function fetchBytes(path: string): Promise<Buffer> {
+  const reader = slowReader(anvil.port, path);
+  await reader.headed;
+  return (await reader.readRest()).body;
+}
