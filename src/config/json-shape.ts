@@ -4,6 +4,7 @@
  * is then known to be shallow enough for code that recurses. Invalid JSON passes here untouched;
  * the parser reports it.
  */
+import { JSON_CHAR } from '../http/json-depth.js';
 import type { JsonLimits } from './input-limits.js';
 
 export interface JsonShapeProblem {
@@ -11,13 +12,7 @@ export interface JsonShapeProblem {
   message: string;
 }
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const COLON = 0x3a;
+const { QUOTE, BACKSLASH, OPEN_OBJECT, CLOSE_OBJECT, OPEN_ARRAY, CLOSE_ARRAY, COLON } = JSON_CHAR;
 
 /** The first limit `text` crosses, or null. */
 export function checkJsonShape(text: string, limits: JsonLimits): JsonShapeProblem | null {

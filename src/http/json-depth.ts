@@ -1,12 +1,9 @@
 /** How deep a JSON request body may nest (`--max-json-depth`); `{"a": [1]}` is 2 levels. */
 export const DEFAULT_MAX_JSON_DEPTH = 64;
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
+/** The characters a one-pass JSON scan looks at (here and in config/json-shape.ts), as char codes. */
+export const JSON_CHAR = { QUOTE: 0x22, BACKSLASH: 0x5c, OPEN_OBJECT: 0x7b, CLOSE_OBJECT: 0x7d, OPEN_ARRAY: 0x5b, CLOSE_ARRAY: 0x5d, COLON: 0x3a } as const;
+const { QUOTE, BACKSLASH, OPEN_OBJECT, CLOSE_OBJECT, OPEN_ARRAY, CLOSE_ARRAY } = JSON_CHAR;
 
 /**
  * True when `text`, read as JSON, opens more than `limit` objects or arrays inside one another.
@@ -26,9 +23,9 @@ export function isNestedDeeperThan(text: string, limit: number): boolean {
       else if (c === QUOTE) inString = false;
     } else if (c === QUOTE) {
       inString = true;
-    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+    } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
       if (++depth > limit) return true;
-    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+    } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
       depth--;
     }
   }
