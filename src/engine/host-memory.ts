@@ -46,12 +46,13 @@ const MAX_VALUES = 1_000_000;
 
 /**
  * Roughly what a value costs the host: strings by length, buffers by size, 8 bytes per number and
- * per slot, plus the keys of objects. Stops as soon as the count passes `cap` (then returns a
+ * per slot, plus the keys of objects; a frozen object (the release's Maps, static parameters) is
+ * shared by every request and costs a reference. Stops as soon as the count passes `cap` (then returns a
  * figure above it), so measuring a huge value costs no more than measuring `cap` bytes of it.
  */
 export function hostBytes(value: unknown, cap: number): number {
   if (typeof value === 'string') return value.length;
-  if (value === null || typeof value !== 'object') return 8;
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return 8;
   let bytes = 0;
   let visited = 0;
   const stack: unknown[] = [value];
@@ -59,7 +60,8 @@ export function hostBytes(value: unknown, cap: number): number {
     const node = stack.pop();
     if (++visited > MAX_VALUES) return Infinity;
     if (typeof node === 'string') bytes += node.length + 16;
-    else if (node === null || typeof node !== 'object') bytes += 8;
+    // Frozen values are the release's own (Maps, static parameters), shared by every request.
+    else if (node === null || typeof node !== 'object' || Object.isFrozen(node)) bytes += 8;
     else if (Buffer.isBuffer(node) || ArrayBuffer.isView(node)) bytes += node.byteLength + 64;
     else if (Array.isArray(node)) {
       bytes += 16 + 8 * node.length;

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { HostMemoryBudget, hostBytes } from '../../src/engine/host-memory.js';
+import { Memory } from '../../src/engine/memory.js';
+
+describe('hostBytes', () => {
+  it('counts strings by length and objects by their keys and values', () => {
+    expect(hostBytes('x'.repeat(1000), Infinity)).toBe(1000);
+    expect(hostBytes({ a: 'x'.repeat(1000) }, Infinity)).toBeGreaterThan(1000);
+  });
+
+  it('counts a frozen value (the release\'s Maps, static parameters) as a reference', () => {
+    const shared = Object.freeze({ big: 'x'.repeat(100_000) });
+    expect(hostBytes(shared, Infinity)).toBe(8);
+    expect(hostBytes([shared, shared], Infinity)).toBeLessThan(100);
+  });
+
+  it('stops walking once past the cap', () => {
+    const wide = Array.from({ length: 100_000 }, () => ({ v: 'x'.repeat(100) }));
+    expect(hostBytes(wide, 10_000)).toBeGreaterThan(10_000);
+  });
+});
+
+describe('HostMemoryBudget with Memory', () => {
+  it('replaces a place\'s count when it is stored again, and lets go of everything on a breach', () => {
+    const budget = new HostMemoryBudget(10_000);
+    const memory = new Memory({}, budget);
+    for (let i = 0; i < 20; i++) memory.set('same', 'x'.repeat(5_000));
+    memory.set('other', 'y'.repeat(4_000));
+    expect(() => memory.set('third', 'z'.repeat(2_000))).toThrow(/memory limit: storing third would make this request hold more than/);
+    expect(memory.get('same')).toBeNull();
+    expect(memory.get('other')).toBeNull();
+    memory.set('error', { status: 500, message: 'room again' });
+    expect(memory.get('error')).toEqual({ status: 500, message: 'room again' });
+  });
+});
