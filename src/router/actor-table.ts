@@ -51,8 +51,6 @@ export class ActorTable {
   private readonly cpu = new CpuPlacement(HEAVY_CORES, HEAVY_MS_PER_REQUEST, HEAVY_HOLD_MS);
   /** The cell of CPU-heavy APIs, started when the first one shows up. */
   private lowPriorityCell: number | null = null;
-  /** Quarantine cells stopped because no API needed them (an actor still pointing at one moves). */
-  private readonly retiredCells = new Set<number>();
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(
@@ -100,8 +98,10 @@ export class ActorTable {
       const cell = this.cellFor(identity, now);
       actor = new ActorHandle(spec, cell, this.limits, this.control!);
       this.actors.set(spec.id, actor);
-    } else if (this.retiredCells.has(actor.cell)) {
-      actor.moveTo(this.cellFor(identity, now));
+    } else {
+      // A quarantined API whose cell was reaped (its index may serve another API now) starts over in a new one.
+      const placement = this.faults.placement(identity);
+      if (placement !== undefined && placement.cell !== actor.cell) actor.moveTo(this.cellFor(identity, now));
     }
     actor.current = true;
     actor.dispatch(job);
@@ -240,10 +240,7 @@ export class ActorTable {
     const msPerRequest = requests === 0 ? Infinity : cpuMs / requests;
     const identity = identityOf(actor);
     if (!this.cpu.note(identity, cores, msPerRequest, now) || this.faults.placement(identity) !== undefined) return;
-    if (this.lowPriorityCell === null) {
-      this.lowPriorityCell = this.control!.addCell(LOW_PRIORITY_NICE);
-      this.retiredCells.delete(this.lowPriorityCell);
-    }
+    this.lowPriorityCell ??= this.control!.addCell(LOW_PRIORITY_NICE);
     this.log('warn', 'API keeps the CPU busy; it now runs in the low-priority cell', {
       api: actor.spec.key,
       host: actor.spec.host,
@@ -301,11 +298,7 @@ export class ActorTable {
     const apis = new Map<number, number>();
     for (const [, placement] of this.faults.quarantined()) if (placement.cell !== null) apis.set(placement.cell, (apis.get(placement.cell) ?? 0) + 1);
     const room = this.maxCells - this.baseCells - 1 - apis.size;
-    if (room > 0 || apis.size === 0) {
-      const cell = this.control!.addCell();
-      this.retiredCells.delete(cell);
-      return cell;
-    }
+    if (room > 0 || apis.size === 0) return this.control!.addCell();
     return [...apis].sort((a, b) => a[1] - b[1])[0]![0];
   }
 
@@ -316,7 +309,6 @@ export class ActorTable {
     this.faults.place(identity, null, Date.now());
     for (const [, placement] of this.faults.quarantined()) if (placement.cell === cell) return;
     this.control!.retireCell(cell);
-    this.retiredCells.add(cell);
     this.log('info', 'quarantine cell stopped: no API needs it', { cell });
   }
 
