@@ -6,6 +6,7 @@ import type { ActorSpec, BusCall, EnqueueOutcome, EnqueueRequest, ThreadHello, T
 import { ActorHandle, type ActorLimits, type ThreadStarter } from './actor-handle.js';
 import { CpuPlacement } from './cpu-placement.js';
 import { FaultPolicy } from './fault-policy.js';
+import { QuarantineCells, type QuarantineControl } from './quarantine-cells.js';
 import type { Job, JobResponse } from './job.js';
 import type { ActorGauges } from './metrics.js';
 import { ThreadLink } from './thread-link.js';
@@ -13,13 +14,11 @@ import type { SwitchableReader } from '../protocol/thread-server.js';
 
 export type Log = (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
 
-/** What the table needs of the cells: threads started and stopped, cells added and killed. */
-export interface CellControl extends ThreadStarter {
+/** What the table needs of the cells: threads started and stopped, cells added, retired and killed. */
+export interface CellControl extends ThreadStarter, QuarantineControl {
   terminateThread(cell: number, actor: string, thread: number): boolean;
   /** Starts one more cell; a `nice` above the cells' usual one runs it at a lower CPU priority. */
   addCell(nice?: number): number;
-  /** Stops a cell for good (a quarantine cell no API needs any more). */
-  retireCell(cell: number): void;
   kill(cell: number): void;
 }
 
@@ -48,6 +47,7 @@ export class ActorTable {
   /** A thread reported what it counted itself: requests it took from peers, calls it made that way, sandbox CPU. */
   private threadReport: (spec: ActorSpec, stats: ThreadStats) => void = () => {};
   private readonly faults = new FaultPolicy();
+  private readonly quarantine: QuarantineCells;
   private readonly cpu = new CpuPlacement(HEAVY_CORES, HEAVY_MS_PER_REQUEST, HEAVY_HOLD_MS);
   /** The cell of CPU-heavy APIs, started when the first one shows up. */
   private lowPriorityCell: number | null = null;
@@ -56,10 +56,11 @@ export class ActorTable {
   constructor(
     private readonly baseCells: number,
     /** Every cell at most: the base cells, the low-priority cell and the quarantine cells. */
-    private readonly maxCells: number,
+    maxCells: number,
     private readonly limits: ActorLimits,
     private readonly log: Log,
   ) {
+    this.quarantine = new QuarantineCells(this.faults, () => this.control!, baseCells, maxCells, log);
     const every = Math.min(1000, Math.max(50, Math.min(limits.idleMs, limits.stuckAfterMs) / 4));
     this.sweeper = setInterval(() => this.sweep(Date.now()), every);
     this.sweeper.unref();
@@ -194,8 +195,7 @@ export class ActorTable {
           paused.add(identity);
           continue;
         }
-        const quarantine = this.quarantineCell();
-        this.faults.place(identity, quarantine, now);
+        const quarantine = this.quarantine.place(identity, now);
         this.log('warn', 'API quarantined in a cell of its own', { api: key, host, env, from: cell, cell: quarantine });
         for (const actor of this.actors.values()) if (identityOf(actor) === identity) actor.moveTo(quarantine);
       }
@@ -204,7 +204,7 @@ export class ActorTable {
       // starts over in a new quarantine cell.
       for (const identity of paused) {
         for (const actor of this.actors.values()) if (identityOf(actor) === identity) actor.failWaiting();
-        this.releaseQuarantine(identity);
+        this.quarantine.release(identity);
       }
     },
     threadFailed: (_cell, actorId, thread, error) => {
@@ -216,11 +216,8 @@ export class ActorTable {
 
   /** Where an API's actor lives: its quarantine cell, the low-priority cell while it is CPU-heavy, or its hashed cell. */
   private cellFor(identity: string, now: number): number {
-    const placement = this.faults.placement(identity);
-    if (placement !== undefined) {
-      if (placement.cell === null) this.faults.place(identity, this.quarantineCell(), now);
-      return placement.cell!;
-    }
+    const quarantined = this.quarantine.cellOf(identity, now);
+    if (quarantined !== undefined) return quarantined;
     if (this.lowPriorityCell !== null && this.cpu.isHeavy(identity, now)) return this.lowPriorityCell;
     return assignCell(identity, this.baseCells);
   }
@@ -289,41 +286,11 @@ export class ActorTable {
     clearInterval(this.sweeper);
   }
 
-  /**
-   * A cell for one more quarantined API: a new one while there is room under `maxCells` (one place
-   * is kept for the low-priority cell), else the quarantine cell with the fewest APIs: quarantined
-   * APIs may end up sharing a cell, never with the APIs that did nothing wrong.
-   */
-  private quarantineCell(): number {
-    const apis = new Map<number, number>();
-    for (const [, placement] of this.faults.quarantined()) if (placement.cell !== null) apis.set(placement.cell, (apis.get(placement.cell) ?? 0) + 1);
-    const room = this.maxCells - this.baseCells - 1 - apis.size;
-    if (room > 0 || apis.size === 0) return this.control!.addCell();
-    return [...apis].sort((a, b) => a[1] - b[1])[0]![0];
-  }
-
-  /** The API keeps its quarantine record but not its cell; the cell stops once no API is placed in it. */
-  private releaseQuarantine(identity: string): void {
-    const cell = this.faults.placement(identity)?.cell;
-    if (cell === undefined || cell === null) return;
-    this.faults.place(identity, null, Date.now());
-    for (const [, placement] of this.faults.quarantined()) if (placement.cell === cell) return;
-    this.control!.retireCell(cell);
-    this.log('info', 'quarantine cell stopped: no API needs it', { cell });
-  }
-
-  /** Quarantine cells of APIs idle for the idle timeout (or disabled, deleted) are stopped. */
-  private reapQuarantine(now: number): void {
-    for (const [identity, placement] of this.faults.quarantined()) {
-      if (placement.cell === null || now - placement.lastUsed < this.limits.idleMs) continue;
-      let active = false;
-      for (const actor of this.actors.values()) if (identityOf(actor) === identity && (actor.busy || actor.threadCount > 0)) active = true;
-      if (!active) this.releaseQuarantine(identity);
-    }
-  }
-
   private sweep(now: number): void {
-    this.reapQuarantine(now);
+    this.quarantine.reap(now, this.limits.idleMs, (identity) => {
+      for (const actor of this.actors.values()) if (identityOf(actor) === identity && (actor.busy || actor.threadCount > 0)) return true;
+      return false;
+    });
     for (const [id, actor] of this.actors) {
       this.watch(actor, now);
       actor.retireIdle(now);

@@ -1,0 +1,68 @@
+import type { FaultPolicy } from './fault-policy.js';
+
+/** What quarantine needs of the cells. */
+export interface QuarantineControl {
+  addCell(): number;
+  /** Stops a cell for good (its index may be reused). */
+  retireCell(cell: number): void;
+}
+
+/**
+ * The cells of quarantined APIs (fault-policy.ts decides who is quarantined): started when a culprit
+ * needs one, bounded by `maxCells`, stopped when no API placed in them needs them.
+ */
+export class QuarantineCells {
+  constructor(
+    private readonly faults: FaultPolicy,
+    private readonly control: () => QuarantineControl,
+    private readonly baseCells: number,
+    /** Every cell at most: the base cells, one place kept for the low-priority cell, and quarantine cells. */
+    private readonly maxCells: number,
+    private readonly log: (level: 'info', msg: string, fields: Record<string, unknown>) => void,
+  ) {}
+
+  /** The cell of a quarantined API, started now when it has none; undefined when it is not quarantined. */
+  cellOf(identity: string, now: number): number | undefined {
+    const placement = this.faults.placement(identity);
+    if (placement === undefined) return undefined;
+    if (placement.cell === null) this.faults.place(identity, this.newCell(), now);
+    return placement.cell!;
+  }
+
+  /** Places a culprit in a quarantine cell; returns the cell. */
+  place(identity: string, now: number): number {
+    const cell = this.newCell();
+    this.faults.place(identity, cell, now);
+    return cell;
+  }
+
+  /** The API keeps its quarantine record but not its cell; the cell stops once no API is placed in it. */
+  release(identity: string): void {
+    const cell = this.faults.placement(identity)?.cell;
+    if (cell === undefined || cell === null) return;
+    this.faults.place(identity, null, Date.now());
+    for (const [, placement] of this.faults.quarantined()) if (placement.cell === cell) return;
+    this.control().retireCell(cell);
+    this.log('info', 'quarantine cell stopped: no API needs it', { cell });
+  }
+
+  /** Releases the cells of quarantined APIs that had no request for `idleMs` (or were disabled, deleted) and are not `active`. */
+  reap(now: number, idleMs: number, active: (identity: string) => boolean): void {
+    for (const [identity, placement] of this.faults.quarantined()) {
+      if (placement.cell !== null && now - placement.lastUsed >= idleMs && !active(identity)) this.release(identity);
+    }
+  }
+
+  /**
+   * A cell for one more quarantined API: a new one while there is room under `maxCells`, else the
+   * quarantine cell with the fewest APIs: quarantined APIs may end up sharing a cell, never with
+   * the APIs that did nothing wrong.
+   */
+  private newCell(): number {
+    const apis = new Map<number, number>();
+    for (const [, placement] of this.faults.quarantined()) if (placement.cell !== null) apis.set(placement.cell, (apis.get(placement.cell) ?? 0) + 1);
+    const room = this.maxCells - this.baseCells - 1 - apis.size;
+    if (room > 0 || apis.size === 0) return this.control().addCell();
+    return [...apis].sort((a, b) => a[1] - b[1])[0]![0];
+  }
+}
