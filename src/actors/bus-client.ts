@@ -1,9 +1,9 @@
-import { AnvilError } from '../errors.js';
+import { Errors, isQuotaCode, quotaErrorFromWire } from '../errors.js';
 import type { FrameWriter } from '../protocol/frames.js';
 import { PendingCalls } from '../protocol/pending-calls.js';
 import { requestIdGenerator } from '../protocol/request-id.js';
 import type { JobQuota } from '../jobs/job-queue.js';
-import { isQuotaCode, QuotaError } from '../quotas/quota-errors.js';
+
 import { decodeCallResult, decodeEnqueueResult, encodeCall, encodeEnqueue, MAX_BUS_HOPS, splitApiPath, type BusCall, type BusResponse, type PeerOffer, type ThreadHello } from '../protocol/messages.js';
 import { PeerLink } from './peer-link.js';
 
@@ -75,7 +75,7 @@ export class BusClient {
       const number = this.pending.add(entry);
       entry.timer = setTimeout(() => {
         this.pending.giveUp(number);
-        reject(new AnvilError('ANVIL_ERR_UPSTREAM_TIMEOUT', 504, `the call to ${call.path} took longer than ${timeoutMs} ms`));
+        reject(Errors.busCallTimeout(call.path, timeoutMs));
       }, timeoutMs);
       this.writer.write(encodeCall(number, call));
     });
@@ -95,8 +95,8 @@ export class BusClient {
     const entry = this.enqueues.take(number);
     if (entry === undefined) return;
     if (outcome.ok) entry.resolve(outcome.id);
-    else if (outcome.code !== undefined && isQuotaCode(outcome.code)) entry.reject(new QuotaError(outcome.code, outcome.status, outcome.error, '', outcome.retryAfter));
-    else entry.reject(new AnvilError('ANVIL_ERR_ENQUEUE', outcome.status, outcome.error));
+    else if (outcome.code !== undefined && isQuotaCode(outcome.code)) entry.reject(quotaErrorFromWire(outcome.code, outcome.status, outcome.error, outcome.retryAfter));
+    else entry.reject(Errors.enqueueRefused(outcome.status, outcome.error));
   }
 
   /** A CallResult frame arrived. */
@@ -115,8 +115,8 @@ export class BusClient {
     this.peers.clear();
     for (const entry of this.pending.takeAll()) {
       clearTimeout(entry.timer);
-      entry.reject(new AnvilError('ANVIL_ERR_BUS_CLOSED', 502, 'the in-process bus closed'));
+      entry.reject(Errors.busClosed());
     }
-    for (const entry of this.enqueues.takeAll()) entry.reject(new AnvilError('ANVIL_ERR_BUS_CLOSED', 503, 'the job was not stored: the router went away'));
+    for (const entry of this.enqueues.takeAll()) entry.reject(Errors.enqueueRouterGone());
   }
 }

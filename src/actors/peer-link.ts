@@ -1,5 +1,5 @@
 import { connect, type Socket } from 'node:net';
-import { AnvilError, Errors } from '../errors.js';
+import { Errors } from '../errors.js';
 import { FrameReader, FrameType, FrameWriter } from '../protocol/frames.js';
 import { PendingCalls } from '../protocol/pending-calls.js';
 import { busFailure, busRequest, decodeResponse, encodeHello, encodeRequest, type BusCall, type BusResponse, type ThreadHello } from '../protocol/messages.js';
@@ -65,7 +65,7 @@ export class PeerLink {
       const number = this.pending.add(entry);
       entry.timer = setTimeout(() => {
         this.pending.giveUp(number);
-        reject(new AnvilError('ANVIL_ERR_UPSTREAM_TIMEOUT', 504, `the call to ${call.path} took longer than ${timeoutMs} ms`));
+        reject(Errors.busCallTimeout(call.path, timeoutMs));
         // A peer that does not answer gets no more calls: through the router, a stuck thread is seen and stopped.
         this.abandon();
       }, timeoutMs);

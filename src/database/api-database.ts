@@ -17,7 +17,7 @@ import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { ApiRuntime } from '../engine/context.js';
-import { AnvilError } from '../errors.js';
+import { AnvilError, Errors } from '../errors.js';
 import { checkSqlText, SqlLru, SqlPolicy } from './sql-policy.js';
 
 export const DATABASE_LIMITS = {
@@ -50,21 +50,17 @@ function sqlError(error: unknown): AnvilError {
   if (error instanceof AnvilError) return error;
   const message = error instanceof Error ? error.message : String(error);
   const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && code.startsWith('SQLITE_CONSTRAINT')) return new AnvilError('ANVIL_ERR_SQL_CONSTRAINT', 409, `SQL error: ${message}`);
+  if (typeof code === 'string' && code.startsWith('SQLITE_CONSTRAINT')) return Errors.sqlConstraint(message);
   if (typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))) {
-    return new AnvilError('ANVIL_ERR_SQL_BUSY', 503, `SQL error: ${message}`);
+    return Errors.sqlBusy(message);
   }
-  return new AnvilError('ANVIL_ERR_SQL', 500, `SQL error: ${message}`);
+  return Errors.sqlFailed(message);
 }
 
 /** What went wrong with a file, without its path (messages may reach tenant code). */
 function fileProblem(error: unknown): string {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? `cannot read it (${code})` : 'cannot read it';
-}
-
-function limitError(message: string): AnvilError {
-  return new AnvilError('ANVIL_ERR_SQL_LIMIT', 500, message);
 }
 
 const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
@@ -96,7 +92,7 @@ function toSqlite(value: unknown, where: string): Bindable {
       if (value instanceof Uint8Array) return Buffer.from(value);
       return JSON.stringify(value);
     default:
-      throw new AnvilError('ANVIL_ERR_SQL', 500, `SQL error: parameter ${where} cannot be bound (${typeof value})`);
+      throw Errors.sqlFailed(`parameter ${where} cannot be bound (${typeof value})`);
   }
 }
 
@@ -109,7 +105,7 @@ function bindArguments(params: unknown): Bindable[] | [Record<string, Bindable>]
     for (const [key, value] of Object.entries(params)) named[key.replace(/^[:@$?]/, '')] = toSqlite(value, `"${key}"`);
     return [named];
   }
-  throw new AnvilError('ANVIL_ERR_SQL', 500, 'SQL error: params must be a list or a map');
+  throw Errors.sqlFailed('params must be a list or a map');
 }
 
 /** A row from raw values and column names; own properties only (a column may be named __proto__). */
@@ -160,7 +156,7 @@ export class ApiDatabase {
       db = new Database(this.file, { timeout: DATABASE_LIMITS.busyTimeoutMs });
     } catch (error) {
       const code = (error as { code?: unknown } | null)?.code;
-      throw new AnvilError('ANVIL_ERR_SQL', 500, `SQL error: cannot open the database${typeof code === 'string' ? ` (${code})` : ''}`);
+      throw Errors.sqlFailed(`cannot open the database${typeof code === 'string' ? ` (${code})` : ''}`);
     }
     try {
       db.pragma(`busy_timeout = ${DATABASE_LIMITS.busyTimeoutMs}`);
@@ -199,7 +195,7 @@ export class ApiDatabase {
       try {
         names = migrationFiles(folder.path);
       } catch (error) {
-        throw new AnvilError('ANVIL_ERR_MIGRATION', 500, `migrations in ${folder.label}: ${fileProblem(error)}`);
+        throw Errors.migrationsUnreadable(folder.label, fileProblem(error));
       }
       for (const name of names) {
         if (known.has(name)) continue;
@@ -211,7 +207,7 @@ export class ApiDatabase {
   }
 
   private applyMigration(path: string, name: string, label: string): boolean {
-    const fail = (message: string) => new AnvilError('ANVIL_ERR_MIGRATION', 500, `migration ${label} failed: ${message}`);
+    const fail = (message: string) => Errors.migrationFailed(label, message);
     let sql: string;
     try {
       if (statSync(path).size > DATABASE_LIMITS.maxMigrationBytes) throw fail(`larger than ${DATABASE_LIMITS.maxMigrationBytes} bytes`);
@@ -253,7 +249,7 @@ export class ApiDatabase {
     try {
       for (const values of prepared.statement.iterate(...args) as IterableIterator<unknown[]>) {
         if (rows.length >= DATABASE_LIMITS.maxRows) {
-          throw limitError(`SQL result has more than ${DATABASE_LIMITS.maxRows} rows (the limit of one query): add a LIMIT`);
+          throw Errors.sqlLimit(`SQL result has more than ${DATABASE_LIMITS.maxRows} rows (the limit of one query): add a LIMIT`);
         }
         // Read once a row is there: SQLite recompiles a statement whose tables changed when it runs it.
         names ??= columnNames(prepared);
@@ -296,11 +292,11 @@ export class ApiDatabase {
 
   /** A checked, prepared statement from the LRU cache. */
   private prepare(sql: string, mode: 'all' | 'get' | 'run'): Prepared {
-    if (typeof sql !== 'string') throw new AnvilError('ANVIL_ERR_SQL', 500, 'SQL error: the SQL text must be a string');
+    if (typeof sql !== 'string') throw Errors.sqlFailed('the SQL text must be a string');
     let prepared = this.statements.get(sql);
     if (prepared === undefined) {
       if (Buffer.byteLength(sql, 'utf8') > DATABASE_LIMITS.maxSqlBytes) {
-        throw limitError(`SQL text longer than ${DATABASE_LIMITS.maxSqlBytes} bytes (the limit of one query)`);
+        throw Errors.sqlLimit(`SQL text longer than ${DATABASE_LIMITS.maxSqlBytes} bytes (the limit of one query)`);
       }
       try {
         this.policy.check(sql);
@@ -315,7 +311,7 @@ export class ApiDatabase {
       this.statements.set(sql, prepared);
     }
     if (mode !== 'run' && !prepared.statement.reader) {
-      throw new AnvilError('ANVIL_ERR_SQL', 500, `SQL error: mode ${mode} needs a statement that returns rows (SELECT, or … RETURNING); use run`);
+      throw Errors.sqlFailed(`mode ${mode} needs a statement that returns rows (SELECT, or … RETURNING); use run`);
     }
     return prepared;
   }

@@ -13,16 +13,10 @@
  *      program has a `Vacuum`, `AutoCommit` or `Savepoint` opcode, or calls one of the functions
  *      `sqlite_attach`, `sqlite_detach`, `load_extension`, `fts3_tokenizer`.
  *
- * A refusal is an AnvilError ANVIL_ERR_SQL_REFUSED, status 500, whose message names what was refused.
+ * A refusal is `Errors.sqlRefused` (ANVIL_ERR_SQL_REFUSED, status 500), whose message names what was refused.
  */
 import type Database from 'better-sqlite3';
-import { AnvilError } from '../errors.js';
-
-export const SQL_REFUSED = 'ANVIL_ERR_SQL_REFUSED';
-
-export function sqlRefused(what: string): AnvilError {
-  return new AnvilError(SQL_REFUSED, 500, `SQL refused: ${what}`);
-}
+import { AnvilError, Errors } from '../errors.js';
 
 // ------------------------------------------------------------------------------------------------
 // Tokenizer (after SQLite's tokenize.c and complete.c)
@@ -81,7 +75,7 @@ export function tokenizeSql(sql: string): SqlToken[] {
     let content = '';
     for (;;) {
       const k = sql.indexOf(close, j);
-      if (k < 0) throw sqlRefused(`unterminated ${what}`);
+      if (k < 0) throw Errors.sqlRefused(`unterminated ${what}`);
       content += sql.slice(j, k);
       if (doubling && sql[k + 1] === close) {
         content += close;
@@ -95,7 +89,7 @@ export function tokenizeSql(sql: string): SqlToken[] {
   while (i < n) {
     const c = sql.charCodeAt(i);
     const start = i;
-    if (c === 0) throw sqlRefused('a NUL character in SQL text');
+    if (c === 0) throw Errors.sqlRefused('a NUL character in SQL text');
     if (isSpace(c)) {
       while (i < n && isSpace(sql.charCodeAt(i))) i++;
       push('space', start, i);
@@ -122,7 +116,7 @@ export function tokenizeSql(sql: string): SqlToken[] {
       push('quoted', start, i, content);
     } else if ((c === 0x78 || c === 0x58) /* x X */ && sql.charCodeAt(i + 1) === 0x27) {
       const k = sql.indexOf("'", i + 2);
-      if (k < 0) throw sqlRefused('unterminated blob literal');
+      if (k < 0) throw Errors.sqlRefused('unterminated blob literal');
       i = k + 1;
       push('blob', start, i);
     } else if (isIdStart(c)) {
@@ -302,7 +296,7 @@ export function checkSqlText(sql: string, options: TextCheckOptions = {}): SqlSt
   const tokens = tokenizeSql(sql);
   const statements = splitSqlStatements(sql, tokens);
   if (!options.allowMany && statements.length > 1) {
-    throw sqlRefused(`more than one statement in one string (found ${statements.length})`);
+    throw Errors.sqlRefused(`more than one statement in one string (found ${statements.length})`);
   }
   for (const statement of statements) {
     let atStart = true;
@@ -315,17 +309,17 @@ export function checkSqlText(sql: string, options: TextCheckOptions = {}): SqlSt
       }
       if (atStart && token.kind === 'ident') {
         const refusal = REFUSED_STATEMENTS[token.value];
-        if (refusal !== undefined && (first || REFUSED_INNER.has(token.value))) throw sqlRefused(refusal);
+        if (refusal !== undefined && (first || REFUSED_INNER.has(token.value))) throw Errors.sqlRefused(refusal);
       }
       atStart = false;
       first = false;
       if (token.kind === 'ident' || token.kind === 'quoted') {
         const name = token.kind === 'ident' ? token.value : asciiLower(token.value);
-        if (REFUSED_FUNCTIONS.has(name)) throw sqlRefused(`${name}() is not allowed`);
+        if (REFUSED_FUNCTIONS.has(name)) throw Errors.sqlRefused(`${name}() is not allowed`);
       }
       if (token.kind === 'ident' || token.kind === 'quoted' || token.kind === 'string') {
         const refusal = refusedName(token.kind === 'ident' ? token.text : token.value);
-        if (refusal !== null) throw sqlRefused(refusal);
+        if (refusal !== null) throw Errors.sqlRefused(refusal);
       }
     }
   }
@@ -359,13 +353,13 @@ export function checkSqlProgram(db: Database.Database, sql: string): void {
   for (const row of explain.all(...placeholderArguments(tokenizeSql(sql))) as ExplainRow[]) {
     switch (row.opcode) {
       case 'Vacuum':
-        throw sqlRefused('VACUUM is not allowed');
+        throw Errors.sqlRefused('VACUUM is not allowed');
       case 'AutoCommit':
       case 'Savepoint':
-        throw sqlRefused('transaction control is not allowed');
+        throw Errors.sqlRefused('transaction control is not allowed');
     }
     if (FUNCTION_OPCODES.has(row.opcode) && typeof row.p4 === 'string') {
-      for (const [pattern, refusal] of REFUSED_CALLS) if (pattern.test(row.p4)) throw sqlRefused(refusal);
+      for (const [pattern, refusal] of REFUSED_CALLS) if (pattern.test(row.p4)) throw Errors.sqlRefused(refusal);
     }
   }
 }
@@ -478,7 +472,7 @@ export class SqlPolicy {
       checkSqlText(sql);
       checkSqlProgram(this.db, sql);
     } catch (error) {
-      if (!(error instanceof AnvilError) || error.code !== SQL_REFUSED) throw error;
+      if (!(error instanceof AnvilError) || error.code !== Errors.sqlRefused.code) throw error;
       verdict = error;
     }
     this.verdicts.set(sql, verdict);

@@ -1,4 +1,4 @@
-import { AnvilError } from '../errors.js';
+import { Errors } from '../errors.js';
 import { safeEqual } from '../security/safe-equal.js';
 import { defineDirective } from './types.js';
 
@@ -33,7 +33,7 @@ export default defineDirective<Params>({
     const realm = params.realm ?? ctx.api.key;
     const refuse = (): never => {
       ctx.message.setHeader('www-authenticate', `${params.scheme === 'basic' ? 'Basic' : 'Bearer'} realm="${realm}"`);
-      throw new AnvilError('ANVIL_ERR_UNAUTHORIZED', 401, 'Unauthorized');
+      throw Errors.unauthorized();
     };
     const header = ctx.message.header('authorization');
     if (typeof header !== 'string') return refuse();

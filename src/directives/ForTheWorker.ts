@@ -1,6 +1,6 @@
 import { QUEUE_FLOW } from '../engine/groups.js';
-import { AnvilError } from '../errors.js';
-import { QuotaError } from '../quotas/quota-errors.js';
+import { AnvilError, Errors, QuotaError } from '../errors.js';
+
 import { defineDirective } from './types.js';
 
 interface Params {
@@ -36,7 +36,7 @@ export default defineDirective<Params>({
         throw error;
       }
       const status = error instanceof AnvilError ? error.status : 503;
-      throw new AnvilError('ANVIL_ERR_ENQUEUE', status, `the job could not be queued: ${(error as Error).message}`);
+      throw Errors.enqueueFailed(status, (error as Error).message);
     }
     ctx.groups.enable(QUEUE_FLOW);
     ctx.memory.set('jobId', id);

@@ -1,5 +1,5 @@
-import { AnvilError } from '../errors.js';
-import { QuotaError } from '../quotas/quota-errors.js';
+import { Errors, QuotaError } from '../errors.js';
+
 import { defineDirective } from './types.js';
 
 interface Params {
@@ -69,7 +69,7 @@ export default defineDirective<Params>({
       ctx.api.log('warn', quota ? "RateLimit: the API's key-value quota is full" : 'RateLimit: the store cannot be reached', { error: (error as Error).message, failOpen: params.failOpen ?? true });
       if (params.failOpen ?? true) return;
       if (quota) throw error;
-      throw new AnvilError('ANVIL_ERR_RATE_STORE', 503, 'Service Unavailable: the rate limit store cannot be reached');
+      throw Errors.rateStoreDown();
     }
 
     // The tightest window decides the headers.
@@ -88,7 +88,7 @@ export default defineDirective<Params>({
     ctx.message.setHeader('ratelimit-reset', String(reset));
     if (exceeded >= 0) {
       ctx.message.setHeader('retry-after', String(reset));
-      throw new AnvilError('ANVIL_ERR_RATE_LIMITED', 429, 'Too Many Requests');
+      throw Errors.rateLimited();
     }
   },
 });

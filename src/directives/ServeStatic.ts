@@ -1,4 +1,4 @@
-import { AnvilError, Errors } from '../errors.js';
+import { Errors } from '../errors.js';
 import { attachmentDisposition, contentTypeFor } from '../static/content-types.js';
 import { STATIC_MAX_BYTES, STATIC_STREAM_ABOVE_BYTES, staticRoot } from '../static/roots.js';
 import { readInside, safeSegments } from '../static/safe-file.js';
@@ -56,7 +56,7 @@ export default defineDirective<Params>({
     const read = await readInside(staticRoot(ctx.api, params.storage === true), [...folder, name], STATIC_MAX_BYTES, STATIC_STREAM_ABOVE_BYTES);
     if (read.kind === 'missing') throw Errors.notFound();
     if (read.kind === 'too-large') {
-      throw new AnvilError('ANVIL_ERR_STATIC_TOO_LARGE', 500, `ServeStatic: "${name}" is larger than ${formatBytes(STATIC_MAX_BYTES)}`);
+      throw Errors.staticTooLarge(name, formatBytes(STATIC_MAX_BYTES));
     }
     const message = ctx.message;
     if (message.isResponseHeader('content-encoding')) message.removeHeader('content-encoding');

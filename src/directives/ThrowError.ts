@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http';
-import { AnvilError } from '../errors.js';
+import { Errors } from '../errors.js';
 import { defineDirective } from './types.js';
 
 interface Params {
@@ -20,6 +20,6 @@ export default defineDirective<Params>({
   },
   run(_ctx, params) {
     const status = params.status ?? 500;
-    throw new AnvilError('ANVIL_ERR_THROWN', status, params.message ?? STATUS_CODES[status] ?? 'Error');
+    throw Errors.thrown(status, params.message ?? STATUS_CODES[status] ?? 'Error');
   },
 });

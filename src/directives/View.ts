@@ -1,4 +1,4 @@
-import { AnvilError } from '../errors.js';
+import { Errors } from '../errors.js';
 import { SafeHtml } from '../views/html.js';
 import { viewEngine } from '../views/load.js';
 import { respondHtml } from '../views/respond.js';
@@ -74,7 +74,7 @@ export default defineDirective<Params>({
       const html = await session.render(name, scope);
       respondHtml(ctx.message, html);
     } catch (error) {
-      if (error instanceof Error && error.name === 'ViewError') throw new AnvilError('ANVIL_ERR_VIEW', 500, `View: ${error.message}`);
+      if (error instanceof Error && error.name === 'ViewError') throw Errors.viewFailed(error.message);
       throw error;
     }
   },
@@ -82,7 +82,7 @@ export default defineDirective<Params>({
 
 function checkName(what: string, name: string): void {
   const problem = assetNameProblem(name);
-  if (problem !== null) throw new AnvilError('ANVIL_ERR_VIEW', 500, `View: ${what} name "${String(name).slice(0, 100)}" ${problem}`);
+  if (problem !== null) throw Errors.viewBadName(what, String(name).slice(0, 100), problem);
 }
 
 /** `staticBasePath` + `<folder>/<file>`, with exactly one `/` between the base and the folder. */

@@ -2,7 +2,7 @@ import { lookup, type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import { createRequire } from 'node:module';
 import type { Agent } from 'undici';
-import { AnvilError } from '../errors.js';
+import { Errors } from '../errors.js';
 import type { EgressPolicy } from './egress-policy.js';
 import { embeddedIpv4 } from './embedded-ipv4.js';
 
@@ -18,7 +18,7 @@ export function undici(): typeof import('undici') {
 }
 
 export const egressDenied = (host: string, address: string) =>
-  new AnvilError('ANVIL_ERR_EGRESS_DENIED', 502, `outgoing connection to ${host} (${address}) refused: private, loopback and link-local addresses are not reachable (ANVIL_EGRESS_ALLOW)${carried(address)}`);
+  Errors.egressDenied(host, address, carried(address));
 
 /** Names the IPv4 address behind an IPv6 form, so a refusal of `2002:7f00:1::` explains itself. */
 function carried(address: string): string {

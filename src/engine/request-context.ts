@@ -1,4 +1,4 @@
-import { AnvilError } from '../errors.js';
+import { Errors } from '../errors.js';
 import type { Continuation } from './continuation.js';
 import type { ApiRuntime, DirectiveContext, FlowError, RequestFacts, TraceStep } from './context.js';
 import { Groups } from './groups.js';
@@ -48,7 +48,7 @@ export class RequestContext implements DirectiveContext, ResolveScope {
   }
 
   fail(status: number, message: string): never {
-    throw new AnvilError('ANVIL_ERR_FAIL', status, message);
+    throw Errors.fail(status, message);
   }
 
   continuation(): Continuation {

@@ -48,8 +48,7 @@
  */
 import { DelayedError, Job, Queue, UnrecoverableError, Worker, type JobType } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
-import { AnvilError } from '../errors.js';
-import { QuotaErrors } from '../quotas/quota-errors.js';
+import { AnvilError, Errors } from '../errors.js';
 import {
   checkApiFilter,
   checkConsumerOptions,
@@ -61,7 +60,6 @@ import {
   retryDelay,
   runSafely,
 } from './job-checks.js';
-import { JobErrors } from './job-errors.js';
 import type { JobInfo, JobQueue, JobQuota, JobState, NewJob, QueueConsumerOptions, QueueCounts, RunResult } from './job-queue.js';
 
 export const BULL_QUEUE_DEFAULTS = {
@@ -167,12 +165,12 @@ export class BullJobQueue implements JobQueue {
 
   static async open(options: BullQueueOptions): Promise<BullJobQueue> {
     if (options === null || typeof options !== 'object' || typeof options.redisUrl !== 'string' || options.redisUrl === '') {
-      throw JobErrors.badArgument('the Redis URL must be a non-empty string');
+      throw Errors.jobsBadArgument('the Redis URL must be a non-empty string');
     }
     const prefix = options.prefix ?? BULL_QUEUE_DEFAULTS.prefix;
     const queueName = options.queueName ?? BULL_QUEUE_DEFAULTS.queueName;
-    if (typeof prefix !== 'string' || prefix === '') throw JobErrors.badArgument('prefix must be a non-empty string');
-    if (typeof queueName !== 'string' || queueName === '' || queueName.includes(':')) throw JobErrors.badArgument("queueName must be a non-empty string without ':'");
+    if (typeof prefix !== 'string' || prefix === '') throw Errors.jobsBadArgument('prefix must be a non-empty string');
+    if (typeof queueName !== 'string' || queueName === '' || queueName.includes(':')) throw Errors.jobsBadArgument("queueName must be a non-empty string without ':'");
     const queue = new BullJobQueue(options.redisUrl, prefix, queueName, options.onError);
     try {
       await queue.redis.ping();
@@ -215,7 +213,7 @@ export class BullJobQueue implements JobQueue {
     const id = newJobId();
     const max = quota === undefined ? Number.MAX_SAFE_INTEGER : quota.maxQueued;
     const admitted = await this.call(() => this.redis.anvilAdmitJob(this.pendingKey(job.api), this.queue.toKey(`anvil-pending-healed:${job.api}`), id, String(max), this.queue.toKey('')));
-    if (admitted !== 1) throw QuotaErrors.queuedJobs(max);
+    if (admitted !== 1) throw Errors.quotaQueuedJobs(max);
     try {
       await this.addAdmitted(job, id);
     } catch (error) {
@@ -260,8 +258,8 @@ export class BullJobQueue implements JobQueue {
 
   start(run: (job: JobInfo) => Promise<RunResult>, options: QueueConsumerOptions): void {
     this.checkOpen();
-    if (this.worker) throw JobErrors.alreadyStarted();
-    if (typeof run !== 'function') throw JobErrors.badArgument('run must be a function');
+    if (this.worker) throw Errors.jobsAlreadyStarted();
+    if (typeof run !== 'function') throw Errors.jobsBadArgument('run must be a function');
     const policy = checkConsumerOptions(options);
     this.workerRedis = new Redis(this.url, { maxRetriesPerRequest: null, connectTimeout: BULL_QUEUE_DEFAULTS.connectTimeoutMs });
     this.watch(this.workerRedis);
@@ -283,7 +281,7 @@ export class BullJobQueue implements JobQueue {
   }
 
   async get(id: string): Promise<JobInfo | null> {
-    if (typeof id !== 'string') throw JobErrors.badArgument('the job id must be a string');
+    if (typeof id !== 'string') throw Errors.jobsBadArgument('the job id must be a string');
     this.checkOpen();
     if (id === '' || id.includes(':')) return null;
     return this.call(async () => {
@@ -516,7 +514,7 @@ export class BullJobQueue implements JobQueue {
   }
 
   private checkOpen(): void {
-    if (this.stopping) throw JobErrors.closed();
+    if (this.stopping) throw Errors.jobsClosed();
   }
 
   private async call<T>(work: () => Promise<T>): Promise<T> {
@@ -530,9 +528,9 @@ export class BullJobQueue implements JobQueue {
   private redisError(error: unknown): AnvilError {
     if (error instanceof AnvilError) return error;
     const message = error instanceof Error ? error.message : String(error);
-    if (error instanceof Error && error.name === 'ReplyError') return JobErrors.failed(`Redis replied: ${message}`);
+    if (error instanceof Error && error.name === 'ReplyError') return Errors.jobsFailed(`Redis replied: ${message}`);
     const cause = this.lastError && this.lastError.message !== message ? `${message}; last connection error: ${this.lastError.message}` : message;
-    return JobErrors.unavailable(`cannot reach Redis at ${this.where} (${cause})`);
+    return Errors.jobsUnavailable(`cannot reach Redis at ${this.where} (${cause})`);
   }
 }
 

@@ -32,10 +32,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { AnvilError } from '../errors.js';
-import { QuotaErrors } from '../quotas/quota-errors.js';
+import { AnvilError, Errors } from '../errors.js';
 import { checkApiFilter, checkConsumerOptions, checkNewJob, checkPayloadQuota, JOB_QUEUE_DEFAULTS, newJobId, retryDelay, runSafely } from './job-checks.js';
-import { JobErrors } from './job-errors.js';
 import type { JobInfo, JobQueue, JobQuota, JobState, NewJob, QueueConsumerOptions, QueueCounts, RunResult } from './job-queue.js';
 
 export const EMBEDDED_QUEUE_DEFAULTS = {
@@ -139,9 +137,9 @@ function sqliteError(error: unknown): AnvilError {
   const message = error instanceof Error ? error.message : String(error);
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))) {
-    return JobErrors.unavailable(`the SQLite queue is busy (${message})`);
+    return Errors.jobsUnavailable(`the SQLite queue is busy (${message})`);
   }
-  return JobErrors.failed(`SQLite: ${message}`);
+  return Errors.jobsFailed(`SQLite: ${message}`);
 }
 
 function toInfo(row: Row, now: number): JobInfo {
@@ -191,12 +189,12 @@ export class EmbeddedJobQueue implements JobQueue {
 
   static open(options: EmbeddedQueueOptions): EmbeddedJobQueue {
     if (options === null || typeof options !== 'object' || typeof options.dataDir !== 'string' || options.dataDir === '') {
-      throw JobErrors.badArgument('dataDir must be a non-empty path');
+      throw Errors.jobsBadArgument('dataDir must be a non-empty path');
     }
     const pollMs = options.pollMs ?? EMBEDDED_QUEUE_DEFAULTS.pollMs;
     const keepCompleted = options.keepCompleted ?? EMBEDDED_QUEUE_DEFAULTS.keepCompleted;
-    if (!Number.isSafeInteger(pollMs) || pollMs < 1) throw JobErrors.badArgument(`pollMs must be an integer >= 1, got ${pollMs}`);
-    if (!Number.isSafeInteger(keepCompleted) || keepCompleted < 0) throw JobErrors.badArgument(`keepCompleted must be an integer >= 0, got ${keepCompleted}`);
+    if (!Number.isSafeInteger(pollMs) || pollMs < 1) throw Errors.jobsBadArgument(`pollMs must be an integer >= 1, got ${pollMs}`);
+    if (!Number.isSafeInteger(keepCompleted) || keepCompleted < 0) throw Errors.jobsBadArgument(`keepCompleted must be an integer >= 0, got ${keepCompleted}`);
     const file = embeddedQueueFile(options.dataDir);
     mkdirSync(join(options.dataDir, '.anvil'), { recursive: true });
     const db = new Database(file, { timeout: EMBEDDED_QUEUE_DEFAULTS.busyTimeoutMs });
@@ -276,7 +274,7 @@ export class EmbeddedJobQueue implements JobQueue {
     else {
       // IMMEDIATE: the count and the insert hold the write lock together, across connections.
       const counted = this.db.transaction(() => {
-        if (this.stmt.queuedOfApi.get({ api: job.api })!.n >= quota.maxQueued) throw QuotaErrors.queuedJobs(quota.maxQueued);
+        if (this.stmt.queuedOfApi.get({ api: job.api })!.n >= quota.maxQueued) throw Errors.quotaQueuedJobs(quota.maxQueued);
         insert();
       });
       this.sql(() => counted.immediate());
@@ -286,9 +284,9 @@ export class EmbeddedJobQueue implements JobQueue {
   }
 
   start(run: (job: JobInfo) => Promise<RunResult>, options: QueueConsumerOptions): void {
-    if (this.closed || this.stopping) throw JobErrors.closed();
-    if (this.consumer) throw JobErrors.alreadyStarted();
-    if (typeof run !== 'function') throw JobErrors.badArgument('run must be a function');
+    if (this.closed || this.stopping) throw Errors.jobsClosed();
+    if (this.consumer) throw Errors.jobsAlreadyStarted();
+    if (typeof run !== 'function') throw Errors.jobsBadArgument('run must be a function');
     const checked = checkConsumerOptions(options);
     const poller = setInterval(() => this.poll(), this.pollMs);
     const renewer = setInterval(() => this.renewLeases(), Math.max(5, Math.floor(checked.leaseMs / 3)));
@@ -299,7 +297,7 @@ export class EmbeddedJobQueue implements JobQueue {
   }
 
   async get(id: string): Promise<JobInfo | null> {
-    if (typeof id !== 'string') throw JobErrors.badArgument('the job id must be a string');
+    if (typeof id !== 'string') throw Errors.jobsBadArgument('the job id must be a string');
     const row = this.sql(() => this.stmt.get.get({ id }));
     return row === undefined ? null : toInfo(row, this.now());
   }
@@ -452,7 +450,7 @@ export class EmbeddedJobQueue implements JobQueue {
   }
 
   private sql<T>(work: () => T): T {
-    if (this.closed || this.stopping) throw JobErrors.closed();
+    if (this.closed || this.stopping) throw Errors.jobsClosed();
     try {
       return work();
     } catch (error) {

@@ -3,8 +3,7 @@
  * a run reports, so that the embedded and the BullMQ queue decide alike.
  */
 import { randomBytes } from 'node:crypto';
-import { JobErrors } from './job-errors.js';
-import { QuotaErrors } from '../quotas/quota-errors.js';
+import { Errors } from '../errors.js';
 import type { JobQuota, NewJob, QueueConsumerOptions, RunResult } from './job-queue.js';
 
 /** Defaults for a caller without opinions (SPEC §8: 3 retries). */
@@ -18,40 +17,40 @@ const MAX_DELAY_MS = 10 * 365 * 24 * 3600 * 1000;
 const MAX_API_BYTES = 1024;
 
 export function checkNewJob(job: NewJob): void {
-  if (job === null || typeof job !== 'object') throw JobErrors.badArgument('the job must be an object');
-  if (typeof job.api !== 'string' || job.api === '') throw JobErrors.badArgument('api must be a non-empty string');
-  if (Buffer.byteLength(job.api) > MAX_API_BYTES) throw JobErrors.badArgument(`api must be at most ${MAX_API_BYTES} bytes`);
-  if (typeof job.payload !== 'string') throw JobErrors.badArgument('payload must be a string');
+  if (job === null || typeof job !== 'object') throw Errors.jobsBadArgument('the job must be an object');
+  if (typeof job.api !== 'string' || job.api === '') throw Errors.jobsBadArgument('api must be a non-empty string');
+  if (Buffer.byteLength(job.api) > MAX_API_BYTES) throw Errors.jobsBadArgument(`api must be at most ${MAX_API_BYTES} bytes`);
+  if (typeof job.payload !== 'string') throw Errors.jobsBadArgument('payload must be a string');
   if (typeof job.delayMs !== 'number' || !Number.isFinite(job.delayMs) || job.delayMs < 0 || job.delayMs > MAX_DELAY_MS) {
-    throw JobErrors.badArgument(`delayMs must be a number of ms between 0 and ${MAX_DELAY_MS}, got ${String(job.delayMs)}`);
+    throw Errors.jobsBadArgument(`delayMs must be a number of ms between 0 and ${MAX_DELAY_MS}, got ${String(job.delayMs)}`);
   }
 }
 
 /** Checks the quota's own values, and the payload against it (the queue counts the queued jobs). */
 export function checkPayloadQuota(job: NewJob, quota: JobQuota | undefined): void {
   if (quota === undefined) return;
-  if (quota === null || typeof quota !== 'object') throw JobErrors.badArgument('the quota must be an object');
+  if (quota === null || typeof quota !== 'object') throw Errors.jobsBadArgument('the quota must be an object');
   integerAtLeast('maxPayloadBytes', quota.maxPayloadBytes, 1);
   integerAtLeast('maxQueued', quota.maxQueued, 1);
   // A UTF-8 byte is at least one UTF-16 unit, at most three: count only when it may matter.
   if (job.payload.length * 3 <= quota.maxPayloadBytes) return;
   const bytes = Buffer.byteLength(job.payload);
-  if (bytes > quota.maxPayloadBytes) throw QuotaErrors.jobPayload(bytes, quota.maxPayloadBytes);
+  if (bytes > quota.maxPayloadBytes) throw Errors.quotaJobPayload(bytes, quota.maxPayloadBytes);
 }
 
 export function checkApiFilter(api: string | undefined): void {
-  if (api !== undefined && (typeof api !== 'string' || api === '')) throw JobErrors.badArgument('api must be a non-empty string when given');
+  if (api !== undefined && (typeof api !== 'string' || api === '')) throw Errors.jobsBadArgument('api must be a non-empty string when given');
 }
 
 function integerAtLeast(name: string, value: unknown, min: number): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
-    throw JobErrors.badArgument(`${name} must be an integer >= ${min}, got ${String(value)}`);
+    throw Errors.jobsBadArgument(`${name} must be an integer >= ${min}, got ${String(value)}`);
   }
   return value;
 }
 
 export function checkConsumerOptions(options: QueueConsumerOptions): QueueConsumerOptions {
-  if (options === null || typeof options !== 'object') throw JobErrors.badArgument('the consumer options must be an object');
+  if (options === null || typeof options !== 'object') throw Errors.jobsBadArgument('the consumer options must be an object');
   return {
     concurrency: integerAtLeast('concurrency', options.concurrency, 1),
     perApi: integerAtLeast('perApi', options.perApi, 1),

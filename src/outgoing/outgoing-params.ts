@@ -1,4 +1,4 @@
-import { AnvilError } from '../errors.js';
+import { Errors, type AnvilError } from '../errors.js';
 import type { DirectiveContext } from '../engine/context.js';
 
 /** Parameter schemas shared by Pull and Push. */
@@ -36,6 +36,6 @@ export function hostOrLocal(ctx: DirectiveContext, host: string | undefined): st
  * between APIs found deeper down), which stays a 508 all the way back to the client.
  */
 export function upstreamFailure(status: number, where: string): AnvilError {
-  if (status === 508) return new AnvilError('ANVIL_ERR_LOOP', 508, `Loop Detected: ${where} is part of a cycle of calls between APIs`);
-  return new AnvilError('ANVIL_ERR_UPSTREAM_STATUS', 502, `${where} answered ${status}`);
+  if (status === 508) return Errors.upstreamLoop(where);
+  return Errors.upstreamStatus(where, status);
 }

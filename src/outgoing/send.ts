@@ -7,7 +7,7 @@ import type { request as UndiciRequest } from 'undici';
 import type { DirectiveContext } from '../engine/context.js';
 import { egressAgent, checkLiteralHost, undici } from '../egress/egress-agent.js';
 import { egressPolicy } from '../egress/egress-policy.js';
-import { AnvilError } from '../errors.js';
+import { AnvilError, Errors } from '../errors.js';
 
 export interface OutgoingRequest {
   /** Base URL: scheme, host and port (`$.memory.anvil-localhost` for the bus). */
@@ -53,9 +53,9 @@ async function network(ctx: DirectiveContext, request: OutgoingRequest, headers:
   try {
     url = new URL(request.path + (request.query ? `?${request.query}` : ''), request.host);
   } catch {
-    throw new AnvilError('ANVIL_ERR_UPSTREAM_URL', 500, `"${request.host}${request.path}" is not a valid URL`);
+    throw Errors.upstreamBadUrl(request.host, request.path);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new AnvilError('ANVIL_ERR_UPSTREAM_URL', 500, `only http and https upstreams are allowed, not ${url.protocol}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw Errors.upstreamBadProtocol(url.protocol);
   const policy = ctx.api.resource('egress-policy', () => egressPolicy(ctx.api.egressAllow ?? undefined));
   // One agent (connection pool) per connect timeout in use: the timeout is a property of the pool.
   const connectTimeoutMs = request.connectTimeoutMs ?? 5_000;
@@ -78,7 +78,7 @@ async function network(ctx: DirectiveContext, request: OutgoingRequest, headers:
       size += (chunk as Buffer).length;
       if (size > UPSTREAM_BODY_LIMIT) {
         response.body.destroy();
-        throw new AnvilError('ANVIL_ERR_UPSTREAM_TOO_LARGE', 502, `the upstream answer is larger than ${UPSTREAM_BODY_LIMIT} bytes`);
+        throw Errors.upstreamTooLarge(UPSTREAM_BODY_LIMIT);
       }
       chunks.push(chunk as Buffer);
     }
@@ -94,9 +94,9 @@ async function network(ctx: DirectiveContext, request: OutgoingRequest, headers:
     const cause = (error as { cause?: unknown }).cause;
     if (cause instanceof AnvilError) throw cause;
     if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
-      throw new AnvilError('ANVIL_ERR_UPSTREAM_TIMEOUT', 504, `${url.origin} did not answer within ${request.timeoutMs} ms`);
+      throw Errors.upstreamTimeout(url.origin, request.timeoutMs);
     }
-    throw new AnvilError('ANVIL_ERR_UPSTREAM', 502, `${url.origin}: ${(error as Error).message}`);
+    throw Errors.upstreamFailed(url.origin, (error as Error).message);
   }
 }
 

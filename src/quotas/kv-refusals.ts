@@ -1,5 +1,5 @@
 import type { KvStore } from '../stores/kv-store.js';
-import { QuotaError } from './quota-errors.js';
+import { QuotaError } from '../errors.js';
 import type { Tally } from './tally.js';
 
 /** The API's key-value store, with every write its quota refused added to `refusals` by quota name. */

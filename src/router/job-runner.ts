@@ -1,7 +1,7 @@
 import { apiIdentity } from '../cells/assign.js';
-import { AnvilError } from '../errors.js';
+import { AnvilError, QuotaError } from '../errors.js';
 import type { JobInfo, JobQueue, JobQuota, RunResult } from '../jobs/job-queue.js';
-import { QuotaError } from '../quotas/quota-errors.js';
+
 import type { ActorSpec, EnqueueOutcome, EnqueueRequest } from '../protocol/messages.js';
 import type { ApiDirectory } from './api-directory.js';
 import type { Dispatcher } from './dispatcher.js';

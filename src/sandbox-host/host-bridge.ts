@@ -9,7 +9,7 @@ import type { DirectiveContext } from '../engine/context.js';
 import type { HeaderValue, QueryValue } from '../engine/message.js';
 import { checkParams } from '../engine/param-check.js';
 import type { DirectiveDefinition } from '../directives/types.js';
-import { AnvilError, toStatusError } from '../errors.js';
+import { AnvilError, Errors, toStatusError } from '../errors.js';
 
 export type HostReply = { ok: unknown } | { error: { status: number; message: string } };
 
@@ -26,7 +26,7 @@ export interface BridgeServices {
   database(ctx: DirectiveContext): SandboxDatabase;
 }
 
-const bad = (message: string) => new AnvilError('ANVIL_ERR_SANDBOX_CALL', 500, message);
+const bad = Errors.sandboxBadCall;
 
 /** The host side of one call's `state`: it acts on that call's request only, and only while the call runs. */
 export class HostBridge {

@@ -21,7 +21,7 @@ import ivm from 'isolated-vm';
 import type { SandboxLimits } from '../config/types.js';
 import type { DirectiveContext } from '../engine/context.js';
 import type { DirectiveDefinition } from '../directives/types.js';
-import { AnvilError } from '../errors.js';
+import { Errors, type AnvilError } from '../errors.js';
 import type { SandboxCpuCount } from '../protocol/messages.js';
 import { CpuMeter } from './cpu-meter.js';
 import { HostBridge, type BridgeServices, type HostReply } from './host-bridge.js';
@@ -136,8 +136,8 @@ export class Sandbox {
    */
   call(name: string, ctx: DirectiveContext, config: Record<string, unknown>): void | Promise<void> {
     const code = this.options.directiveCode[name];
-    if (code === undefined) throw new AnvilError('ANVIL_ERR_SANDBOX', 500, `unknown custom directive ${name}`);
-    if (this.closed) throw new AnvilError('ANVIL_ERR_SANDBOX', 503, 'the sandbox is closed: the thread is stopping');
+    if (code === undefined) throw Errors.sandboxUnknownDirective(name);
+    if (this.closed) throw Errors.sandboxClosed();
     const box = this.context();
     const id = this.nextCallId++;
     const call: Call = {
@@ -255,17 +255,16 @@ export class Sandbox {
 
   private breachError(name: string, kind: BreachKind, text: string): AnvilError {
     const { limits } = this.options;
-    const message =
+    const error =
       kind === 'cpu'
-        ? `${name} used more than its ${limits.cpuMs} ms of CPU time`
+        ? Errors.sandboxCpu(name, limits.cpuMs)
         : kind === 'wall'
-          ? `${name} ran longer than its ${limits.wallMs} ms`
+          ? Errors.sandboxWall(name, limits.wallMs)
           : kind === 'memory'
-            ? `${name} used more than its ${limits.memoryMb} MiB of memory`
-            : `${name}: the sandbox failed: ${text}`;
-    this.options.report({ directive: name, kind, message });
-    if (kind === 'crash') return new AnvilError('ANVIL_ERR_DIRECTIVE_FAILED', 500, message);
-    return new AnvilError(`ANVIL_ERR_SANDBOX_${kind.toUpperCase()}`, kind === 'wall' ? 504 : 500, message);
+            ? Errors.sandboxMemory(name, limits.memoryMb)
+            : Errors.sandboxCrashed(name, text);
+    this.options.report({ directive: name, kind, message: error.message });
+    return error;
   }
 
   /** Disposes a context; the calls still in it fail (their state was in it). */
@@ -273,7 +272,7 @@ export class Sandbox {
     box.dispose();
     if (this.current === box) this.current = null;
     for (const other of this.calls.values()) {
-      if (other.box === box) this.end(other, new AnvilError('ANVIL_ERR_SANDBOX_RESET', 503, `${other.name}: its sandbox was reset (${why}); retry`));
+      if (other.box === box) this.end(other, Errors.sandboxReset(other.name, why));
     }
   }
 
@@ -281,7 +280,7 @@ export class Sandbox {
     if (typeof outcome !== 'string') return null;
     const space = outcome.indexOf(' ');
     const status = Number(outcome.slice(0, space));
-    return new AnvilError('ANVIL_ERR_DIRECTIVE_FAILED', Number.isInteger(status) && status >= 400 && status <= 599 ? status : 500, outcome.slice(space + 1));
+    return Errors.directiveFailed(Number.isInteger(status) && status >= 400 && status <= 599 ? status : 500, outcome.slice(space + 1));
   }
 
   /** Records how a call ended (the first end counts); `finishEnded` finishes it. */

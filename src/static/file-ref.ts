@@ -8,7 +8,7 @@
  */
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
-import { AnvilError } from '../errors.js';
+import { Errors, type AnvilError } from '../errors.js';
 
 export interface FileRef {
   path: string;
@@ -29,7 +29,7 @@ function isTheFile(stat: Stats, ref: FileRef): boolean {
 }
 
 function changed(ref: FileRef): AnvilError {
-  return new AnvilError('ANVIL_ERR_STATIC_CHANGED', 503, `the file ${ref.path} changed while it was being served`);
+  return Errors.staticChanged(ref.path);
 }
 
 /** Opens the file for streaming; rejects (ANVIL_ERR_STATIC_CHANGED, 503) when it is not the one checked. */

@@ -18,10 +18,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { AnvilError } from '../errors.js';
-import { QuotaErrors } from '../quotas/quota-errors.js';
+import { AnvilError, Errors } from '../errors.js';
 import { checkIncrement, checkKey, checkNamespace, checkQuota, checkTtl, checkValue } from './kv-checks.js';
-import { KvErrors } from './kv-errors.js';
 import type { KvBackend, KvQuota, KvStore } from './kv-store.js';
 
 export const EMBEDDED_KV_DEFAULTS = {
@@ -103,9 +101,9 @@ function sqliteError(error: unknown): AnvilError {
   const message = error instanceof Error ? error.message : String(error);
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))) {
-    return KvErrors.unavailable(`the SQLite store is busy (${message})`);
+    return Errors.kvUnavailable(`the SQLite store is busy (${message})`);
   }
-  return KvErrors.failed(`SQLite: ${message}`);
+  return Errors.kvFailed(`SQLite: ${message}`);
 }
 
 export class EmbeddedKvBackend implements KvBackend {
@@ -119,7 +117,7 @@ export class EmbeddedKvBackend implements KvBackend {
   private closed = false;
 
   static open(options: EmbeddedKvOptions): EmbeddedKvBackend {
-    if (typeof options.dataDir !== 'string' || options.dataDir === '') throw KvErrors.badArgument('dataDir must be a non-empty path');
+    if (typeof options.dataDir !== 'string' || options.dataDir === '') throw Errors.kvBadArgument('dataDir must be a non-empty path');
     const file = embeddedKvFile(options.dataDir);
     mkdirSync(join(options.dataDir, '.anvil'), { recursive: true });
     const db = new Database(file, { timeout: EMBEDDED_KV_DEFAULTS.busyTimeoutMs });
@@ -174,7 +172,7 @@ export class EmbeddedKvBackend implements KvBackend {
         if (grown > before && grown > maxBytes) {
           this.stmt.sweepNamespace.run({ ns, now });
           const after = this.usage(ns);
-          if (after > maxBytes) throw QuotaErrors.kvBytes(after, maxBytes);
+          if (after > maxBytes) throw Errors.quotaKvBytes(after, maxBytes);
         }
         return result;
       });
@@ -206,7 +204,7 @@ export class EmbeddedKvBackend implements KvBackend {
         const row = write(() => this.stmt.increment.get({ ns, key, by: BigInt(by), now, ttl: BigInt(ttl) }), now);
         if (row === undefined) {
           const current = this.run(() => this.stmt.peek.get({ ns, key, now }));
-          throw current !== undefined && current.countable === 0 ? KvErrors.notInteger() : KvErrors.outOfRange();
+          throw current !== undefined && current.countable === 0 ? Errors.kvNotInteger() : Errors.kvOutOfRange();
         }
         this.wrote();
         return { value: row.value, ttlMs: Math.max(0, row.expires_at - Number(now)) };
@@ -235,7 +233,7 @@ export class EmbeddedKvBackend implements KvBackend {
   }
 
   private run<T>(work: () => T): T {
-    if (this.closed) throw KvErrors.closed();
+    if (this.closed) throw Errors.kvClosed();
     try {
       return work();
     } catch (error) {
@@ -255,6 +253,6 @@ export class EmbeddedKvBackend implements KvBackend {
 }
 
 function positiveInteger(name: string, value: number): number {
-  if (!Number.isSafeInteger(value) || value < 1) throw KvErrors.badArgument(`${name} must be an integer >= 1, got ${value}`);
+  if (!Number.isSafeInteger(value) || value < 1) throw Errors.kvBadArgument(`${name} must be an integer >= 1, got ${value}`);
   return value;
 }

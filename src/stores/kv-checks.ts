@@ -1,4 +1,4 @@
-import { KvErrors } from './kv-errors.js';
+import { Errors } from '../errors.js';
 import type { KvQuota } from './kv-store.js';
 
 /** Limits of the key-value store, the same for every backend. Sizes are UTF-8 bytes. */
@@ -12,20 +12,20 @@ export const KV_LIMITS = {
 const LONE_SURROGATE = /\p{Cs}/u;
 
 function checkText(what: string, text: unknown): asserts text is string {
-  if (typeof text !== 'string') throw KvErrors.badArgument(`${what} must be a string, got ${typeof text}`);
-  if (LONE_SURROGATE.test(text)) throw KvErrors.badArgument(`${what} is not well-formed Unicode (it holds a lone surrogate)`);
+  if (typeof text !== 'string') throw Errors.kvBadArgument(`${what} must be a string, got ${typeof text}`);
+  if (LONE_SURROGATE.test(text)) throw Errors.kvBadArgument(`${what} is not well-formed Unicode (it holds a lone surrogate)`);
 }
 
 export function checkNamespace(ns: unknown): asserts ns is string {
   checkText('the namespace', ns);
   const bytes = Buffer.byteLength(ns);
-  if (bytes > KV_LIMITS.maxNamespaceBytes) throw KvErrors.badArgument(`the namespace is ${bytes} bytes, the limit is ${KV_LIMITS.maxNamespaceBytes} bytes`);
+  if (bytes > KV_LIMITS.maxNamespaceBytes) throw Errors.kvBadArgument(`the namespace is ${bytes} bytes, the limit is ${KV_LIMITS.maxNamespaceBytes} bytes`);
 }
 
 export function checkKey(key: unknown): asserts key is string {
   checkText('the key', key);
   const bytes = Buffer.byteLength(key);
-  if (bytes > KV_LIMITS.maxKeyBytes) throw KvErrors.keyTooLong(bytes, KV_LIMITS.maxKeyBytes);
+  if (bytes > KV_LIMITS.maxKeyBytes) throw Errors.kvKeyTooLong(bytes, KV_LIMITS.maxKeyBytes);
 }
 
 export function checkValue(value: unknown): asserts value is string {
@@ -33,29 +33,29 @@ export function checkValue(value: unknown): asserts value is string {
   // A UTF-8 byte is at most 3 per UTF-16 unit, at least 1: skip the count when the answer is sure.
   if (value.length * 3 <= KV_LIMITS.maxValueBytes) return;
   const bytes = Buffer.byteLength(value);
-  if (bytes > KV_LIMITS.maxValueBytes) throw KvErrors.valueTooLarge(bytes, KV_LIMITS.maxValueBytes);
+  if (bytes > KV_LIMITS.maxValueBytes) throw Errors.kvValueTooLarge(bytes, KV_LIMITS.maxValueBytes);
 }
 
 /** A ttl in whole milliseconds (rounded up), or undefined for "no expiry". */
 export function checkTtl(ttlMs: unknown, required: boolean): number | undefined {
   if (ttlMs === undefined && !required) return undefined;
   if (typeof ttlMs !== 'number' || !Number.isFinite(ttlMs) || ttlMs <= 0) {
-    throw KvErrors.badArgument(`ttlMs must be a finite number of milliseconds > 0, got ${String(ttlMs)}`);
+    throw Errors.kvBadArgument(`ttlMs must be a finite number of milliseconds > 0, got ${String(ttlMs)}`);
   }
   const whole = Math.ceil(ttlMs);
-  if (!Number.isSafeInteger(whole)) throw KvErrors.badArgument(`ttlMs is too large: ${ttlMs}`);
+  if (!Number.isSafeInteger(whole)) throw Errors.kvBadArgument(`ttlMs is too large: ${ttlMs}`);
   return whole;
 }
 
 export function checkIncrement(by: unknown): asserts by is number {
   if (typeof by !== 'number' || !Number.isSafeInteger(by)) {
-    throw KvErrors.badArgument(`increment "by" must be a safe integer, got ${String(by)}`);
+    throw Errors.kvBadArgument(`increment "by" must be a safe integer, got ${String(by)}`);
   }
 }
 
 export function checkQuota(quota: KvQuota | undefined): void {
   if (quota === undefined) return;
   if (quota === null || typeof quota !== 'object' || !Number.isSafeInteger(quota.maxBytes) || quota.maxBytes < 1) {
-    throw KvErrors.badArgument(`the quota must be { maxBytes: an integer >= 1 }, got ${JSON.stringify(quota)}`);
+    throw Errors.kvBadArgument(`the quota must be { maxBytes: an integer >= 1 }, got ${JSON.stringify(quota)}`);
   }
 }

@@ -4,7 +4,7 @@
  * One interface, two backends: embedded (a SQLite file shared by every thread of every cell
  * process of the instance) and Redis (shared by several instances). Each API sees the store only
  * through its namespace view (`<host>/<env>/<key>`). No type of better-sqlite3 or ioredis goes
- * past this folder. Every failure is a rejected promise carrying a coded error (kv-errors.ts).
+ * past this folder. Every failure is a rejected promise carrying a coded error (the kv… entries of src/errors/catalogue.ts).
  *
  * Limits (kv-checks.ts): key and namespace ≤ 1 KiB, value ≤ 5 MiB (UTF-8 bytes), all well-formed
  * Unicode.

@@ -26,10 +26,8 @@
  */
 import { createRequire } from 'node:module';
 import type { Redis, RedisOptions } from 'ioredis';
-import { AnvilError } from '../errors.js';
-import { QuotaErrors } from '../quotas/quota-errors.js';
+import { AnvilError, Errors } from '../errors.js';
 import { checkIncrement, checkKey, checkNamespace, checkQuota, checkTtl, checkValue } from './kv-checks.js';
-import { KvErrors } from './kv-errors.js';
 import type { KvBackend, KvQuota, KvStore } from './kv-store.js';
 
 export const REDIS_KV_DEFAULTS = {
@@ -178,9 +176,9 @@ export class RedisKvBackend implements KvBackend {
   private closed = false;
 
   static open(options: RedisKvOptions): RedisKvBackend {
-    if (typeof options.url !== 'string' || options.url === '') throw KvErrors.badArgument('the Redis URL must be a non-empty string');
+    if (typeof options.url !== 'string' || options.url === '') throw Errors.kvBadArgument('the Redis URL must be a non-empty string');
     const prefix = options.prefix ?? REDIS_KV_DEFAULTS.prefix;
-    if (typeof prefix !== 'string') throw KvErrors.badArgument('the Redis key prefix must be a string');
+    if (typeof prefix !== 'string') throw Errors.kvBadArgument('the Redis key prefix must be a string');
     return new RedisKvBackend(options.url, prefix);
   }
 
@@ -226,7 +224,7 @@ export class RedisKvBackend implements KvBackend {
         checkValue(value);
         const ttl = checkTtl(ttlMs, false);
         const [written, would] = await this.call(() => this.redis.anvilSet(at(key), usage.bytes, usage.sizes, usage.expiry, key, value, ttl === undefined ? '' : String(ttl), max));
-        if (written !== 1) throw QuotaErrors.kvBytes(Number(would), quota!.maxBytes);
+        if (written !== 1) throw Errors.quotaKvBytes(Number(would), quota!.maxBytes);
       },
       delete: async (key) => {
         checkKey(key);
@@ -257,7 +255,7 @@ export class RedisKvBackend implements KvBackend {
   }
 
   private async call<T>(command: () => Promise<T>, quota?: KvQuota): Promise<T> {
-    if (this.closed) throw KvErrors.closed();
+    if (this.closed) throw Errors.kvClosed();
     try {
       return await command();
     } catch (error) {
@@ -267,16 +265,16 @@ export class RedisKvBackend implements KvBackend {
 
   private translate(error: unknown, quota: KvQuota | undefined): AnvilError {
     if (error instanceof AnvilError) return error;
-    if (this.closed) return KvErrors.closed();
+    if (this.closed) return Errors.kvClosed();
     const message = error instanceof Error ? error.message : String(error);
     if (error instanceof Error && error.name === 'ReplyError') {
       const refused = /ANVIL_KV_QUOTA (\d+)/.exec(message);
-      if (refused !== null && quota !== undefined) return QuotaErrors.kvBytes(Number(refused[1]), quota.maxBytes);
-      if (message.includes('ANVIL_OUT_OF_RANGE') || message.includes('overflow')) return KvErrors.outOfRange();
-      if (message.includes('not an integer')) return KvErrors.notInteger();
-      return KvErrors.failed(`Redis replied: ${message}`);
+      if (refused !== null && quota !== undefined) return Errors.quotaKvBytes(Number(refused[1]), quota.maxBytes);
+      if (message.includes('ANVIL_OUT_OF_RANGE') || message.includes('overflow')) return Errors.kvOutOfRange();
+      if (message.includes('not an integer')) return Errors.kvNotInteger();
+      return Errors.kvFailed(`Redis replied: ${message}`);
     }
     const cause = this.lastError && this.lastError.message !== message ? `${message}; last connection error: ${this.lastError.message}` : message;
-    return KvErrors.unavailable(`cannot reach Redis at ${this.where} (${cause})`);
+    return Errors.kvUnavailable(`cannot reach Redis at ${this.where} (${cause})`);
   }
 }

@@ -1,0 +1,159 @@
+import { QUOTA_NAMES } from '../quotas/api-quotas.js';
+import { AnvilError, QuotaError } from './anvil-error.js';
+
+/**
+ * The catalogue: every error code Anvil raises on purpose, with its HTTP status and message
+ * template (`%s` takes the arguments in order), in one table. Make an error with
+ * `Errors.someName(args…)`; `scripts/error-table.mjs` prints the table for the README.
+ */
+
+type Arg = string | number;
+
+/** What the catalogue knows of an entry; `status: 'caller'` is chosen where the error is made. */
+export interface CatalogueEntry {
+  readonly code: string;
+  readonly status: number | 'caller';
+  readonly template: string;
+  readonly logged: boolean;
+}
+
+export type ErrorFactory = ((...args: Arg[]) => AnvilError) & CatalogueEntry & { readonly status: number };
+export type StatusErrorFactory = ((status: number, ...args: Arg[]) => AnvilError) & CatalogueEntry;
+export type QuotaErrorFactory = ((...args: Arg[]) => QuotaError) & CatalogueEntry & { readonly status: number };
+
+function fill(template: string, args: Arg[]): string {
+  let i = 0;
+  return template.replace(/%s/g, () => String(args[i++] ?? ''));
+}
+
+/** An error with a fixed status. */
+function coded(code: string, status: number, template: string, logged = false): ErrorFactory {
+  const make = (...args: Arg[]) => new AnvilError(code, status, fill(template, args), logged);
+  return Object.assign(make, { code, status, template, logged });
+}
+
+/** An error whose status the API chose (ThrowError, a custom directive's failure, ctx.fail). */
+function codedWithStatus(code: string, template: string): StatusErrorFactory {
+  const make = (status: number, ...args: Arg[]) => new AnvilError(code, status, fill(template, args));
+  return Object.assign(make, { code, status: 'caller' as const, template, logged: false });
+}
+
+/** A quota refusal, counted under `quota`; `retryAfterSeconds` is sent as `retry-after`. */
+function quota(code: string, status: number, template: string, name: string, retryAfterSeconds?: number): QuotaErrorFactory {
+  const make = (...args: Arg[]) => new QuotaError(code, status, fill(template, args), name, retryAfterSeconds);
+  return Object.assign(make, { code, status, template, logged: false });
+}
+
+/** Seconds a client is told to wait when the API's job queue is full. */
+export const QUEUE_FULL_RETRY_AFTER_S = 5;
+
+export const Errors = {
+  // The router and the cells.
+  notFound: coded('ANVIL_ERR_NOT_FOUND', 404, 'Not Found'),
+  bodyTooLarge: coded('ANVIL_ERR_BODY_TOO_LARGE', 413, 'Request body larger than %s bytes'),
+  jsonTooDeep: coded('ANVIL_ERR_JSON_TOO_DEEP', 400, 'Bad Request: the JSON body is nested deeper than %s levels', true),
+  mailboxFull: coded('ANVIL_ERR_MAILBOX_FULL', 503, 'Service Unavailable: the API is busy, retry later'),
+  paused: coded('ANVIL_ERR_PAUSED', 503, 'Service Unavailable: the API is paused after crashing its cell, retry later'),
+  notReady: coded('ANVIL_ERR_NOT_READY', 503, 'Service Unavailable'),
+  cellDied: coded('ANVIL_ERR_CELL_DIED', 502, 'Bad Gateway: the API stopped while handling the request'),
+  actorFailed: coded('ANVIL_ERR_ACTOR_FAILED', 502, 'Bad Gateway: the API could not start'),
+  timeout: coded('ANVIL_ERR_TIMEOUT', 504, 'Gateway Timeout'),
+
+  // The engine and the built-in directives.
+  badParameter: coded('ANVIL_ERR_BAD_PARAMETER', 500, 'parameter %s of "%s": %s'),
+  hostMemory: coded('ANVIL_ERR_HOST_MEMORY', 500, 'memory limit: storing %s would make this request hold more than the API\'s %s MiB outside its isolates', true),
+  invalidHeader: coded('ANVIL_ERR_INVALID_HEADER', 500, 'invalid response header: %s'),
+  fail: codedWithStatus('ANVIL_ERR_FAIL', '%s'),
+  thrown: codedWithStatus('ANVIL_ERR_THROWN', '%s'),
+  unauthorized: coded('ANVIL_ERR_UNAUTHORIZED', 401, 'Unauthorized'),
+  rateLimited: coded('ANVIL_ERR_RATE_LIMITED', 429, 'Too Many Requests'),
+  rateStoreDown: coded('ANVIL_ERR_RATE_STORE', 503, 'Service Unavailable: the rate limit store cannot be reached'),
+  viewFailed: coded('ANVIL_ERR_VIEW', 500, 'View: %s'),
+  viewBadName: coded('ANVIL_ERR_VIEW', 500, 'View: %s name "%s" %s'),
+  staticTooLarge: coded('ANVIL_ERR_STATIC_TOO_LARGE', 500, 'ServeStatic: "%s" is larger than %s'),
+  staticChanged: coded('ANVIL_ERR_STATIC_CHANGED', 503, 'the file %s changed while it was being served'),
+  enqueueFailed: codedWithStatus('ANVIL_ERR_ENQUEUE', 'the job could not be queued: %s'),
+
+  // Calls to other APIs (the bus) and to the outside (upstreams).
+  busCallTimeout: coded('ANVIL_ERR_UPSTREAM_TIMEOUT', 504, 'the call to %s took longer than %s ms'),
+  busClosed: coded('ANVIL_ERR_BUS_CLOSED', 502, 'the in-process bus closed'),
+  enqueueRouterGone: coded('ANVIL_ERR_ENQUEUE_ROUTER_GONE', 503, 'the job was not stored: the router went away'),
+  enqueueRefused: codedWithStatus('ANVIL_ERR_ENQUEUE', '%s'),
+  upstreamBadUrl: coded('ANVIL_ERR_UPSTREAM_URL', 500, '"%s%s" is not a valid URL'),
+  upstreamBadProtocol: coded('ANVIL_ERR_UPSTREAM_URL', 500, 'only http and https upstreams are allowed, not %s'),
+  upstreamTooLarge: coded('ANVIL_ERR_UPSTREAM_TOO_LARGE', 502, 'the upstream answer is larger than %s bytes'),
+  upstreamTimeout: coded('ANVIL_ERR_UPSTREAM_TIMEOUT', 504, '%s did not answer within %s ms'),
+  upstreamFailed: coded('ANVIL_ERR_UPSTREAM', 502, '%s: %s'),
+  upstreamStatus: coded('ANVIL_ERR_UPSTREAM_STATUS', 502, '%s answered %s'),
+  upstreamLoop: coded('ANVIL_ERR_LOOP', 508, 'Loop Detected: %s is part of a cycle of calls between APIs'),
+  egressDenied: coded(
+    'ANVIL_ERR_EGRESS_DENIED',
+    502,
+    'outgoing connection to %s (%s) refused: private, loopback and link-local addresses are not reachable (ANVIL_EGRESS_ALLOW)%s',
+  ),
+
+  // Custom directives in their sandbox.
+  sandboxUnknownDirective: coded('ANVIL_ERR_SANDBOX', 500, 'unknown custom directive %s'),
+  sandboxClosed: coded('ANVIL_ERR_SANDBOX_CLOSED', 503, 'the sandbox is closed: the thread is stopping'),
+  sandboxCpu: coded('ANVIL_ERR_SANDBOX_CPU', 500, '%s used more than its %s ms of CPU time'),
+  sandboxWall: coded('ANVIL_ERR_SANDBOX_WALL', 504, '%s ran longer than its %s ms'),
+  sandboxMemory: coded('ANVIL_ERR_SANDBOX_MEMORY', 500, '%s used more than its %s MiB of memory'),
+  sandboxCrashed: coded('ANVIL_ERR_DIRECTIVE_FAILED', 500, '%s: the sandbox failed: %s'),
+  sandboxReset: coded('ANVIL_ERR_SANDBOX_RESET', 503, '%s: its sandbox was reset (%s); retry'),
+  sandboxBadCall: coded('ANVIL_ERR_SANDBOX_CALL', 500, '%s'),
+  directiveFailed: codedWithStatus('ANVIL_ERR_DIRECTIVE_FAILED', '%s'),
+
+  // The API's SQLite database.
+  sqlFailed: coded('ANVIL_ERR_SQL', 500, 'SQL error: %s'),
+  sqlConstraint: coded('ANVIL_ERR_SQL_CONSTRAINT', 409, 'SQL error: %s'),
+  sqlBusy: coded('ANVIL_ERR_SQL_BUSY', 503, 'SQL error: %s'),
+  sqlLimit: coded('ANVIL_ERR_SQL_LIMIT', 500, '%s'),
+  sqlRefused: coded('ANVIL_ERR_SQL_REFUSED', 500, 'SQL refused: %s'),
+  migrationsUnreadable: coded('ANVIL_ERR_MIGRATION', 500, 'migrations in %s: %s'),
+  migrationFailed: coded('ANVIL_ERR_MIGRATION', 500, 'migration %s failed: %s'),
+
+  // The key-value store: misuse is a 500 of the directive that made the call; a store that cannot
+  // be reached is a 503, so a caller such as RateLimit can tell "store down" from a bug.
+  kvBadArgument: coded('ANVIL_ERR_KV_BAD_ARGUMENT', 500, 'key-value store: %s'),
+  kvKeyTooLong: coded('ANVIL_ERR_KV_KEY_TOO_LONG', 500, 'key-value store: the key is %s bytes, the limit is %s bytes'),
+  kvValueTooLarge: coded('ANVIL_ERR_KV_VALUE_TOO_LARGE', 500, 'key-value store: the value is %s bytes, the limit is %s bytes'),
+  kvNotInteger: coded('ANVIL_ERR_KV_NOT_INTEGER', 500, 'key-value store: increment on a key whose value is not an integer'),
+  kvOutOfRange: coded('ANVIL_ERR_KV_OUT_OF_RANGE', 500, 'key-value store: the counter would leave the safe integer range (±2^53-1); it was left unchanged'),
+  kvUnavailable: coded('ANVIL_ERR_KV_UNAVAILABLE', 503, 'key-value store unavailable: %s'),
+  kvClosed: coded('ANVIL_ERR_KV_CLOSED', 503, 'key-value store: the backend is closed'),
+  kvFailed: coded('ANVIL_ERR_KV_FAILED', 500, 'key-value store: %s'),
+
+  // The job queue: misuse is a 500; a queue that cannot reach its store or is closed is a 503, so
+  // ForTheWorker can answer "retry later" rather than a bug.
+  jobsBadArgument: coded('ANVIL_ERR_JOBS_BAD_ARGUMENT', 500, 'job queue: %s'),
+  jobsUnavailable: coded('ANVIL_ERR_JOBS_UNAVAILABLE', 503, 'job queue unavailable: %s'),
+  jobsClosed: coded('ANVIL_ERR_JOBS_CLOSED', 503, 'job queue: the queue is closed'),
+  jobsAlreadyStarted: coded('ANVIL_ERR_JOBS_STARTED', 500, 'job queue: start() was already called on this queue'),
+  jobsFailed: coded('ANVIL_ERR_JOBS_FAILED', 500, 'job queue: %s'),
+
+  // An API's quotas on shared stores: messages written for its clients, shown whatever the status.
+  quotaJobPayload: quota(
+    'ANVIL_ERR_QUOTA_JOB_PAYLOAD',
+    413,
+    "the job is %s bytes, over this API's job payload quota of %s bytes (api.yaml limits.jobPayloadKb, at most --max-job-payload)",
+    QUOTA_NAMES.jobPayload,
+  ),
+  quotaQueuedJobs: quota(
+    'ANVIL_ERR_QUOTA_QUEUED_JOBS',
+    503,
+    'this API already has %s jobs queued and not finished, its quota (api.yaml limits.queuedJobs, at most --max-queued-jobs); retry later',
+    QUOTA_NAMES.queuedJobs,
+    QUEUE_FULL_RETRY_AFTER_S,
+  ),
+  quotaKvBytes: quota(
+    'ANVIL_ERR_QUOTA_KV_BYTES',
+    507,
+    "this write would make the API's keys and values in the key-value store %s bytes, over its quota of %s bytes (api.yaml limits.kvKb, at most --max-kv-bytes)",
+    QUOTA_NAMES.kvBytes,
+  ),
+} as const;
+
+/** A quota refusal that crossed a thread as code, status and message (the quota's name stays behind). */
+export function quotaErrorFromWire(code: string, status: number, message: string, retryAfterSeconds?: number): QuotaError {
+  return new QuotaError(code, status, message, '', retryAfterSeconds);
+}
