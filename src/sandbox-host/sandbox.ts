@@ -23,6 +23,7 @@ import type { DirectiveContext } from '../engine/context.js';
 import type { DirectiveDefinition } from '../directives/types.js';
 import { Errors, type AnvilError } from '../errors.js';
 import type { SandboxCpuCount } from '../protocol/messages.js';
+import { breachError, outcomeError, type BreachKind } from './call-errors.js';
 import { CpuMeter } from './cpu-meter.js';
 import { HostBridge, type BridgeServices, type HostReply } from './host-bridge.js';
 import { isTimeout, SandboxContext } from './sandbox-context.js';
@@ -48,7 +49,6 @@ const HEAP_CHECK_EVERY_CALLS = 32;
 const HEAP_CHECK_EVERY_CPU_NS = 1_000_000n;
 const MiB = 1024 * 1024;
 
-export type BreachKind = 'cpu' | 'wall' | 'memory' | 'crash';
 
 export interface SandboxOptions {
   limits: SandboxLimits;
@@ -157,7 +157,7 @@ export class Sandbox {
       if (broken !== null) return `500 ${broken}`;
       return box.call(id, name, JSON.stringify(config), ctx.id, this.timeoutOf(call));
     });
-    if (result !== 1) this.end(call, this.outcomeError(result as Outcome));
+    if (result !== 1) this.end(call, outcomeError(result as Outcome));
     this.finishEnded();
     if (call.end !== null) {
       if (call.end.error !== null) throw call.end.error;
@@ -189,7 +189,7 @@ export class Sandbox {
   private host(op: string, callId: number, a: unknown, b: unknown): HostReply | undefined {
     const call = this.calls.get(callId);
     if (op === 'done') {
-      if (call !== undefined) this.end(call, this.outcomeError(a as Outcome));
+      if (call !== undefined) this.end(call, outcomeError(a as Outcome));
       return undefined;
     }
     if (call === undefined) return { error: { status: 500, message: 'the call is over; state can no longer be used' } };
@@ -254,15 +254,7 @@ export class Sandbox {
   }
 
   private breachError(name: string, kind: BreachKind, text: string): AnvilError {
-    const { limits } = this.options;
-    const error =
-      kind === 'cpu'
-        ? Errors.sandboxCpu(name, limits.cpuMs)
-        : kind === 'wall'
-          ? Errors.sandboxWall(name, limits.wallMs)
-          : kind === 'memory'
-            ? Errors.sandboxMemory(name, limits.memoryMb)
-            : Errors.sandboxCrashed(name, text);
+    const error = breachError(name, kind, this.options.limits, text);
     this.options.report({ directive: name, kind, message: error.message });
     return error;
   }
@@ -274,13 +266,6 @@ export class Sandbox {
     for (const other of this.calls.values()) {
       if (other.box === box) this.end(other, Errors.sandboxReset(other.name, why));
     }
-  }
-
-  private outcomeError(outcome: Outcome): AnvilError | null {
-    if (typeof outcome !== 'string') return null;
-    const space = outcome.indexOf(' ');
-    const status = Number(outcome.slice(0, space));
-    return Errors.directiveFailed(Number.isInteger(status) && status >= 400 && status <= 599 ? status : 500, outcome.slice(space + 1));
   }
 
   /** Records how a call ended (the first end counts); `finishEnded` finishes it. */
