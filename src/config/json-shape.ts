@@ -1,10 +1,9 @@
 /**
  * Checks the depth and the keys per object of JSON text in one pass over its characters, before it
- * is parsed: what is built from a Maps file afterwards (merged, stored, handed to the API's threads)
+ * is parsed (Maps files here; request bodies through http/json-depth.ts): what is built from a Maps file afterwards (merged, stored, handed to the API's threads)
  * is then known to be shallow enough for code that recurses. Invalid JSON passes here untouched;
  * the parser reports it.
  */
-import { JSON_CHAR } from '../http/json-depth.js';
 import type { JsonLimits } from './input-limits.js';
 
 export interface JsonShapeProblem {
@@ -12,7 +11,13 @@ export interface JsonShapeProblem {
   message: string;
 }
 
-const { QUOTE, BACKSLASH, OPEN_OBJECT, CLOSE_OBJECT, OPEN_ARRAY, CLOSE_ARRAY, COLON } = JSON_CHAR;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const COLON = 0x3a;
 
 /** The first limit `text` crosses, or null. */
 export function checkJsonShape(text: string, limits: JsonLimits): JsonShapeProblem | null {

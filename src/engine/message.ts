@@ -221,9 +221,9 @@ export class Message {
 
   /** Becomes an upstream's response (Http): its status, all its headers, its body. */
   becomeResponse(status: number, headers: Record<string, HeaderValue>, body: Buffer | null): void {
+    this.replaceHeaders(headers);
     this.budget?.charge(RESPONSE_BODY, body);
     this.bodyFile = null;
-    this.replaceHeaders(headers);
     this.statusValue = status;
     this.bodyValue = body;
     this.bodyIsJson = false;

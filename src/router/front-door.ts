@@ -128,7 +128,7 @@ export class FrontDoor {
     this.deps.dispatcher.submit(api.spec, request, (outcome) => {
       if (res.writableEnded || res.destroyed) return;
       if (outcome.ok) {
-        const refused = writeApiResponse(res, outcome.response, this.deps.responses, { host: api.host.name, api: api.record.key }, request.id);
+        const refused = writeApiResponse(res, outcome.response, this.deps.responses, api.spec, request.id);
         if (refused !== null) this.deps.log.warn({ correlationId: request.id, host: api.spec.host, api: api.spec.key, reason: refused }, 'API response refused: 502');
       } else {
         const headers: Record<string, string> = { 'x-correlation-id': request.id };

@@ -176,7 +176,7 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
     },
     (spec, stats) => metrics.observeThread(spec.host, spec.key, stats),
   );
-  const responses = new ResponseBuffer(options.responseBufferBytes, (owner) => metrics.quotaRefusals.inc({ ...owner, quota: QUOTA_NAMES.responseBuffer }));
+  const responses = new ResponseBuffer(options.responseBufferBytes, (owner) => metrics.quotaRefusals.inc({ host: owner.host, api: owner.key, quota: QUOTA_NAMES.responseBuffer }));
   metrics.watchResponseBuffer(() => responses.bytes);
   const frontDoor = new FrontDoor(
     {

@@ -1,9 +1,9 @@
 import type { ServerResponse } from 'node:http';
 
-/** Whose response it is: the labels of `anvil_quota_refusals_total` when it is cut. */
+/** Whose response it is (the API's ActorSpec serves): the labels of `anvil_quota_refusals_total` when it is cut. */
 export interface ResponseOwner {
-  host: string;
-  api: string;
+  readonly host: string;
+  readonly key: string;
 }
 
 interface Held {

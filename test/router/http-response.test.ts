@@ -17,7 +17,7 @@ const refusals: Array<string | null> = [];
 
 beforeAll(async () => {
   const buffer = new ResponseBuffer(64 * 1024 * 1024, () => {});
-  server = createServer((_req, res) => refusals.push(writeApiResponse(res, next, buffer, { host: 'localhost', api: 'test' }, 'corr-1')));
+  server = createServer((_req, res) => refusals.push(writeApiResponse(res, next, buffer, { host: 'localhost', key: 'test' }, 'corr-1')));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
 });
