@@ -8,9 +8,7 @@
 //    entries) BEFORE anything touches the disk, and we do the writes ourselves: directories one
 //    segment at a time, files with O_CREAT|O_EXCL|O_NOFOLLOW, modes forced to 0644 / 0755.
 //    We never create links, so no path we write can be redirected outside `destDir`.
-//  - Refusals are visible: one error per offending entry (`entry "../x": path leaves the API
-//    folder`). Once an entry is refused we keep reading (to report every offender) but write
-//    nothing more; the whole unpack fails and `destDir` is cleaned up.
+//  - Refusals are visible, one error per offending entry: see unpack-failure.ts.
 //  - Limits (compressed bytes, unpacked file bytes, entries, and the expanded tar stream) stop
 //    the unpack at once with 413.
 
@@ -21,6 +19,7 @@ import type { Readable } from 'node:stream';
 import { createGunzip, type Gunzip } from 'node:zlib';
 import { Parser, type ReadEntry } from 'tar';
 import { checkEntryPath, isMetadata } from './entry-path.js';
+import { quote, UnpackFailure } from './unpack-failure.js';
 import { defaultUnpackLimits, type UnpackLimits } from './upload-limits.js';
 
 export { checkEntryPath } from './entry-path.js';
@@ -39,8 +38,6 @@ export const NO_API_YAML_ERROR =
 const TAR_OVERHEAD_PER_ENTRY = 4096;
 /** Pax / GNU long-name records larger than this are refused (node-tar default: 1 MiB). */
 const MAX_META_ENTRY_BYTES = 64 * 1024;
-/** At most this many errors are listed; the rest are summarised in one line. */
-const MAX_LISTED_ERRORS = 100;
 
 const FILE_MODE = 0o644;
 const DIR_MODE = 0o755;
@@ -105,7 +102,6 @@ async function cleanDestination(dest: string, created: boolean): Promise<void> {
   await Promise.all(children.map((name) => rm(path.join(dest, name), { recursive: true, force: true })));
 }
 
-const quote = (p: string): string => JSON.stringify(p);
 const noop = (): void => {};
 
 type Verdict =
@@ -114,13 +110,7 @@ type Verdict =
   | { reason: string };
 
 class UnpackJob {
-  private readonly errors: string[] = [];
-  private errorCount = 0;
-  private status: 400 | 413 = 400;
-  /** Fatal: nothing more is read or written. */
-  private stopped = false;
-  /** An entry was refused: keep scanning to report every offender, but write nothing more. */
-  private rejected = false;
+  private readonly failure: UnpackFailure;
   private fsError: unknown;
 
   private compressed = 0;
@@ -141,7 +131,6 @@ class UnpackJob {
 
   /** File-system work runs strictly in archive order. Never rejects (errors go to fsError). */
   private chain: Promise<void> = Promise.resolve();
-  private readonly stop = new AbortController();
   private settle: () => void = noop;
   private detachSource: () => void = noop;
   private readonly gunzip: Gunzip;
@@ -156,6 +145,11 @@ class UnpackJob {
     private readonly limits: UnpackLimits,
     private readonly source: NodeJS.ReadableStream | Buffer,
   ) {
+    this.failure = new UnpackFailure(() => {
+      this.detachSource();
+      this.gunzip.destroy();
+      this.settle();
+    });
     this.maxExpanded = limits.maxUnpackedBytes + limits.maxEntries * TAR_OVERHEAD_PER_ENTRY + MiB;
     this.gunzip = createGunzip();
     this.parser = new Parser({
@@ -165,7 +159,7 @@ class UnpackJob {
       brotli: false,
       zstd: false,
       maxMetaEntrySize: MAX_META_ENTRY_BYTES,
-      onwarn: (_code: string, message: string) => this.fail(400, `the archive is not a valid tar file: ${message}`),
+      onwarn: (_code: string, message: string) => this.failure.fail(400, `the archive is not a valid tar file: ${message}`),
       onReadEntry: (entry: ReadEntry) => this.onEntry(entry),
     });
     if (!Buffer.isBuffer(source)) {
@@ -205,39 +199,11 @@ class UnpackJob {
     this.gunzip.destroy();
     await this.chain;
     if (this.fsError !== undefined) throw this.fsError;
-    if (this.errorCount > 0) {
-      const errors = [...this.errors];
-      if (this.errorCount > errors.length) errors.push(`... and ${this.errorCount - errors.length} more errors`);
-      return { ok: false, status: this.status, errors };
-    }
+    const failed = this.failure.result();
+    if (failed) return failed;
     const root = await this.findRoot();
     if (root === undefined) return { ok: false, status: 400, errors: [NO_API_YAML_ERROR] };
     return { ok: true, root, files: this.files, bytes: this.writtenBytes };
-  }
-
-  // --- failure bookkeeping -------------------------------------------------------------------
-
-  private addError(message: string): void {
-    this.errorCount += 1;
-    if (this.errors.length < MAX_LISTED_ERRORS) this.errors.push(message);
-  }
-
-  /** Stops everything now. */
-  private fail(status: 400 | 413, message: string): void {
-    if (this.stopped) return;
-    this.stopped = true;
-    this.status = status;
-    this.addError(message);
-    this.stop.abort();
-    this.detachSource();
-    this.gunzip.destroy();
-    this.settle();
-  }
-
-  /** Refuses one entry; the unpack will fail, but we go on reading to report every offender. */
-  private reject(entryPath: string, reason: string): void {
-    this.rejected = true;
-    this.addError(`entry ${quote(entryPath)}: ${reason}`);
   }
 
   // --- bytes in: upload -> gunzip -> parser --------------------------------------------------
@@ -246,8 +212,8 @@ class UnpackJob {
     const max = this.limits.maxUploadBytes;
     const tooBig = `the upload is larger than ${max} bytes`;
     if (Buffer.isBuffer(source)) {
-      if (source.length > max) return this.fail(413, tooBig);
-      if (source.length === 0) return this.fail(400, 'the upload is empty');
+      if (source.length > max) return this.failure.fail(413, tooBig);
+      if (source.length === 0) return this.failure.fail(400, 'the upload is empty');
       this.compressed = source.length;
       if (!this.checkGzipHead(source)) return;
       this.gunzip.end(source);
@@ -257,34 +223,34 @@ class UnpackJob {
     let ended = false;
     let attached = true;
     const onData = (data: Buffer | string): void => {
-      if (this.stopped) return;
+      if (this.failure.stopped) return;
       const chunk = typeof data === 'string' ? Buffer.from(data) : data;
       this.compressed += chunk.length;
-      if (this.compressed > max) return this.fail(413, tooBig);
+      if (this.compressed > max) return this.failure.fail(413, tooBig);
       if (!this.checkGzipHead(chunk)) return;
       if (!this.gunzip.write(chunk)) {
         source.pause();
         this.gunzip.once('drain', () => {
-          if (!this.stopped && attached) source.resume();
+          if (!this.failure.stopped && attached) source.resume();
         });
       }
     };
     const onEnd = (): void => {
       ended = true;
       detach();
-      if (this.stopped) return;
-      if (this.compressed === 0) return this.fail(400, 'the upload is empty');
-      if (this.gzipHead.length < 2) return this.fail(400, NOT_GZIP);
+      if (this.failure.stopped) return;
+      if (this.compressed === 0) return this.failure.fail(400, 'the upload is empty');
+      if (this.gzipHead.length < 2) return this.failure.fail(400, NOT_GZIP);
       this.gunzip.end();
     };
     const onError = (err: unknown): void => {
       detach();
-      this.fail(400, `the upload failed: ${err instanceof Error ? err.message : String(err)}`);
+      this.failure.fail(400, `the upload failed: ${err instanceof Error ? err.message : String(err)}`);
     };
     const onClose = (): void => {
       if (ended) return;
       detach();
-      this.fail(400, 'the upload was interrupted before it was complete');
+      this.failure.fail(400, 'the upload was interrupted before it was complete');
     };
     const detach = (): void => {
       if (!attached) return;
@@ -304,7 +270,7 @@ class UnpackJob {
       attached = false;
       source.on('error', noop);
       if (this.early.error !== undefined) return onError(this.early.error);
-      return this.fail(400, 'the upload was interrupted before it was complete');
+      return this.failure.fail(400, 'the upload was interrupted before it was complete');
     }
     source.on('data', onData);
     source.on('end', onEnd);
@@ -319,7 +285,7 @@ class UnpackJob {
     this.gzipHead = Buffer.concat([this.gzipHead, chunk.subarray(0, 2 - this.gzipHead.length)]);
     if (this.gzipHead.length < 2) return true;
     if (this.gzipHead[0] !== 0x1f || this.gzipHead[1] !== 0x8b) {
-      this.fail(400, NOT_GZIP);
+      this.failure.fail(400, NOT_GZIP);
       return false;
     }
     return true;
@@ -327,22 +293,22 @@ class UnpackJob {
 
   private wireGunzip(): void {
     this.gunzip.on('data', (chunk: Buffer) => {
-      if (this.stopped) return;
+      if (this.failure.stopped) return;
       this.expanded += chunk.length;
       if (this.expanded > this.maxExpanded) {
-        return this.fail(413, `the archive expands to more than ${this.maxExpanded} bytes`);
+        return this.failure.fail(413, `the archive expands to more than ${this.maxExpanded} bytes`);
       }
       if (this.sawEof) return; // padding after the tar end marker: counted, not parsed
       this.feedParser(chunk);
     });
     this.gunzip.on('end', () => {
-      if (this.stopped) return;
+      if (this.failure.stopped) return;
       if (this.tarHead && !this.sawEof) this.parser.write(this.tarHead);
       this.tarHead = undefined;
       this.parser.end();
     });
     this.gunzip.on('error', (err: Error) => {
-      this.fail(400, `the archive is corrupt (gzip: ${err.message})`);
+      this.failure.fail(400, `the archive is corrupt (gzip: ${err.message})`);
     });
   }
 
@@ -355,7 +321,7 @@ class UnpackJob {
       this.tarHead = undefined;
       this.sniffed = true;
       if (chunk[0] === 0x1f && chunk[1] === 0x8b) {
-        return this.fail(400, 'the archive is compressed twice; upload a single .tar.gz');
+        return this.failure.fail(400, 'the archive is compressed twice; upload a single .tar.gz');
       }
     }
     if (!this.parser.write(chunk) && !this.waitingDrain) {
@@ -364,7 +330,7 @@ class UnpackJob {
       this.gunzip.pause();
       this.parser.once('drain', () => {
         this.waitingDrain = false;
-        if (!this.stopped) this.gunzip.resume();
+        if (!this.failure.stopped) this.gunzip.resume();
       });
     }
   }
@@ -373,13 +339,13 @@ class UnpackJob {
     this.parser.on('ignoredEntry', (entry: ReadEntry) => {
       // node-tar ignores types it does not know (sparse files, tape volumes...) and oversized
       // metadata records; ignored is not good enough for us, we refuse them visibly.
-      if (this.stopped || !this.countEntry()) return;
-      this.reject(
+      if (this.failure.stopped || !this.countEntry()) return;
+      this.failure.reject(
         entry.path,
         entry.meta ? 'metadata record is too large' : `entries of type "${entry.type}" are not allowed`,
       );
     });
-    this.parser.on('error', (err: Error) => this.fail(400, `the archive is not a valid tar file: ${err.message}`));
+    this.parser.on('error', (err: Error) => this.failure.fail(400, `the archive is not a valid tar file: ${err.message}`));
     this.parser.on('eof', () => {
       this.sawEof = true;
     });
@@ -391,20 +357,20 @@ class UnpackJob {
   private countEntry(): boolean {
     this.entries += 1;
     if (this.entries > this.limits.maxEntries) {
-      this.fail(413, `the archive has more than ${this.limits.maxEntries} entries`);
+      this.failure.fail(413, `the archive has more than ${this.limits.maxEntries} entries`);
       return false;
     }
     return true;
   }
 
   private onEntry(entry: ReadEntry): void {
-    if (this.stopped || !this.countEntry()) {
+    if (this.failure.stopped || !this.countEntry()) {
       entry.resume();
       return;
     }
     const verdict = this.judge(entry);
     if ('reason' in verdict) {
-      this.reject(entry.path, verdict.reason);
+      this.failure.reject(entry.path, verdict.reason);
       entry.resume();
       return;
     }
@@ -414,11 +380,11 @@ class UnpackJob {
     }
     const { kind, segments } = verdict;
     if (kind === 'dir') {
-      if (!this.rejected) {
+      if (!this.failure.rejected) {
         this.enqueue(() =>
           this.ensureDir(segments).catch((err: unknown) => {
             if (!isConflict(err)) throw err;
-            this.reject(entry.path, CONFLICT);
+            this.failure.reject(entry.path, CONFLICT);
           }),
         );
       }
@@ -427,11 +393,11 @@ class UnpackJob {
     }
     this.declaredBytes += entry.size;
     if (this.declaredBytes > this.limits.maxUnpackedBytes) {
-      this.fail(413, `entry ${quote(entry.path)}: the archive unpacks to more than ${this.limits.maxUnpackedBytes} bytes`);
+      this.failure.fail(413, `entry ${quote(entry.path)}: the archive unpacks to more than ${this.limits.maxUnpackedBytes} bytes`);
       entry.resume();
       return;
     }
-    if (this.rejected) {
+    if (this.failure.rejected) {
       entry.resume();
       return;
     }
@@ -485,10 +451,10 @@ class UnpackJob {
 
   private enqueue(task: () => Promise<void>): void {
     this.chain = this.chain
-      .then(() => (this.stopped ? undefined : task()))
+      .then(() => (this.failure.stopped ? undefined : task()))
       .catch((err: unknown) => {
         this.fsError ??= err;
-        this.fail(400, 'the archive could not be written');
+        this.failure.fail(400, 'the archive could not be written');
       });
   }
 
@@ -529,7 +495,7 @@ class UnpackJob {
         handle = await open(this.inside(segments), OPEN_FLAGS, FILE_MODE);
       } catch (err) {
         if (!isConflict(err)) throw err;
-        this.reject(entry.path, CONFLICT);
+        this.failure.reject(entry.path, CONFLICT);
         entry.resume();
         return;
       }
@@ -539,7 +505,7 @@ class UnpackJob {
       } finally {
         await handle.close();
       }
-      if (!this.stopped) this.files += 1;
+      if (!this.failure.stopped) this.files += 1;
     });
   }
 
@@ -547,7 +513,7 @@ class UnpackJob {
     return new Promise<void>((resolve, reject) => {
       let pending: Promise<unknown> = Promise.resolve();
       const finish = (): void => {
-        this.stop.signal.removeEventListener('abort', onAbort);
+        this.failure.signal.removeEventListener('abort', onAbort);
         entry.removeListener('data', onData);
         entry.removeListener('end', onEnd);
       };
@@ -560,26 +526,26 @@ class UnpackJob {
         pending.then(() => resolve(), reject);
       };
       const onData = (chunk: Buffer): void => {
-        if (this.stopped) return;
+        if (this.failure.stopped) return;
         this.writtenBytes += chunk.length;
         if (this.writtenBytes > this.limits.maxUnpackedBytes) {
           // Unreachable while node-tar honours header sizes (declared sizes are checked first).
-          this.fail(413, `entry ${quote(entry.path)}: the archive unpacks to more than ${this.limits.maxUnpackedBytes} bytes`);
+          this.failure.fail(413, `entry ${quote(entry.path)}: the archive unpacks to more than ${this.limits.maxUnpackedBytes} bytes`);
           return;
         }
         // Writes are chained, not just paused between: a paused Minipass entry may still emit a
         // chunk it had buffered, and two writes in flight at once can land out of order.
         entry.pause();
         pending = pending.then(() => writeAll(handle, chunk)).then(() => {
-          if (!this.stopped) entry.resume();
+          if (!this.failure.stopped) entry.resume();
         });
         pending.catch((err: unknown) => {
           finish();
           reject(err);
         });
       };
-      if (this.stop.signal.aborted) return resolve();
-      this.stop.signal.addEventListener('abort', onAbort, { once: true });
+      if (this.failure.signal.aborted) return resolve();
+      this.failure.signal.addEventListener('abort', onAbort, { once: true });
       entry.on('data', onData);
       entry.on('end', onEnd);
       entry.resume();
