@@ -4,21 +4,20 @@
 //  - node-tar's `Parser` reads the tar format; we decompress with node:zlib ourselves so that a
 //    non-gzip upload is refused (node-tar would happily read plain, brotli or zstd tar) and so
 //    that every decompressed byte is counted.
-//  - Nothing is written by node-tar. Every entry is checked (path, type, conflicts with earlier
-//    entries) BEFORE anything touches the disk, and we do the writes ourselves: directories one
-//    segment at a time, files with O_CREAT|O_EXCL|O_NOFOLLOW, modes forced to 0644 / 0755.
-//    We never create links, so no path we write can be redirected outside `destDir`.
+//  - Every entry is checked (path, type, conflicts with earlier entries) BEFORE anything touches
+//    the disk; the writes are ours, never node-tar's: see entry-writer.ts.
 //  - Refusals are visible, one error per offending entry: see unpack-failure.ts.
 //  - Limits (compressed bytes, unpacked file bytes, entries, and the expanded tar stream) stop
 //    the unpack at once with 413.
 
-import { constants as fsConstants } from 'node:fs';
-import { chmod, lstat, mkdir, open, readdir, rm, type FileHandle } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { createGunzip, type Gunzip } from 'node:zlib';
 import { Parser, type ReadEntry } from 'tar';
 import { checkEntryPath, isMetadata } from './entry-path.js';
+import { EntryWriter } from './entry-writer.js';
+import { cleanDestination, prepareDestination } from './unpack-destination.js';
 import { quote, UnpackFailure } from './unpack-failure.js';
 import { defaultUnpackLimits, type UnpackLimits } from './upload-limits.js';
 
@@ -38,11 +37,6 @@ export const NO_API_YAML_ERROR =
 const TAR_OVERHEAD_PER_ENTRY = 4096;
 /** Pax / GNU long-name records larger than this are refused (node-tar default: 1 MiB). */
 const MAX_META_ENTRY_BYTES = 64 * 1024;
-
-const FILE_MODE = 0o644;
-const DIR_MODE = 0o755;
-const OPEN_FLAGS =
-  fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | (fsConstants.O_NOFOLLOW ?? 0);
 
 /**
  * Unpacks a .tar.gz into `destDir` (created if missing; it must be empty).
@@ -81,27 +75,6 @@ export async function unpackTarGz(
   return result;
 }
 
-async function prepareDestination(dest: string): Promise<boolean> {
-  const first = await mkdir(dest, { recursive: true, mode: DIR_MODE });
-  const st = await lstat(dest);
-  if (!st.isDirectory()) throw new Error(`unpackTarGz: ${dest} is not a directory`);
-  if (first !== undefined) {
-    await chmod(dest, DIR_MODE);
-    return true;
-  }
-  if ((await readdir(dest)).length > 0) throw new Error(`unpackTarGz: ${dest} is not empty`);
-  return false;
-}
-
-async function cleanDestination(dest: string, created: boolean): Promise<void> {
-  if (created) {
-    await rm(dest, { recursive: true, force: true });
-    return;
-  }
-  const children = await readdir(dest).catch(() => [] as string[]);
-  await Promise.all(children.map((name) => rm(path.join(dest, name), { recursive: true, force: true })));
-}
-
 const noop = (): void => {};
 
 type Verdict =
@@ -111,7 +84,6 @@ type Verdict =
 
 class UnpackJob {
   private readonly failure: UnpackFailure;
-  private fsError: unknown;
 
   private compressed = 0;
   private gzipHead = Buffer.alloc(0);
@@ -124,13 +96,9 @@ class UnpackJob {
 
   private entries = 0;
   private declaredBytes = 0;
-  private writtenBytes = 0;
-  private files = 0;
   private readonly kinds = new Map<string, 'file' | 'dir'>();
-  private readonly madeDirs = new Set<string>();
+  private readonly writer: EntryWriter;
 
-  /** File-system work runs strictly in archive order. Never rejects (errors go to fsError). */
-  private chain: Promise<void> = Promise.resolve();
   private settle: () => void = noop;
   private detachSource: () => void = noop;
   private readonly gunzip: Gunzip;
@@ -150,6 +118,7 @@ class UnpackJob {
       this.gunzip.destroy();
       this.settle();
     });
+    this.writer = new EntryWriter(dest, limits.maxUnpackedBytes, this.failure);
     this.maxExpanded = limits.maxUnpackedBytes + limits.maxEntries * TAR_OVERHEAD_PER_ENTRY + MiB;
     this.gunzip = createGunzip();
     this.parser = new Parser({
@@ -197,13 +166,13 @@ class UnpackJob {
     await done;
     this.detachSource();
     this.gunzip.destroy();
-    await this.chain;
-    if (this.fsError !== undefined) throw this.fsError;
+    await this.writer.idle;
+    if (this.writer.error !== undefined) throw this.writer.error;
     const failed = this.failure.result();
     if (failed) return failed;
     const root = await this.findRoot();
     if (root === undefined) return { ok: false, status: 400, errors: [NO_API_YAML_ERROR] };
-    return { ok: true, root, files: this.files, bytes: this.writtenBytes };
+    return { ok: true, root, files: this.writer.files, bytes: this.writer.bytes };
   }
 
   // --- bytes in: upload -> gunzip -> parser --------------------------------------------------
@@ -380,14 +349,7 @@ class UnpackJob {
     }
     const { kind, segments } = verdict;
     if (kind === 'dir') {
-      if (!this.failure.rejected) {
-        this.enqueue(() =>
-          this.ensureDir(segments).catch((err: unknown) => {
-            if (!isConflict(err)) throw err;
-            this.failure.reject(entry.path, CONFLICT);
-          }),
-        );
-      }
+      if (!this.failure.rejected) this.writer.makeDir(entry, segments);
       entry.resume();
       return;
     }
@@ -401,7 +363,7 @@ class UnpackJob {
       entry.resume();
       return;
     }
-    this.writeFile(entry, segments);
+    this.writer.writeFile(entry, segments);
   }
 
   private judge(entry: ReadEntry): Verdict {
@@ -447,111 +409,6 @@ class UnpackJob {
     return { kind, segments };
   }
 
-  // --- writing -------------------------------------------------------------------------------
-
-  private enqueue(task: () => Promise<void>): void {
-    this.chain = this.chain
-      .then(() => (this.failure.stopped ? undefined : task()))
-      .catch((err: unknown) => {
-        this.fsError ??= err;
-        this.failure.fail(400, 'the archive could not be written');
-      });
-  }
-
-  /** Absolute path of a checked entry, asserted to be strictly inside dest. */
-  private inside(segments: string[]): string {
-    const abs = path.join(this.dest, ...segments);
-    if (!abs.startsWith(this.dest + path.sep)) throw new Error(`unpack: ${abs} is outside ${this.dest}`);
-    return abs;
-  }
-
-  /** Creates each missing directory of `segments` one by one (never through a link), mode 0755. */
-  private async ensureDir(segments: string[]): Promise<void> {
-    for (let i = 1; i <= segments.length; i++) {
-      const rel = segments.slice(0, i);
-      const key = rel.join('/');
-      if (this.madeDirs.has(key)) continue;
-      const abs = this.inside(rel);
-      try {
-        await mkdir(abs, { mode: DIR_MODE });
-      } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        if (code === 'ENOTDIR') throw new Conflict();
-        if (code !== 'EEXIST') throw err;
-        const st = await lstat(abs);
-        if (!st.isDirectory()) throw new Conflict();
-      }
-      await chmod(abs, DIR_MODE);
-      this.madeDirs.add(key);
-    }
-  }
-
-  private writeFile(entry: ReadEntry, segments: string[]): void {
-    entry.pause(); // data waits in the entry (and the parser applies back-pressure) until we write
-    this.enqueue(async () => {
-      let handle: FileHandle;
-      try {
-        await this.ensureDir(segments.slice(0, -1));
-        handle = await open(this.inside(segments), OPEN_FLAGS, FILE_MODE);
-      } catch (err) {
-        if (!isConflict(err)) throw err;
-        this.failure.reject(entry.path, CONFLICT);
-        entry.resume();
-        return;
-      }
-      try {
-        await handle.chmod(FILE_MODE); // whatever the umask or the archive says
-        await this.pump(entry, handle);
-      } finally {
-        await handle.close();
-      }
-      if (!this.failure.stopped) this.files += 1;
-    });
-  }
-
-  private pump(entry: ReadEntry, handle: FileHandle): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      let pending: Promise<unknown> = Promise.resolve();
-      const finish = (): void => {
-        this.failure.signal.removeEventListener('abort', onAbort);
-        entry.removeListener('data', onData);
-        entry.removeListener('end', onEnd);
-      };
-      const onAbort = (): void => {
-        finish();
-        pending.then(() => resolve(), () => resolve());
-      };
-      const onEnd = (): void => {
-        finish();
-        pending.then(() => resolve(), reject);
-      };
-      const onData = (chunk: Buffer): void => {
-        if (this.failure.stopped) return;
-        this.writtenBytes += chunk.length;
-        if (this.writtenBytes > this.limits.maxUnpackedBytes) {
-          // Unreachable while node-tar honours header sizes (declared sizes are checked first).
-          this.failure.fail(413, `entry ${quote(entry.path)}: the archive unpacks to more than ${this.limits.maxUnpackedBytes} bytes`);
-          return;
-        }
-        // Writes are chained, not just paused between: a paused Minipass entry may still emit a
-        // chunk it had buffered, and two writes in flight at once can land out of order.
-        entry.pause();
-        pending = pending.then(() => writeAll(handle, chunk)).then(() => {
-          if (!this.failure.stopped) entry.resume();
-        });
-        pending.catch((err: unknown) => {
-          finish();
-          reject(err);
-        });
-      };
-      if (this.failure.signal.aborted) return resolve();
-      this.failure.signal.addEventListener('abort', onAbort, { once: true });
-      entry.on('data', onData);
-      entry.on('end', onEnd);
-      entry.resume();
-    });
-  }
-
   // --- result --------------------------------------------------------------------------------
 
   private async findRoot(): Promise<string | undefined> {
@@ -565,26 +422,6 @@ class UnpackJob {
     }
     return undefined;
   }
-}
-
-/** FileHandle.write may write less than asked: loop until the whole chunk is on disk. */
-async function writeAll(handle: FileHandle, chunk: Buffer): Promise<void> {
-  let offset = 0;
-  while (offset < chunk.length) {
-    const { bytesWritten } = await handle.write(chunk, offset, chunk.length - offset);
-    offset += bytesWritten;
-  }
-}
-
-/**
- * The file system refused an entry because of an earlier one although our own bookkeeping saw no
- * conflict: names equal on a case-insensitive or normalising file system (macOS, Windows).
- */
-class Conflict extends Error {}
-const CONFLICT = 'conflicts with an earlier entry (names differing only in case or Unicode form?)';
-const CONFLICT_CODES = new Set(['EEXIST', 'ENOTDIR', 'EISDIR', 'ELOOP']);
-function isConflict(err: unknown): boolean {
-  return err instanceof Conflict || CONFLICT_CODES.has((err as NodeJS.ErrnoException | undefined)?.code ?? '');
 }
 
 const NOT_GZIP = 'the upload is not gzip-compressed: send the API folder as a .tar.gz';
