@@ -15,7 +15,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { createGunzip, type Gunzip } from 'node:zlib';
 import { Parser, type ReadEntry } from 'tar';
-import { checkEntryPath, isMetadata } from './entry-path.js';
+import { EntryJudge } from './entry-judge.js';
 import { EntryWriter } from './entry-writer.js';
 import { cleanDestination, prepareDestination } from './unpack-destination.js';
 import { quote, UnpackFailure } from './unpack-failure.js';
@@ -77,11 +77,6 @@ export async function unpackTarGz(
 
 const noop = (): void => {};
 
-type Verdict =
-  | { kind: 'file' | 'dir'; segments: string[] }
-  | { skip: true }
-  | { reason: string };
-
 class UnpackJob {
   private readonly failure: UnpackFailure;
 
@@ -96,7 +91,7 @@ class UnpackJob {
 
   private entries = 0;
   private declaredBytes = 0;
-  private readonly kinds = new Map<string, 'file' | 'dir'>();
+  private readonly judge = new EntryJudge();
   private readonly writer: EntryWriter;
 
   private settle: () => void = noop;
@@ -337,7 +332,7 @@ class UnpackJob {
       entry.resume();
       return;
     }
-    const verdict = this.judge(entry);
+    const verdict = this.judge.judge(entry);
     if ('reason' in verdict) {
       this.failure.reject(entry.path, verdict.reason);
       entry.resume();
@@ -364,49 +359,6 @@ class UnpackJob {
       return;
     }
     this.writer.writeFile(entry, segments);
-  }
-
-  private judge(entry: ReadEntry): Verdict {
-    const checked = checkEntryPath(entry.path);
-    if ('reason' in checked) return checked;
-    let kind: 'file' | 'dir';
-    switch (entry.type) {
-      case 'File':
-      case 'OldFile':
-      case 'ContiguousFile':
-        kind = 'file';
-        break;
-      case 'Directory':
-        kind = 'dir';
-        break;
-      case 'SymbolicLink':
-      case 'Link':
-        return { reason: 'links are not allowed' };
-      case 'CharacterDevice':
-      case 'BlockDevice':
-      case 'FIFO':
-        return { reason: 'devices and fifos are not allowed' };
-      default:
-        return { reason: `entries of type "${entry.type}" are not allowed` };
-    }
-    const { segments } = checked;
-    if (segments.length === 0) return kind === 'dir' ? { skip: true } : { reason: 'path is empty' };
-    if (isMetadata(segments)) return { skip: true };
-
-    // Conflicts with earlier entries: a file twice, a file where a directory was (or below a
-    // file). Detected here so the file system never has to arbitrate.
-    for (let i = 1; i < segments.length; i++) {
-      if (this.kinds.get(segments.slice(0, i).join('/')) === 'file') {
-        return { reason: 'conflicts with an earlier file entry' };
-      }
-    }
-    const key = segments.join('/');
-    const before = this.kinds.get(key);
-    if (before === 'file') return { reason: 'appears more than once in the archive' };
-    if (before === 'dir' && kind === 'file') return { reason: 'conflicts with an earlier directory entry' };
-    for (let i = 1; i < segments.length; i++) this.kinds.set(segments.slice(0, i).join('/'), 'dir');
-    this.kinds.set(key, kind);
-    return { kind, segments };
   }
 
   // --- result --------------------------------------------------------------------------------
