@@ -50,7 +50,11 @@ export const out = {
   },
 };
 
-/** A failure the command explains itself: `message`, then `details` (one per line, e.g. validation errors). */
+/**
+ * A failure the command explains itself: `message`, then `details` (one per line, e.g. validation
+ * errors). No catalogue code: it is an exit (1) with a message for a person, never an HTTP answer,
+ * and it often relays a server's answer, whose error already has its code.
+ */
 export class CliError extends Error {
   constructor(
     message: string,

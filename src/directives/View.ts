@@ -69,14 +69,10 @@ export default defineDirective<Params>({
     if (params.data !== null && params.data !== undefined) Object.assign(scope, params.data);
     scope.cssStaticFile = css.map((f) => staticUrl(base, 'css', f));
     scope.jsStaticFile = js.map((f) => staticUrl(base, 'js', f));
-    try {
-      for (const fragment of fragments) scope[fragment] = new SafeHtml(await session.render(`fragments/${fragment}`, scope));
-      const html = await session.render(name, scope);
-      respondHtml(ctx.message, html);
-    } catch (error) {
-      if (error instanceof Error && error.name === 'ViewError') throw Errors.viewFailed(error.message);
-      throw error;
-    }
+    // A failing render throws ANVIL_ERR_VIEW (`View: …`) itself.
+    for (const fragment of fragments) scope[fragment] = new SafeHtml(await session.render(`fragments/${fragment}`, scope));
+    const html = await session.render(name, scope);
+    respondHtml(ctx.message, html);
   },
 });
 

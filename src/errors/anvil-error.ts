@@ -1,3 +1,5 @@
+import type { LockHolder } from '../registry/data-dir-lock.js';
+
 /**
  * Every error Anvil raises on purpose has a code, an HTTP status and a message, in the manner of
  * Fastify's FST_ERR_* constants. Make them with `Errors.someName(…)` (catalogue.ts), not by hand.
@@ -32,5 +34,37 @@ export class QuotaError extends AnvilError {
     readonly retryAfterSeconds?: number,
   ) {
     super(code, status, message);
+  }
+}
+
+/**
+ * The registry refused an argument (a host name, key, env, path, release…); `field` names it and
+ * starts the message (`name: …`). The CLI prints it; over HTTP it is a 500 (the management API
+ * checks what it passes on, so a refusal there is the server's failure).
+ */
+export class RegistryValidationError extends AnvilError {
+  constructor(
+    code: string,
+    status: number,
+    message: string,
+    readonly field: string,
+  ) {
+    super(code, status, message);
+    this.name = 'RegistryValidationError';
+  }
+}
+
+/** A second instance on the same data directory: refused before it reads or writes anything there. */
+export class DataDirInUseError extends AnvilError {
+  constructor(
+    code: string,
+    status: number,
+    message: string,
+    readonly dataDir: string,
+    readonly lockFile: string,
+    readonly holder: LockHolder,
+  ) {
+    super(code, status, message);
+    this.name = 'DataDirInUseError';
   }
 }

@@ -1,5 +1,6 @@
 import { QUOTA_NAMES } from '../quotas/api-quotas.js';
-import { AnvilError, QuotaError } from './anvil-error.js';
+import type { LockHolder } from '../registry/data-dir-lock.js';
+import { AnvilError, DataDirInUseError, QuotaError, RegistryValidationError } from './anvil-error.js';
 
 /**
  * The catalogue: every error code Anvil raises on purpose, with its HTTP status and message
@@ -20,6 +21,8 @@ export interface CatalogueEntry {
 export type ErrorFactory = ((...args: Arg[]) => AnvilError) & CatalogueEntry & { readonly status: number };
 export type StatusErrorFactory = ((status: number, ...args: Arg[]) => AnvilError) & CatalogueEntry;
 export type QuotaErrorFactory = ((...args: Arg[]) => QuotaError) & CatalogueEntry & { readonly status: number };
+export type RegistryErrorFactory = ((field: string, detail: string) => RegistryValidationError) & CatalogueEntry & { readonly status: number };
+export type DataDirErrorFactory = ((dataDir: string, lockFile: string, holder: LockHolder) => DataDirInUseError) & CatalogueEntry & { readonly status: number };
 
 function fill(template: string, args: Arg[]): string {
   let i = 0;
@@ -41,6 +44,21 @@ function codedWithStatus(code: string, template: string): StatusErrorFactory {
 /** A quota refusal, counted under `quota`; `retryAfterSeconds` is sent as `retry-after`. */
 function quota(code: string, status: number, template: string, name: string, retryAfterSeconds?: number): QuotaErrorFactory {
   const make = (...args: Arg[]) => new QuotaError(code, status, fill(template, args), name, retryAfterSeconds);
+  return Object.assign(make, { code, status, template, logged: false });
+}
+
+/** A refused registry argument: the template's first `%s` is the field, which the error also carries. */
+function registryRefusal(code: string, status: number, template: string): RegistryErrorFactory {
+  const make = (field: string, detail: string) => new RegistryValidationError(code, status, fill(template, [field, detail]), field);
+  return Object.assign(make, { code, status, template, logged: false });
+}
+
+/** A start refused on a data directory another live instance holds: the holder fills the template. */
+function dataDirRefusal(code: string, status: number, template: string): DataDirErrorFactory {
+  const make = (dataDir: string, lockFile: string, holder: LockHolder) => {
+    const port = holder.port === null ? '' : `, port ${holder.port}`;
+    return new DataDirInUseError(code, status, fill(template, [dataDir, holder.pid, holder.startedAt, port, lockFile]), dataDir, lockFile, holder);
+  };
   return Object.assign(make, { code, status, template, logged: false });
 }
 
@@ -130,6 +148,16 @@ export const Errors = {
   jobsClosed: coded('ANVIL_ERR_JOBS_CLOSED', 503, 'job queue: the queue is closed'),
   jobsAlreadyStarted: coded('ANVIL_ERR_JOBS_STARTED', 500, 'job queue: start() was already called on this queue'),
   jobsFailed: coded('ANVIL_ERR_JOBS_FAILED', 500, 'job queue: %s'),
+
+  // The registry and the data directory. A registry refusal reaches HTTP only from a deploy whose
+  // input was checked already (e.g. its host was removed meanwhile): the server's failure, a 500.
+  // A refused start is printed by `anvil start` (exit 1), never sent: 409, the data directory is taken.
+  registryInvalid: registryRefusal('ANVIL_ERR_REGISTRY_INVALID', 500, '%s: %s'),
+  dataDirInUse: dataDirRefusal(
+    'ANVIL_ERR_DATA_DIR_IN_USE',
+    409,
+    'data directory %s is in use by another Anvil instance: PID %s (started %s%s), according to %s. Stop that instance first, or start this one with another --data.',
+  ),
 
   // An API's quotas on shared stores: messages written for its clients, shown whatever the status.
   quotaJobPayload: quota(

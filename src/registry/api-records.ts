@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
-import { checkApiKey, RegistryValidationError } from './record-checks.js';
+import { Errors } from '../errors.js';
+import { checkApiKey } from './record-checks.js';
 import type { ApiRecord, DeleteApiResult, StoredRelease, UpdateApiResult } from './records.js';
 import { isReleaseId } from './release-id.js';
 import type { ApiRow, Statements } from './statements.js';
@@ -23,12 +24,12 @@ export class ApiRecords {
   ) {
     this.txRecordRelease = db.transaction((host: string, key: string, release: string, digest: string) => {
       const h = this.stmt.getHost.get(host);
-      if (!h || h.kind !== 'public') throw new RegistryValidationError('host', `"${host}" is not a public host`);
+      if (!h || h.kind !== 'public') throw Errors.registryInvalid('host', `"${host}" is not a public host`);
       const now = this.now().toISOString();
       const existing = this.stmt.getApiRow.get(host, key);
       if (existing) {
         if (this.stmt.getRelease.get(host, key, release)) {
-          throw new RegistryValidationError('release', `"${release}" already exists for ${host}/${key}`);
+          throw Errors.registryInvalid('release', `"${release}" already exists for ${host}/${key}`);
         }
         this.stmt.setCurrent.run(release, now, host, key);
       } else {
@@ -100,8 +101,8 @@ export class ApiRecords {
 
   recordRelease(host: string, key: string, release: string, digest: string): { record: ApiRecord; pruned: string[] } {
     checkApiKey(key);
-    if (!isReleaseId(release)) throw new RegistryValidationError('release', `"${release}" is not a release id`);
-    if (typeof digest !== 'string' || digest.length === 0) throw new RegistryValidationError('digest', 'must be a non-empty string');
+    if (!isReleaseId(release)) throw Errors.registryInvalid('release', `"${release}" is not a release id`);
+    if (typeof digest !== 'string' || digest.length === 0) throw Errors.registryInvalid('digest', 'must be a non-empty string');
     return this.txRecordRelease.immediate(host, key, release, digest);
   }
 

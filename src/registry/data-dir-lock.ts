@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { linkSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { Errors } from '../errors.js';
 
 /** Who holds a data directory, as its lock file says. */
 export interface LockHolder {
@@ -23,21 +24,8 @@ export interface DataDirLock {
   release(): void;
 }
 
-/** A second instance on the same data directory: refused before it reads or writes anything there. */
-export class DataDirInUseError extends Error {
-  constructor(
-    readonly dataDir: string,
-    readonly lockFile: string,
-    readonly holder: LockHolder,
-  ) {
-    const where = holder.port === null ? '' : `, port ${holder.port}`;
-    super(
-      `data directory ${dataDir} is in use by another Anvil instance: PID ${holder.pid} (started ${holder.startedAt}${where}), ` +
-        `according to ${lockFile}. Stop that instance first, or start this one with another --data.`,
-    );
-    this.name = 'DataDirInUseError';
-  }
-}
+/** A second instance on the same data directory (ANVIL_ERR_DATA_DIR_IN_USE), made by `Errors.dataDirInUse`. */
+export { DataDirInUseError } from '../errors/anvil-error.js';
 
 const heldTokens = new Set<string>();
 
@@ -61,7 +49,7 @@ export function acquireDataDirLock(dataDir: string, lockFile: string): DataDirLo
     const text = readOrNull(lockFile);
     if (text === null) continue;
     const holder = parseHolder(text);
-    if (holder !== null && isAlive(holder)) throw new DataDirInUseError(dataDir, lockFile, holder);
+    if (holder !== null && isAlive(holder)) throw Errors.dataDirInUse(dataDir, lockFile, holder);
     if (moveAsideIfUnchanged(lockFile, text, me.token)) {
       tookOver = true;
       tookOverFrom = holder;

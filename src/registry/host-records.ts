@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
-import { checkEnv, checkHostKey, checkHostName, checkPath, RegistryValidationError } from './record-checks.js';
+import { Errors } from '../errors.js';
+import { checkEnv, checkHostKey, checkHostName, checkPath } from './record-checks.js';
 import type { HostRecord } from './records.js';
 import type { HostRow, Statements } from './statements.js';
 
@@ -18,7 +19,7 @@ export class HostRecords {
     this.txRemoveHost = db.transaction((name: string): boolean => {
       const apis = this.stmt.countApisOfHost.get(name) ?? 0;
       if (apis > 0) {
-        throw new RegistryValidationError('name', `host "${name}" still has ${apis} API(s); delete them first`);
+        throw Errors.registryInvalid('name', `host "${name}" still has ${apis} API(s); delete them first`);
       }
       return this.stmt.deleteHost.run(name).changes > 0;
     });
@@ -46,7 +47,7 @@ export class HostRecords {
   updatePublicHost(name: string, changes: { key?: string; env?: string; path?: string | null }): void {
     const n = checkHostName(name);
     const row = this.stmt.getHost.get(n);
-    if (!row || row.kind !== 'public') throw new RegistryValidationError('name', `"${n}" is not a public host`);
+    if (!row || row.kind !== 'public') throw Errors.registryInvalid('name', `"${n}" is not a public host`);
     const key = changes.key === undefined ? row.key : checkHostKey(changes.key);
     const env = changes.env === undefined ? row.env : checkEnv(changes.env);
     const path = changes.path === undefined ? row.path : checkPath(changes.path);
@@ -62,7 +63,7 @@ export class HostRecords {
       this.stmt.insertHost.run(name, kind, key, env, path);
     } catch (err) {
       if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
-        throw new RegistryValidationError('name', `host "${name}" already exists`);
+        throw Errors.registryInvalid('name', `host "${name}" already exists`);
       }
       throw err;
     }

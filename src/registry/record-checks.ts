@@ -1,14 +1,10 @@
-/** Checks of the names and values the registry stores; each throws a RegistryValidationError naming its field. */
+import { Errors } from '../errors.js';
 
-/** A rejected argument; `field` names it (`name`, `key`, `env`, `path`, `release`, `digest`). */
-export class RegistryValidationError extends Error {
-  readonly field: string;
-  constructor(field: string, message: string) {
-    super(`${field}: ${message}`);
-    this.name = 'RegistryValidationError';
-    this.field = field;
-  }
-}
+/**
+ * Checks of the names and values the registry stores. Each refusal is a RegistryValidationError
+ * (ANVIL_ERR_REGISTRY_INVALID) whose `field` names the argument: `name`, `key`, `env`, `path`, and
+ * elsewhere `host`, `release`, `digest`, `keep`.
+ */
 
 const HOST_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 const ENV = /^[a-z0-9][a-z0-9_-]{0,31}$/;
@@ -19,10 +15,10 @@ const HOST_KEY = /^[\x21-\x7e]{16,512}$/;
 
 /** The host name in lower case. */
 export function checkHostName(name: unknown): string {
-  if (typeof name !== 'string') throw new RegistryValidationError('name', 'must be a string');
+  if (typeof name !== 'string') throw Errors.registryInvalid('name', 'must be a string');
   const n = name.toLowerCase();
   if (n.length === 0 || n.length > 253 || !n.split('.').every((label) => HOST_LABEL.test(label))) {
-    throw new RegistryValidationError(
+    throw Errors.registryInvalid(
       'name',
       `"${name}" is not a valid host name (letters, digits, dots and hyphens; labels of 1-63 characters not starting or ending with a hyphen; at most 253 characters; no port)`,
     );
@@ -32,21 +28,21 @@ export function checkHostName(name: unknown): string {
 
 export function checkHostKey(key: unknown): string {
   if (typeof key !== 'string' || !HOST_KEY.test(key)) {
-    throw new RegistryValidationError('key', 'must be 16 to 512 printable ASCII characters without spaces');
+    throw Errors.registryInvalid('key', 'must be 16 to 512 printable ASCII characters without spaces');
   }
   return key;
 }
 
 export function checkEnv(env: unknown): string {
   if (typeof env !== 'string' || !ENV.test(env)) {
-    throw new RegistryValidationError('env', `${JSON.stringify(env)} must match ${ENV.source}`);
+    throw Errors.registryInvalid('env', `${JSON.stringify(env)} must match ${ENV.source}`);
   }
   return env;
 }
 
 export function checkApiKey(key: unknown): string {
   if (typeof key !== 'string' || !API_KEY.test(key) || key === PLATFORM_SEGMENT) {
-    throw new RegistryValidationError('key', `${JSON.stringify(key)} is not a valid API key (${API_KEY.source}, not "${PLATFORM_SEGMENT}")`);
+    throw Errors.registryInvalid('key', `${JSON.stringify(key)} is not a valid API key (${API_KEY.source}, not "${PLATFORM_SEGMENT}")`);
   }
   return key;
 }
@@ -55,12 +51,12 @@ export function checkApiKey(key: unknown): string {
 export function checkPath(path: unknown): string | null {
   if (path === null) return null;
   if (typeof path !== 'string' || !path.startsWith('/')) {
-    throw new RegistryValidationError('path', 'must be null or "/<api-key>"');
+    throw Errors.registryInvalid('path', 'must be null or "/<api-key>"');
   }
   try {
     checkApiKey(path.slice(1));
   } catch {
-    throw new RegistryValidationError('path', `${JSON.stringify(path)} must be null or "/<api-key>" with a valid API key`);
+    throw Errors.registryInvalid('path', `${JSON.stringify(path)} must be null or "/<api-key>" with a valid API key`);
   }
   return path;
 }

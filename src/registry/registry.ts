@@ -1,15 +1,15 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { Errors } from '../errors.js';
 import { ApiRecords } from './api-records.js';
 import { HostRecords } from './host-records.js';
-import { RegistryValidationError } from './record-checks.js';
 import type { ApiRecord, DeleteApiResult, HostRecord, StoredRelease, UpdateApiResult } from './records.js';
 import { migrate } from './schema.js';
 import { prepareStatements, type Statements } from './statements.js';
 
 export type { AdminHost, ApiRecord, DeleteApiResult, HostRecord, PublicHost, StoredRelease, UpdateApiResult } from './records.js';
-export { RegistryValidationError } from './record-checks.js';
+export { RegistryValidationError } from '../errors/anvil-error.js';
 
 /**
  * The registry: virtual hosts, API records and their releases, in one embedded SQLite file owned by
@@ -52,7 +52,7 @@ export class Registry {
 
   private constructor(db: Database.Database, options: RegistryOptions) {
     const keep = options.keep ?? DEFAULT_KEEP;
-    if (!Number.isInteger(keep) || keep < 0) throw new RegistryValidationError('keep', 'must be an integer >= 0');
+    if (!Number.isInteger(keep) || keep < 0) throw Errors.registryInvalid('keep', 'must be an integer >= 0');
     this.keep = keep;
     this.db = db;
     this.stmt = prepareStatements(db);

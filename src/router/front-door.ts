@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EngineRequest } from '../engine/api-engine.js';
-import { AnvilError } from '../errors.js';
+import { AnvilError, publicMessage } from '../errors.js';
 import type { InstanceLog } from '../logs/instance-log.js';
 import type { PublicHost } from '../registry/registry.js';
 import type { ApiDirectory, ApiEntry } from './api-directory.js';
@@ -56,7 +56,8 @@ export class FrontDoor {
       return;
     }
     const status = error instanceof AnvilError ? error.status : 500;
-    const message = error instanceof AnvilError ? error.message : 'Internal Server Error';
+    // As everywhere: a status >= 500 is sent as its bare text (a registry refusal of a deploy, say).
+    const message = error instanceof AnvilError ? publicMessage(status, error.message, false, error.code) : 'Internal Server Error';
     sendError(res, status, message);
   }
 

@@ -1,4 +1,5 @@
 import { Context, Liquid, toPromise, toValue, type Emitter, type Template } from 'liquidjs';
+import { AnvilError, Errors } from '../errors.js';
 import { SafeHtml, escapeHtml } from './html.js';
 import { formatBytes, VIEW_LIMITS, type ViewLimits } from './limits.js';
 import { assetNameProblem, templateFile } from './names.js';
@@ -76,21 +77,10 @@ export class ViewEngine {
   }
 }
 
-/** A failure to render a template; the message says which template and why (a limit, a syntax error…). */
-export class ViewError extends Error {
-  constructor(
-    message: string,
-    readonly reason: 'missing' | 'limit' | 'template',
-  ) {
-    super(message);
-    this.name = 'ViewError';
-  }
-}
-
-/** Thrown by an emitter over its bound (liquidjs wraps it; {@link describe} finds it again). */
+/** Private: thrown by an emitter over its bound; liquidjs wraps it and {@link describe} finds it again (ANVIL_ERR_VIEW). */
 class OutputLimitError extends Error {}
 
-/** Thrown when templates nest deeper than the limit (a template including itself). */
+/** Private: thrown when templates nest deeper than the limit; {@link describe} turns it into ANVIL_ERR_VIEW. */
 class NestingLimitError extends Error {}
 
 interface Budget {
@@ -122,15 +112,16 @@ export class ViewSession {
   }
 
   /**
-   * Renders `Assets/views/<name>.liquid` with `scope` as its variables. Throws a {@link ViewError}
-   * naming the template when it is missing, fails to parse or render, or exceeds a limit.
+   * Renders `Assets/views/<name>.liquid` with `scope` as its variables. Throws ANVIL_ERR_VIEW
+   * (`Errors.viewFailed`, a 500) naming the template when it is missing, fails to parse or render,
+   * or exceeds a limit.
    */
   async render(name: string, scope: Record<string, unknown>): Promise<string> {
     const { files, liquid, limits } = this.engine;
     const file = templateFile(name);
     const where = `Assets/views/${file}`;
     try {
-      if (assetNameProblem(name) !== null || !files.existsSync(file)) throw new ViewError(`template ${where} not found`, 'missing');
+      if (assetNameProblem(name) !== null || !files.existsSync(file)) throw Errors.viewFailed(`template ${where} not found`);
       const templates = await liquid.parseFile(name);
       const ctx = new Context(scope, liquid.options, { sync: false }, { liquid, ...this.limiters });
       if (this.limiters === null) {
@@ -142,7 +133,8 @@ export class ViewSession {
       if (Buffer.byteLength(output) > limits.outputBytes) throw new OutputLimitError('output');
       return output;
     } catch (error) {
-      if (error instanceof ViewError) throw error;
+      // Only the missing template's error is ours already; the rest come from liquidjs or a bound.
+      if (error instanceof AnvilError) throw error;
       throw describe(error, where, limits);
     }
   }
@@ -213,24 +205,24 @@ function unescapeHtml(text: string): string {
   return text.replace(/&(amp|lt|gt|quot|#39);/g, (_m, name: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[name] ?? _m);
 }
 
-/** A liquidjs failure as a ViewError whose message names the template and, for a limit, the limit. */
-function describe(error: unknown, where: string, limits: ViewLimits): ViewError {
+/** A liquidjs failure as ANVIL_ERR_VIEW, whose message names the template and, for a limit, the limit. */
+function describe(error: unknown, where: string, limits: ViewLimits): AnvilError {
   const chain: unknown[] = [];
   for (let e: unknown = error; e !== null && e !== undefined && chain.length < 8; e = (e as { originalError?: unknown }).originalError) chain.push(e);
   const messages = chain.map((e) => (e instanceof Error ? e.message : String(e)));
   const output = chain.find((e): e is OutputLimitError => e instanceof OutputLimitError);
   if (output !== undefined) {
     return output.message === 'emitted'
-      ? new ViewError(`${where}: text limit exceeded (templates may emit ${limits.emittedChars} characters per request, captures included)`, 'limit')
-      : new ViewError(`${where}: output limit exceeded (a page may be ${formatBytes(limits.outputBytes)})`, 'limit');
+      ? Errors.viewFailed(`${where}: text limit exceeded (templates may emit ${limits.emittedChars} characters per request, captures included)`)
+      : Errors.viewFailed(`${where}: output limit exceeded (a page may be ${formatBytes(limits.outputBytes)})`);
   }
   const has = (text: string) => messages.some((m) => m.includes(text));
-  if (has('template render limit exceeded')) return new ViewError(`${where}: render time limit exceeded (${limits.renderMs} ms)`, 'limit');
-  if (has('memory alloc limit exceeded')) return new ViewError(`${where}: memory limit exceeded (${limits.memoryUnits} array elements or characters)`, 'limit');
-  if (has('parse length limit exceeded')) return new ViewError(`${where}: parse limit exceeded (a template may be ${formatBytes(limits.templateBytes)})`, 'limit');
-  if (chain.some((e) => e instanceof NestingLimitError)) return new ViewError(`${where}: nesting limit exceeded (${limits.nestingDepth} levels of blocks and includes)`, 'limit');
-  if (chain.some((e) => e instanceof RangeError && /call stack/i.test(e.message))) return new ViewError(`${where}: templates nested too deeply`, 'limit');
+  if (has('template render limit exceeded')) return Errors.viewFailed(`${where}: render time limit exceeded (${limits.renderMs} ms)`);
+  if (has('memory alloc limit exceeded')) return Errors.viewFailed(`${where}: memory limit exceeded (${limits.memoryUnits} array elements or characters)`);
+  if (has('parse length limit exceeded')) return Errors.viewFailed(`${where}: parse limit exceeded (a template may be ${formatBytes(limits.templateBytes)})`);
+  if (chain.some((e) => e instanceof NestingLimitError)) return Errors.viewFailed(`${where}: nesting limit exceeded (${limits.nestingDepth} levels of blocks and includes)`);
+  if (chain.some((e) => e instanceof RangeError && /call stack/i.test(e.message))) return Errors.viewFailed(`${where}: templates nested too deeply`);
   // liquidjs says `ENOENT: Failed to lookup "x" in "."` for an include it could not (or may not) load.
   const message = (messages[0] ?? 'render failed').replace(/ENOENT: Failed to lookup "(.*?)" in "[^"]*"/, 'no template "$1" under Assets/views');
-  return new ViewError(`${where}: ${message}`, 'template');
+  return Errors.viewFailed(`${where}: ${message}`);
 }

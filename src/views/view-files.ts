@@ -6,8 +6,11 @@ import { assetNameProblem, templateFile } from './names.js';
 /** What `resolve` returns for a name that is not allowed: it exists nowhere. */
 const REFUSED = '\0refused';
 
-/** A template file that cannot be used (too large): the message names it. */
-export class TemplateFileError extends Error {}
+/**
+ * A template file that cannot be used (too large): the message names it. Private to the views:
+ * ViewSession.render turns it into ANVIL_ERR_VIEW; SetSmartError falls back to its built-in page.
+ */
+class TemplateFileError extends Error {}
 
 /**
  * The file system liquidjs sees: only the files under one `Assets/views` folder, by relative name
