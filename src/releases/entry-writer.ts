@@ -137,7 +137,10 @@ export class EntryWriter {
         this.bytesWritten += chunk.length;
         if (this.bytesWritten > this.maxUnpackedBytes) {
           // Unreachable while node-tar honours header sizes (declared sizes are checked first).
-          this.failure.fail(413, `entry ${quote(entry.path)}: the archive unpacks to more than ${this.maxUnpackedBytes} bytes`);
+          this.failure.fail(
+            413,
+            `entry ${quote(entry.path)}: the archive unpacks to more than ${this.maxUnpackedBytes} bytes`,
+          );
           return;
         }
         // Writes are chained, not just paused between: a paused Minipass entry may still emit a

@@ -5,7 +5,7 @@ import { chmod, lstat, mkdir, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { DIR_MODE } from './entry-writer.js';
 
-/** Creates `dest` if missing (mode 0755) or checks that it is an empty directory. Returns whether it was created. */
+/** Creates `dest` (mode 0755) or checks that it is an empty directory. Returns whether it was created. */
 export async function prepareDestination(dest: string): Promise<boolean> {
   const first = await mkdir(dest, { recursive: true, mode: DIR_MODE });
   const st = await lstat(dest);
