@@ -18,7 +18,9 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { ApiRuntime } from '../engine/context.js';
 import { AnvilError, Errors } from '../errors.js';
-import { checkSqlText, SqlLru, SqlPolicy } from './sql-policy.js';
+import { sqlTextCache } from './sql-cache.js';
+import { checkSqlText } from './sql-checks.js';
+import { SqlPolicy } from './sql-policy.js';
 
 export const DATABASE_LIMITS = {
   /** Longest SQL text of one query, in UTF-8 bytes. */
@@ -82,7 +84,6 @@ function toSqlite(value: unknown, where: string): Bindable {
   switch (typeof value) {
     case 'string':
     case 'bigint':
-      return value;
     case 'number':
       return value;
     case 'boolean':
@@ -144,7 +145,7 @@ export class ApiDatabase {
   readonly file: string;
   private readonly db: Database.Database;
   private readonly policy: SqlPolicy;
-  private readonly statements = new SqlLru<Prepared>(DATABASE_LIMITS.statementCache, DATABASE_LIMITS.statementCacheChars);
+  private readonly statements = sqlTextCache<Prepared>(DATABASE_LIMITS.statementCache, DATABASE_LIMITS.statementCacheChars);
   private migratedDir: string | null = null;
 
   /** Opens (creating it and its folders if need be) `<dataDir>/db.sqlite`. */
@@ -347,4 +348,3 @@ export function apiDatabase(api: ApiRuntime): ApiDatabase {
   if (!db.migrated) db.migrate(api.releaseDir);
   return db;
 }
-
