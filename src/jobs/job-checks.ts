@@ -38,6 +38,10 @@ export function checkPayloadQuota(job: NewJob, quota: JobQuota | undefined): voi
   if (bytes > quota.maxPayloadBytes) throw Errors.quotaJobPayload(bytes, quota.maxPayloadBytes);
 }
 
+export function checkJobId(id: string): void {
+  if (typeof id !== 'string') throw Errors.jobsBadArgument('the job id must be a string');
+}
+
 export function checkApiFilter(api: string | undefined): void {
   if (api !== undefined && (typeof api !== 'string' || api === '')) throw Errors.jobsBadArgument('api must be a non-empty string when given');
 }
