@@ -7,7 +7,8 @@ import { DEFAULT_QUOTAS, effectiveQuotas, type ApiQuotas } from '../quotas/api-q
 import { kvCountingRefusals } from '../quotas/kv-refusals.js';
 import { Tally } from '../quotas/tally.js';
 import { JsonLinesLog } from '../logs/json-lines-log.js';
-import { openKvBackend, type KvStore } from '../stores/kv-store.js';
+import type { KvStore } from '../stores/kv-store.js';
+import { openKvBackend } from '../stores/open-kv.js';
 import type { BusClient } from './bus-client.js';
 import { effectiveLimits } from './sandbox-setup.js';
 

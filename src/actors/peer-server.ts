@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import { emptyFrame, FrameType, FrameWriter } from '../protocol/frames.js';
 import { decodeRequest, notTakenFrame } from '../protocol/messages.js';
-import type { EngineRequest } from '../engine/api-engine.js';
+import type { EngineRequest } from '../protocol/requests.js';
 import { ThreadServer } from '../protocol/thread-server.js';
 
 /** Runs one request and writes its response frame with `writer`. */

@@ -3,10 +3,10 @@
  * keys of `endpoints`, each entry's directive and parameters, and the aliases in the parameters.
  */
 import { findAliases, parseAlias } from './aliases.js';
-import type { ValidateContext } from './load-api.js';
 import { checkParams } from './param-schema.js';
 import { parseRouteKey, type ParsedRoute } from './route-path.js';
 import type { EndpointDefinition, EntryDefinition, SourcePosition } from './types.js';
+import type { ValidateContext } from './validate-context.js';
 import type { PathKey, PointAt } from './yaml-positions.js';
 
 export const DEFAULT_GROUPS: readonly string[] = ['normal_flow'];

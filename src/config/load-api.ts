@@ -15,25 +15,13 @@ import { loadMaps } from './maps.js';
 import { API_YAML_MAX_BYTES, readApiYaml, tooLarge } from './read-api-yaml.js';
 import type { ApiDefinition, ConfigError, ApiLimits, SourcePosition } from './types.js';
 import { YAML_LIMITS, type YamlLimits } from './input-limits.js';
+import type { ValidateContext } from './validate-context.js';
 import { readYaml, type YamlReading } from './read-yaml.js';
 import { suggestName } from './suggest-name.js';
 import { offsetToPosition, pathAtOffset, positionOf, type LinePosition, type PathKey, type PointAt } from './yaml-positions.js';
 
 /** Separates the list (or route) from the entry label in `ConfigError.label`. */
 export const LABEL_SEPARATOR = ' › ';
-
-export interface ValidateContext {
-  /** The file name shown in errors, e.g. `api.yaml`. */
-  file: string;
-  /** Names of the API's maps (`Maps/<name>.json`), for `$.map.<name>` aliases. */
-  mapNames: ReadonlySet<string>;
-  /** Names of the API's custom directives (`Directives/<Name>.js|.ts`): they accept any parameters. */
-  customDirectives: ReadonlySet<string>;
-  /** The built-in directives and their parameter schemas. */
-  directives: ReadonlyMap<string, { params: ParamSchema }>;
-  /** Structural limits of the file; {@link YAML_LIMITS} when not given. */
-  limits?: YamlLimits;
-}
 
 export interface ValidateResult {
   /** Null whenever there is at least one error. */

@@ -2,25 +2,15 @@ import { STATUS_CODES } from 'node:http';
 import type { CompiledRelease, EndpointDefinition } from '../config/types.js';
 import { isLoggedError, publicMessage, toStatusError } from '../errors.js';
 import { headerProblem } from '../http/header-syntax.js';
+import type { EngineRequest, OutgoingResponse } from '../protocol/requests.js';
 import { compileEntry, type CompiledEntry, type DirectiveLookup } from './compiled-entry.js';
 import type { ApiRuntime, RequestFacts, TraceStep } from './context.js';
 import type { Continuation } from './continuation.js';
 import { AFTER_FLOW, ERROR_FLOW } from './groups.js';
-import { Message, type IncomingRequest, type OutgoingResponse } from './message.js';
+import { Message } from './message.js';
 import { RequestContext } from './request-context.js';
 import { renderError } from './render-error.js';
 import { RouteTable } from './route-table.js';
-
-/** A request as it reaches the engine inside the actor thread. */
-export interface EngineRequest extends IncomingRequest {
-  id: string;
-  ip: string;
-  hop: number;
-  viaBus: boolean;
-  receivedAt: number;
-  /** Set when this is a queued job (SPEC §8): its Continuation, as JSON. `id` is the job id. */
-  job?: string;
-}
 
 export type SendResponse = (response: OutgoingResponse) => void;
 

@@ -2,32 +2,11 @@ import { Errors } from '../errors.js';
 import { RESPONSE_BODY, type HostMemoryBudget } from './host-memory.js';
 import { headerProblem } from '../http/header-syntax.js';
 import { DEFAULT_MAX_JSON_DEPTH, isNestedDeeperThan } from '../http/json-depth.js';
+import type { IncomingRequest, OutgoingResponse } from '../protocol/requests.js';
 import { readFileRefSync, type FileRef } from '../static/file-ref.js';
 
 export type HeaderValue = string | string[];
 export type QueryValue = string | string[];
-
-/** What the router hands to the engine: one HTTP request, relative to the API's base path. */
-export interface IncomingRequest {
-  verb: string;
-  path: string;
-  rawQuery: string;
-  /** Flat [name, value, name, value, …] as received (node's rawHeaders). */
-  rawHeaders: string[];
-  body: Buffer | null;
-}
-
-/** What the engine hands back: the message as a response. */
-export interface OutgoingResponse {
-  status: number;
-  /** Flat [name, value, …]; a multi-valued header repeats its name. */
-  headers: string[];
-  body: Buffer | string | null;
-  /** Instead of `body` (null then): a file the router streams to the client (see static/file-ref.ts). */
-  file?: FileRef;
-  /** The endpoint that answered (`get /users/{id}`): a metrics label, never sent to the client. */
-  route?: string;
-}
 
 /** A message frozen into plain JSON (a job carries the message as it was when it was queued). */
 export interface MessageSnapshot {

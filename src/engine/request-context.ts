@@ -4,7 +4,8 @@ import type { ApiRuntime, DirectiveContext, FlowError, RequestFacts, TraceStep }
 import { Groups } from './groups.js';
 import { HostMemoryBudget } from './host-memory.js';
 import { Memory } from './memory.js';
-import type { Message, OutgoingResponse } from './message.js';
+import type { Message } from './message.js';
+import type { OutgoingResponse } from '../protocol/requests.js';
 import type { ResolveScope } from './resolve.js';
 
 /** The state of one request as it goes through the flow; directives see it as a DirectiveContext. */

@@ -5,11 +5,10 @@
  */
 import { STATUS_CODES } from 'node:http';
 import type { SandboxLimits } from '../config/types.js';
-import type { EngineRequest } from '../engine/api-engine.js';
-import type { OutgoingResponse } from '../engine/message.js';
 import type { JobQuota } from '../jobs/job-queue.js';
 import type { ApiQuotas } from '../quotas/api-quotas.js';
 import type { FileRef } from '../static/file-ref.js';
+import type { EngineRequest, OutgoingResponse } from './requests.js';
 import { envelopeFrame, FrameType, jsonFrame, readEnvelope, u32Frame } from './frames.js';
 
 /** What a cell needs to start threads for one API release. */

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { EngineRequest } from '../engine/api-engine.js';
+import type { EngineRequest } from '../protocol/requests.js';
 import type { ActorSpec } from '../protocol/messages.js';
 import type { ActorTable } from './actor-table.js';
 import { Job, JobTimeouts, type JobOutcome } from './job.js';

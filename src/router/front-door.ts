@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { EngineRequest } from '../engine/api-engine.js';
+import type { EngineRequest } from '../protocol/requests.js';
 import { AnvilError, publicMessage } from '../errors.js';
 import type { InstanceLog } from '../logs/instance-log.js';
 import type { PublicHost } from '../registry/registry.js';

@@ -1,4 +1,4 @@
-import type { EngineRequest } from '../engine/api-engine.js';
+import type { EngineRequest } from '../protocol/requests.js';
 import { Errors, type AnvilError } from '../errors.js';
 import type { FileRef } from '../static/file-ref.js';
 import { Fifo } from './fifo.js';

@@ -8,10 +8,9 @@
  *
  * Limits (kv-checks.ts): key and namespace ≤ 1 KiB, value ≤ 5 MiB (UTF-8 bytes), all well-formed
  * Unicode.
+ *
+ * The types only: the backends implement them, and open-kv.ts picks one.
  */
-import { EmbeddedKvBackend } from './embedded-kv.js';
-import { RedisKvBackend } from './redis-kv.js';
-
 export interface KvStore {
   get(key: string): Promise<string | null>;
   /** No ttl = no expiry (and an earlier ttl of the key is dropped). */
@@ -57,10 +56,4 @@ export interface KvBackendOptions {
   redisUrl?: string;
   /** Prefix of every Redis key, default `anvil:`. */
   redisPrefix?: string;
-}
-
-/** Redis when `redisUrl` is set, else the embedded SQLite store. Each thread opens its own. */
-export function openKvBackend(options: KvBackendOptions): KvBackend {
-  if (options.redisUrl) return RedisKvBackend.open({ url: options.redisUrl, prefix: options.redisPrefix });
-  return EmbeddedKvBackend.open({ dataDir: options.dataDir });
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { EngineRequest } from '../../src/engine/api-engine.js';
+import type { EngineRequest } from '../../src/protocol/requests.js';
 import { InFlight } from '../../src/router/in-flight.js';
 import { Job } from '../../src/router/job.js';
 

@@ -4,7 +4,7 @@ import { Worker } from 'node:worker_threads';
 import type { KvBackendOptions } from '../../src/stores/kv-store.js';
 
 const workerFile = new URL('./kv-worker.mjs', import.meta.url);
-const compiledStore = fileURLToPath(new URL('../../dist/stores/kv-store.js', import.meta.url));
+const compiledStore = fileURLToPath(new URL('../../dist/stores/open-kv.js', import.meta.url));
 
 export interface IncrementRace {
   /** How each worker opens its own backend on the shared store. */

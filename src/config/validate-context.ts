@@ -1,0 +1,16 @@
+import type { ParamSchema } from '../directives/types.js';
+import type { YamlLimits } from './input-limits.js';
+
+/** What validating an api.yaml needs to know besides its text: the API's folder and the built-ins. */
+export interface ValidateContext {
+  /** The file name shown in errors, e.g. `api.yaml`. */
+  file: string;
+  /** Names of the API's maps (`Maps/<name>.json`), for `$.map.<name>` aliases. */
+  mapNames: ReadonlySet<string>;
+  /** Names of the API's custom directives (`Directives/<Name>.js|.ts`): they accept any parameters. */
+  customDirectives: ReadonlySet<string>;
+  /** The built-in directives and their parameter schemas. */
+  directives: ReadonlyMap<string, { params: ParamSchema }>;
+  /** Structural limits of the file; YAML_LIMITS (input-limits.ts) when not given. */
+  limits?: YamlLimits;
+}
