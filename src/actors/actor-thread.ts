@@ -15,8 +15,11 @@ import { builtinDirectives } from '../directives/catalogue.js';
 import { ApiEngine, type ErrorReporter } from '../engine/api-engine.js';
 import { prepareParamChecks } from '../engine/param-check.js';
 import { emptyFrame, FrameReader, FrameType, FrameWriter } from '../protocol/frames.js';
-import { decodeRequest, encodeHello, encodeResponse, encodeStats, type PeerOffer, type SpareData, type ThreadData, type ThreadHello, type ThreadStats } from '../protocol/messages.js';
-import type { EngineRequest } from '../protocol/requests.js';
+import type { SpareData, ThreadData } from '../protocol/cell-messages.js';
+import { encodeHello, WIRE_VERSION, type ThreadHello } from '../protocol/hello.js';
+import { decodePeerOffer } from '../protocol/peers.js';
+import { decodeRequest, encodeResponse, type EngineRequest } from '../protocol/requests.js';
+import { encodeStats, type ThreadStats } from '../protocol/stats.js';
 import { ActorRuntime } from './actor-runtime.js';
 import { BusClient } from './bus-client.js';
 import { PeerServer } from './peer-server.js';
@@ -69,12 +72,18 @@ const served = new ServedMeter();
 // A spare's connection broke meanwhile (or it had none): dial now.
 const socket = spareSocket === null || spareSocket.destroyed ? dial(data) : spareSocket;
 const writer = new FrameWriter(socket);
-const hello: ThreadHello = { token: data.token, cell: data.cell, actor: spec.id, thread: data.thread };
+const hello: ThreadHello = { version: WIRE_VERSION, token: data.token, cell: data.cell, actor: spec.id, thread: data.thread };
 const bus = new BusClient(writer, hello);
 runtime.bus = bus;
-const peers = new PeerServer(`${data.socketPath}.${process.pid}.${threadId}`, data.token, (number, request, peerWriter) => serve(number, request, peerWriter, true), () => {
-  if (retiring) void exitWhenIdle();
-});
+const peers = new PeerServer(
+  `${data.socketPath}.${process.pid}.${threadId}`,
+  data.token,
+  (number, request, peerWriter) => serve(number, request, peerWriter, true),
+  () => {
+    if (retiring) void exitWhenIdle();
+  },
+  (peer) => runtime.log('error', `refused a peer thread of cell ${peer.cell}: it speaks wire version ${peer.version}, this thread speaks ${WIRE_VERSION}`, { peerActor: peer.actor, version: peer.version }),
+);
 const peerAddress = (await peers.listen()) ? peers.address : undefined;
 writer.write(encodeHello({ ...hello, peer: peerAddress }));
 // From here on a crash is a thread dying, not a thread failing to start (see cell-main).
@@ -107,7 +116,7 @@ const reader = new FrameReader((type, payload) => {
   } else if (type === FrameType.Ping) {
     writer.write(emptyFrame(FrameType.Pong));
   } else if (type === FrameType.Peer) {
-    bus.offer(JSON.parse(payload.toString('utf8')) as PeerOffer);
+    bus.offer(decodePeerOffer(payload));
   } else if (type === FrameType.PeerStop) {
     peers.stop();
   } else if (type === FrameType.Retire) {
@@ -183,7 +192,7 @@ function dial({ socketPath, token, cell }: SpareData): Socket {
   connection.on('error', () => {
     // 'close' follows; a spare's broken connection is replaced when it gets an API.
   });
-  connection.write(encodeHello({ token, cell, actor: '', thread: -1 }));
+  connection.write(encodeHello({ version: WIRE_VERSION, token, cell, actor: '', thread: -1 }));
   return connection;
 }
 

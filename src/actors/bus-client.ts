@@ -3,8 +3,11 @@ import type { FrameWriter } from '../protocol/frames.js';
 import { PendingCalls } from '../protocol/pending-calls.js';
 import { requestIdGenerator } from '../protocol/request-id.js';
 import type { JobQuota } from '../jobs/job-queue.js';
-
-import { decodeCallResult, decodeEnqueueResult, encodeCall, encodeEnqueue, MAX_BUS_HOPS, splitApiPath, type BusCall, type BusResponse, type PeerOffer, type ThreadHello } from '../protocol/messages.js';
+import { MAX_BUS_HOPS, splitApiPath } from '../bus/rules.js';
+import { decodeCallResult, encodeCall, type BusCall, type BusResponse } from '../protocol/bus-calls.js';
+import { decodeEnqueueResult, encodeEnqueue } from '../protocol/enqueue.js';
+import type { ThreadHello } from '../protocol/hello.js';
+import type { PeerOffer } from '../protocol/peers.js';
 import { PeerLink } from './peer-link.js';
 
 /** A call sent through the router, waiting for its CallResult. */

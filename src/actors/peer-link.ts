@@ -1,8 +1,12 @@
 import { connect, type Socket } from 'node:net';
 import { Errors } from '../errors.js';
+import { busFailure, busRequest } from '../bus/rules.js';
+import type { BusCall, BusResponse } from '../protocol/bus-calls.js';
 import { FrameReader, FrameType, FrameWriter } from '../protocol/frames.js';
+import { encodeHello, type ThreadHello } from '../protocol/hello.js';
 import { PendingCalls } from '../protocol/pending-calls.js';
-import { busFailure, busRequest, decodeResponse, encodeHello, encodeRequest, type BusCall, type BusResponse, type ThreadHello } from '../protocol/messages.js';
+import { decodeNotTaken } from '../protocol/peers.js';
+import { decodeResponse, encodeRequest } from '../protocol/requests.js';
 import { SpinWait } from './spin-wait.js';
 
 interface Pending {
@@ -91,7 +95,8 @@ export class PeerLink {
 
   private onFrame(type: number, payload: Buffer): void {
     if (type === FrameType.Retire) {
-      if (payload.length >= 4) this.reroute(payload.readUInt32LE(0));
+      const notTaken = decodeNotTaken(payload);
+      if (notTaken !== null) this.reroute(notTaken);
       this.abandon();
       return;
     }

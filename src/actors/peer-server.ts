@@ -1,8 +1,8 @@
 import type { Socket } from 'node:net';
 import { emptyFrame, FrameType, FrameWriter } from '../protocol/frames.js';
-import { decodeRequest, notTakenFrame } from '../protocol/messages.js';
-import type { EngineRequest } from '../protocol/requests.js';
-import { ThreadServer } from '../protocol/thread-server.js';
+import { notTakenFrame } from '../protocol/peers.js';
+import { decodeRequest, type EngineRequest } from '../protocol/requests.js';
+import { ThreadServer, type WrongVersion } from '../protocol/thread-server.js';
 
 /** Runs one request and writes its response frame with `writer`. */
 export type Serve = (number: number, request: EngineRequest, writer: FrameWriter) => void;
@@ -28,8 +28,10 @@ export class PeerServer {
     serve: Serve,
     /** A peer connection closed (a retiring thread waits for all of them). */
     private readonly onClosed: () => void,
+    /** A peer that speaks another wire version was refused. */
+    onWrongVersion: WrongVersion,
   ) {
-    this.server = new ThreadServer(address, token, (_hello, socket, reader) => {
+    this.server = new ThreadServer(address, token, onWrongVersion, (_hello, socket, reader) => {
       const connection = { socket, writer: new FrameWriter(socket) };
       if (this.stopped) connection.writer.write(emptyFrame(FrameType.Retire));
       this.connections.add(connection);

@@ -1,4 +1,5 @@
-import { LATENCY_BUCKETS, latencyBucket, type ServedCount } from '../protocol/messages.js';
+import { LATENCY_BUCKETS, latencyBucket } from '../metrics/buckets.js';
+import type { ServedCount } from '../protocol/stats.js';
 
 /**
  * Counts the requests a thread took straight from its peers, by route and status, with their

@@ -4,7 +4,7 @@
  * drain once its threads are gone. A fatal error of tenant code kills this process, never the router.
  */
 import { Worker } from 'node:worker_threads';
-import type { CellToRouter, RouterToCell, SpareData, ThreadData } from '../protocol/messages.js';
+import type { CellToRouter, RouterToCell, SpareData, ThreadData } from '../protocol/cell-messages.js';
 import { MarkerSlots } from './sandbox-markers.js';
 import { setThreadsNice } from './thread-priority.js';
 

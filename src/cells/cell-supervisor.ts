@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ActorSpec, CellToRouter, RouterToCell } from '../protocol/messages.js';
+import type { ActorSpec, CellToRouter, RouterToCell } from '../protocol/cell-messages.js';
 import { lowPriorityCpus } from './low-priority-cpus.js';
 import { markerFile } from './sandbox-markers.js';
 

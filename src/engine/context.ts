@@ -2,7 +2,7 @@ import type { Continuation } from './continuation.js';
 import type { Groups } from './groups.js';
 import type { Memory } from './memory.js';
 import type { Message } from './message.js';
-import type { BusCall, BusResponse } from '../protocol/messages.js';
+import type { BusCall, BusResponse } from '../protocol/bus-calls.js';
 import type { OutgoingResponse } from '../protocol/requests.js';
 import type { ApiQuotas } from '../quotas/api-quotas.js';
 import type { KvStore } from '../stores/kv-store.js';

@@ -3,6 +3,7 @@
  * thread socket (and a peer's) on the request path.
  */
 import type { FileRef } from '../static/file-ref.js';
+import { envelopeFrame, FrameType, readEnvelope } from './frames.js';
 
 /** One HTTP request, relative to the API's base path. */
 export interface IncomingRequest {
@@ -25,7 +26,7 @@ export interface EngineRequest extends IncomingRequest {
   job?: string;
 }
 
-/** What the engine hands back: the message as a response. */
+/** What the engine hands back, the message as a response: what the router writes to the client. */
 export interface OutgoingResponse {
   status: number;
   /** Flat [name, value, …]; a multi-valued header repeats its name. */
@@ -33,6 +34,52 @@ export interface OutgoingResponse {
   body: Buffer | string | null;
   /** Instead of `body` (null then): a file the router streams to the client (see static/file-ref.ts). */
   file?: FileRef;
-  /** The endpoint that answered (`get /users/{id}`): a metrics label, never sent to the client. */
+  /** The endpoint that answered (`get /users/{id}`): a metrics label, never sent to the client; empty or absent when none did. */
   route?: string;
+}
+
+/** [id, verb, path, rawQuery, rawHeaders, ip, hop, viaBus, receivedAt, job?] — an array keeps the JSON small. */
+type RequestMeta = [string, string, string, string, string[], string, number, 0 | 1, number, string?];
+
+export function encodeRequest(number: number, request: EngineRequest): Buffer {
+  const meta: RequestMeta = [
+    request.id,
+    request.verb,
+    request.path,
+    request.rawQuery,
+    request.rawHeaders,
+    request.ip,
+    request.hop,
+    request.viaBus ? 1 : 0,
+    request.receivedAt,
+  ];
+  if (request.job !== undefined) meta.push(request.job);
+  return envelopeFrame(FrameType.Request, number, 0, meta, request.body);
+}
+
+export function decodeRequest(payload: Buffer): { number: number; request: EngineRequest } {
+  const envelope = readEnvelope(payload);
+  const [id, verb, path, rawQuery, rawHeaders, ip, hop, viaBus, receivedAt, job] = envelope.meta as RequestMeta;
+  // The body is copied out of the socket chunk: the request may outlive this turn.
+  const body = envelope.body.length === 0 ? null : Buffer.from(envelope.body);
+  const request: EngineRequest = { id, verb, path, rawQuery, rawHeaders, ip, hop, viaBus: viaBus === 1, receivedAt, body };
+  if (job !== undefined) request.job = job;
+  return { number: envelope.number, request };
+}
+
+/** [headers, route, file?] — the route template is a metrics label (empty when no endpoint matched); a file body instead of bytes. */
+type ResponseMeta = [string[], string, FileRef?];
+
+export function encodeResponse(number: number, response: OutgoingResponse): Buffer {
+  const meta: ResponseMeta = [response.headers, response.route ?? ''];
+  if (response.file !== undefined) meta.push(response.file);
+  return envelopeFrame(FrameType.Response, number, response.status, meta, response.body);
+}
+
+/** The body is a view into the socket chunk, valid until the end of the current turn. */
+export function decodeResponse(payload: Buffer): { number: number; response: { status: number; headers: string[]; body: Buffer; route: string; file?: FileRef } } {
+  const envelope = readEnvelope(payload);
+  const [headers, route, file] = envelope.meta as ResponseMeta;
+  const response = { status: envelope.small, headers, body: envelope.body, route };
+  return { number: envelope.number, response: file === undefined ? response : { ...response, file } };
 }

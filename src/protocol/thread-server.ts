@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { FrameReader, FrameType } from './frames.js';
-import type { ThreadHello } from './messages.js';
+import { decodeHello, WIRE_VERSION, type ThreadHello } from './hello.js';
 import { safeEqual } from '../security/safe-equal.js';
 
 /** A frame reader whose handler can be swapped once the first (hello) frame has been read. */
@@ -21,10 +21,13 @@ export class SwitchableReader {
 
 export type ThreadArrival = (hello: ThreadHello, socket: Socket, reader: SwitchableReader) => void;
 
+/** A thread with the right token but another wire version (`hello.version`; WIRE_VERSION is ours) was refused. */
+export type WrongVersion = (hello: ThreadHello) => void;
+
 /**
  * A Unix socket actor threads connect to: the router's, and each thread's own for calls from its
- * peers (actors/peer-server.ts). The first frame must be a hello carrying the cell token; anything
- * else closes the connection. A spare thread connects to the router before it has an API (its
+ * peers (actors/peer-server.ts). The first frame must be a hello carrying the cell token and this
+ * build's WIRE_VERSION; anything else closes the connection (a wrong version is reported first). A spare thread connects to the router before it has an API (its
  * hello names no actor), so a cold start does not wait for a connection; its actor's hello follows.
  */
 export class ThreadServer {
@@ -34,6 +37,7 @@ export class ThreadServer {
   constructor(
     readonly path: string,
     private readonly token: string,
+    private readonly onWrongVersion: WrongVersion,
     private readonly onThread: ThreadArrival,
   ) {
     this.server = createServer((socket) => this.accept(socket));
@@ -67,10 +71,16 @@ export class ThreadServer {
     socket.on('error', () => socket.destroy());
     let greeted = false;
     const reader = new SwitchableReader((type, payload) => {
-      if (greeted) return;
-      const hello = type === FrameType.Hello ? parseHello(payload) : null;
+      // Frames that came in the same chunk as a refused hello are dropped with it.
+      if (greeted || socket.destroyed) return;
+      const hello = type === FrameType.Hello ? decodeHello(payload) : null;
       if (hello === null || !safeEqual(this.token, hello.token)) {
         socket.destroy();
+        return;
+      }
+      if (hello.version !== WIRE_VERSION) {
+        socket.destroy();
+        this.onWrongVersion(hello);
         return;
       }
       // A spare thread dialled ahead: it waits here until the cell gives it an API.
@@ -79,14 +89,5 @@ export class ThreadServer {
       this.onThread(hello, socket, reader);
     });
     socket.on('data', (chunk) => reader.reader.push(chunk));
-  }
-}
-
-function parseHello(payload: Buffer): ThreadHello | null {
-  try {
-    const value = JSON.parse(payload.toString('utf8')) as ThreadHello;
-    return typeof value.token === 'string' && typeof value.actor === 'string' ? value : null;
-  } catch {
-    return null;
   }
 }

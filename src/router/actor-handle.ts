@@ -1,5 +1,5 @@
 import { Errors } from '../errors.js';
-import type { ActorSpec } from '../protocol/messages.js';
+import type { ActorSpec } from '../protocol/cell-messages.js';
 import { Fifo } from './fifo.js';
 import type { Job } from './job.js';
 import type { ThreadLink } from './thread-link.js';

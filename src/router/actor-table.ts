@@ -2,12 +2,17 @@ import type { Socket } from 'node:net';
 import { apiIdentity, assignCell } from '../cells/assign.js';
 import type { CellEvents } from '../cells/cell-supervisor.js';
 import { Errors } from '../errors.js';
-import type { ActorSpec, BusCall, EnqueueOutcome, EnqueueRequest, ThreadHello, ThreadStats } from '../protocol/messages.js';
+import type { ActorSpec } from '../protocol/cell-messages.js';
+import type { BusCall } from '../protocol/bus-calls.js';
+import type { EnqueueOutcome, EnqueueRequest } from '../protocol/enqueue.js';
+import type { ThreadHello } from '../protocol/hello.js';
+import type { OutgoingResponse } from '../protocol/requests.js';
+import type { ThreadStats } from '../protocol/stats.js';
 import { ActorHandle, type ActorLimits, type ThreadStarter } from './actor-handle.js';
 import { CpuPlacement } from './cpu-placement.js';
 import { FaultPolicy } from './fault-policy.js';
 import { QuarantineCells, type QuarantineControl } from './quarantine-cells.js';
-import type { Job, JobResponse } from './job.js';
+import type { Job } from './job.js';
 import type { ActorGauges } from './metrics.js';
 import { ThreadLink } from './thread-link.js';
 import type { SwitchableReader } from '../protocol/thread-server.js';
@@ -42,7 +47,7 @@ const STATS_FRESH_MS = 3_000;
 export class ActorTable {
   private readonly actors = new Map<string, ActorHandle>();
   private control: CellControl | null = null;
-  private busCall: (caller: ActorSpec, call: BusCall, reply: (response: JobResponse) => void, offerPeer: (target: ActorSpec, key: string) => void) => void = (_c, _call, reply) =>
+  private busCall: (caller: ActorSpec, call: BusCall, reply: (response: OutgoingResponse) => void, offerPeer: (target: ActorSpec, key: string) => void) => void = (_c, _call, reply) =>
     reply({ status: 503, headers: [], body: null });
   /** A thread reported what it counted itself: requests it took from peers, calls it made that way, sandbox CPU. */
   private threadReport: (spec: ActorSpec, stats: ThreadStats) => void = () => {};
@@ -79,7 +84,7 @@ export class ActorTable {
 
   /** Where bus calls from actor threads go (the Bus), and what threads count themselves (metrics). */
   useBus(
-    call: (caller: ActorSpec, call: BusCall, reply: (response: JobResponse) => void, offerPeer: (target: ActorSpec, key: string) => void) => void,
+    call: (caller: ActorSpec, call: BusCall, reply: (response: OutgoingResponse) => void, offerPeer: (target: ActorSpec, key: string) => void) => void,
     threadReport: (spec: ActorSpec, stats: ThreadStats) => void,
   ): void {
     this.busCall = call;

@@ -1,5 +1,5 @@
 import type { DataPaths } from '../config/data-paths.js';
-import type { ActorSpec } from '../protocol/messages.js';
+import type { ActorSpec } from '../protocol/cell-messages.js';
 import type { ApiRecord, HostRecord, PublicHost, Registry } from '../registry/registry.js';
 
 export interface ApiEntry {

@@ -1,7 +1,9 @@
-import { busFailure, busRequest, MAX_BUS_HOPS, splitApiPath, type ActorSpec, type BusCall } from '../protocol/messages.js';
+import { busFailure, busRequest, MAX_BUS_HOPS, splitApiPath } from '../bus/rules.js';
+import type { ActorSpec } from '../protocol/cell-messages.js';
+import type { BusCall } from '../protocol/bus-calls.js';
+import type { OutgoingResponse } from '../protocol/requests.js';
 import type { ApiDirectory } from './api-directory.js';
 import type { Dispatcher } from './dispatcher.js';
-import type { JobResponse } from './job.js';
 
 /**
  * The in-process message bus (SPEC §7 Pull/Push/Http to `$.memory.anvil-localhost`): a call from an
@@ -18,7 +20,7 @@ export class Bus {
    * Delivers the call; `offerPeer` may then tell the caller's thread where a thread of the target
    * takes its next calls directly (the caller's thread decides whether to use it).
    */
-  call(caller: ActorSpec, call: BusCall, reply: (response: JobResponse) => void, offerPeer: (target: ActorSpec, key: string) => void = () => {}): void {
+  call(caller: ActorSpec, call: BusCall, reply: (response: OutgoingResponse) => void, offerPeer: (target: ActorSpec, key: string) => void = () => {}): void {
     if (call.hop + 1 > MAX_BUS_HOPS) return reply(busFailure(508, `Loop Detected: more than ${MAX_BUS_HOPS} nested calls between APIs`));
     const { key, path } = splitApiPath(call.path);
     const api = key === '' ? undefined : this.directory.api(caller.host, key);

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { EngineRequest } from '../protocol/requests.js';
-import type { ActorSpec } from '../protocol/messages.js';
+import type { ActorSpec } from '../protocol/cell-messages.js';
 import type { ActorTable } from './actor-table.js';
 import { Job, JobTimeouts, type JobOutcome } from './job.js';
 import { requestIdGenerator } from '../protocol/request-id.js';

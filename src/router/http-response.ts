@@ -1,6 +1,6 @@
 import { STATUS_CODES, type ServerResponse } from 'node:http';
 import { HOP_BY_HOP } from '../http/hop-by-hop.js';
-import type { JobResponse } from './job.js';
+import type { OutgoingResponse } from '../protocol/requests.js';
 import type { ResponseBuffer, ResponseOwner } from './response-buffer.js';
 import { streamFile } from './stream-file.js';
 
@@ -26,7 +26,7 @@ export function sendError(res: ServerResponse, status: number, message: string, 
  * still come (a newline in a value, say), node:http refuses the head before writing anything and the
  * response becomes a 502: returns why, or null when the response was written.
  */
-export function writeApiResponse(res: ServerResponse, response: JobResponse, buffer: ResponseBuffer, owner: ResponseOwner, correlationId: string): string | null {
+export function writeApiResponse(res: ServerResponse, response: OutgoingResponse, buffer: ResponseBuffer, owner: ResponseOwner, correlationId: string): string | null {
   const { body, file } = response;
   const size = file !== undefined ? file.size : body === null ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.length;
   const source = response.headers;

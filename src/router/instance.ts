@@ -16,7 +16,7 @@ import { ApisWatcher } from '../releases/watch-apis.js';
 import { deployUpload } from '../releases/deploy.js';
 import { DeployWorker } from '../releases/deploy-worker.js';
 import { defaultUnpackLimits } from '../releases/upload-limits.js';
-import type { ActorSpec } from '../protocol/messages.js';
+import type { ActorSpec } from '../protocol/cell-messages.js';
 import type { ActorLimits } from './actor-handle.js';
 import { ActorTable } from './actor-table.js';
 import { ApiDirectory } from './api-directory.js';
@@ -31,6 +31,7 @@ import { openJobQueue } from '../jobs/open-queue.js';
 import { apiIdentity } from '../cells/assign.js';
 import { QUOTA_NAMES, type ApiQuotas } from '../quotas/api-quotas.js';
 import { ResponseBuffer } from './response-buffer.js';
+import { WIRE_VERSION } from '../protocol/hello.js';
 import { ThreadServer } from '../protocol/thread-server.js';
 
 export interface InstanceOptions {
@@ -127,7 +128,16 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
 
   const token = randomBytes(24).toString('base64url');
   const socketPath = process.platform === 'linux' ? `\0anvil-${process.pid}-${randomBytes(6).toString('hex')}` : join(await mkdtemp(join(tmpdir(), 'anvil-')), 'router.sock');
-  const threadServer = new ThreadServer(socketPath, token, (hello, socket, reader) => actors.threadArrived(hello, socket, reader));
+  const threadServer = new ThreadServer(
+    socketPath,
+    token,
+    (hello) =>
+      log.error(
+        { cell: hello.cell, actor: hello.actor, thread: hello.thread, version: hello.version, routerVersion: WIRE_VERSION },
+        `refused an actor thread of cell ${hello.cell}: it speaks wire version ${hello.version}, this router speaks ${WIRE_VERSION} (the cell runs another build of anvil)`,
+      ),
+    (hello, socket, reader) => actors.threadArrived(hello, socket, reader),
+  );
   await threadServer.listen();
 
   const metrics = new Metrics(process.env.ANVIL_METRICS_TOKEN);

@@ -2,7 +2,8 @@ import { apiIdentity } from '../cells/assign.js';
 import { AnvilError, QuotaError } from '../errors.js';
 import type { JobInfo, JobQueue, JobQuota, RunResult } from '../jobs/job-queue.js';
 
-import type { ActorSpec, EnqueueOutcome, EnqueueRequest } from '../protocol/messages.js';
+import type { ActorSpec } from '../protocol/cell-messages.js';
+import type { EnqueueOutcome, EnqueueRequest } from '../protocol/enqueue.js';
 import type { ApiDirectory } from './api-directory.js';
 import type { Dispatcher } from './dispatcher.js';
 

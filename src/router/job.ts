@@ -1,19 +1,8 @@
-import type { EngineRequest } from '../protocol/requests.js';
 import { Errors, type AnvilError } from '../errors.js';
-import type { FileRef } from '../static/file-ref.js';
+import type { EngineRequest, OutgoingResponse } from '../protocol/requests.js';
 import { Fifo } from './fifo.js';
 
-export interface JobResponse {
-  status: number;
-  headers: string[];
-  body: Buffer | string | null;
-  /** A file the router streams instead of a body (ServeStatic's large files). */
-  file?: FileRef;
-  /** The endpoint that answered, from the actor (`get /users/{id}`); empty or absent when none did. */
-  route?: string;
-}
-
-export type JobOutcome = { ok: true; response: JobResponse } | { ok: false; error: AnvilError; retryAfter?: number };
+export type JobOutcome = { ok: true; response: OutgoingResponse } | { ok: false; error: AnvilError; retryAfter?: number };
 
 /**
  * One request on its way to an actor and back. It ends exactly once: with the actor's response,
@@ -34,7 +23,7 @@ export class Job {
     return this.pending!.request;
   }
 
-  respond(response: JobResponse): void {
+  respond(response: OutgoingResponse): void {
     this.end({ ok: true, response });
   }
 

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Counter, Gauge, Registry } from 'prom-client';
 import { RequestMeters } from './request-meters.js';
 import { SandboxCpuMeters } from './sandbox-cpu-meters.js';
-import type { ThreadStats } from '../protocol/messages.js';
+import type { ThreadStats } from '../protocol/stats.js';
 import { safeEqual } from '../security/safe-equal.js';
 
 /** Where an API's gauges come from at scrape time (the actor table). */

@@ -1,5 +1,5 @@
 import { Counter, type Registry } from 'prom-client';
-import { LATENCY_BUCKETS as BUCKETS, latencyBucket } from '../protocol/messages.js';
+import { LATENCY_BUCKETS as BUCKETS, latencyBucket } from '../metrics/buckets.js';
 import { histogramSamples, type HistogramCounts } from './histogram-samples.js';
 const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
 

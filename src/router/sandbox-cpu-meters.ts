@@ -1,5 +1,6 @@
 import type { Registry } from 'prom-client';
-import { SANDBOX_CPU_BUCKETS, type SandboxCpuCount } from '../protocol/messages.js';
+import { SANDBOX_CPU_BUCKETS } from '../metrics/buckets.js';
+import type { SandboxCpuCount } from '../protocol/stats.js';
 import { histogramSamples, type HistogramCounts } from './histogram-samples.js';
 
 export const SANDBOX_CPU_METRIC = 'anvil_sandbox_cpu_seconds';

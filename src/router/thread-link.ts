@@ -1,8 +1,13 @@
 import type { Socket } from 'node:net';
 import { Errors } from '../errors.js';
 import { emptyFrame, FrameReader, FrameType, FrameWriter } from '../protocol/frames.js';
-import { decodeCall, decodeEnqueue, decodeResponse, encodeCallResult, encodeEnqueueResult, encodePeerOffer, encodeRequest, type BusCall, type EnqueueOutcome, type EnqueueRequest, type PeerOffer, type ThreadStats } from '../protocol/messages.js';
-import type { Job, JobResponse } from './job.js';
+import { decodeCall, encodeCallResult, type BusCall } from '../protocol/bus-calls.js';
+import { decodeEnqueue, encodeEnqueueResult, type EnqueueOutcome, type EnqueueRequest } from '../protocol/enqueue.js';
+import { encodePeerOffer, type PeerOffer } from '../protocol/peers.js';
+import { decodeResponse, encodeRequest } from '../protocol/requests.js';
+import type { OutgoingResponse } from '../protocol/requests.js';
+import { decodeStats, type ThreadStats } from '../protocol/stats.js';
+import type { Job } from './job.js';
 import { InFlight } from './in-flight.js';
 
 /**
@@ -41,7 +46,7 @@ export class ThreadLink {
     private readonly onSettled: (link: ThreadLink) => void,
     private readonly onClosed: (link: ThreadLink) => void,
     /** A bus call from this thread to another API; `reply` sends the answer back. */
-    private readonly onCall: (call: BusCall, reply: (response: JobResponse) => void) => void,
+    private readonly onCall: (call: BusCall, reply: (response: OutgoingResponse) => void) => void,
     /** A job to store for this thread's API; `reply` sends the id (or the refusal) back. */
     private readonly onEnqueue: (request: EnqueueRequest, reply: (outcome: EnqueueOutcome) => void) => void,
     /** The thread reported what it holds and the CPU it used. */
@@ -103,7 +108,7 @@ export class ThreadLink {
       return;
     }
     if (type === FrameType.Stats) {
-      this.stats = JSON.parse(payload.toString('utf8')) as ThreadStats;
+      this.stats = decodeStats(payload);
       this.statsAt = this.lastHeard;
       // Calls its peers sent straight to it keep it from being retired as idle.
       if (this.stats.served !== undefined && this.stats.served.length > 0) this.lastActive = this.lastHeard;

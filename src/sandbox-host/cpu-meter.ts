@@ -1,4 +1,5 @@
-import { bucketOf, SANDBOX_CPU_BUCKETS, type SandboxCpuCount } from '../protocol/messages.js';
+import { bucketOf, SANDBOX_CPU_BUCKETS } from '../metrics/buckets.js';
+import type { SandboxCpuCount } from '../protocol/stats.js';
 
 /**
  * CPU time per custom directive call, by directive, as a histogram the thread hands to the router

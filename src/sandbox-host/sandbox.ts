@@ -22,7 +22,7 @@ import type { SandboxLimits } from '../config/types.js';
 import type { DirectiveContext } from '../engine/context.js';
 import type { DirectiveDefinition } from '../directives/types.js';
 import { Errors, type AnvilError } from '../errors.js';
-import type { SandboxCpuCount } from '../protocol/messages.js';
+import type { SandboxCpuCount } from '../protocol/stats.js';
 import { breachError, outcomeError, type BreachKind } from './call-errors.js';
 import { CpuMeter } from './cpu-meter.js';
 import { HostBridge, type BridgeServices, type HostReply } from './host-bridge.js';

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeApiResponse } from '../../src/router/http-response.js';
-import type { JobResponse } from '../../src/router/job.js';
+import type { OutgoingResponse } from '../../src/protocol/requests.js';
 import { ResponseBuffer } from '../../src/router/response-buffer.js';
 import { exchange } from '../helpers/raw-http.js';
 
@@ -12,7 +12,7 @@ import { exchange } from '../helpers/raw-http.js';
 
 let server: Server;
 let port: number;
-let next: JobResponse;
+let next: OutgoingResponse;
 const refusals: Array<string | null> = [];
 
 beforeAll(async () => {
@@ -23,7 +23,7 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-async function answer(response: JobResponse) {
+async function answer(response: OutgoingResponse) {
   next = response;
   return exchange(port, 'GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
 }

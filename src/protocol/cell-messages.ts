@@ -1,0 +1,65 @@
+/**
+ * Router ↔ cell: the messages of Node's IPC channel (JSON), low volume (lifecycle), and what a cell
+ * hands the actor threads it starts (workerData).
+ */
+import type { SandboxLimits } from '../config/types.js';
+import type { ApiQuotas } from '../quotas/api-quotas.js';
+
+/** What a cell needs to start threads for one API release. */
+export interface ActorSpec {
+  /** `<host>/<env>/<key>@<release>`: unique per release, so a new release gets a new actor. */
+  id: string;
+  host: string;
+  env: string;
+  key: string;
+  release: string;
+  /** The release's files (api.yaml, Directives, Maps, Assets). */
+  releaseDir: string;
+  /** The compiled release (CompiledRelease JSON). */
+  compiledFile: string;
+  /** The API's own data directory `<data>/<host>/<env>/<key>/`. */
+  dataDir: string;
+  localBaseUrl: string;
+  /** The instance's maxima for custom directives' limits. */
+  sandbox: { maxima: SandboxLimits };
+  /** The instance's ceilings on shared stores (api.yaml `limits:` may ask for less). */
+  quotas: ApiQuotas;
+  /** Where the shared stores are: the instance's data dir (embedded) or Redis. */
+  stores: { dataRoot: string; redisUrl: string | null; redisPrefix: string };
+  /** ANVIL_EGRESS_ALLOW of the instance (threads see no environment). */
+  egressAllow: string | null;
+  /** How deep a JSON body may nest (`--max-json-depth`). */
+  maxJsonDepth: number;
+}
+
+/** workerData of an actor thread. */
+export interface ThreadData {
+  spec: ActorSpec;
+  thread: number;
+  socketPath: string;
+  token: string;
+  cell: number;
+  /** The thread's fault marker: the cell's marker file (an fd of the process) and its slot in it. */
+  marker: { fd: number; slot: number } | null;
+}
+
+/** workerData of a spare thread: enough to dial the router before it has an API. */
+export interface SpareData {
+  socketPath: string;
+  token: string;
+  cell: number;
+}
+
+export type RouterToCell =
+  | { type: 'spawn-thread'; actor: ActorSpec; thread: number }
+  /** Finish everything in flight (AFTER_FLOW included), stop every thread, exit 0. */
+  | { type: 'drain' }
+  /** A thread that stopped answering: terminate it (its requests fail; the router may kill the cell next). */
+  | { type: 'terminate-thread'; actor: string; thread: number };
+
+export type CellToRouter =
+  | { type: 'ready'; cell: number }
+  /** A thread could not start (bad release, …): requests waiting for it should fail. */
+  | { type: 'thread-failed'; actor: string; thread: number; error: string }
+  | { type: 'thread-exit'; actor: string; thread: number; code: number }
+  | { type: 'log'; level: 'info' | 'warn' | 'error'; msg: string; fields?: Record<string, unknown> };

@@ -1,0 +1,34 @@
+/** A job to store, thread → router (Enqueue), and the router's answer (EnqueueResult). */
+import type { JobQuota } from '../jobs/job-queue.js';
+import { envelopeFrame, FrameType, readEnvelope } from './frames.js';
+
+/** A job to store, from an actor thread (ForTheWorker). */
+export interface EnqueueRequest {
+  payload: string;
+  delayMs: number;
+  /** The API's job quotas as its api.yaml sets them (the router caps them by the instance's). */
+  quota: JobQuota;
+}
+
+/** A refusal carries the error's code, and `retryAfter` (seconds) when a later try may pass. */
+export type EnqueueOutcome = { ok: true; id: string } | { ok: false; status: number; error: string; code?: string; retryAfter?: number };
+
+export function encodeEnqueue(number: number, request: EnqueueRequest): Buffer {
+  const { delayMs, quota } = request;
+  return envelopeFrame(FrameType.Enqueue, number, 0, [delayMs, quota.maxPayloadBytes, quota.maxQueued], Buffer.from(request.payload));
+}
+
+export function decodeEnqueue(payload: Buffer): { number: number; request: EnqueueRequest } {
+  const envelope = readEnvelope(payload);
+  const [delayMs, maxPayloadBytes, maxQueued] = envelope.meta as [number, number, number];
+  return { number: envelope.number, request: { delayMs, quota: { maxPayloadBytes, maxQueued }, payload: envelope.body.toString('utf8') } };
+}
+
+export function encodeEnqueueResult(number: number, outcome: EnqueueOutcome): Buffer {
+  return envelopeFrame(FrameType.EnqueueResult, number, outcome.ok ? 0 : 1, outcome, null);
+}
+
+export function decodeEnqueueResult(payload: Buffer): { number: number; outcome: EnqueueOutcome } {
+  const envelope = readEnvelope(payload);
+  return { number: envelope.number, outcome: envelope.meta as EnqueueOutcome };
+}
