@@ -1,0 +1,251 @@
+/**
+ * Round trips of every codec in src/protocol, as properties (fast-check): whatever a sender encodes,
+ * the receiver decodes to the same value, after exactly one frame of the expected type went through
+ * a FrameReader. Where the wire normalises on purpose (an empty request body is no body, a response
+ * body arrives as bytes), the expected value says so.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { decodeCall, decodeCallResult, encodeCall, encodeCallResult, type BusCall } from '../../src/protocol/bus-calls.js';
+import { decodeEnqueue, decodeEnqueueResult, encodeEnqueue, encodeEnqueueResult, type EnqueueOutcome, type EnqueueRequest } from '../../src/protocol/enqueue.js';
+import { emptyFrame, envelopeFrame, FrameReader, FrameType, jsonFrame, readEnvelope, u32Frame } from '../../src/protocol/frames.js';
+import { decodeHello, encodeHello, WIRE_VERSION, type ThreadHello } from '../../src/protocol/hello.js';
+import { decodeNotTaken, decodePeerOffer, encodePeerOffer, notTakenFrame, type PeerOffer } from '../../src/protocol/peers.js';
+import { decodeRequest, decodeResponse, encodeRequest, encodeResponse, type EngineRequest, type OutgoingResponse } from '../../src/protocol/requests.js';
+import { decodeStats, encodeStats, type ThreadStats } from '../../src/protocol/stats.js';
+import type { FileRef } from '../../src/static/file-ref.js';
+
+/** The one frame in `frame`, read back as a receiver reads it; fails unless it is exactly one frame. */
+function unframe(frame: Buffer): { type: number; payload: Buffer } {
+  const frames: Array<{ type: number; payload: Buffer }> = [];
+  new FrameReader((type, payload) => frames.push({ type, payload: Buffer.from(payload) })).push(frame);
+  expect(frames).toHaveLength(1);
+  expect(frame.readUInt32LE(0)).toBe(frame.length - 4);
+  return frames[0]!;
+}
+
+/** A payload of `type`, from the frame `encode` made. */
+function payloadOf(type: FrameType, frame: Buffer): Buffer {
+  const read = unframe(frame);
+  expect(read.type).toBe(type);
+  return read.payload;
+}
+
+// Text that travels in JSON (meta, hellos, stats): any code point, lone surrogates too (JSON
+// escapes them), so multi-byte UTF-8 tests the meta length the envelope records.
+const loneSurrogate = fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c));
+const textUnit = fc.oneof({ weight: 9, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }) }, { weight: 1, arbitrary: loneSurrogate });
+const jsonText = fc.string({ unit: textUnit, maxLength: 40 });
+const jsonValue = fc.jsonValue({ stringUnit: textUnit, maxDepth: 4 });
+// Text that travels as UTF-8 bytes (an enqueued payload): well-formed, as JSON.stringify makes it.
+const utf8Text = fc.string({ unit: 'binary', maxLength: 200 });
+const u32 = fc.integer({ min: 0, max: 0xffff_ffff });
+const u16 = fc.integer({ min: 0, max: 0xffff });
+const int = fc.integer({ min: -1_000_000, max: Number.MAX_SAFE_INTEGER });
+// -0 would come back as 0 from JSON (and no counter or duration is -0).
+const seconds = fc.double({ min: 0, max: 1e6, noNaN: true }).map((x) => x + 0);
+const bytes = fc.uint8Array({ maxLength: 300 }).map((a) => Buffer.from(a));
+const rawHeaders = fc.array(jsonText, { maxLength: 12 });
+const fileRef: fc.Arbitrary<FileRef> = fc.record({ path: jsonText, dev: fc.nat(), ino: fc.nat(), size: fc.nat(), ctimeMs: seconds });
+const frameType = fc.constantFrom(...Object.values(FrameType));
+
+/** What a body of the envelope arrives as: its bytes (a string as UTF-8, null as nothing). */
+const asBytes = (body: Buffer | string | null): Buffer => (body === null ? Buffer.alloc(0) : Buffer.from(body));
+
+describe('frames.ts codecs', () => {
+  it('jsonFrame carries the JSON text of its value', () => {
+    fc.assert(
+      fc.property(frameType, jsonValue, (type, value) => {
+        expect(JSON.parse(payloadOf(type, jsonFrame(type, value)).toString('utf8'))).toEqual(JSON.parse(JSON.stringify(value)));
+      }),
+    );
+  });
+
+  it('u32Frame carries its number, emptyFrame nothing', () => {
+    fc.assert(
+      fc.property(frameType, u32, (type, n) => {
+        const payload = payloadOf(type, u32Frame(type, n));
+        expect([payload.length, payload.readUInt32LE(0)]).toEqual([4, n]);
+        expect(payloadOf(type, emptyFrame(type)).length).toBe(0);
+      }),
+    );
+  });
+
+  it('envelopeFrame → readEnvelope gives back number, small, meta and body', () => {
+    const body = fc.oneof(fc.constant(null), jsonText, bytes);
+    fc.assert(
+      fc.property(frameType, u32, u16, jsonValue, body, (type, number, small, meta, sent) => {
+        const envelope = readEnvelope(payloadOf(type, envelopeFrame(type, number, small, meta, sent)));
+        expect(envelope).toEqual({ number, small, meta: JSON.parse(JSON.stringify(meta)), body: asBytes(sent) });
+      }),
+    );
+  });
+});
+
+describe('requests.ts codecs (the request path)', () => {
+  const request: fc.Arbitrary<EngineRequest> = fc.record(
+    {
+      id: jsonText,
+      verb: jsonText,
+      path: jsonText,
+      rawQuery: jsonText,
+      rawHeaders,
+      body: fc.option(bytes, { nil: null }),
+      ip: jsonText,
+      hop: fc.nat({ max: 64 }),
+      viaBus: fc.boolean(),
+      receivedAt: fc.nat(),
+      job: jsonText,
+    },
+    { requiredKeys: ['id', 'verb', 'path', 'rawQuery', 'rawHeaders', 'body', 'ip', 'hop', 'viaBus', 'receivedAt'] },
+  );
+
+  it('encodeRequest → decodeRequest: the same request (an empty body is no body)', () => {
+    fc.assert(
+      fc.property(u32, request, (number, sent) => {
+        const decoded = decodeRequest(payloadOf(FrameType.Request, encodeRequest(number, sent)));
+        expect(decoded).toEqual({ number, request: { ...sent, body: sent.body === null || sent.body.length === 0 ? null : sent.body } });
+      }),
+    );
+  });
+
+  const response: fc.Arbitrary<OutgoingResponse> = fc.record(
+    {
+      status: u16,
+      headers: rawHeaders,
+      body: fc.oneof(fc.constant(null), jsonText, bytes),
+      file: fileRef,
+      route: jsonText,
+    },
+    { requiredKeys: ['status', 'headers', 'body'] },
+  );
+
+  it('encodeResponse → decodeResponse: the same response, its body as bytes and its route "" when it had none', () => {
+    fc.assert(
+      fc.property(u32, response, (number, sent) => {
+        const decoded = decodeResponse(payloadOf(FrameType.Response, encodeResponse(number, sent)));
+        const expected = { status: sent.status, headers: sent.headers, body: asBytes(sent.body), route: sent.route ?? '' };
+        expect(decoded).toEqual({ number, response: sent.file === undefined ? expected : { ...expected, file: sent.file } });
+        expect('file' in decoded.response).toBe(sent.file !== undefined);
+      }),
+    );
+  });
+});
+
+describe('bus-calls.ts codecs', () => {
+  const call: fc.Arbitrary<BusCall> = fc.record({ verb: jsonText, path: jsonText, rawQuery: jsonText, rawHeaders, body: fc.option(bytes, { nil: null }), hop: fc.nat({ max: 64 }) });
+
+  it('encodeCall → decodeCall: the same call (an empty body is no body)', () => {
+    fc.assert(
+      fc.property(u32, call, (number, sent) => {
+        const decoded = decodeCall(payloadOf(FrameType.Call, encodeCall(number, sent)));
+        expect(decoded).toEqual({ number, call: { ...sent, body: sent.body === null || sent.body.length === 0 ? null : sent.body } });
+      }),
+    );
+  });
+
+  it('encodeCallResult → decodeCallResult: status, headers and the body as bytes', () => {
+    const result = fc.record({ status: u16, headers: rawHeaders, body: fc.oneof(fc.constant(null), jsonText, bytes) });
+    fc.assert(
+      fc.property(u32, result, (number, sent) => {
+        const decoded = decodeCallResult(payloadOf(FrameType.CallResult, encodeCallResult(number, sent)));
+        expect(decoded).toEqual({ number, response: { status: sent.status, headers: sent.headers, body: asBytes(sent.body) } });
+      }),
+    );
+  });
+});
+
+describe('enqueue.ts codecs', () => {
+  it('encodeEnqueue → decodeEnqueue: the same job (its payload is well-formed text: JSON)', () => {
+    const request: fc.Arbitrary<EnqueueRequest> = fc.record({ payload: utf8Text, delayMs: fc.nat(), quota: fc.record({ maxPayloadBytes: fc.nat(), maxQueued: fc.nat() }) });
+    fc.assert(
+      fc.property(u32, request, (number, sent) => {
+        expect(decodeEnqueue(payloadOf(FrameType.Enqueue, encodeEnqueue(number, sent)))).toEqual({ number, request: sent });
+      }),
+    );
+  });
+
+  it('encodeEnqueueResult → decodeEnqueueResult: the same outcome, stored or refused', () => {
+    const outcome: fc.Arbitrary<EnqueueOutcome> = fc.oneof(
+      fc.record({ ok: fc.constant(true as const), id: jsonText }),
+      fc.record({ ok: fc.constant(false as const), status: u16, error: jsonText, code: jsonText, retryAfter: fc.nat() }, { requiredKeys: ['ok', 'status', 'error'] }),
+    );
+    fc.assert(
+      fc.property(u32, outcome, (number, sent) => {
+        expect(decodeEnqueueResult(payloadOf(FrameType.EnqueueResult, encodeEnqueueResult(number, sent)))).toEqual({ number, outcome: sent });
+      }),
+    );
+  });
+});
+
+describe('hello.ts codecs', () => {
+  const hello: fc.Arbitrary<ThreadHello> = fc.record(
+    { version: fc.oneof(fc.constant(WIRE_VERSION), fc.nat()), token: jsonText, cell: fc.nat(), actor: jsonText, thread: fc.integer({ min: -1, max: 1000 }), peer: jsonText },
+    { requiredKeys: ['version', 'token', 'cell', 'actor', 'thread'] },
+  );
+
+  it('encodeHello → decodeHello: the same hello, its version included', () => {
+    fc.assert(
+      fc.property(hello, (sent) => {
+        expect(decodeHello(payloadOf(FrameType.Hello, encodeHello(sent)))).toEqual(sent);
+      }),
+    );
+  });
+
+  it('decodeHello never throws: anything but a hello is null', () => {
+    fc.assert(
+      fc.property(fc.oneof(bytes, jsonValue.map((v) => Buffer.from(JSON.stringify(v) ?? ''))), (payload) => {
+        const decoded = decodeHello(payload);
+        if (decoded !== null) expect([typeof decoded.token, typeof decoded.actor, typeof decoded.version]).toEqual(['string', 'string', 'number']);
+      }),
+    );
+    expect(decodeHello(Buffer.from('null'))).toBeNull();
+  });
+});
+
+describe('peers.ts codecs', () => {
+  it('encodePeerOffer → decodePeerOffer: the same offer', () => {
+    const offer: fc.Arbitrary<PeerOffer> = fc.record({ key: jsonText, actor: jsonText, address: jsonText });
+    fc.assert(
+      fc.property(offer, (sent) => {
+        expect(decodePeerOffer(payloadOf(FrameType.Peer, encodePeerOffer(sent)))).toEqual(sent);
+      }),
+    );
+  });
+
+  it('notTakenFrame → decodeNotTaken: the request number; a plain Retire has none', () => {
+    fc.assert(
+      fc.property(u32, (number) => {
+        expect(decodeNotTaken(payloadOf(FrameType.Retire, notTakenFrame(number)))).toBe(number);
+      }),
+    );
+    expect(decodeNotTaken(payloadOf(FrameType.Retire, emptyFrame(FrameType.Retire)))).toBeNull();
+  });
+});
+
+describe('stats.ts codecs', () => {
+  it('encodeStats → decodeStats: the same report, with or without each optional count', () => {
+    const buckets = fc.array(fc.nat(), { maxLength: 17 });
+    const pairs = fc.array(fc.tuple(jsonText, fc.nat()), { maxLength: 4 });
+    const stats: fc.Arbitrary<ThreadStats> = fc.record(
+      {
+        isolateHeapBytes: fc.nat(),
+        isolates: fc.nat(),
+        cpuMs: seconds,
+        windowMs: seconds,
+        requests: fc.nat(),
+        served: fc.array(fc.tuple(jsonText, u16, fc.nat(), seconds, buckets), { maxLength: 4 }),
+        peerCalls: fc.nat(),
+        sandboxCpu: fc.array(fc.tuple(jsonText, fc.nat(), seconds, buckets), { maxLength: 4 }),
+        quotaRefusals: pairs,
+        logFilesRemoved: pairs,
+      },
+      { requiredKeys: ['isolateHeapBytes', 'isolates', 'cpuMs', 'windowMs', 'requests'] },
+    );
+    fc.assert(
+      fc.property(stats, (sent) => {
+        expect(decodeStats(payloadOf(FrameType.Stats, encodeStats(sent)))).toEqual(sent);
+      }),
+    );
+  });
+});
