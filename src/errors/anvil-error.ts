@@ -1,4 +1,4 @@
-import type { LockHolder } from '../registry/data-dir-lock.js';
+import type { LockHolder } from '../registry/lock-holder.js';
 
 /**
  * Every error Anvil raises on purpose has a code, an HTTP status and a message, in the manner of

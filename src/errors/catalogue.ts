@@ -1,5 +1,5 @@
 import { QUOTA_NAMES } from '../quotas/api-quotas.js';
-import type { LockHolder } from '../registry/data-dir-lock.js';
+import type { LockHolder } from '../registry/lock-holder.js';
 import { AnvilError, DataDirInUseError, QuotaError, RegistryValidationError } from './anvil-error.js';
 
 /**

@@ -2,16 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { linkSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { Errors } from '../errors.js';
 
-/** Who holds a data directory, as its lock file says. */
-export interface LockHolder {
-  pid: number;
-  /** The process's start time in clock ticks since boot (Linux), so a reused PID is not taken for it. */
-  processStart: string | null;
-  startedAt: string;
-  port: number | null;
-  /** Tells this holding apart from any other, even of the same PID. */
-  token: string;
-}
+import type { LockHolder } from './lock-holder.js';
+
+export type { LockHolder } from './lock-holder.js';
 
 export interface DataDirLock {
   /** The dead instance whose lock was taken over, if any (null also when its file was unreadable). */
