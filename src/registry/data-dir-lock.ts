@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { linkSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { Errors } from '../errors.js';
-
 import type { LockHolder } from './lock-holder.js';
 
 export type { LockHolder } from './lock-holder.js';
