@@ -4,6 +4,7 @@ import { apiIdentity } from '../cells/assign.js';
 import { DataPaths } from '../config/data-paths.js';
 import { Registry } from '../registry/registry.js';
 import type { JobQueue } from '../jobs/job-queue.js';
+import { readInstanceEnvironment } from './environment.js';
 import { CliError, run } from './output.js';
 
 interface JobsFlags {
@@ -28,7 +29,8 @@ function apiOf(flags: JobsFlags): string | undefined {
 
 async function withQueue<T>(flags: JobsFlags, work: (queue: JobQueue) => Promise<T>): Promise<T> {
   const { openJobQueue } = await import('../jobs/open-queue.js');
-  const queue = await openJobQueue({ dataDir: resolve(flags.data), redisUrl: process.env.REDIS_URL, prefix: process.env.ANVIL_REDIS_PREFIX ?? 'anvil:' });
+  const { redisUrl, redisPrefix } = readInstanceEnvironment();
+  const queue = await openJobQueue({ dataDir: resolve(flags.data), redisUrl: redisUrl ?? undefined, prefix: redisPrefix });
   try {
     return await work(queue);
   } finally {

@@ -1,45 +1,12 @@
-import { existsSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
-import { InvalidArgumentError, type Command } from 'commander';
+import type { Command } from 'commander';
+import type { InstanceOptions, StartedInstance } from '../app/instance-options.js';
 import { DEFAULT_MAX_JSON_DEPTH } from '../http/json-depth.js';
 import { DEFAULT_QUOTAS } from '../quotas/api-quotas.js';
+import { readInstanceEnvironment, type InstanceEnvironment } from './environment.js';
 import { byteSize, duration, envName, integer } from './options.js';
-
-interface StartFlags {
-  apis?: string;
-  publish: boolean;
-  watch: boolean;
-  port: number;
-  listen: string;
-  data: string;
-  env: string;
-  cells: number;
-  maxCells?: number;
-  bodyLimit: number;
-  maxJsonDepth: number;
-  uploadLimit: number;
-  deployTimeout: number;
-  headersTimeout: number;
-  requestTimeout: number;
-  drainTimeout: number;
-  maxThreads: number;
-  threadConcurrency: number;
-  mailbox: number;
-  idleTimeout: number;
-  maxIsolateMemory: number;
-  maxDirectiveCpu: number;
-  maxDirectiveWall: number;
-  jobConcurrency: number;
-  jobBackoff: number;
-  maxJobPayload: number;
-  maxQueuedJobs: number;
-  maxKvBytes: number;
-  maxLogFile: number;
-  maxLogBytes: number;
-  maxLogDays: number;
-  responseBuffer: number;
-}
+import { checkStartFlags, instanceOptions, type StartFlags } from './start-options.js';
 
 export function registerStart(program: Command): void {
   program
@@ -79,92 +46,56 @@ export function registerStart(program: Command): void {
     .option('--response-buffer <size>', 'large response bodies the router holds for slow clients, in all; beyond it the slowest are cut', byteSize('--response-buffer'), 64 * 1024 * 1024)
     .addHelpText('after', '\nExample:\n  anvil start --apis apis --publish --port 8080\n')
     .action(async (flags: StartFlags, command: Command) => {
-      if (flags.apis !== undefined && (!existsSync(flags.apis) || !statSync(flags.apis).isDirectory())) {
-        throw new InvalidArgumentError(`--apis: "${flags.apis}" is not a directory`);
-      }
-      const maxCells = flags.maxCells ?? flags.cells + 8;
-      if (maxCells < flags.cells + 2) throw new InvalidArgumentError(`--max-cells: ${maxCells} leaves no room for the low-priority cell and one quarantine cell beside --cells ${flags.cells} (at least ${flags.cells + 2})`);
-      if (flags.watch && flags.apis === undefined) throw new InvalidArgumentError('--watch needs --apis <dir>: it watches that directory');
-      // Loaded here, not at the top: every other command starts without the router's modules.
-      const [{ createInstanceLog }, { startInstance }] = await Promise.all([import('../logs/instance-log.js'), import('../router/instance.js')]);
-      const log = createInstanceLog();
-      // Taken before the instance starts: it answers (health included) before startInstance
-      // resolves, and a SIGTERM in between must drain it, not kill it with its lock left behind.
-      let started: ReturnType<typeof startInstance> | null = null;
-      const shutdown = (signal: string) => {
-        log.info({ signal }, 'draining');
-        started!.then((instance) => instance.stop()).then(
-          () => {
-            log.info('stopped');
-            process.exit(0);
-          },
-          (error: unknown) => {
-            log.error({ error: String(error) }, 'stop failed');
-            process.exit(1);
-          },
-        );
-      };
-      process.once('SIGTERM', () => shutdown('SIGTERM'));
-      process.once('SIGINT', () => shutdown('SIGINT'));
-      started = startInstance(
-        {
-          dataDir: resolve(flags.data),
-          port: flags.port,
-          listen: flags.listen,
-          env: flags.env,
-          envExplicit: command.getOptionValueSource('env') === 'cli',
-          cells: flags.cells,
-          maxCells,
-          apisDir: flags.apis === undefined ? null : resolve(flags.apis),
-          publish: flags.publish,
-          watch: flags.watch,
-          bodyLimit: flags.bodyLimit,
-          maxJsonDepth: flags.maxJsonDepth,
-          uploadLimit: flags.uploadLimit,
-          deployTimeoutMs: flags.deployTimeout,
-          headersTimeoutMs: flags.headersTimeout,
-          requestTimeoutMs: flags.requestTimeout,
-          drainTimeoutMs: flags.drainTimeout,
-          actors: {
-            maxThreads: flags.maxThreads,
-            threadConcurrency: flags.threadConcurrency,
-            mailbox: flags.mailbox,
-            idleMs: flags.idleTimeout,
-            scaleUpAfterMs: 20,
-            scaleUpAtLoad: 8,
-            stuckAfterMs: flags.requestTimeout,
-          },
-          jobs: { concurrency: flags.jobConcurrency, backoffMs: flags.jobBackoff },
-          responseBufferBytes: flags.responseBuffer,
-          quotas: {
-            jobPayloadBytes: flags.maxJobPayload,
-            queuedJobs: flags.maxQueuedJobs,
-            kvBytes: flags.maxKvBytes,
-            logFileBytes: flags.maxLogFile,
-            logBytes: flags.maxLogBytes,
-            logDays: flags.maxLogDays,
-          },
-          sandbox: {
-            maxima: { memoryMb: Math.max(8, Math.floor(flags.maxIsolateMemory / (1024 * 1024))), cpuMs: flags.maxDirectiveCpu, wallMs: flags.maxDirectiveWall },
-          },
-        },
-        log,
-      );
-      const instance = await started;
-
-      const origin = (host: string) => `http://${host}:${instance.port}`;
-      log.info({ port: instance.port, listen: flags.listen, cells: flags.cells }, 'listening');
-      const lines = [
-        '',
-        `Anvil is serving on ${flags.listen}:${instance.port} (${flags.cells} cells, env ${instance.publicHost.env}).`,
-        `  public host  ${origin(instance.publicHost.name)}/<api>/…`,
-        `  admin host   ${origin(instance.adminHost)}/anvil/api   (headers public-host: ${instance.publicHost.name}, public-host-key: <key>)`,
-        instance.generatedKey !== null
-          ? `  public host key (shown once, stored in ${resolve(flags.data, '.anvil/public-host-key')}): ${instance.generatedKey}`
-          : `  public host key: ${process.env.ANVIL_PUBLIC_HOST_KEY !== undefined ? 'from ANVIL_PUBLIC_HOST_KEY' : `in ${resolve(flags.data, '.anvil/public-host-key')}`}`,
-      ];
-      for (const api of instance.boot?.deployed ?? []) lines.push(`  api ${api.key.padEnd(20)} ${origin(instance.publicHost.name)}/${api.key}/   release ${api.release}${api.created ? ' (new)' : ''}`);
-      for (const bad of instance.boot?.invalid ?? []) lines.push(`  skipped ${bad.folder}: ${bad.errors.length} error(s), first: ${bad.errors[0]}`);
-      process.stderr.write(lines.join('\n') + '\n\n');
+      const maxCells = checkStartFlags(flags);
+      // The environment is read here, once: the instance gets it as options.
+      const environment = readInstanceEnvironment();
+      await start(instanceOptions(flags, maxCells, command.getOptionValueSource('env') === 'cli', environment), environment);
     });
+}
+
+async function start(options: InstanceOptions, environment: InstanceEnvironment): Promise<void> {
+  // Loaded here, not at the top: every other command starts without the router's modules.
+  const [{ createInstanceLog }, { startInstance }] = await Promise.all([import('../logs/instance-log.js'), import('../app/start-instance.js')]);
+  const log = createInstanceLog(environment.logLevel);
+  // Taken before the instance starts: it answers (health included) before startInstance
+  // resolves, and a SIGTERM in between must drain it, not kill it with its lock left behind.
+  let started: ReturnType<typeof startInstance> | null = null;
+  const shutdown = (signal: string) => {
+    log.info({ signal }, 'draining');
+    started!.then((instance) => instance.stop()).then(
+      () => {
+        log.info('stopped');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        log.error({ error: String(error) }, 'stop failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  started = startInstance(options, log);
+  const instance = await started;
+
+  log.info({ port: instance.port, listen: options.listen, cells: options.cells }, 'listening');
+  process.stderr.write(banner(options, instance, environment.publicHostKey !== null));
+}
+
+/** What a person starting the instance reads on stderr: where it serves, the hosts, the boot deploys. */
+function banner(options: InstanceOptions, instance: StartedInstance, keyFromEnv: boolean): string {
+  const origin = (host: string) => `http://${host}:${instance.port}`;
+  const keyFile = resolve(options.dataDir, '.anvil/public-host-key');
+  const lines = [
+    '',
+    `Anvil is serving on ${options.listen}:${instance.port} (${options.cells} cells, env ${instance.publicHost.env}).`,
+    `  public host  ${origin(instance.publicHost.name)}/<api>/…`,
+    `  admin host   ${origin(instance.adminHost)}/anvil/api   (headers public-host: ${instance.publicHost.name}, public-host-key: <key>)`,
+    instance.generatedKey !== null
+      ? `  public host key (shown once, stored in ${keyFile}): ${instance.generatedKey}`
+      : `  public host key: ${keyFromEnv ? 'from ANVIL_PUBLIC_HOST_KEY' : `in ${keyFile}`}`,
+  ];
+  for (const api of instance.boot?.deployed ?? []) lines.push(`  api ${api.key.padEnd(20)} ${origin(instance.publicHost.name)}/${api.key}/   release ${api.release}${api.created ? ' (new)' : ''}`);
+  for (const bad of instance.boot?.invalid ?? []) lines.push(`  skipped ${bad.folder}: ${bad.errors.length} error(s), first: ${bad.errors[0]}`);
+  return lines.join('\n') + '\n\n';
 }

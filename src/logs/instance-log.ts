@@ -2,7 +2,7 @@ import pino, { type Logger } from 'pino';
 
 export type InstanceLog = Logger;
 
-/** The instance's own structured log: JSON lines on stdout (pino). Level from ANVIL_LOG_LEVEL. */
-export function createInstanceLog(): InstanceLog {
-  return pino({ level: process.env.ANVIL_LOG_LEVEL ?? 'info', base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime });
+/** The instance's own structured log: JSON lines on stdout (pino), at `level` (the CLI passes ANVIL_LOG_LEVEL, default `info`). */
+export function createInstanceLog(level: string): InstanceLog {
+  return pino({ level, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime });
 }

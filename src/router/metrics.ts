@@ -68,7 +68,7 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor(private readonly token: string | undefined) {}
+  constructor(private readonly token: string | null) {}
 
   /** Counts one request; cheap on the hot path (plain numbers until a scrape). */
   observe(o: RequestObservation): void {

@@ -1,0 +1,23 @@
+import type { DataPaths } from '../config/data-paths.js';
+import type { InstanceLog } from '../logs/instance-log.js';
+import type { Registry } from '../registry/registry.js';
+import { ActorTable } from '../router/actor-table.js';
+import { ApiDirectory } from '../router/api-directory.js';
+import type { InstanceOptions } from './instance-options.js';
+
+export interface ApiActors {
+  actors: ActorTable;
+  directory: ApiDirectory;
+}
+
+/**
+ * The actor table and the directory of the registry's APIs it serves. `localBaseUrl` is the
+ * instance's own origin (its port is known once the HTTP server listens).
+ */
+export function createApiActors(options: InstanceOptions, log: InstanceLog, registry: Registry, paths: DataPaths, localBaseUrl: () => string): ApiActors {
+  const actors = new ActorTable(options.cells, options.maxCells, options.actors, (level, msg, fields) => log[level](fields ?? {}, msg));
+  const stores = { dataRoot: options.dataDir, redisUrl: options.redisUrl, redisPrefix: options.redisPrefix };
+  const directory = new ApiDirectory(registry, paths, localBaseUrl, options.sandbox, options.quotas, stores, options.egressAllow, options.maxJsonDepth, (ids) => ids.forEach((id) => actors.supersede(id)));
+  directory.reload();
+  return { actors, directory };
+}

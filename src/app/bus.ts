@@ -1,0 +1,17 @@
+import type { ActorTable } from '../router/actor-table.js';
+import type { ApiDirectory } from '../router/api-directory.js';
+import { Bus } from '../router/bus.js';
+import type { Dispatcher } from '../router/dispatcher.js';
+import type { Metrics } from '../router/metrics.js';
+
+/** Calls between APIs that go through the router, and the threads' stats into the metrics. */
+export function wireBus(directory: ApiDirectory, dispatcher: Dispatcher, actors: ActorTable, metrics: Metrics): void {
+  const bus = new Bus(directory, dispatcher);
+  actors.useBus(
+    (caller, call, reply, offerPeer) => {
+      metrics.busCalls.inc({ host: caller.host, api: caller.key });
+      bus.call(caller, call, reply, offerPeer);
+    },
+    (spec, stats) => metrics.observeThread(spec.host, spec.key, stats),
+  );
+}

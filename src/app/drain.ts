@@ -1,0 +1,61 @@
+import type { Server } from 'node:http';
+import type { CellSupervisor } from '../cells/cell-supervisor.js';
+import type { ThreadServer } from '../protocol/thread-server.js';
+import type { DataDirLock } from '../registry/data-dir-lock.js';
+import type { Registry } from '../registry/registry.js';
+import type { ApisWatcher } from '../releases/watch-apis.js';
+import type { DeployWorker } from '../releases/deploy-worker.js';
+import type { ActorTable } from '../router/actor-table.js';
+import type { Dispatcher } from '../router/dispatcher.js';
+import type { JobRunner } from '../router/job-runner.js';
+
+/** What a running instance closes when it drains. */
+export interface RunningParts {
+  server: Server;
+  refresher: NodeJS.Timeout;
+  watcher: ApisWatcher | null;
+  actors: ActorTable;
+  jobs: JobRunner;
+  deployWorker: DeployWorker;
+  cells: CellSupervisor;
+  threadServer: ThreadServer;
+  dispatcher: Dispatcher;
+  registry: Registry;
+  lock: DataDirLock;
+}
+
+/**
+ * Drains a running instance within `drainTimeoutMs`: no new connections, in-flight requests and
+ * their AFTER_FLOW finish, then jobs, threads, cells and the registry close, and the data
+ * directory's lock is released. The front door must already refuse new work (not ready).
+ */
+export async function drain(parts: RunningParts, drainTimeoutMs: number): Promise<void> {
+  clearInterval(parts.refresher);
+  await parts.watcher?.close();
+  const deadline = Date.now() + drainTimeoutMs;
+  await closeHttp(parts.server, parts.actors, deadline);
+  // Jobs stop being handed out; runs in flight finish (or run again after a restart).
+  await parts.jobs.close(Math.max(0, deadline - Date.now()));
+  await parts.deployWorker.close();
+  parts.actors.retireAll();
+  await parts.cells.drain(Math.max(1_000, deadline - Date.now()));
+  parts.server.closeAllConnections();
+  parts.threadServer.close();
+  parts.actors.close();
+  parts.dispatcher.close();
+  parts.registry.close();
+  parts.lock.release();
+}
+
+/** Stops accepting connections and waits (until `deadline`) for open ones and the actors' work to end. */
+async function closeHttp(server: Server, actors: ActorTable, deadline: number): Promise<void> {
+  // close() calls back once every connection has ended: idle ones are closed below as soon
+  // as their last response is written.
+  let connectionsOpen = true;
+  server.close(() => (connectionsOpen = false));
+  server.closeIdleConnections();
+  while ((connectionsOpen || !actors.idle) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 20));
+    server.closeIdleConnections();
+  }
+}

@@ -1,0 +1,64 @@
+import type { ActorSpec } from '../protocol/cell-messages.js';
+import type { ApiQuotas } from '../quotas/api-quotas.js';
+import type { PublicHost } from '../registry/registry.js';
+import type { BootDeployReport } from '../releases/boot-deploy.js';
+import type { ActorLimits } from '../router/actor-handle.js';
+
+/**
+ * Everything an instance is started with. The CLI builds it from its flags and from the
+ * environment (read there, once); nothing below `startInstance` reads `process.env`.
+ */
+export interface InstanceOptions {
+  dataDir: string;
+  port: number;
+  listen: string;
+  env: string;
+  /** True when --env was given: it then updates the default public host's env. */
+  envExplicit: boolean;
+  cells: number;
+  /** Every cell at most, the low-priority and quarantine cells included (at least cells + 2). */
+  maxCells: number;
+  apisDir: string | null;
+  publish: boolean;
+  /** Redeploy a sub-folder of `apisDir` when its files change. */
+  watch: boolean;
+  bodyLimit: number;
+  /** How deep a JSON request body may nest (400 deeper). */
+  maxJsonDepth: number;
+  uploadLimit: number;
+  /** Time a deploy may spend unpacking, validating and staging in the deploy worker (400 after). */
+  deployTimeoutMs: number;
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  drainTimeoutMs: number;
+  actors: ActorLimits;
+  /** Maxima for custom directives (api.yaml `limits:` cannot go above) and isolates per thread. */
+  sandbox: ActorSpec['sandbox'];
+  /** Jobs running at once (one per API at most), and the backoff of the first retry. */
+  jobs: { concurrency: number; backoffMs: number };
+  /** Ceilings (and defaults) of every API's quotas on shared stores. */
+  quotas: ApiQuotas;
+  /** Large response bodies the router may hold for clients, in all, before it cuts the slowest. */
+  responseBufferBytes: number;
+  /** The default public host's key (ANVIL_PUBLIC_HOST_KEY); null: the stored or a generated one. */
+  publicHostKey: string | null;
+  /** Shared stores and the job queue in this Redis (REDIS_URL); null: embedded (SQLite). */
+  redisUrl: string | null;
+  /** Keeps instances that share a Redis apart (ANVIL_REDIS_PREFIX, default `anvil:`). */
+  redisPrefix: string;
+  /** Exceptions to the egress policy (ANVIL_EGRESS_ALLOW: names, addresses, CIDRs, comma-separated). */
+  egressAllow: string | null;
+  /** Lets non-loopback clients read the metrics with a bearer token (ANVIL_METRICS_TOKEN). */
+  metricsToken: string | null;
+  /** More Node flags for the cell processes (ANVIL_CELL_NODE_FLAGS). */
+  cellNodeFlags: readonly string[];
+}
+
+export interface StartedInstance {
+  port: number;
+  adminHost: string;
+  publicHost: PublicHost;
+  generatedKey: string | null;
+  boot: BootDeployReport | null;
+  stop(): Promise<void>;
+}

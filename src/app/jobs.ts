@@ -1,0 +1,37 @@
+import { apiIdentity } from '../cells/assign.js';
+import type { JobQueue, QueueCounts } from '../jobs/job-queue.js';
+import { openJobQueue } from '../jobs/open-queue.js';
+import type { Registry } from '../registry/registry.js';
+import type { ActorTable } from '../router/actor-table.js';
+import type { ApiDirectory } from '../router/api-directory.js';
+import type { Dispatcher } from '../router/dispatcher.js';
+import { JobRunner } from '../router/job-runner.js';
+import type { Metrics } from '../router/metrics.js';
+import type { InstanceOptions } from './instance-options.js';
+
+export interface JobsDeps {
+  registry: Registry;
+  directory: ApiDirectory;
+  dispatcher: Dispatcher;
+  actors: ActorTable;
+  metrics: Metrics;
+}
+
+/** Opens the job queue (Redis or embedded) and its runner; threads enqueue through the actor table. Not started yet. */
+export async function openJobs(options: InstanceOptions, deps: JobsDeps): Promise<JobRunner> {
+  const { directory, dispatcher, actors, metrics } = deps;
+  const queue = await openJobQueue({ dataDir: options.dataDir, redisUrl: options.redisUrl ?? undefined, prefix: options.redisPrefix });
+  const jobs = new JobRunner(queue, directory, dispatcher, (caller, quota) => metrics.quotaRefusals.inc({ host: caller.host, api: caller.key, quota }));
+  actors.useJobs((caller, request) => jobs.enqueue(caller, request));
+  metrics.watchQueue(() => queueCounts(queue, deps.registry, directory));
+  return jobs;
+}
+
+/** Every API's job counts, for the metrics. */
+async function queueCounts(queue: JobQueue, registry: Registry, directory: ApiDirectory): Promise<Array<{ host: string; api: string; counts: QueueCounts }>> {
+  const out: Array<{ host: string; api: string; counts: QueueCounts }> = [];
+  for (const host of directory.publicHosts()) {
+    for (const key of registry.listApiKeys(host.name)) out.push({ host: host.name, api: key, counts: await queue.counts(apiIdentity(host.name, host.env, key)) });
+  }
+  return out;
+}

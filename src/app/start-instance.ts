@@ -1,0 +1,71 @@
+import { DataPaths } from '../config/data-paths.js';
+import type { InstanceLog } from '../logs/instance-log.js';
+import type { DataDirLock } from '../registry/data-dir-lock.js';
+import { DEFAULT_ADMIN_HOST } from '../registry/default-hosts.js';
+import { Dispatcher } from '../router/dispatcher.js';
+import { Metrics } from '../router/metrics.js';
+import { requestObserver } from '../router/request-observer.js';
+import { createApiActors } from './api-actors.js';
+import { wireBus } from './bus.js';
+import { startCells } from './cells.js';
+import { lockDataDir, notePort } from './data-dir.js';
+import { drain, type RunningParts } from './drain.js';
+import { createFrontDoor } from './front-door.js';
+import { listenHttp } from './http-server.js';
+import type { InstanceOptions, StartedInstance } from './instance-options.js';
+import { openJobs } from './jobs.js';
+import { openRegistry } from './registry-boot.js';
+import { openThreadServer } from './thread-server.js';
+import { watchApis } from './watcher.js';
+
+/**
+ * One running `anvil start`: the registry, the cells, the socket actor threads dial, and the HTTP
+ * front door. Stopping drains (see `drain`). The data directory's lock is taken first, and
+ * released if starting fails.
+ */
+export async function startInstance(options: InstanceOptions, log: InstanceLog): Promise<StartedInstance> {
+  const paths = new DataPaths(options.dataDir);
+  const lock = lockDataDir(paths, log);
+  try {
+    return await serve(options, log, paths, lock);
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+}
+
+async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPaths, lock: DataDirLock): Promise<StartedInstance> {
+  const { registry, publicHost, generatedKey, deployWorker, target, boot } = await openRegistry(options, log, paths);
+  let port = options.port;
+  const { actors, directory } = createApiActors(options, log, registry, paths, () => `http://localhost:${port}`);
+  const threads = await openThreadServer(log, actors);
+  const metrics = new Metrics(options.metricsToken);
+  metrics.watchActors(() => actors.gauges());
+  const cells = await startCells(options, log, threads, actors, metrics);
+
+  let serving = true;
+  const dispatcher = new Dispatcher(actors, options.requestTimeoutMs, requestObserver(metrics, log));
+  const jobs = await openJobs(options, { registry, directory, dispatcher, actors, metrics });
+  wireBus(directory, dispatcher, actors, metrics);
+  const frontDoor = createFrontDoor(options, { registry, paths, deployWorker, directory, dispatcher, actors, metrics, log, ready: () => serving });
+  const http = await listenHttp(options, frontDoor.handle, metrics, log);
+  port = http.port;
+  notePort(lock, port, paths, log);
+  directory.reload();
+
+  // A live run renews its lease every few seconds; a run orphaned by a crash runs again once its
+  // lease is out (at most 10 s after the restart).
+  jobs.start({ concurrency: options.jobs.concurrency, retries: 3, backoffMs: options.jobs.backoffMs, leaseMs: 10_000 });
+  const refresher = setInterval(() => directory.refreshIfChanged(), 1_000);
+  refresher.unref();
+  const watcher = watchApis(options, log, target, directory);
+
+  const running: RunningParts = { server: http.server, refresher, watcher, actors, jobs, deployWorker, cells, threadServer: threads.server, dispatcher, registry, lock };
+  let stopping: Promise<void> | null = null;
+  const stop = (): Promise<void> => {
+    serving = false;
+    stopping ??= drain(running, options.drainTimeoutMs);
+    return stopping;
+  };
+  return { port, adminHost: DEFAULT_ADMIN_HOST, publicHost, generatedKey, boot, stop };
+}

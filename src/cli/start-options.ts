@@ -1,0 +1,102 @@
+import { existsSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { InvalidArgumentError } from 'commander';
+import type { InstanceOptions } from '../app/instance-options.js';
+import type { InstanceEnvironment } from './environment.js';
+
+export interface StartFlags {
+  apis?: string;
+  publish: boolean;
+  watch: boolean;
+  port: number;
+  listen: string;
+  data: string;
+  env: string;
+  cells: number;
+  maxCells?: number;
+  bodyLimit: number;
+  maxJsonDepth: number;
+  uploadLimit: number;
+  deployTimeout: number;
+  headersTimeout: number;
+  requestTimeout: number;
+  drainTimeout: number;
+  maxThreads: number;
+  threadConcurrency: number;
+  mailbox: number;
+  idleTimeout: number;
+  maxIsolateMemory: number;
+  maxDirectiveCpu: number;
+  maxDirectiveWall: number;
+  jobConcurrency: number;
+  jobBackoff: number;
+  maxJobPayload: number;
+  maxQueuedJobs: number;
+  maxKvBytes: number;
+  maxLogFile: number;
+  maxLogBytes: number;
+  maxLogDays: number;
+  responseBuffer: number;
+}
+
+/** Refuses flags that do not go together; returns the number of cells at most. */
+export function checkStartFlags(flags: StartFlags): number {
+  if (flags.apis !== undefined && (!existsSync(flags.apis) || !statSync(flags.apis).isDirectory())) {
+    throw new InvalidArgumentError(`--apis: "${flags.apis}" is not a directory`);
+  }
+  const maxCells = flags.maxCells ?? flags.cells + 8;
+  if (maxCells < flags.cells + 2) throw new InvalidArgumentError(`--max-cells: ${maxCells} leaves no room for the low-priority cell and one quarantine cell beside --cells ${flags.cells} (at least ${flags.cells + 2})`);
+  if (flags.watch && flags.apis === undefined) throw new InvalidArgumentError('--watch needs --apis <dir>: it watches that directory');
+  return maxCells;
+}
+
+/** The instance's options: the flags (checked), and the environment read by the CLI. */
+export function instanceOptions(flags: StartFlags, maxCells: number, envExplicit: boolean, environment: InstanceEnvironment): InstanceOptions {
+  return {
+    dataDir: resolve(flags.data),
+    port: flags.port,
+    listen: flags.listen,
+    env: flags.env,
+    envExplicit,
+    cells: flags.cells,
+    maxCells,
+    apisDir: flags.apis === undefined ? null : resolve(flags.apis),
+    publish: flags.publish,
+    watch: flags.watch,
+    bodyLimit: flags.bodyLimit,
+    maxJsonDepth: flags.maxJsonDepth,
+    uploadLimit: flags.uploadLimit,
+    deployTimeoutMs: flags.deployTimeout,
+    headersTimeoutMs: flags.headersTimeout,
+    requestTimeoutMs: flags.requestTimeout,
+    drainTimeoutMs: flags.drainTimeout,
+    actors: {
+      maxThreads: flags.maxThreads,
+      threadConcurrency: flags.threadConcurrency,
+      mailbox: flags.mailbox,
+      idleMs: flags.idleTimeout,
+      scaleUpAfterMs: 20,
+      scaleUpAtLoad: 8,
+      stuckAfterMs: flags.requestTimeout,
+    },
+    jobs: { concurrency: flags.jobConcurrency, backoffMs: flags.jobBackoff },
+    responseBufferBytes: flags.responseBuffer,
+    quotas: {
+      jobPayloadBytes: flags.maxJobPayload,
+      queuedJobs: flags.maxQueuedJobs,
+      kvBytes: flags.maxKvBytes,
+      logFileBytes: flags.maxLogFile,
+      logBytes: flags.maxLogBytes,
+      logDays: flags.maxLogDays,
+    },
+    sandbox: {
+      maxima: { memoryMb: Math.max(8, Math.floor(flags.maxIsolateMemory / (1024 * 1024))), cpuMs: flags.maxDirectiveCpu, wallMs: flags.maxDirectiveWall },
+    },
+    publicHostKey: environment.publicHostKey,
+    redisUrl: environment.redisUrl,
+    redisPrefix: environment.redisPrefix,
+    egressAllow: environment.egressAllow,
+    metricsToken: environment.metricsToken,
+    cellNodeFlags: environment.cellNodeFlags,
+  };
+}
