@@ -1,12 +1,23 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Two projects, run one after the other: `unit` (pure parts, no instance: `npx vitest run --project unit`, a few seconds) and
+ * `integration` (real instances, Redis, SQLite files, isolates over loopback HTTP).
+ */
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     // Builds dist/ first when the sources are newer (a plain `npx vitest` after an edit).
     globalSetup: ['test/global-setup.ts'],
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // vitest's default on two cores is one file at a time; most of an integration test's time is
+    // spent waiting on its instance (start, drain, timeouts), so files overlap well.
+    maxWorkers: 3,
+    projects: [
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: ['test/unit/**'], sequence: { groupOrder: 1 } } },
+    ],
   },
 });
+
