@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backgroundLoad } from '../helpers/background-load.js';
 import { cellOf, cellPid, keysPerCell } from '../helpers/cells.js';
 import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
+import { waitFor, waitForStarted } from '../helpers/wait-for.js';
 
 const api = (key: string) => ({
   'api.yaml': `key: ${key}
@@ -9,6 +10,7 @@ endpoints:
   get /ping:
     Ping: { directive: Ping }
   get /wait/{ms}:
+    Started: { directive: Log }
     Wait: { directive: Delay, ms: $.message.pathParam.ms }
     Reply: { directive: ModifyMessage, body: { waited: $.message.pathParam.ms } }
 `,
@@ -32,7 +34,7 @@ describe('a cell killed with SIGKILL', () => {
     const load = backgroundLoad(anvil, `/${neighbour}/ping`, 8);
 
     const inFlight = anvil.request(`/${victim}/wait/5000`);
-    await new Promise((r) => setTimeout(r, 200));
+    await waitForStarted(anvil, victim, (l) => l.route === 'get /wait/{ms}', { what: `GET /${victim}/wait/5000` });
     const pid = cellPid(anvil.pid, cellOf(victim, 2));
     process.kill(pid, 'SIGKILL');
 
@@ -44,7 +46,9 @@ describe('a cell killed with SIGKILL', () => {
     expect(held.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
     expect(held[0]!.json()).toEqual({ message: 'pong' });
 
-    await new Promise((r) => setTimeout(r, 300));
+    // The neighbour keeps answering after the victim's cell is back, not only while it was down.
+    const answeredSoFar = load.replies.length;
+    await waitFor(() => load.replies.length >= answeredSoFar + 20, { what: `20 more replies to the load on /${neighbour}/ping` });
     await load.stop();
     expect(load.statuses().length).toBeGreaterThan(20);
     expect(load.statuses().every((s) => s === 200)).toBe(true);
