@@ -1,9 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInstance, type TestInstance } from '../helpers/instance.js';
+import { sample, scrapeMetrics } from '../helpers/metrics.js';
+import { waitFor, waitForStarted } from '../helpers/wait-for.js';
 
 const SLOW = `key: slow
 endpoints:
   get /wait/{ms}:
+    Started: { directive: Log }
     Wait: { directive: Delay, ms: $.message.pathParam.ms }
     Reply: { directive: ModifyMessage, body: { waited: $.message.pathParam.ms } }
 `;
@@ -23,9 +26,11 @@ describe('limits of SPEC §10', () => {
   it('answers 503 with retry-after when the mailbox is full', async () => {
     await anvil.request('/slow/wait/0'); // the thread is up
     const first = anvil.request('/slow/wait/700');
-    await new Promise((r) => setTimeout(r, 100));
+    await waitForStarted(anvil, 'slow', (l) => l.path.endsWith('/wait/700'), { what: 'GET /slow/wait/700' });
     const second = anvil.request('/slow/wait/10');
-    await new Promise((r) => setTimeout(r, 100));
+    await waitFor(async () => sample(await scrapeMetrics(anvil), 'anvil_actor_mailbox_depth', { host: 'localhost', api: 'slow' }) === 1, {
+      what: 'GET /slow/wait/10 waiting in the mailbox (anvil_actor_mailbox_depth 1)',
+    });
     const third = await anvil.request('/slow/wait/10');
     expect(third.status).toBe(503);
     expect(third.headers['retry-after']).toBe('1');
@@ -35,7 +40,8 @@ describe('limits of SPEC §10', () => {
   });
 
   it('answers 504 when the API does not answer within the request timeout; other APIs keep serving', async () => {
-    const reply = await anvil.request('/slow/wait/5000');
+    // 3 s: well past the 1.5 s request timeout (the thread stays busy that long, and the drain at the end waits for it).
+    const reply = await anvil.request('/slow/wait/3000');
     expect(reply.status).toBe(504);
     expect(reply.json()).toEqual({ error: 'Gateway Timeout' });
     expect((await anvil.request('/fast/ping')).json()).toEqual({ message: 'pong' });
