@@ -2,6 +2,7 @@ import { readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cellOf, cellPid, settledTaskCount } from '../helpers/cells.js';
 import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
+import { waitFor, waitForStarted } from '../helpers/wait-for.js';
 
 // Threads are observed as the operating system sees them: the tasks of the API's cell process. The
 // cell keeps one spare thread (in the baseline); when an API takes it, a new spare replaces it a
@@ -9,6 +10,7 @@ import { eventually, startInstance, type TestInstance } from '../helpers/instanc
 const SLOW = `key: pool
 endpoints:
   get /wait/{ms}:
+    Started: { directive: Log }
     Wait: { directive: Delay, ms: $.message.pathParam.ms }
     Reply: { directive: ModifyMessage, body: { ok: true } }
 `;
@@ -33,9 +35,11 @@ describe("an API's thread pool", () => {
     // A request that stays in flight (over 20 ms) makes the actor start a second thread for the
     // requests that follow, and never a third.
     const long = anvil.request('/pool/wait/800');
-    await new Promise((r) => setTimeout(r, 100));
+    const [started] = await waitForStarted(anvil, 'pool', (l) => l.path.endsWith('/wait/800'), { what: 'GET /pool/wait/800' });
+    // In flight for over 20 ms (a real-time threshold of the actor), counted from when the thread logged it.
+    await waitFor(() => Date.now() >= Date.parse(started!.time) + 30, { what: 'GET /pool/wait/800 in flight for 30 ms' });
     const more = await Promise.all(Array.from({ length: 20 }, () => anvil.request('/pool/wait/200')));
-    await new Promise((r) => setTimeout(r, 50));
+    await waitFor(() => threads() === 2, { what: 'the second thread of pool, started for the requests that followed the long one' });
     const again = await Promise.all(Array.from({ length: 20 }, () => anvil.request('/pool/wait/50')));
     expect([...more, ...again, await long].every((r) => r.status === 200)).toBe(true);
     await eventually(() => threads() === 2);
