@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backgroundLoad, type BackgroundLoad } from '../helpers/background-load.js';
 import { cellOf, cellPids } from '../helpers/cells.js';
 import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
+import { waitForStarted } from '../helpers/wait-for.js';
 
 // Blame is exact: when a memory bomb aborts a cell, the API whose directive was running is the one
 // quarantined; an API of the same cell that only lost a request in flight keeps its place. A
@@ -19,7 +20,7 @@ const apis: Record<string, Record<string, string>> = {
     'Directives/ArrayFill.js': arrayFill,
   },
   [roommateKey]: {
-    'api.yaml': `key: ${roommateKey}\nendpoints:\n  get /ping:\n    Ping: { directive: Ping }\n  get /wait/{ms}:\n    Wait: { directive: Delay, ms: $.message.pathParam.ms }\n`,
+    'api.yaml': `key: ${roommateKey}\nendpoints:\n  get /ping:\n    Ping: { directive: Ping }\n  get /wait/{ms}:\n    Started: { directive: Log }\n    Wait: { directive: Delay, ms: $.message.pathParam.ms }\n`,
   },
   [calmKey]: { 'api.yaml': `key: ${calmKey}\nendpoints:\n  get /ping:\n    Ping: { directive: Ping }\n` },
 };
@@ -57,8 +58,7 @@ describe('a memory bomb in a shared cell', () => {
 
     // The roommate has a request in flight in the cell when the bomb goes off.
     const inFlight = anvil.request(`/${roommateKey}/wait/3000`);
-    await eventually(async () => /anvil_actor_threads\{[^}]*api="roommate-\d+"[^}]*\} [1-9]/.test((await anvil.request('/anvil/metrics', { host: 'admin.localhost' })).text));
-    await new Promise((r) => setTimeout(r, 100));
+    await waitForStarted(anvil, roommateKey, (l) => l.route === 'get /wait/{ms}', { what: `GET /${roommateKey}/wait/3000` });
     expect((await anvil.request(`/${bombKey}/boom`)).status).toBe(502);
     expect((await inFlight).status).toBe(502);
 
