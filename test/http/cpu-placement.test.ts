@@ -1,9 +1,11 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lowPriorityCpus, parseCpuList } from '../../src/cells/low-priority-cpus.js';
 import { statField } from '../helpers/cells.js';
 import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 // An API that keeps the CPU busy is moved to the low-priority cell (nice 19, confined to the last
 // quarter of the CPUs), without failing a request on the way; a light API stays where it was.
@@ -142,7 +144,10 @@ describe('a thread left behind by a move to the low-priority cell', () => {
     stuck = await startInstance({
       apis: {
         hog: {
-          'api.yaml': `${HOG}  get /EndlessSql:\n    Try: { directive: EndlessSql }\n`,
+          // Started: a row the test waits for, written just before the endless query (a Log line would
+          // never leave the thread: its write waits for the event loop the query blocks).
+          'api.yaml': `${HOG}  get /EndlessSql:\n    Started: { directive: DatabaseQuery, sql: "INSERT INTO started (n) VALUES (1)", mode: run }\n    Try: { directive: EndlessSql }\n`,
+          'Assets/db/001-started.sql': 'CREATE TABLE started (n INTEGER);\n',
           'Directives/Burn.js': BURN,
           'Directives/EndlessSql.js': readFileSync(join(import.meta.dirname, '../fixtures/apis/killers/Directives/EndlessSql.js'), 'utf8'),
         },
@@ -158,7 +163,7 @@ describe('a thread left behind by a move to the low-priority cell', () => {
     // request timeout; the thread does not).
     await Promise.all(Array.from({ length: 4 }, () => stuck.request('/hog/burn')));
     void stuck.request('/hog/EndlessSql').catch(() => {});
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await waitFor(() => startedRows(stuck) === 1, { what: 'GET /hog/EndlessSql to reach its endless query (its Started row)' });
     // Burning on the other thread makes the API CPU-heavy: it moves, and the stuck thread is retired
     // with its query still running.
     let moved = false;
@@ -178,3 +183,15 @@ describe('a thread left behind by a move to the low-priority cell', () => {
     await eventually(async () => (await stuck.request('/hog/burn')).status === 200, 10_000);
   }, 60_000);
 });
+
+/** Rows of the hog API's `started` table (0 before its database exists). */
+function startedRows(instance: TestInstance): number {
+  const file = join(instance.dataDir, 'localhost', 'dev', 'hog', 'db.sqlite');
+  if (!existsSync(file)) return 0;
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare('SELECT count(*) FROM started').pluck().get() as number;
+  } finally {
+    db.close();
+  }
+}
