@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cellOf, cellPid, keysPerCell, statField } from '../helpers/cells.js';
 import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
 import { tarGz } from '../helpers/tarball.js';
+import { waitFor, waitForStarted } from '../helpers/wait-for.js';
 
 // Bus calls between two APIs go straight from the caller's thread to a thread of the target once
 // the router has routed one and offered that thread (no router on the way). These tests check that
@@ -15,6 +16,7 @@ endpoints:
     Local: { directive: CheckLocalCall }
     Reply: { directive: ModifyMessage, body: { says: ${says}, id: $.message.query.id, correlation: $.memory.correlationId } }
   get /slow:
+    Started: { directive: Log }
     Wait: { directive: Delay, ms: 1500 }
     Reply: { directive: ModifyMessage, body: { says: slow } }
 `;
@@ -59,6 +61,20 @@ function routedToTarget(): number {
 
 /** CPU time (user + system) of process `pid`, all its threads, in ms (USER_HZ is 100 on Linux). */
 const cpuMs = (pid: number) => (statField(pid, 14) + statField(pid, 15)) * 10;
+
+/** Waits until process `pid` has used no CPU for `quietMs` (the work its last requests set off is done). */
+async function cpuQuiet(pid: number, quietMs = 100): Promise<void> {
+  let last = cpuMs(pid);
+  let since = Date.now();
+  await waitFor(
+    () => {
+      const now = cpuMs(pid);
+      if (now !== last) [last, since] = [now, Date.now()];
+      return Date.now() - since >= quietMs;
+    },
+    { what: `process ${pid} to use no CPU for ${quietMs} ms` },
+  );
+}
 
 async function fetchMany(from: number, count: number, says: string): Promise<void> {
   for (let i = from; i < from + count; i++) {
@@ -107,8 +123,8 @@ describe('bus calls straight between actor threads', () => {
   it('answers a call in flight when the target thread retires under it', async () => {
     await fetchMany(400, 3, 'second');
     const slow = anvil.request('/caller/slow');
-    // Give the slow call time to reach the target, then make the router retire the target's threads.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Once the slow call has reached the target, the router retires the target's threads.
+    await waitForStarted(anvil, 'target', (l) => l.route === 'get /slow', { what: 'the call to /target/slow' });
     const record = (await anvil.admin('/anvil/api/target')).json() as { release: string };
     await anvil.admin('/anvil/api/target', { method: 'PUT', body: JSON.stringify({ active: false, release: record.release, public: false }) });
     const reply = await slow;
@@ -140,6 +156,7 @@ endpoints:
           'api.yaml': `key: ${targetKey}
 endpoints:
   get /wait/{ms}:
+    Started: { directive: Log }
     Wait: { directive: Delay, ms: $.message.pathParam.ms }
     Reply: { directive: ModifyMessage, body: { waited: $.message.pathParam.ms } }
 `,
@@ -152,9 +169,12 @@ endpoints:
   it('lets the caller sleep while it waits for a slow target (it stays awake only briefly after sending)', async () => {
     for (let i = 0; i < 10; i++) expect((await two.request(`/${callerKey}/wait/0`)).json()).toEqual({ waited: '0' });
     const callerCell = cellPid(two.pid, cellOf(callerKey, 2));
+    // The first calls leave the cell some work for a few hundred ms (its threads warming up); it is not the waiting measured here.
+    await cpuQuiet(callerCell);
     const inFlight = two.request(`/${callerKey}/wait/1500`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await waitForStarted(two, targetKey, (l) => l.path.endsWith('/wait/1500'), { what: `the call to /${targetKey}/wait/1500` });
     const before = cpuMs(callerCell);
+    // A real-time window: the caller's CPU is measured over one second of its waiting.
     await new Promise((resolve) => setTimeout(resolve, 1000));
     // A thread that kept polling for the answer would use about 1000 ms of CPU here.
     expect(cpuMs(callerCell) - before).toBeLessThan(150);
@@ -165,7 +185,7 @@ endpoints:
     expect(cellOf(callerKey, 2)).not.toBe(cellOf(targetKey, 2));
     for (let i = 0; i < 10; i++) expect((await two.request(`/${callerKey}/wait/0`)).json()).toEqual({ waited: '0' });
     const inFlight = two.request(`/${callerKey}/wait/5000`);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await waitForStarted(two, targetKey, (l) => l.path.endsWith('/wait/5000'), { what: `the call to /${targetKey}/wait/5000` });
     process.kill(cellPid(two.pid, cellOf(targetKey, 2)), 'SIGKILL');
     const failed = await inFlight;
     expect(failed.status).toBe(200);
