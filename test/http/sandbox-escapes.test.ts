@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backgroundLoad, type BackgroundLoad } from '../helpers/background-load.js';
 import { cellOf } from '../helpers/cells.js';
 import { startInstance, type TestInstance } from '../helpers/instance.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 // The escape corpus (SECURITY.md): each attempt runs as a custom directive of the API `escapes`,
 // limits { memoryMb: 32, cpuMs: 200, wallMs: 2000 }. Every attempt must fail, the router must never
@@ -100,7 +101,9 @@ describe('the escape corpus', () => {
 
   it('10. work left running after the call never runs in a later call', async () => {
     expect((await attempt('AsyncLeak')).json()).toEqual({ returned: true });
-    await new Promise((r) => setTimeout(r, 300));
+    // A real-time wait: the leaked work is a 200 ms Delay started before the answer; the later calls
+    // come after it fell due (nothing shows that it did: the call that started it is over).
+    await new Promise((r) => setTimeout(r, 250));
     const later = await Promise.all(Array.from({ length: 5 }, () => attempt('Globals')));
     expect(later.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
   });
@@ -150,7 +153,10 @@ describe('the escape corpus', () => {
   });
 
   it('never restarted the router, never lost a cell, and the neighbour answered every request', async () => {
-    await new Promise((r) => setTimeout(r, 200));
+    // Both cells answer after the last attempt (a cell that had died would be logged by then).
+    expect((await attempt('Globals')).status).toBe(200);
+    const answered = neighbour.statuses().length;
+    await waitFor(() => neighbour.statuses().length > answered + 4, { what: `5 more answers of /${neighbourKey}/ping` });
     expect(anvil.pid).toBe(routerPid);
     expect(anvil.child.exitCode).toBeNull();
     expect(anvil.logLines().filter((l) => /cell died|quarantined|paused/.test(l.msg))).toEqual([]);
@@ -160,6 +166,5 @@ describe('the escape corpus', () => {
 });
 
 async function expectLogged(text: string): Promise<void> {
-  for (let i = 0; i < 100 && !anvil.output().includes(text); i++) await new Promise((r) => setTimeout(r, 20));
-  expect(anvil.output()).toContain(text);
+  await waitFor(() => anvil.output().includes(text), { what: `"${text}" in the instance's log`, timeoutMs: 2_000 });
 }
