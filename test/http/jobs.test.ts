@@ -40,11 +40,14 @@ endpoints:
   get /runs/{id}:
     Count: { directive: DatabaseQuery, sql: "SELECT count(*) AS runs FROM runs WHERE id = ?", params: [$.message.pathParam.id], target: count, mode: get }
     Reply: { directive: ModifyMessage, body: $.memory.count }
+  get /ran-at/{id}:
+    Read: { directive: DatabaseQuery, sql: "SELECT ran_at FROM done WHERE id = ?", params: [$.message.pathParam.id], target: row, mode: get }
+    Reply: { directive: ModifyMessage, body: $.memory.row }
   get /done/{id}:
     Read: { directive: DatabaseQuery, sql: "SELECT id, value FROM done WHERE id = ?", params: [$.message.pathParam.id], target: row, mode: get }
     Reply: { directive: ModifyMessage, body: $.memory.row }
 `,
-  'Assets/db/001.sql': 'CREATE TABLE done (id TEXT PRIMARY KEY, value TEXT);\nCREATE TABLE switch (on_ INTEGER NOT NULL);\nINSERT INTO switch VALUES (0);\nCREATE TABLE slowness (ms INTEGER NOT NULL);\nINSERT INTO slowness VALUES (60000);\nCREATE TABLE runs (id TEXT NOT NULL);\n',
+  'Assets/db/001.sql': "CREATE TABLE done (id TEXT PRIMARY KEY, value TEXT, ran_at INTEGER NOT NULL DEFAULT (CAST(unixepoch('subsec') * 1000 AS INTEGER)));\nCREATE TABLE switch (on_ INTEGER NOT NULL);\nINSERT INTO switch VALUES (0);\nCREATE TABLE slowness (ms INTEGER NOT NULL);\nINSERT INTO slowness VALUES (60000);\nCREATE TABLE runs (id TEXT NOT NULL);\n",
   'Directives/OnlyWhenOn.js': `export default function (state) {
   if (!state.db.get('SELECT on_ FROM switch').on_) state.fail(500, 'the switch is off');
 }
@@ -98,10 +101,12 @@ for (const [name, env] of backends()) {
     it('honours the delay', async () => {
       const started = Date.now();
       const { id } = (await post('/later')).json();
-      await new Promise((r) => setTimeout(r, 300));
       expect(await done(id)).toBeNull();
       await eventually(() => done(id), 10_000);
       expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+      // Not run early: the row it wrote carries when it ran (SQLite's clock, the same as ours).
+      const { ran_at } = (await anvil.request(`/jobs/ran-at/${id}`)).json();
+      expect(ran_at - started).toBeGreaterThanOrEqual(1000);
     });
 
     it('retries a failing job 3 times, then keeps it failed with its error; requeue-failed runs it again', async () => {
