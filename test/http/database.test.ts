@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cellOf, cellPid, settledTaskCount } from '../helpers/cells.js';
 import { eventually, startInstance, type ApiFiles, type TestInstance } from '../helpers/instance.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 // SPEC §2 (Assets/db, Assets/sql) and §7 (DatabaseConnect, DatabaseQuery), against real SQLite
 // files of real instances.
@@ -416,14 +417,13 @@ INSERT INTO hits VALUES (1), (2), (3);
     race = await startInstance({ apis: { race: RACE }, args: ['--cells', '1'] });
     const tasks = () => readdirSync(`/proc/${cellPid(race.pid, cellOf('race', 1))}/task`).length;
     const baseline = await settledTaskCount(cellPid(race.pid, cellOf('race', 1)));
-    // A request every 50 ms: once one has been in flight for a while (the first thread is busy
-    // migrating), the actor starts a second thread, which opens the database meanwhile.
-    const pending = [];
-    for (let i = 0; i < 16; i++) {
-      pending.push(race.request('/race/count'));
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    const replies = await Promise.all(pending);
+    // The first request opens the database and migrates (a few hundred ms, holding its thread); the
+    // others come while it does: the actor starts a second thread, which opens the database meanwhile.
+    const dbFile = join(race.dataDir, 'localhost', 'dev', 'race', 'db.sqlite');
+    expect(existsSync(dbFile)).toBe(false);
+    const first = race.request('/race/count');
+    await waitFor(() => existsSync(dbFile), { what: 'the first request to create the race database (its migration begins)' });
+    const replies = await Promise.all([first, ...Array.from({ length: 15 }, () => race.request('/race/count'))]);
     expect(replies.map((r) => r.status)).toEqual(Array(16).fill(200));
     expect(replies.every((r) => r.json().n === 3)).toBe(true);
     // The second thread did start (and so opened the database while the first one migrated).
