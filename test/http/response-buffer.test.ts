@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, startInstance, writeApi, type TestInstance } from '../helpers/instance.js';
 import { quotaRefusals, sample, scrapeMetrics } from '../helpers/metrics.js';
 import { slowReader, type SlowReader } from '../helpers/slow-reader.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 // Issue 21, quotas on shared things: response bytes the router holds for clients that do not read.
 // A large static file is streamed from disk a chunk at a time, so slow readers cost the router
@@ -22,6 +23,18 @@ const RSS_GROWTH_BOUND_MB = 64;
 let anvil: TestInstance;
 let apis: string;
 let file: Buffer;
+
+/** How many files named `name` the router has open (from /proc/<pid>/fd). */
+function routerOpenFiles(name: string): number {
+  const dir = `/proc/${anvil.pid}/fd`;
+  return readdirSync(dir).filter((fd) => {
+    try {
+      return readlinkSync(join(dir, fd)).endsWith(`/${name}`);
+    } catch {
+      return false; // closed meanwhile
+    }
+  }).length;
+}
 
 function routerRssMb(): number {
   const status = readFileSync(`/proc/${anvil.pid}/status`, 'utf8');
@@ -79,7 +92,9 @@ describe('response bytes held by the router', () => {
     const readers: SlowReader[] = Array.from({ length: 40 }, () => slowReader(anvil.port, '/site/file/big.bin'));
     try {
       await Promise.all(readers.map((r) => r.headed));
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      // Every stream opened the file before its head; a stream whose reader has not taken its last
+      // chunk for 100 ms closes it. None open: every stream has stalled (or ended), nothing more comes.
+      await waitFor(() => routerOpenFiles('big.bin') === 0, { what: 'the 40 streams of big.bin to stall (the router to close the file for each)' });
       const grown = routerRssMb() - before;
       expect(grown, `the router's RSS grew by ${grown.toFixed(1)} MB`).toBeLessThan(RSS_GROWTH_BOUND_MB);
       const started = Date.now();
