@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, startInstance, type Reply, type RequestOptions, type TestInstance } from '../helpers/instance.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 // The example API of apis/users (the one `npm start` serves), over HTTP against a real instance:
 // CRUD over its own SQLite database, validation, 404/409, and its log.
@@ -28,7 +29,11 @@ function send(method: string, path: string, body: unknown): Promise<Reply> {
   return call(path, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/**
+ * Waits until the clock is past `iso` (timestamps have millisecond precision: an update in the
+ * same millisecond could not move updated_at). Usually it already is.
+ */
+const clockPast = (iso: string) => waitFor(() => Date.now() > Date.parse(iso), { what: `the clock to pass ${iso}` });
 
 /** A 400 whose error names every field given, with one problem per field. */
 function expectInvalid(reply: Reply, fields: string[]): void {
@@ -119,7 +124,7 @@ describe('apis/users: a CRUD example over its own database', () => {
   });
 
   it('PUT replaces name and email; updated_at moves, created_at stays', async () => {
-    await sleep(5);
+    await clockPast(alan.updated_at);
     const reply = await send('PUT', '/3', { name: 'Alan M. Turing', email: 'turing@example.org' });
     expect(reply.status, reply.text).toBe(200);
     expect(reply.headers['content-type']).toBe('application/json');
@@ -131,13 +136,13 @@ describe('apis/users: a CRUD example over its own database', () => {
   });
 
   it('PATCH changes only the fields given; updated_at moves', async () => {
-    await sleep(5);
+    await clockPast(alan.updated_at);
     const reply = await send('PATCH', '/3', { name: 'Alan Turing' });
     expect(reply.status, reply.text).toBe(200);
     const user = reply.json();
     expect(user).toMatchObject({ id: 3, name: 'Alan Turing', email: 'turing@example.org', created_at: alan.created_at });
     expect(user.updated_at > alan.updated_at).toBe(true);
-    await sleep(5);
+    await clockPast(user.updated_at);
     const email = await send('PATCH', '/3', { email: 'alan@example.com' });
     expect(email.json()).toMatchObject({ name: 'Alan Turing', email: 'alan@example.com' });
     expect(email.json().updated_at > user.updated_at).toBe(true);
