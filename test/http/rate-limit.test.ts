@@ -40,7 +40,7 @@ endpoints:
 `;
 }
 
-/** Waits for the next window when the current one (minute or UTC day) ends within 3 s. */
+/** Waits for the next window when the current one (minute or UTC day) ends within 3 s (a real-time wait: the window is the behaviour under test). */
 async function awayFromWindowEnd(spanMs: number): Promise<void> {
   const left = spanMs - (Date.now() % spanMs);
   if (left < 3_000) await sleep(left + 250);
