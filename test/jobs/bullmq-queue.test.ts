@@ -129,7 +129,7 @@ describe('BullMQ job queue', () => {
     const order: string[] = [];
     queue.start(async (job) => {
       order.push(job.payload);
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await new Promise((resolve) => setTimeout(resolve, 20)); // a run that takes real time: the backlog waits its turn
       return { ok: true };
     }, { concurrency: 4, perApi: 1, retries: 0, backoffMs: 10, leaseMs: 5000 });
     const ids: string[] = [];

@@ -29,6 +29,14 @@ describe('embedded job queue', () => {
       db.close();
     }
   };
+  /**
+   * Waits until the consumer has read the clock twice more: with no run in flight only its poll
+   * reads it, once per round, so one whole poll (claim and start included) saw the time set last.
+   */
+  const polledTwice = async (reads: () => number): Promise<void> => {
+    const from = reads();
+    await eventually(() => reads() >= from + 2);
+  };
   const consumer = (overrides: Partial<QueueConsumerOptions> = {}): QueueConsumerOptions => ({
     concurrency: 4,
     perApi: 4,
@@ -68,7 +76,8 @@ describe('embedded job queue', () => {
 
   it('backs off exactly backoffMs·2^(attempts-1) on its clock, then fails after 1+retries runs', async () => {
     let now = 1_700_000_000_000;
-    const queue = keep(EmbeddedJobQueue.open({ dataDir: temp.path(), now: () => now }));
+    let reads = 0;
+    const queue = keep(EmbeddedJobQueue.open({ dataDir: temp.path(), now: () => (reads++, now) }));
     const runs: JobInfo[] = [];
     queue.start(async (job) => {
       runs.push(job);
@@ -83,7 +92,7 @@ describe('embedded job queue', () => {
       due += backoff;
       expect(await queue.get(id)).toMatchObject({ state: 'delayed', attempts: run, error: `e${run}`, runAt: due });
       now = due - 1;
-      await new Promise((resolve) => setTimeout(resolve, 120));
+      await polledTwice(() => reads);
       expect(runs).toHaveLength(run); // one ms early: not due
       now = due;
     }
@@ -119,13 +128,14 @@ describe('embedded job queue', () => {
     await first.close(0);
     expect(inspect(embeddedQueueFile(temp.path()), (db) => db.prepare('SELECT state, lease_until FROM jobs').get())).toEqual({ state: 'active', lease_until: now + 10_000 });
 
-    const second = keep(EmbeddedJobQueue.open({ dataDir: temp.path(), now: () => now }));
+    let reads = 0;
+    const second = keep(EmbeddedJobQueue.open({ dataDir: temp.path(), now: () => (reads++, now) }));
     const seen: JobInfo[] = [];
     second.start(async (job) => {
       seen.push(job);
       return { ok: true };
     }, consumer({ leaseMs: 10_000 }));
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    await polledTwice(() => reads);
     expect(seen).toHaveLength(0); // the lease still holds
     now += 10_000;
     await eventually(async () => (await second.get(id))?.state === 'completed');

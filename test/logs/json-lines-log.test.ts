@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { JsonLinesLog } from '../../src/logs/json-lines-log.js';
 import { useTempDir } from '../helpers/temp-dir.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 function readLines(dir: string): Array<{ n: number; text: string }> {
   return listed(dir)
@@ -47,12 +48,11 @@ describe('JsonLinesLog (the per-API request log)', () => {
     const path = temp.path();
     const log = new JsonLinesLog(join(path, 'logs'));
     log.append({ n: 1, text: 'alone' });
-    const deadline = Date.now() + 2_000;
-    while (Date.now() < deadline) {
-      const lines = readdirSync(join(path, 'logs')).length > 0 ? readLines(join(path, 'logs')) : [];
-      if (lines.length === 1) break;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await waitFor(() => readdirSync(join(path, 'logs')).length > 0 && readLines(join(path, 'logs')).length === 1, {
+      what: 'the line in the log file',
+      timeoutMs: 2_000,
+      everyMs: 10,
+    });
     expect(readLines(join(path, 'logs'))).toEqual([{ n: 1, text: 'alone' }]);
     await log.close();
   });
@@ -115,6 +115,7 @@ describe('JsonLinesLog (the per-API request log)', () => {
     const [a, b] = [new JsonLinesLog(dir, policy), new JsonLinesLog(dir, policy)];
     for (let n = 0; n < 200; n++) {
       (n % 3 === 0 ? a : b).append(line100(n));
+      // Real time: a pause past the 20 ms flush delay, so both writers flush in turns as threads do.
       if (n % 10 === 9) await new Promise((resolve) => setTimeout(resolve, 25));
     }
     await Promise.all([a.close(), b.close()]);
