@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { run as busVsHttp } from './bus-vs-http.mjs';
 import { run as coldStart } from './cold-start.mjs';
+import { run as cpuBudget } from './cpu-budget.mjs';
 import { run as edges } from './edges.mjs';
 import { progress, readConfig } from './lib/config.mjs';
 import { ROOT, cleanupAll, cleanupOnSignals, interrupted } from './lib/instance.mjs';
@@ -24,6 +25,7 @@ const BENCHMARKS = [
   { name: 'bus', title: '6. Inter-API Pull: bus vs loopback HTTP', run: busVsHttp },
   { name: 'sandbox', title: '7. One custom directive call (bench/sandbox-call.mjs)', run: sandboxCall },
   { name: 'edges', title: '8. Edges: a neighbour while another tenant deploys hostile files', run: edges },
+  { name: 'budget', title: '9. CPU per request at saturation', run: cpuBudget },
 ];
 
 if (!existsSync(join(ROOT, 'dist', 'cli', 'main.js'))) {
