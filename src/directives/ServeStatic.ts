@@ -26,8 +26,9 @@ interface Params {
  *   NUL, a link whose target is outside the root (checked on the real path and again on the
  *   opened file), a directory, a FIFO or device — answers `404 {"error":"Not Found"}` like a
  *   missing file, so nothing is revealed.
- * - `type`: a media type, or an extension looked up in the table (`css`); default: the file's
- *   extension, else `application/octet-stream`. `x-content-type-options: nosniff` always.
+ * - `type`: a media type, or an extension (`css`); default: the file's extension. An extension's
+ *   type is mime-db's with Anvil's few choices (src/static/content-types.ts), else
+ *   `application/octet-stream`. `x-content-type-options: nosniff` always.
  * - `attachment: true`: `content-disposition: attachment; filename="<file>"` (escaped).
  * - A file over 10 MiB: 500. The status stays as it is (200 by default). A file over 64 KiB is not
  *   read here: the router streams it to the client (static/file-ref.ts), holding a chunk per

@@ -1,32 +1,25 @@
 import { extname } from 'node:path';
+import mime from 'mime-types';
 
-/** Content types ServeStatic knows by extension; anything else is `application/octet-stream`. */
-export const CONTENT_TYPES: Readonly<Record<string, string>> = Object.freeze({
-  css: 'text/css; charset=utf-8',
-  js: 'text/javascript; charset=utf-8',
-  mjs: 'text/javascript; charset=utf-8',
-  json: 'application/json; charset=utf-8',
-  map: 'application/json; charset=utf-8',
-  html: 'text/html; charset=utf-8',
-  htm: 'text/html; charset=utf-8',
-  txt: 'text/plain; charset=utf-8',
+/**
+ * Anvil's own answers for a few extensions, ahead of mime-types (mime-db): SVG is text (XML) and is
+ * declared UTF-8 like the text types, which mime-db gives no charset; a favicon keeps
+ * `image/x-icon`, the type browsers have always taken for it, where mime-db prefers
+ * `image/vnd.microsoft.icon`.
+ */
+const ANVIL_TYPES: Readonly<Record<string, string>> = Object.freeze({
   svg: 'image/svg+xml; charset=utf-8',
-  png: 'image/png',
-  jpg: 'image/jpeg',
-  jpeg: 'image/jpeg',
-  gif: 'image/gif',
-  webp: 'image/webp',
   ico: 'image/x-icon',
-  woff: 'font/woff',
-  woff2: 'font/woff2',
-  pdf: 'application/pdf',
 });
 
 export const DEFAULT_CONTENT_TYPE = 'application/octet-stream';
 
 /**
  * The content type to send: `type` when given — a full media type (`text/plain; charset=utf-8`)
- * as it is, or a bare extension (`css`, `.svg`) looked up in the table — else the file's extension.
+ * as it is, or a bare extension (`css`, `.svg`) looked up — else the file's extension. An
+ * extension's type is mime-db's (through mime-types), with `; charset=utf-8` on text types and the
+ * JSON/JavaScript ones (mime-types' rule), except {@link ANVIL_TYPES}; an extension it does not
+ * know, or none, is `application/octet-stream`.
  */
 export function contentTypeFor(fileName: string, type?: string | null): string {
   if (typeof type === 'string' && type.trim() !== '') {
@@ -39,7 +32,10 @@ export function contentTypeFor(fileName: string, type?: string | null): string {
 
 function byExtension(extension: string): string {
   const key = extension.toLowerCase();
-  return (Object.hasOwn(CONTENT_TYPES, key) ? CONTENT_TYPES[key] : undefined) ?? DEFAULT_CONTENT_TYPE;
+  if (Object.hasOwn(ANVIL_TYPES, key)) return ANVIL_TYPES[key]!;
+  // The whole key, as before: `tar.gz` is unknown rather than mime-types' reading of its last part.
+  const type = Object.hasOwn(mime.types, key) ? mime.types[key] : undefined;
+  return (type !== undefined && mime.contentType(type)) || DEFAULT_CONTENT_TYPE;
 }
 
 /**
