@@ -1,7 +1,12 @@
 // Runs in the isolates of custom directives. Evaluated once into the snapshot every sandbox isolate
-// starts from; `__anvilInstall(host)` is then called once per context, before any directive code:
-// it removes the globals no directive may use, freezes the realm's built-ins, and returns the one
-// function the host calls for everything (`entry`).
+// starts from; `__anvilInstall(host, codes)` is then called once per context, before any directive
+// code: it removes the globals no directive may use, freezes the realm's built-ins, and returns the
+// one function the host calls for everything (`entry`).
+//
+// `codes` is the bridge's table, src/sandbox-host/bridge-ops.ts, as a copied value: what the host
+// passes as `entry`'s kind (`codes.entry`) and what this file passes as `host`'s operation
+// (`codes.ops`), with their argument and result shapes there. Each code is read once, here, into a
+// constant; a name the table lacks fails the install (test/unit/bridge-ops.test.ts checks both ways).
 //
 // One context serves many calls of one API release on one thread (sandbox.ts): a directive's module
 // is evaluated once and its module-level state may persist between calls. What must never persist
@@ -17,8 +22,35 @@
 // (`state.run`) starts with a synchronous call that returns a ticket; the host later settles the
 // ticket through `entry(SETTLE, …)` with the reply.
 'use strict';
-globalThis.__anvilInstall = function install(host) {
+globalThis.__anvilInstall = function install(host, codes) {
   delete globalThis.__anvilInstall;
+
+  /** A code of the host's table; a name it lacks fails the install (every call would fail). */
+  const codeOf = (table, name) => {
+    const value = codes[table][name];
+    if (typeof value !== 'number') throw new Error(`bootstrap: the host's bridge table has no ${table}.${name}`);
+    return value;
+  };
+  // What the host passes as `entry`'s kind.
+  const DEFINE = codeOf('entry', 'Define');
+  const CALL = codeOf('entry', 'Call');
+  const SETTLE = codeOf('entry', 'Settle');
+  const FORGET = codeOf('entry', 'Forget');
+  // What this file passes as `host`'s operation.
+  const MEMORY_GET = codeOf('ops', 'memoryGet');
+  const MEMORY_SET = codeOf('ops', 'memorySet');
+  const MESSAGE_GET = codeOf('ops', 'messageGet');
+  const MESSAGE_SET = codeOf('ops', 'messageSet');
+  const GROUPS_ENABLE = codeOf('ops', 'groupsEnable');
+  const GROUPS_DISABLE = codeOf('ops', 'groupsDisable');
+  const GROUPS_DISABLE_ALL = codeOf('ops', 'groupsDisableAll');
+  const GROUPS_IS_ENABLED = codeOf('ops', 'groupsIsEnabled');
+  const MAP = codeOf('ops', 'map');
+  const DB_ALL = codeOf('ops', 'dbAll');
+  const DB_GET = codeOf('ops', 'dbGet');
+  const DB_RUN = codeOf('ops', 'dbRun');
+  const RUN = codeOf('ops', 'run');
+  const DONE = codeOf('ops', 'done');
 
   // The isolate is the security boundary; these globals are removed because no directive needs
   // them and each is a way around a limit: memory outside the heap limit (WebAssembly,
@@ -29,11 +61,6 @@ globalThis.__anvilInstall = function install(host) {
   }
   lockdown();
 
-  // What the host passes as `kind` (sandbox.ts has the same numbers).
-  const DEFINE = 0;
-  const CALL = 1;
-  const SETTLE = 2;
-  const FORGET = 3;
   /** The longest error message a directive can hand back (a thrown 100 MB string stays here). */
   const MESSAGE_MAX = 8192;
 
@@ -60,7 +87,7 @@ globalThis.__anvilInstall = function install(host) {
   const pending = new Map();
 
   /** One operation of the call `callId` on the host; a reply with an error throws here. */
-  const op = (callId, name, a, b) => unwrap(host(name, callId, a, b));
+  const op = (callId, code, a, b) => unwrap(host(code, callId, a, b));
 
   /**
    * `state.message` of a call. A class, so that making one per call costs one small object (its
@@ -72,19 +99,19 @@ globalThis.__anvilInstall = function install(host) {
       this.#call = callId;
       Object.freeze(this);
     }
-    get verb() { return op(this.#call, 'message.get', 'verb'); }
-    set verb(value) { op(this.#call, 'message.set', 'verb', value); }
-    get path() { return op(this.#call, 'message.get', 'path'); }
-    set path(value) { op(this.#call, 'message.set', 'path', value); }
-    get headers() { return op(this.#call, 'message.get', 'headers'); }
-    set headers(value) { op(this.#call, 'message.set', 'headers', value); }
-    get query() { return op(this.#call, 'message.get', 'query'); }
-    set query(value) { op(this.#call, 'message.set', 'query', value); }
-    get pathParams() { return op(this.#call, 'message.get', 'pathParams'); }
-    get body() { return op(this.#call, 'message.get', 'body'); }
-    set body(value) { op(this.#call, 'message.set', 'body', value); }
-    get status() { return op(this.#call, 'message.get', 'status'); }
-    set status(value) { op(this.#call, 'message.set', 'status', value); }
+    get verb() { return op(this.#call, MESSAGE_GET, 'verb'); }
+    set verb(value) { op(this.#call, MESSAGE_SET, 'verb', value); }
+    get path() { return op(this.#call, MESSAGE_GET, 'path'); }
+    set path(value) { op(this.#call, MESSAGE_SET, 'path', value); }
+    get headers() { return op(this.#call, MESSAGE_GET, 'headers'); }
+    set headers(value) { op(this.#call, MESSAGE_SET, 'headers', value); }
+    get query() { return op(this.#call, MESSAGE_GET, 'query'); }
+    set query(value) { op(this.#call, MESSAGE_SET, 'query', value); }
+    get pathParams() { return op(this.#call, MESSAGE_GET, 'pathParams'); }
+    get body() { return op(this.#call, MESSAGE_GET, 'body'); }
+    set body(value) { op(this.#call, MESSAGE_SET, 'body', value); }
+    get status() { return op(this.#call, MESSAGE_GET, 'status'); }
+    set status(value) { op(this.#call, MESSAGE_SET, 'status', value); }
     toJSON() {
       const { verb, path, headers, query, pathParams, body, status } = this;
       return { verb, path, headers, query, pathParams, body, status };
@@ -100,11 +127,11 @@ globalThis.__anvilInstall = function install(host) {
    * is not: V8 makes those slow objects, ~2 µs a call).
    */
   function stateOf(callId, requestId) {
-    const call = (name, a, b) => op(callId, name, a, b);
-    const callAsync = (name, a, b) =>
+    const call = (code, a, b) => op(callId, code, a, b);
+    const callAsync = (code, a, b) =>
       new Promise((resolve) => {
         // The host refuses an operation of a call that is over: its promise rejects right here.
-        const ticket = call(name, a, b);
+        const ticket = call(code, a, b);
         let tickets = pending.get(callId);
         if (tickets === undefined) {
           tickets = new Map();
@@ -116,34 +143,34 @@ globalThis.__anvilInstall = function install(host) {
     return Object.freeze({
       id: requestId,
       memory: Object.freeze({
-        get: (key) => call('memory.get', String(key)),
+        get: (key) => call(MEMORY_GET, String(key)),
         set: (key, value) => {
-          call('memory.set', String(key), value);
+          call(MEMORY_SET, String(key), value);
         },
       }),
       message: new MessageFacade(callId),
       groups: Object.freeze({
         enable: (name) => {
-          call('groups.enable', String(name));
+          call(GROUPS_ENABLE, String(name));
         },
         disable: (name) => {
-          call('groups.disable', String(name));
+          call(GROUPS_DISABLE, String(name));
         },
         disableAll: () => {
-          call('groups.disableAll');
+          call(GROUPS_DISABLE_ALL);
         },
-        isEnabled: (name) => call('groups.isEnabled', String(name)) === true,
+        isEnabled: (name) => call(GROUPS_IS_ENABLED, String(name)) === true,
       }),
       db: Object.freeze({
-        all: (sql, params) => call('db.all', String(sql), params === undefined ? null : params),
-        get: (sql, params) => call('db.get', String(sql), params === undefined ? null : params),
-        run: (sql, params) => call('db.run', String(sql), params === undefined ? null : params),
+        all: (sql, params) => call(DB_ALL, String(sql), params === undefined ? null : params),
+        get: (sql, params) => call(DB_GET, String(sql), params === undefined ? null : params),
+        run: (sql, params) => call(DB_RUN, String(sql), params === undefined ? null : params),
       }),
-      map: (name) => call('map', String(name)),
+      map: (name) => call(MAP, String(name)),
       fail: (status, text) => {
         throw new AnvilFailure(Number(status), String(text === undefined ? '' : text));
       },
-      run: (directive, params) => callAsync('run', String(directive), params === undefined ? {} : params),
+      run: (directive, params) => callAsync(RUN, String(directive), params === undefined ? {} : params),
     });
   }
 
@@ -169,7 +196,7 @@ globalThis.__anvilInstall = function install(host) {
   /**
    * Runs one call (its config arrives as JSON text: a string crosses without a copy). Returns
    * undefined when it finished, "<status> <message>" when it failed, or 1 when it awaits: its
-   * outcome then reaches the host through `host('done', …)`, from a later stretch (or from this
+   * outcome then reaches the host through `host(DONE, …)`, from a later stretch (or from this
    * one's microtasks, when what it awaited was already settled).
    */
   function run(callId, name, configJson, requestId) {
@@ -190,7 +217,7 @@ globalThis.__anvilInstall = function install(host) {
     if (!pending.has(callId)) pending.set(callId, new Map());
     const done = (outcome) => {
       if (!pending.delete(callId)) return;
-      host('done', callId, outcome);
+      host(DONE, callId, outcome);
     };
     Promise.resolve(result).then(
       () => done(undefined),

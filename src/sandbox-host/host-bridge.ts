@@ -1,6 +1,6 @@
 /**
  * The host side of the `state` facade (sandbox/bootstrap.js): every call from a custom directive
- * arrives here as an operation name and copied arguments, and acts on the request's
+ * arrives here as an operation code (bridge-ops.ts) and copied arguments, and acts on the request's
  * DirectiveContext. Replies are `{ ok: value }`, `{ error: { status, message } }`, or undefined
  * when there is nothing to give back; values go back as copies, so no host object is ever reachable
  * from the isolate.
@@ -10,6 +10,7 @@ import type { HeaderValue, QueryValue } from '../engine/message.js';
 import { checkParams } from '../engine/param-check.js';
 import type { DirectiveDefinition } from '../directives/types.js';
 import { AnvilError, Errors, toStatusError } from '../errors.js';
+import { BridgeOp, type BridgeResult, type StateOpCode } from './bridge-ops.js';
 
 export type HostReply = { ok: unknown } | { error: { status: number; message: string } };
 
@@ -42,15 +43,15 @@ export class HostBridge {
   ) {}
 
   /**
-   * An operation of `state`. Everything but `run` is done at once; `run(directive, params)` starts the
-   * built-in and returns a ticket, and `settle` gets the ticket and the reply when it is done. An
-   * operation that gives nothing back replies undefined: nothing to copy into the isolate.
+   * An operation of `state` (arguments as BridgeOpShapes has them, checked here all the same).
+   * Everything but `run` is done at once; `run(directive, params)` starts the built-in and returns a
+   * ticket, and `settle` gets the ticket and the reply when it is done. An operation that gives
+   * nothing back replies undefined: nothing to copy into the isolate.
    */
-  handle(op: string, a: unknown, b: unknown): HostReply | undefined {
+  handle(op: StateOpCode, a: unknown, b: unknown): HostReply | undefined {
     try {
       if (this.closed) throw bad(`${this.name}: the call is over; state can no longer be used`);
-      if (op === 'run') return { ok: this.start(a, b) };
-      const value = this.handleSync(op, a, b);
+      const value = this.operate(op, a, b);
       return value === undefined ? undefined : { ok: value };
     } catch (error) {
       const { status, message } = toStatusError(error);
@@ -87,42 +88,45 @@ export class HostBridge {
     }
   }
 
-  private handleSync(op: string, a: unknown, b: unknown): unknown {
+  /** Typed as the isolate should send it; a code of no operation still lands in `default`. */
+  private operate(op: StateOpCode, a: unknown, b: unknown): unknown {
     const { ctx } = this;
     switch (op) {
-      case 'memory.get':
+      case BridgeOp.memoryGet:
         return ctx.memory.get(String(a)) ?? null;
-      case 'memory.set':
+      case BridgeOp.memorySet:
         ctx.memory.set(String(a), b);
-        return undefined;
-      case 'message.get':
+        return undefined satisfies BridgeResult<'memorySet'>;
+      case BridgeOp.messageGet:
         return this.readMessage(String(a));
-      case 'message.set':
+      case BridgeOp.messageSet:
         this.writeMessage(String(a), b);
-        return undefined;
-      case 'groups.enable':
+        return undefined satisfies BridgeResult<'messageSet'>;
+      case BridgeOp.groupsEnable:
         ctx.groups.enable(String(a));
-        return undefined;
-      case 'groups.disable':
+        return undefined satisfies BridgeResult<'groupsEnable'>;
+      case BridgeOp.groupsDisable:
         ctx.groups.disable(String(a));
-        return undefined;
-      case 'groups.disableAll':
+        return undefined satisfies BridgeResult<'groupsDisable'>;
+      case BridgeOp.groupsDisableAll:
         ctx.groups.disableAll();
-        return undefined;
-      case 'groups.isEnabled':
-        return ctx.groups.isEnabled(String(a));
-      case 'map': {
+        return undefined satisfies BridgeResult<'groupsDisableAll'>;
+      case BridgeOp.groupsIsEnabled:
+        return ctx.groups.isEnabled(String(a)) satisfies BridgeResult<'groupsIsEnabled'>;
+      case BridgeOp.map: {
         const maps = ctx.api.maps;
         return Object.hasOwn(maps, String(a)) ? maps[String(a)] : null;
       }
-      case 'db.all':
+      case BridgeOp.dbAll:
         return this.services.database(ctx).all(String(a), b ?? undefined);
-      case 'db.get':
+      case BridgeOp.dbGet:
         return this.services.database(ctx).get(String(a), b ?? undefined) ?? null;
-      case 'db.run':
+      case BridgeOp.dbRun:
         return this.services.database(ctx).run(String(a), b ?? undefined);
+      case BridgeOp.run:
+        return this.start(a, b) satisfies BridgeResult<'run'>;
       default:
-        throw bad(`unknown operation ${op}`);
+        return unknownOperation(op);
     }
   }
 
@@ -179,6 +183,11 @@ export class HostBridge {
         throw bad(`state.message.${field} cannot be set`);
     }
   }
+}
+
+/** Exhaustive: a BridgeOp added without a case here does not compile. */
+function unknownOperation(op: never): never {
+  throw bad(`unknown operation ${String(op)}`);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

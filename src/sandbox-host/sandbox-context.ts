@@ -1,16 +1,15 @@
 import ivm from 'isolated-vm';
 import { DIRECTIVE_GLOBAL } from '../config/types.js';
+import { bridgeCodes, EntryKind, type BridgeOpCode } from './bridge-ops.js';
 
-/** What the host asks of the bootstrap's `entry` (sandbox/bootstrap.js has the same numbers). */
-export const enum EntryKind {
-  Define = 0,
-  Call = 1,
-  Settle = 2,
-  Forget = 3,
-}
+/**
+ * The one host function a context gets: `state` operations of a call, and `done` of a call that
+ * awaited. `op` is what the bootstrap sends: a BridgeOp code (anything else is refused).
+ */
+export type HostFunction = (op: BridgeOpCode, callId: number, a: unknown, b: unknown) => unknown;
 
-/** The one host function a context gets: `state` operations of a call, and `done` of a call that awaited. */
-export type HostFunction = (op: string, callId: number, a: unknown, b: unknown) => unknown;
+/** The bridge's codes, copied into each new context once (the bootstrap keeps them as constants). */
+const codesCopy = new ivm.ExternalCopy(bridgeCodes);
 
 export interface ContextOptions {
   memoryMb: number;
@@ -50,7 +49,9 @@ export class SandboxContext {
     this.isolate = new ivm.Isolate({ memoryLimit: options.memoryMb, snapshot: options.snapshot });
     try {
       this.context = this.isolate.createContextSync();
-      this.entry = this.context.evalClosureSync('return __anvilInstall($0)', [new ivm.Callback(options.host)], { result: { reference: true } });
+      this.entry = this.context.evalClosureSync('return __anvilInstall($0, $1)', [new ivm.Callback(options.host), codesCopy.copyInto()], {
+        result: { reference: true },
+      });
       this.lastCpu = this.isolate.cpuTime;
     } catch (error) {
       this.isolate.dispose();

@@ -24,6 +24,7 @@ import type { DirectiveDefinition } from '../directives/types.js';
 import { Errors, type AnvilError } from '../errors.js';
 import type { SandboxCpuCount } from '../protocol/stats.js';
 import { breachError, outcomeError, type BreachKind } from './call-errors.js';
+import { BridgeOp, type BridgeOpCode } from './bridge-ops.js';
 import { CpuMeter } from './cpu-meter.js';
 import { HostBridge, type BridgeServices, type HostReply } from './host-bridge.js';
 import { isTimeout, SandboxContext } from './sandbox-context.js';
@@ -186,9 +187,9 @@ export class Sandbox {
   }
 
   /** `state` operations from inside the isolate, and the end of a call that awaited (`done`). */
-  private host(op: string, callId: number, a: unknown, b: unknown): HostReply | undefined {
+  private host(op: BridgeOpCode, callId: number, a: unknown, b: unknown): HostReply | undefined {
     const call = this.calls.get(callId);
-    if (op === 'done') {
+    if (op === BridgeOp.done) {
       if (call !== undefined) this.end(call, outcomeError(a as Outcome));
       return undefined;
     }
