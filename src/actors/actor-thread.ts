@@ -15,7 +15,7 @@ import { builtinDirectives } from '../directives/catalogue.js';
 import { ApiEngine, type ErrorReporter } from '../engine/api-engine.js';
 import { prepareParamChecks } from '../engine/param-check.js';
 import { emptyFrame, FrameReader, FrameType, FrameWriter } from '../protocol/frames.js';
-import type { SpareData, ThreadData } from '../protocol/cell-messages.js';
+import type { CellToThread, SpareData, ThreadData, ThreadToCell } from '../protocol/cell-messages.js';
 import { encodeHello, WIRE_VERSION, type ThreadHello } from '../protocol/hello.js';
 import { decodePeerOffer } from '../protocol/peers.js';
 import { decodeRequest, encodeResponse, type EngineRequest } from '../protocol/requests.js';
@@ -32,28 +32,32 @@ import { createSandbox } from './sandbox-setup.js';
 prepareParamChecks(builtinDirectives);
 const spare = workerData as SpareData | undefined;
 const spareSocket = spare === undefined ? null : dial(spare);
-parentPort?.postMessage({ type: 'spare-ready' });
+/** Everything this thread tells its cell. */
+const toCell = (message: ThreadToCell): void => {
+  parentPort?.postMessage(message);
+};
+toCell({ type: 'spare-ready' });
 
 const data = await new Promise<ThreadData>((resolve) => {
-  parentPort!.once('message', (message: { type: 'assign'; data: ThreadData }) => resolve(message.data));
+  parentPort!.once('message', (message: CellToThread) => resolve(message.data));
 });
 const { spec } = data;
 /** How long a retiring thread waits for its peers to close their connections. */
 const PEER_DRAIN_MS = 5_000;
 const release = JSON.parse(readFileSync(spec.compiledFile, 'utf8')) as CompiledRelease;
 const runtime = new ActorRuntime(spec, release, (level, msg, fields) => {
-  parentPort?.postMessage({ type: 'log', level, msg, fields: { api: spec.key, host: spec.host, release: spec.release, ...fields } });
+  toCell({ type: 'log', level, msg, fields: { api: spec.key, host: spec.host, release: spec.release, ...fields } });
 });
 
 const reportError: ErrorReporter = (event) => {
-  parentPort?.postMessage({ type: 'log', level: 'warn', msg: 'directive error', fields: { api: spec.key, host: spec.host, release: spec.release, ...event } });
+  toCell({ type: 'log', level: 'warn', msg: 'directive error', fields: { api: spec.key, host: spec.host, release: spec.release, ...event } });
 };
 const marker = data.marker === null ? undefined : new SandboxMarker(data.marker.fd, data.marker.slot);
 const sandbox = createSandbox(
   release,
   spec.sandbox.maxima,
   (event) => {
-    parentPort?.postMessage({ type: 'log', level: 'warn', msg: `custom directive ${event.kind === 'crash' ? 'broke its sandbox' : `over its ${event.kind} limit`}`, fields: { api: spec.key, host: spec.host, release: spec.release, ...event } });
+    toCell({ type: 'log', level: 'warn', msg: `custom directive ${event.kind === 'crash' ? 'broke its sandbox' : `over its ${event.kind} limit`}`, fields: { api: spec.key, host: spec.host, release: spec.release, ...event } });
   },
   marker?.enter,
 );
@@ -87,7 +91,7 @@ const peers = new PeerServer(
 const peerAddress = (await peers.listen()) ? peers.address : undefined;
 writer.write(encodeHello({ ...hello, peer: peerAddress }));
 // From here on a crash is a thread dying, not a thread failing to start (see cell-main).
-parentPort?.postMessage({ type: 'started' });
+toCell({ type: 'started' });
 
 function serve(number: number, request: EngineRequest, to: FrameWriter, fromPeer: boolean): void {
   inFlight++;

@@ -4,7 +4,7 @@
  * drain once its threads are gone. A fatal error of tenant code kills this process, never the router.
  */
 import { Worker } from 'node:worker_threads';
-import type { CellToRouter, RouterToCell, SpareData, ThreadData } from '../protocol/cell-messages.js';
+import type { CellToRouter, CellToThread, RouterToCell, SpareData, ThreadData, ThreadToCell } from '../protocol/cell-messages.js';
 import { MarkerSlots } from './sandbox-markers.js';
 import { setThreadsNice } from './thread-priority.js';
 
@@ -59,8 +59,8 @@ function startSpares(replacing = false): void {
   if (draining || spares.length >= SPARES || (!replacing && spares.some((s) => !readySpares.has(s)))) return;
   const worker = newWorker();
   spares.push(worker);
-  const onMessage = (message: { type?: string }) => {
-    if (message?.type !== 'spare-ready') return;
+  const onMessage = (message: ThreadToCell) => {
+    if (message.type !== 'spare-ready') return;
     readySpares.add(worker);
     startSpares();
   };
@@ -96,15 +96,15 @@ function spawnThread(message: Extract<RouterToCell, { type: 'spawn-thread' }>): 
   const marker = markers === null || slot === null ? null : { fd: markers.fd, slot };
   const data: ThreadData = { spec: message.actor, thread: message.thread, socketPath, token, cell, marker };
   const worker = takeWorker();
-  worker.postMessage({ type: 'assign', data });
+  worker.postMessage({ type: 'assign', data } satisfies CellToThread);
   workers.add(worker);
   const name = `${message.actor.id}#${message.thread}`;
   byName.set(name, worker);
   let started = false;
   let failed = false;
-  worker.on('message', (msg: CellToRouter | { type: 'started' }) => {
-    if (msg?.type === 'started') started = true;
-    else if (msg?.type === 'log') send(msg);
+  worker.on('message', (message: ThreadToCell) => {
+    if (message.type === 'started') started = true;
+    else if (message.type === 'log') send(message);
   });
   worker.on('error', (error) => {
     if (started) {

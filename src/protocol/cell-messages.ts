@@ -1,6 +1,7 @@
 /**
- * Router ↔ cell: the messages of Node's IPC channel (JSON), low volume (lifecycle), and what a cell
- * hands the actor threads it starts (workerData).
+ * Router ↔ cell: the messages of Node's IPC channel (JSON), low volume (lifecycle). Cell ↔ actor
+ * thread: what a cell hands the threads it starts (workerData, then `assign`), and what they tell
+ * it (worker_threads messages).
  */
 import type { SandboxLimits } from '../config/types.js';
 import type { ApiQuotas } from '../quotas/api-quotas.js';
@@ -50,6 +51,9 @@ export interface SpareData {
   cell: number;
 }
 
+/** A line for the instance log, from a thread to its cell and from the cell to the router. */
+export type LogMessage = { type: 'log'; level: 'info' | 'warn' | 'error'; msg: string; fields?: Record<string, unknown> };
+
 export type RouterToCell =
   | { type: 'spawn-thread'; actor: ActorSpec; thread: number }
   /** Finish everything in flight (AFTER_FLOW included), stop every thread, exit 0. */
@@ -62,4 +66,14 @@ export type CellToRouter =
   /** A thread could not start (bad release, …): requests waiting for it should fail. */
   | { type: 'thread-failed'; actor: string; thread: number; error: string }
   | { type: 'thread-exit'; actor: string; thread: number; code: number }
-  | { type: 'log'; level: 'info' | 'warn' | 'error'; msg: string; fields?: Record<string, unknown> };
+  | LogMessage;
+
+/** Cell → actor thread (a spare until then): the API release it serves from now on. */
+export type CellToThread = { type: 'assign'; data: ThreadData };
+
+export type ThreadToCell =
+  /** A spare's modules are loaded: it can take an API at once. */
+  | { type: 'spare-ready' }
+  /** The assigned thread is serving: a crash from here on is a thread dying, not failing to start. */
+  | { type: 'started' }
+  | LogMessage;

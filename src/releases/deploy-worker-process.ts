@@ -12,10 +12,10 @@ import { checkStructure } from '../config/api-schema.js';
 import { compileDirective } from '../config/compile-directive.js';
 import { paramValidator } from '../config/param-schema.js';
 import { builtinDirectives } from '../directives/catalogue.js';
-import type { ToWorker, WorkerMessage } from './deploy-worker.js';
+import type { FromDeployWorker, ToDeployWorker } from '../protocol/deploy-messages.js';
 import { stageRelease } from './stage-release.js';
 
-const send = (message: WorkerMessage): void => {
+const send = (message: FromDeployWorker): void => {
   process.send!(message);
 };
 
@@ -27,7 +27,7 @@ checkStructure({});
 for (const directive of builtinDirectives.values()) paramValidator(directive.params);
 await compileDirective('Directives/Warm.js', 'export default () => {};');
 
-process.on('message', (message: ToWorker) => {
+process.on('message', (message: ToDeployWorker) => {
   if (message.kind === 'quit') {
     // esbuild's stop() kills its process without waiting: a moment for the exit to be reaped here.
     void stopEsbuild().then(() => setTimeout(() => process.exit(0), 100));

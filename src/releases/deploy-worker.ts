@@ -13,13 +13,9 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { FromDeployWorker, ToDeployWorker } from '../protocol/deploy-messages.js';
 import type { StageResult, StageTask } from './stage-release.js';
 import type { Refusal } from './upload-limits.js';
-
-/** From the router to the worker. */
-export type ToWorker = { kind: 'stage'; task: StageTask } | { kind: 'quit' };
-/** From the worker to the router. */
-export type WorkerMessage = { kind: 'ready' } | { kind: 'result'; result: StageResult } | { kind: 'failure'; message: string };
 
 export interface DeployWorkerOptions {
   /** Wall time a deploy may take in the worker (unpacking, validating, staging). */
@@ -91,7 +87,7 @@ export class DeployWorker {
         done();
         this.stop(running, 'kill').then(() => resolve(refusal(`validation took too long (${formatMs(budgetMs)})`)), reject);
       }, budgetMs);
-      const onMessage = (message: WorkerMessage): void => {
+      const onMessage = (message: FromDeployWorker): void => {
         done();
         if (message.kind === 'result') resolve(message.result);
         else reject(new Error(`the deploy worker failed: ${message.kind === 'failure' ? message.message : 'unexpected message'}`));
@@ -103,7 +99,7 @@ export class DeployWorker {
       };
       child.on('message', onMessage);
       child.on('exit', onExit);
-      child.send({ kind: 'stage', task } satisfies ToWorker);
+      child.send({ kind: 'stage', task } satisfies ToDeployWorker);
     });
   }
 
@@ -125,7 +121,7 @@ export class DeployWorker {
       if (this.current === running) this.current = null;
     });
     running.ready = new Promise<void>((resolve, reject) => {
-      const onReady = (message: WorkerMessage): void => {
+      const onReady = (message: FromDeployWorker): void => {
         if (message.kind !== 'ready') return;
         settle();
         resolve();
@@ -153,7 +149,7 @@ export class DeployWorker {
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     if (how === 'quit' && child.connected) {
-      child.send({ kind: 'quit' } satisfies ToWorker);
+      child.send({ kind: 'quit' } satisfies ToDeployWorker);
       const timer = setTimeout(() => child.kill('SIGKILL'), 2_000);
       await exited;
       clearTimeout(timer);
