@@ -13,7 +13,8 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import http from 'node:http';
 import { join } from 'node:path';
-import { apiIdentity, assignCell } from '../dist/cells/assign.js';
+import { assignCell } from '../dist/cells/assign.js';
+import { formatApiId } from '../dist/protocol/api-id.js';
 import { progress, standalone } from './lib/config.mjs';
 import { BENCH_DIR, PUBLIC_HOST_KEY, startAnvil } from './lib/instance.mjs';
 import { HOSTILE_KINDS, tarGz } from './lib/hostile.mjs';
@@ -24,7 +25,7 @@ import { checkTarget, fmt, ms } from './lib/targets.mjs';
 const RATE = 200; // the neighbour's requests per second
 const CELLS = 2;
 /** A copy of bench/apis/hostile in the neighbour's cell. */
-const BOMB_KEY = Array.from({ length: 100 }, (_, i) => `bomb-${i}`).find((k) => assignCell(apiIdentity('localhost', 'dev', k), CELLS) === assignCell(apiIdentity('localhost', 'dev', 'bare'), CELLS));
+const BOMB_KEY = Array.from({ length: 100 }, (_, i) => `bomb-${i}`).find((k) => assignCell(formatApiId({ host: 'localhost', env: 'dev', key: k }), CELLS) === assignCell(formatApiId({ host: 'localhost', env: 'dev', key: 'bare' }), CELLS));
 
 /** Run-time attacks: each phase has a client process (lib/attacker.mjs) repeat one request as soon as it is answered. */
 const RUNTIME_KINDS = [

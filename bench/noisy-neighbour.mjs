@@ -22,8 +22,9 @@ const HOG_CONNECTIONS = 16;
 export async function run(config) {
   const { seconds, runs } = config;
   const cells = availableParallelism();
-  const { assignCell, apiIdentity } = await import(pathToFileURL(join(ROOT, 'dist', 'cells', 'assign.js')).href);
-  const cellOf = (key) => assignCell(apiIdentity('localhost', 'dev', key), cells);
+  const { assignCell } = await import(pathToFileURL(join(ROOT, 'dist', 'cells', 'assign.js')).href);
+  const { formatApiId } = await import(pathToFileURL(join(ROOT, 'dist', 'protocol', 'api-id.js')).href);
+  const cellOf = (key) => assignCell(formatApiId({ host: 'localhost', env: 'dev', key }), cells);
   const hogCell = cellOf('hog');
   let n = 0;
   while (cells > 1 && cellOf(`neighbour-${n}`) === hogCell && n < 1000) n++;

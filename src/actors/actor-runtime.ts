@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { CompiledRelease } from '../config/types.js';
 import type { ApiRuntime } from '../engine/context.js';
 import { deepFreeze } from '../engine/resolve.js';
+import { formatApiId } from '../protocol/api-id.js';
 import type { ActorSpec } from '../protocol/cell-messages.js';
 import type { BusCall, BusResponse } from '../protocol/bus-calls.js';
 import { DEFAULT_QUOTAS, effectiveQuotas, type ApiQuotas } from '../quotas/api-quotas.js';
@@ -56,7 +57,7 @@ export class ActorRuntime implements ApiRuntime {
     this.maxJsonDepth = spec.maxJsonDepth;
     this.hostMemoryBytes = effectiveLimits(release.definition.limits ?? {}, spec.sandbox.maxima).memoryMb * 2 ** 20;
     this.stores = spec.stores;
-    this.namespace = `${spec.host}/${spec.env}/${spec.key}`;
+    this.namespace = formatApiId(spec);
     this.maps = deepFreeze(release.maps);
     this.quotas = effectiveQuotas(release.definition.limits ?? {}, spec.quotas ?? DEFAULT_QUOTAS);
   }

@@ -1,6 +1,6 @@
-import { apiIdentity } from '../cells/assign.js';
 import type { JobQueue, QueueCounts } from '../jobs/job-queue.js';
 import { openJobQueue } from '../jobs/open-queue.js';
+import { formatApiId } from '../protocol/api-id.js';
 import type { Registry } from '../registry/registry.js';
 import type { ActorTable } from '../router/actor-table.js';
 import type { ApiDirectory } from '../router/api-directory.js';
@@ -31,7 +31,7 @@ export async function openJobs(options: InstanceOptions, deps: JobsDeps): Promis
 async function queueCounts(queue: JobQueue, registry: Registry, directory: ApiDirectory): Promise<Array<{ host: string; api: string; counts: QueueCounts }>> {
   const out: Array<{ host: string; api: string; counts: QueueCounts }> = [];
   for (const host of directory.publicHosts()) {
-    for (const key of registry.listApiKeys(host.name)) out.push({ host: host.name, api: key, counts: await queue.counts(apiIdentity(host.name, host.env, key)) });
+    for (const key of registry.listApiKeys(host.name)) out.push({ host: host.name, api: key, counts: await queue.counts(formatApiId({ host: host.name, env: host.env, key })) });
   }
   return out;
 }

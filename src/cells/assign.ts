@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 
 /**
  * Rendezvous (highest-random-weight) hashing: an API goes to the cell with the highest score for
- * its identity. Adding or removing a cell moves only the APIs that scored highest on that cell.
+ * its identity, `formatApiId` (protocol/api-id.ts): host, env and key, not the release, so
+ * releases share a cell. Adding or removing a cell moves only the APIs that scored highest on
+ * that cell.
  */
 export function assignCell(identity: string, cells: number): number {
   let best = 0;
@@ -15,9 +17,4 @@ export function assignCell(identity: string, cells: number): number {
     }
   }
   return best;
-}
-
-/** The identity cells are assigned by: host, env and key (not the release, so releases share a cell). */
-export function apiIdentity(host: string, env: string, key: string): string {
-  return `${host}/${env}/${key}`;
 }

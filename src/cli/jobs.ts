@@ -1,9 +1,9 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { apiIdentity } from '../cells/assign.js';
 import { DataPaths } from '../config/data-paths.js';
 import { Registry } from '../registry/registry.js';
 import type { JobQueue } from '../jobs/job-queue.js';
+import { formatApiId } from '../protocol/api-id.js';
 import { readInstanceEnvironment } from './environment.js';
 import { CliError, run } from './output.js';
 
@@ -21,7 +21,7 @@ function apiOf(flags: JobsFlags): string | undefined {
   try {
     const host = registry.getHost(flags.host);
     if (host === null || host.kind !== 'public') throw new CliError(`--host: "${flags.host}" is not a public host of ${flags.data}`);
-    return apiIdentity(host.name, host.env, flags.api);
+    return formatApiId({ host: host.name, env: host.env, key: flags.api });
   } finally {
     registry.close();
   }

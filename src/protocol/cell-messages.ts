@@ -5,14 +5,12 @@
  */
 import type { SandboxLimits } from '../config/types.js';
 import type { ApiQuotas } from '../quotas/api-quotas.js';
+import type { ApiId } from './api-id.js';
 
-/** What a cell needs to start threads for one API release. */
-export interface ActorSpec {
-  /** `<host>/<env>/<key>@<release>`: unique per release, so a new release gets a new actor. */
+/** What a cell needs to start threads for one API release: the API (host, env, key), and more. */
+export interface ActorSpec extends ApiId {
+  /** `<host>/<env>/<key>@<release>` (formatActorId): unique per release, so a new release gets a new actor. */
   id: string;
-  host: string;
-  env: string;
-  key: string;
   release: string;
   /** The release's files (api.yaml, Directives, Maps, Assets). */
   releaseDir: string;

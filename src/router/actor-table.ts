@@ -1,7 +1,8 @@
 import type { Socket } from 'node:net';
-import { apiIdentity, assignCell } from '../cells/assign.js';
+import { assignCell } from '../cells/assign.js';
 import type { CellEvents } from '../cells/cell-supervisor.js';
 import { Errors } from '../errors.js';
+import { formatApiId, sameApi, type ApiId } from '../protocol/api-id.js';
 import type { ActorSpec } from '../protocol/cell-messages.js';
 import type { BusCall } from '../protocol/bus-calls.js';
 import type { EnqueueOutcome, EnqueueRequest } from '../protocol/enqueue.js';
@@ -92,22 +93,21 @@ export class ActorTable {
   }
 
   dispatch(spec: ActorSpec, job: Job): void {
-    const identity = apiIdentity(spec.host, spec.env, spec.key);
     const now = Date.now();
-    const paused = this.faults.admit(identity, now);
+    const paused = this.faults.admit(spec, now);
     if (paused > 0) {
       job.fail(Errors.paused(), Math.ceil(paused / 1000));
       return;
     }
     let actor = this.actors.get(spec.id);
     if (actor === undefined) {
-      const cell = this.cellFor(identity, now);
+      const cell = this.cellFor(spec, now);
       actor = new ActorHandle(spec, cell, this.limits, this.control!);
       this.actors.set(spec.id, actor);
     } else {
       // A quarantined API whose cell was reaped (its index may serve another API now) starts over in a new one.
-      const placement = this.faults.placement(identity);
-      if (placement !== undefined && placement.cell !== actor.cell) actor.moveTo(this.cellFor(identity, now));
+      const placement = this.faults.placement(spec);
+      if (placement !== undefined && placement.cell !== actor.cell) actor.moveTo(this.cellFor(spec, now));
     }
     actor.current = true;
     actor.dispatch(job);
@@ -125,7 +125,7 @@ export class ActorTable {
       if (actor.spec.host !== host || actor.spec.key !== key) continue;
       this.retireFromService(actor);
       // Disabled or deleted: its quarantine cell goes as soon as its threads are done.
-      const placement = this.faults.placement(identityOf(actor));
+      const placement = this.faults.placement(actor.spec);
       if (placement !== undefined) placement.lastUsed = 0;
     }
   }
@@ -160,7 +160,7 @@ export class ActorTable {
       () => actor.settled(),
       (closed) => {
         actor.detach(closed);
-        if (closed.lostWork) this.faults.noteLostWork(identityOf(actor), closed.cell, Date.now());
+        if (closed.lostWork) this.faults.noteLostWork(actor.spec, closed.cell, Date.now());
       },
       (call, reply) => this.busCall(actor.spec, call, reply, (target, key) => this.offerPeer(link, target, key)),
       (request, reply) => {
@@ -181,35 +181,36 @@ export class ActorTable {
     },
     down: (cell, reason, running) => {
       const now = Date.now();
-      const culprits = new Set<string>();
+      /** The APIs of the actors that were running tenant code, by their formatApiId. */
+      const culprits = new Map<string, ApiId>();
       for (const id of running) {
         const actor = this.actors.get(id);
-        if (actor !== undefined) culprits.add(identityOf(actor));
+        if (actor !== undefined) culprits.set(formatApiId(actor.spec), actor.spec);
       }
-      this.log('warn', 'cell died; restarting it', { cell, reason, runningTenantCode: [...culprits] });
+      this.log('warn', 'cell died; restarting it', { cell, reason, runningTenantCode: [...culprits.keys()] });
       // Threads whose sockets have not closed yet also had work in the dead cell (a thread left
       // behind by a move to another cell included).
       for (const actor of this.actors.values()) {
-        if (actor.links.some((l) => l.cell === cell && l.load > 0)) this.faults.noteLostWork(identityOf(actor), cell, now);
+        if (actor.links.some((l) => l.cell === cell && l.load > 0)) this.faults.noteLostWork(actor.spec, cell, now);
       }
-      const paused = new Set<string>();
-      for (const { identity, verdict } of this.faults.judge(cell, now, culprits)) {
-        const [host, env, key] = identity.split('/');
+      const paused: ApiId[] = [];
+      for (const { api, verdict } of this.faults.judge(cell, now, [...culprits.values()])) {
+        const { host, env, key } = api;
         if (verdict.action === 'pause') {
           this.log('error', 'API killed its quarantine cell again; paused', { api: key, host, env, cell, pausedMs: verdict.forMs });
-          paused.add(identity);
+          paused.push(api);
           continue;
         }
-        const quarantine = this.quarantine.place(identity, now);
+        const quarantine = this.quarantine.place(api, now);
         this.log('warn', 'API quarantined in a cell of its own', { api: key, host, env, from: cell, cell: quarantine });
-        for (const actor of this.actors.values()) if (identityOf(actor) === identity) actor.moveTo(quarantine);
+        for (const actor of this.actors.values()) if (sameApi(actor.spec, api)) actor.moveTo(quarantine);
       }
       for (const actor of this.actors.values()) if (actor.cell === cell) actor.cellDown();
       // A paused API's cell is not kept for it: its waiting requests fail, and after the pause it
       // starts over in a new quarantine cell.
-      for (const identity of paused) {
-        for (const actor of this.actors.values()) if (identityOf(actor) === identity) actor.failWaiting();
-        this.quarantine.release(identity);
+      for (const api of paused) {
+        for (const actor of this.actors.values()) if (sameApi(actor.spec, api)) actor.failWaiting();
+        this.quarantine.release(api);
       }
     },
     threadFailed: (_cell, actorId, thread, error) => {
@@ -220,11 +221,11 @@ export class ActorTable {
   };
 
   /** Where an API's actor lives: its quarantine cell, the low-priority cell while it is CPU-heavy, or its hashed cell. */
-  private cellFor(identity: string, now: number): number {
-    const quarantined = this.quarantine.cellOf(identity, now);
+  private cellFor(api: ApiId, now: number): number {
+    const quarantined = this.quarantine.cellOf(api, now);
     if (quarantined !== undefined) return quarantined;
-    if (this.lowPriorityCell !== null && this.cpu.isHeavy(identity, now)) return this.lowPriorityCell;
-    return assignCell(identity, this.baseCells);
+    if (this.lowPriorityCell !== null && this.cpu.isHeavy(api, now)) return this.lowPriorityCell;
+    return assignCell(formatApiId(api), this.baseCells);
   }
 
   /** A thread reported its CPU: an API that keeps too many cores busy moves to the low-priority cell. */
@@ -240,8 +241,7 @@ export class ActorTable {
     }
     // A request still running at the end of a window (an endless loop) makes its cost unbounded.
     const msPerRequest = requests === 0 ? Infinity : cpuMs / requests;
-    const identity = identityOf(actor);
-    if (!this.cpu.note(identity, cores, msPerRequest, now) || this.faults.placement(identity) !== undefined) return;
+    if (!this.cpu.note(actor.spec, cores, msPerRequest, now) || this.faults.placement(actor.spec) !== undefined) return;
     this.lowPriorityCell ??= this.control!.addCell(LOW_PRIORITY_NICE);
     this.log('warn', 'API keeps the CPU busy; it now runs in the low-priority cell', {
       api: actor.spec.key,
@@ -292,15 +292,15 @@ export class ActorTable {
   }
 
   private sweep(now: number): void {
-    this.quarantine.reap(now, this.limits.idleMs, (identity) => {
-      for (const actor of this.actors.values()) if (identityOf(actor) === identity && (actor.busy || actor.threadCount > 0)) return true;
+    this.quarantine.reap(now, this.limits.idleMs, (api) => {
+      for (const actor of this.actors.values()) if (sameApi(actor.spec, api) && (actor.busy || actor.threadCount > 0)) return true;
       return false;
     });
     for (const [id, actor] of this.actors) {
       this.watch(actor, now);
       actor.retireIdle(now);
       // Light again, and idle: back to its own cell for its next thread.
-      if (actor.cell === this.lowPriorityCell && actor.threadCount === 0 && !actor.busy) actor.relocate(this.cellFor(identityOf(actor), now));
+      if (actor.cell === this.lowPriorityCell && actor.threadCount === 0 && !actor.busy) actor.relocate(this.cellFor(actor.spec, now));
       if (!actor.current && !actor.busy && actor.threadCount === 0) this.actors.delete(id);
     }
   }
@@ -320,7 +320,7 @@ export class ActorTable {
           link.terminateAskedAt = now;
           // The API is why the cell dies, even when its thread was retired by a move and its lost
           // work would not otherwise be counted.
-          this.faults.noteLostWork(identityOf(actor), link.cell, now, true);
+          this.faults.noteLostWork(actor.spec, link.cell, now, true);
           this.control!.kill(link.cell);
         }
       } else if (link.probeSentAt > 0 && now - link.probeSentAt > after) {
@@ -332,8 +332,4 @@ export class ActorTable {
       }
     }
   }
-}
-
-function identityOf(actor: ActorHandle): string {
-  return apiIdentity(actor.spec.host, actor.spec.env, actor.spec.key);
 }

@@ -1,4 +1,5 @@
 import type { DataPaths } from '../config/data-paths.js';
+import { formatActorId } from '../protocol/api-id.js';
 import type { ActorSpec } from '../protocol/cell-messages.js';
 import type { ApiRecord, HostRecord, PublicHost, Registry } from '../registry/registry.js';
 
@@ -74,7 +75,7 @@ export class ApiDirectory {
   private specFor(host: PublicHost, record: ApiRecord): ActorSpec {
     const { paths } = this;
     return {
-      id: `${host.name}/${host.env}/${record.key}@${record.release}`,
+      id: formatActorId({ host: host.name, env: host.env, key: record.key }, record.release),
       host: host.name,
       env: host.env,
       key: record.key,

@@ -1,3 +1,5 @@
+import { formatApiId, type ApiId } from '../protocol/api-id.js';
+
 /**
  * Which APIs are CPU-heavy right now. An API whose threads keep more than `heavyCores` of CPU busy
  * (their event loops and isolates, as the threads report every 2 s) with expensive requests (more
@@ -6,7 +8,7 @@
  * light APIs the CPU first, and the heavy API what is left — all of it when the machine is idle.
  */
 export class CpuPlacement {
-  /** identity → demoted until (ms since epoch). */
+  /** API (formatApiId) → demoted until (ms since epoch). */
   private readonly demoted = new Map<string, number>();
 
   constructor(
@@ -16,18 +18,23 @@ export class CpuPlacement {
   ) {}
 
   /** Notes an API's CPU use (in cores, and per request); true when this makes it heavy (it was not). */
-  note(identity: string, cores: number, msPerRequest: number, now: number): boolean {
+  note(api: ApiId, cores: number, msPerRequest: number, now: number): boolean {
     if (cores < this.heavyCores || msPerRequest < this.heavyMsPerRequest) return false;
-    const was = this.isHeavy(identity, now);
-    this.demoted.set(identity, now + this.holdMs);
+    const id = formatApiId(api);
+    const was = this.isHeavyId(id, now);
+    this.demoted.set(id, now + this.holdMs);
     return !was;
   }
 
-  isHeavy(identity: string, now: number): boolean {
-    const until = this.demoted.get(identity);
+  isHeavy(api: ApiId, now: number): boolean {
+    return this.demoted.size > 0 && this.isHeavyId(formatApiId(api), now);
+  }
+
+  private isHeavyId(id: string, now: number): boolean {
+    const until = this.demoted.get(id);
     if (until === undefined) return false;
     if (until > now) return true;
-    this.demoted.delete(identity);
+    this.demoted.delete(id);
     return false;
   }
 }

@@ -6,8 +6,14 @@
  * that lost work in it suspected, as the best guess. A culprit is moved into a cell of its own
  * (quarantine); a culprit that kills its own cell again is paused, answering 503 with a growing
  * `retry-after`, before it may try again in a new quarantine cell.
+ *
+ * Records are keyed by `formatApiId` and keep the API's parts (`api`), which is what the callers
+ * get back: nothing is read back out of the key.
  */
+import { apiIdOf, formatApiId, type ApiId } from '../protocol/api-id.js';
+
 export interface Placement {
+  readonly api: ApiId;
   /** The quarantine cell of an API; null while it has none (reaped while idle, or paused). */
   cell: number | null;
   /** Times it killed its quarantine cell. */
@@ -27,48 +33,50 @@ const SUSPECT_WINDOW_MS = 5_000;
 
 export class FaultPolicy {
   private readonly placements = new Map<string, Placement>();
-  /** identity → cell and time of the last thread of that API lost with requests in flight. */
-  private readonly suspects = new Map<string, { cell: number; at: number; certain: boolean }>();
+  /** API → cell and time of the last thread of that API lost with requests in flight. */
+  private readonly suspects = new Map<string, { api: ApiId; cell: number; at: number; certain: boolean }>();
 
   /** The quarantine placement of an API, or undefined (it lives where hashing puts it). */
-  placement(identity: string): Placement | undefined {
-    return this.placements.get(identity);
+  placement(api: ApiId): Placement | undefined {
+    // Most instances never quarantine anything: no id is formatted for each request then.
+    return this.placements.size === 0 ? undefined : this.placements.get(formatApiId(api));
   }
 
   /** A request for the API arrived: milliseconds it stays paused (0: not paused). */
-  admit(identity: string, now: number): number {
-    const placement = this.placements.get(identity);
+  admit(api: ApiId, now: number): number {
+    const placement = this.placement(api);
     if (placement === undefined) return 0;
     placement.lastUsed = now;
     return Math.max(0, placement.pausedUntil - now);
   }
 
   /** A thread of this API went away with requests in flight (`certain`: the router killed its cell for it). */
-  noteLostWork(identity: string, cell: number, now: number, certain = false): void {
-    const known = this.suspects.get(identity);
-    this.suspects.set(identity, { cell, at: now, certain: certain || (known !== undefined && known.cell === cell && known.certain) });
+  noteLostWork(api: ApiId, cell: number, now: number, certain = false): void {
+    const id = formatApiId(api);
+    const known = this.suspects.get(id);
+    this.suspects.set(id, { api: known?.api ?? apiIdOf(api), cell, at: now, certain: certain || (known !== undefined && known.cell === cell && known.certain) });
   }
 
   /**
    * The APIs to blame for the death of `cell`, each with what happens to it. `running`: the APIs
-   * whose directives were running in it when it died (its marker file).
+   * whose directives were running in it when it died (its marker file), each once.
    */
-  judge(cell: number, now: number, running: ReadonlySet<string>): Array<{ identity: string; verdict: Verdict }> {
-    const lost: string[] = [];
-    const certain: string[] = [];
-    for (const [identity, suspect] of this.suspects) {
+  judge(cell: number, now: number, running: readonly ApiId[]): Array<{ api: ApiId; verdict: Verdict }> {
+    const lost: ApiId[] = [];
+    const certain: ApiId[] = [];
+    for (const [id, suspect] of this.suspects) {
       if (suspect.cell !== cell) continue;
-      this.suspects.delete(identity);
+      this.suspects.delete(id);
       if (now - suspect.at > SUSPECT_WINDOW_MS) continue;
-      lost.push(identity);
-      if (suspect.certain) certain.push(identity);
+      lost.push(suspect.api);
+      if (suspect.certain) certain.push(suspect.api);
     }
-    const blamed = running.size > 0 ? [...running] : certain.length > 0 ? certain : lost;
-    return blamed.map((identity) => ({ identity, verdict: this.verdict(identity, cell, now) }));
+    const blamed = running.length > 0 ? running : certain.length > 0 ? certain : lost;
+    return blamed.map((api) => ({ api, verdict: this.verdict(api, cell, now) }));
   }
 
-  private verdict(identity: string, cell: number, now: number): Verdict {
-    const placement = this.placements.get(identity);
+  private verdict(api: ApiId, cell: number, now: number): Verdict {
+    const placement = this.placement(api);
     if (placement === undefined || placement.cell !== cell) return { action: 'quarantine' };
     placement.strikes++;
     const forMs = Math.min(MAX_PAUSE_MS, FIRST_PAUSE_MS * 2 ** (placement.strikes - 1));
@@ -77,14 +85,14 @@ export class FaultPolicy {
   }
 
   /** The API lives in quarantine, in `cell` (null: none yet; one is started when it gets work). */
-  place(identity: string, cell: number | null, now: number): void {
-    const placement = this.placements.get(identity);
-    if (placement === undefined) this.placements.set(identity, { cell, strikes: 0, pausedUntil: 0, lastUsed: now });
+  place(api: ApiId, cell: number | null, now: number): void {
+    const placement = this.placement(api);
+    if (placement === undefined) this.placements.set(formatApiId(api), { api: apiIdOf(api), cell, strikes: 0, pausedUntil: 0, lastUsed: now });
     else placement.cell = cell;
   }
 
   /** Every API in quarantine. */
-  quarantined(): IterableIterator<[string, Placement]> {
-    return this.placements.entries();
+  quarantined(): IterableIterator<Placement> {
+    return this.placements.values();
   }
 }

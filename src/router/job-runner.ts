@@ -1,7 +1,7 @@
-import { apiIdentity } from '../cells/assign.js';
 import { AnvilError, QuotaError } from '../errors.js';
 import type { JobInfo, JobQueue, JobQuota, RunResult } from '../jobs/job-queue.js';
 
+import { formatApiId, parseApiId } from '../protocol/api-id.js';
 import type { ActorSpec } from '../protocol/cell-messages.js';
 import type { EnqueueOutcome, EnqueueRequest } from '../protocol/enqueue.js';
 import type { ApiDirectory } from './api-directory.js';
@@ -43,7 +43,7 @@ export class JobRunner {
       maxQueued: capped(request.quota?.maxQueued, caller.quotas.queuedJobs),
     };
     try {
-      const id = await this.queue.add({ api: apiIdentity(caller.host, caller.env, caller.key), payload: request.payload, delayMs: request.delayMs }, quota);
+      const id = await this.queue.add({ api: formatApiId(caller), payload: request.payload, delayMs: request.delayMs }, quota);
       return { ok: true, id };
     } catch (error) {
       if (error instanceof QuotaError) {
@@ -64,7 +64,8 @@ export class JobRunner {
   }
 
   private run(job: JobInfo): Promise<RunResult> {
-    const [host = '', env = '', key = ''] = job.api.split('/');
+    // The queue keeps the API as the string it was stored with.
+    const { host, env, key } = parseApiId(job.api);
     const api = this.directory.api(host, key);
     if (api === undefined || !api.record.active || api.host.env !== env) {
       return Promise.resolve({ ok: false, error: `API ${key} of ${host} (${env}) is not active` });

@@ -1,3 +1,4 @@
+import type { ApiId } from '../protocol/api-id.js';
 import type { FaultPolicy } from './fault-policy.js';
 
 /** What quarantine needs of the cells. */
@@ -22,34 +23,34 @@ export class QuarantineCells {
   ) {}
 
   /** The cell of a quarantined API, started now when it has none; undefined when it is not quarantined. */
-  cellOf(identity: string, now: number): number | undefined {
-    const placement = this.faults.placement(identity);
+  cellOf(api: ApiId, now: number): number | undefined {
+    const placement = this.faults.placement(api);
     if (placement === undefined) return undefined;
-    if (placement.cell === null) this.faults.place(identity, this.newCell(), now);
+    if (placement.cell === null) this.faults.place(api, this.newCell(), now);
     return placement.cell!;
   }
 
   /** Places a culprit in a quarantine cell; returns the cell. */
-  place(identity: string, now: number): number {
+  place(api: ApiId, now: number): number {
     const cell = this.newCell();
-    this.faults.place(identity, cell, now);
+    this.faults.place(api, cell, now);
     return cell;
   }
 
   /** The API keeps its quarantine record but not its cell; the cell stops once no API is placed in it. */
-  release(identity: string): void {
-    const cell = this.faults.placement(identity)?.cell;
+  release(api: ApiId): void {
+    const cell = this.faults.placement(api)?.cell;
     if (cell === undefined || cell === null) return;
-    this.faults.place(identity, null, Date.now());
-    for (const [, placement] of this.faults.quarantined()) if (placement.cell === cell) return;
+    this.faults.place(api, null, Date.now());
+    for (const placement of this.faults.quarantined()) if (placement.cell === cell) return;
     this.control().retireCell(cell);
     this.log('info', 'quarantine cell stopped: no API needs it', { cell });
   }
 
   /** Releases the cells of quarantined APIs that had no request for `idleMs` (or were disabled, deleted) and are not `active`. */
-  reap(now: number, idleMs: number, active: (identity: string) => boolean): void {
-    for (const [identity, placement] of this.faults.quarantined()) {
-      if (placement.cell !== null && now - placement.lastUsed >= idleMs && !active(identity)) this.release(identity);
+  reap(now: number, idleMs: number, active: (api: ApiId) => boolean): void {
+    for (const placement of this.faults.quarantined()) {
+      if (placement.cell !== null && now - placement.lastUsed >= idleMs && !active(placement.api)) this.release(placement.api);
     }
   }
 
@@ -60,7 +61,7 @@ export class QuarantineCells {
    */
   private newCell(): number {
     const apis = new Map<number, number>();
-    for (const [, placement] of this.faults.quarantined()) if (placement.cell !== null) apis.set(placement.cell, (apis.get(placement.cell) ?? 0) + 1);
+    for (const placement of this.faults.quarantined()) if (placement.cell !== null) apis.set(placement.cell, (apis.get(placement.cell) ?? 0) + 1);
     const room = this.maxCells - this.baseCells - 1 - apis.size;
     if (room > 0 || apis.size === 0) return this.control().addCell();
     return [...apis].sort((a, b) => a[1] - b[1])[0]![0];

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { apiIdentity, assignCell } from '../../src/cells/assign.js';
+import { assignCell } from '../../src/cells/assign.js';
+import { formatApiId } from '../../src/protocol/api-id.js';
 
 /** Cell processes of an instance (children started with `--cell <index>`): [pid, index] pairs. */
 function cells(routerPid: number): Array<[number, number]> {
@@ -25,7 +26,7 @@ export function cellPids(routerPid: number): number[] {
 
 /** The cell an API of the default public host lands in. */
 export function cellOf(key: string, cells: number, env = 'dev'): number {
-  return assignCell(apiIdentity('localhost', env, key), cells);
+  return assignCell(formatApiId({ host: 'localhost', env, key }), cells);
 }
 
 /** API keys, `prefix-0`, `prefix-1`, …, until one lands in each of the `cells` cells. */

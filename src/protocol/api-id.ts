@@ -1,0 +1,44 @@
+/**
+ * The ids of APIs and actors, made in one place. An API is one key of one host in one environment
+ * (any release); its parts travel as an `ApiId` (an ActorSpec is one) and are formatted into a
+ * string only where a string is what is kept: a map key, a hash input, a store namespace, the job
+ * queue. None of the parts can contain a `/` (registry/record-checks.ts), so the string reads back.
+ */
+
+export interface ApiId {
+  readonly host: string;
+  readonly env: string;
+  readonly key: string;
+}
+
+/**
+ * `<host>/<env>/<key>`: the API as one string. Cells are assigned by it (cells/assign.ts), the
+ * router's fault and CPU records are keyed by it, shared stores namespace the API's data by it,
+ * and the job queue stores it with each job.
+ */
+export function formatApiId(api: ApiId): string {
+  return `${api.host}/${api.env}/${api.key}`;
+}
+
+/** `<host>/<env>/<key>@<release>`: an actor, one release of an API (unique per release). */
+export function formatActorId(api: ApiId, release: string): string {
+  return `${formatApiId(api)}@${release}`;
+}
+
+/**
+ * The parts of a `formatApiId` string, where only the string was kept (a job read back from the
+ * queue). A part the string lacks is empty: no API has it.
+ */
+export function parseApiId(text: string): ApiId {
+  const [host = '', env = '', key = ''] = text.split('/');
+  return { host, env, key };
+}
+
+/** Only the parts: what a long-lived record keeps of a spec. */
+export function apiIdOf(api: ApiId): ApiId {
+  return { host: api.host, env: api.env, key: api.key };
+}
+
+export function sameApi(a: ApiId, b: ApiId): boolean {
+  return a.key === b.key && a.host === b.host && a.env === b.env;
+}
