@@ -2,7 +2,8 @@
  * A bus call from an actor thread to another API of its host, and its answer: thread → router
  * (Call, CallResult). A call sent straight to a peer travels as a request instead (requests.ts).
  */
-import { envelopeFrame, FrameType, readEnvelope } from './frames.js';
+import { envelopeFrame, FRAME_HEADER, FrameType, readEnvelope, u32Head } from './frames.js';
+import { encodeResponse, type ResponseMeta } from './requests.js';
 
 /** A request from one API to another of its host over the in-process bus (no socket). */
 export interface BusCall {
@@ -17,9 +18,9 @@ export interface BusCall {
 }
 
 /**
- * The answer to a bus call as the calling directive gets it: the body is always bytes (copied out
- * of the socket chunk). Narrower than an OutgoingResponse (a body that may be a string or a file, a
- * route label): a CallResult frame carries status, headers and body only.
+ * The answer to a bus call as the calling directive gets it: status, headers and the body as bytes
+ * (a view into the frame it came in, which it keeps alive while kept). Narrower than an
+ * OutgoingResponse: no string body, no file (a bus answer reads its file), no route label.
  */
 export interface BusResponse {
   status: number;
@@ -41,12 +42,34 @@ export function decodeCall(payload: Buffer): { number: number; call: BusCall } {
   return { number: envelope.number, call: { verb, path, rawQuery, rawHeaders, hop, body } };
 }
 
-/** Status, headers and body of the answer; a file or a route label is not sent. */
-export function encodeCallResult(number: number, response: { status: number; headers: string[]; body: Buffer | string | null }): Buffer {
-  return envelopeFrame(FrameType.CallResult, number, response.status, response.headers, response.body);
+/**
+ * How the router answers a call: with a Response payload. Usually the target thread's, exactly as
+ * it came (the router read its status and route, nothing else); for an answer the router gives
+ * itself (404, 508, timeout, cell died…), one it encoded (answerPayload).
+ */
+export type CallReply = (responsePayload: Buffer) => void;
+
+/**
+ * The head of a CallResult frame: [u32 call number], then the Response payload (`responsePayloadSize`
+ * bytes) follows as it is: `writer.writeFrame(head, responsePayload)`. The router neither decodes
+ * the target's answer nor copies it.
+ */
+export function callResultHead(number: number, responsePayloadSize: number): Buffer {
+  return u32Head(FrameType.CallResult, number, responsePayloadSize);
 }
 
+/** A Response payload for an answer the router gives itself (not the target's). */
+export function answerPayload(response: BusResponse): Buffer {
+  return encodeResponse(0, response).subarray(FRAME_HEADER);
+}
+
+/**
+ * The answer in a CallResult frame: status, headers and body of the Response payload after the call
+ * number (its request number and route are not the caller's business). The body is a view into the
+ * frame: not copied.
+ */
 export function decodeCallResult(payload: Buffer): { number: number; response: BusResponse } {
-  const envelope = readEnvelope(payload);
-  return { number: envelope.number, response: { status: envelope.small, headers: envelope.meta as string[], body: Buffer.from(envelope.body) } };
+  const envelope = readEnvelope(payload, 4);
+  const [headers] = envelope.meta as ResponseMeta;
+  return { number: payload.readUInt32LE(0), response: { status: envelope.small, headers, body: envelope.body } };
 }

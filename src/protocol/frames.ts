@@ -10,7 +10,7 @@ export const FrameType = {
   Hello: 1,
   /** router → thread: one request (u32 request number, then RequestMeta JSON, then the body). */
   Request: 2,
-  /** thread → router: one response (u32 request number, u16 status, headers JSON, body). */
+  /** thread → router: one response (u32 request number, u16 status, route label, headers JSON, body). */
   Response: 3,
   /** router → thread: no more requests will come; finish and exit. Also peer → caller: send no
    * more calls here (the answers to those sent still come), or, with a u32 request number, that
@@ -22,7 +22,7 @@ export const FrameType = {
   Pong: 6,
   /** thread → router: a request to another API of the same host, over the in-process bus. */
   Call: 7,
-  /** router → thread: the answer to a Call. */
+  /** router → thread: the answer to a Call (u32 call number, then a Response payload: the target thread's, forwarded as it came). */
   CallResult: 8,
   /** thread → router: store this job durably (u32 number, then {payload, delayMs} JSON). */
   Enqueue: 9,
@@ -37,7 +37,9 @@ export const FrameType = {
 } as const;
 export type FrameType = (typeof FrameType)[keyof typeof FrameType];
 
-const HEADER = 5; // u32 length + u8 type
+/** The bytes before a frame's payload: u32 length (of the rest) + u8 type. */
+export const FRAME_HEADER = 5;
+const HEADER = FRAME_HEADER;
 
 /**
  * Frames queued in one turn that are written at once, without waiting for the turn to end. A burst
@@ -48,15 +50,69 @@ const HEADER = 5; // u32 length + u8 type
  */
 const WRITE_AT_ONCE = 4;
 
-/** Collects frames and writes them in batches: every WRITE_AT_ONCE frames, and at the end of the turn. */
+/**
+ * Bytes written after a frame's head as they are, never copied into it: one buffer, or the chunks
+ * they arrived in (a request body as the router received it). Null: none.
+ */
+export type BodyBytes = Buffer | readonly Buffer[] | null;
+
+/** How many bytes `body` holds. */
+export function bodySize(body: BodyBytes): number {
+  if (body === null) return 0;
+  if (Buffer.isBuffer(body)) return body.length;
+  let size = 0;
+  for (const chunk of body) size += chunk.length;
+  return size;
+}
+
+/**
+ * Collects frames and writes them in batches: every WRITE_AT_ONCE frames, and at the end of the
+ * turn. A batch leaves in one syscall. A batch of whole frames is joined into one buffer (small
+ * frames: one write costs less than many); a batch with a body written apart (writeFrame) is
+ * written corked instead (one writev), so that the body is never copied here.
+ */
 export class FrameWriter {
-  private queue: Buffer[] = [];
+  private parts: Buffer[] = [];
+  private frames = 0;
+  /** A body written apart is queued: the batch is written corked, not joined. */
+  private apart = false;
   private scheduled = false;
 
   constructor(private readonly socket: Socket) {}
 
+  /** A whole frame. */
   write(frame: Buffer): void {
-    if (this.queue.push(frame) >= WRITE_AT_ONCE) {
+    this.parts.push(frame);
+    this.queued();
+  }
+
+  /**
+   * A frame in two pieces: its head (its length counts the body's bytes), then its body, written as
+   * it is (not copied). The body must not change until it is written.
+   */
+  writeFrame(head: Buffer, body: BodyBytes): void {
+    this.parts.push(head);
+    if (body !== null) {
+      if (Buffer.isBuffer(body)) {
+        if (body.length > 0) {
+          this.parts.push(body);
+          this.apart = true;
+        }
+      } else if (body.length > 0) {
+        for (const chunk of body) this.parts.push(chunk);
+        this.apart = true;
+      }
+    }
+    this.queued();
+  }
+
+  /** Writes what is queued now (before ending the socket: a queued frame would otherwise be lost). */
+  flushNow(): void {
+    this.flush();
+  }
+
+  private queued(): void {
+    if (++this.frames >= WRITE_AT_ONCE) {
       this.writeQueued();
       return;
     }
@@ -66,21 +122,29 @@ export class FrameWriter {
     }
   }
 
-  /** Writes what is queued now (before ending the socket: a queued frame would otherwise be lost). */
-  flushNow(): void {
-    this.flush();
-  }
-
   private readonly flush = (): void => {
     this.scheduled = false;
     this.writeQueued();
   };
 
   private writeQueued(): void {
-    const frames = this.queue;
-    this.queue = [];
-    if (frames.length === 0 || this.socket.destroyed) return;
-    this.socket.write(frames.length === 1 ? frames[0]! : Buffer.concat(frames));
+    const parts = this.parts;
+    if (parts.length === 0) return;
+    const apart = this.apart;
+    this.parts = [];
+    this.frames = 0;
+    this.apart = false;
+    if (this.socket.destroyed) return;
+    if (parts.length === 1) {
+      this.socket.write(parts[0]!);
+    } else if (!apart) {
+      this.socket.write(Buffer.concat(parts));
+    } else {
+      // Corked, the writes are buffered, and uncork hands them all to one writev.
+      this.socket.cork();
+      for (const part of parts) this.socket.write(part);
+      this.socket.uncork();
+    }
   }
 }
 
@@ -133,11 +197,16 @@ export function jsonFrame(type: FrameType, value: unknown): Buffer {
 
 /** A frame whose payload is one u32 (a request number). */
 export function u32Frame(type: FrameType, value: number): Buffer {
-  const frame = Buffer.allocUnsafe(HEADER + 4);
-  frame.writeUInt32LE(1 + 4, 0);
-  frame[4] = type;
-  frame.writeUInt32LE(value, HEADER);
-  return frame;
+  return u32Head(type, value, 0);
+}
+
+/** The head of a frame of [u32 value][`bodySize` bytes written after it apart (FrameWriter.writeFrame)]. */
+export function u32Head(type: FrameType, value: number, bodySize: number): Buffer {
+  const head = Buffer.allocUnsafe(HEADER + 4);
+  head.writeUInt32LE(1 + 4 + bodySize, 0);
+  head[4] = type;
+  head.writeUInt32LE(value, HEADER);
+  return head;
 }
 
 export function emptyFrame(type: FrameType): Buffer {
@@ -147,41 +216,65 @@ export function emptyFrame(type: FrameType): Buffer {
   return frame;
 }
 
+/** [u32 number][u16 small][u32 label size][u32 meta size] */
+const ENVELOPE_FIXED = 4 + 2 + 4 + 4;
+
 /**
- * A frame of [u32 number][u16 small][u32 metaLength][meta JSON][body]: the shape shared by
- * requests (small = 0) and responses (small = status).
+ * A frame of [u32 number][u16 small][u32 labelLength][label][u32 metaLength][meta JSON][body]: the
+ * shape shared by requests (small = 0) and responses (small = status, label = route). The label is
+ * text a receiver can read without parsing the meta (readEnvelopeLabel); '' takes no bytes. It is
+ * UTF-8, not JSON: a lone surrogate arrives as U+FFFD (a route template, read from text, has none). The body
+ * is copied into the frame (a string is encoded into it).
  */
-export function envelopeFrame(type: FrameType, number: number, small: number, meta: unknown, body: Buffer | string | null): Buffer {
+export function envelopeFrame(type: FrameType, number: number, small: number, meta: unknown, body: Buffer | string | null, label = ''): Buffer {
   const json = JSON.stringify(meta);
+  const labelSize = label === '' ? 0 : Buffer.byteLength(label);
   const metaSize = Buffer.byteLength(json);
   const bodySize = body === null ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.length;
-  const fixed = HEADER + 4 + 2 + 4;
-  const frame = Buffer.allocUnsafe(fixed + metaSize + bodySize);
-  frame.writeUInt32LE(frame.length - 4, 0);
-  frame[4] = type;
-  frame.writeUInt32LE(number, HEADER);
-  frame.writeUInt16LE(small, HEADER + 4);
-  frame.writeUInt32LE(metaSize, HEADER + 6);
-  frame.write(json, fixed, 'utf8');
+  const headSize = HEADER + ENVELOPE_FIXED + labelSize + metaSize;
+  const frame = Buffer.allocUnsafe(headSize + bodySize);
+  fillEnvelopeHead(frame, type, number, small, label, labelSize, json, metaSize, bodySize);
   if (body !== null) {
-    if (typeof body === 'string') frame.write(body, fixed + metaSize, 'utf8');
-    else body.copy(frame, fixed + metaSize);
+    if (typeof body === 'string') frame.write(body, headSize, 'utf8');
+    else body.copy(frame, headSize);
   }
   return frame;
+}
+
+function fillEnvelopeHead(head: Buffer, type: FrameType, number: number, small: number, label: string, labelSize: number, json: string, metaSize: number, bodySize: number): void {
+  const metaAt = HEADER + ENVELOPE_FIXED + labelSize;
+  head.writeUInt32LE(metaAt - 4 + metaSize + bodySize, 0);
+  head[4] = type;
+  head.writeUInt32LE(number, HEADER);
+  head.writeUInt16LE(small, HEADER + 4);
+  head.writeUInt32LE(labelSize, HEADER + 6);
+  if (labelSize > 0) head.write(label, HEADER + 10, 'utf8');
+  head.writeUInt32LE(metaSize, metaAt - 4);
+  head.write(json, metaAt, 'utf8');
 }
 
 export interface Envelope {
   number: number;
   small: number;
+  label: string;
   meta: unknown;
   /** A view into the received chunk: copy it if it must outlive the current turn. */
   body: Buffer;
 }
 
-export function readEnvelope(payload: Buffer): Envelope {
-  const number = payload.readUInt32LE(0);
-  const small = payload.readUInt16LE(4);
-  const metaSize = payload.readUInt32LE(6);
-  const meta = JSON.parse(payload.toString('utf8', 10, 10 + metaSize)) as unknown;
-  return { number, small, meta, body: payload.subarray(10 + metaSize) };
+/** The envelope that starts at `at` in `payload` (0: the payload is one). */
+export function readEnvelope(payload: Buffer, at = 0): Envelope {
+  const number = payload.readUInt32LE(at);
+  const small = payload.readUInt16LE(at + 4);
+  const label = readEnvelopeLabel(payload, at);
+  const metaAt = at + ENVELOPE_FIXED + payload.readUInt32LE(at + 6);
+  const metaSize = payload.readUInt32LE(metaAt - 4);
+  const meta = JSON.parse(payload.toString('utf8', metaAt, metaAt + metaSize)) as unknown;
+  return { number, small, label, meta, body: payload.subarray(metaAt + metaSize) };
+}
+
+/** Only the label of the envelope at `at` in `payload`: the meta is not parsed, the body not touched. */
+export function readEnvelopeLabel(payload: Buffer, at = 0): string {
+  const labelSize = payload.readUInt32LE(at + 6);
+  return labelSize === 0 ? '' : payload.toString('utf8', at + 10, at + 10 + labelSize);
 }

@@ -5,9 +5,10 @@ import { FrameType, jsonFrame } from './frames.js';
  * The version of the frames and messages of src/protocol. A thread says which it speaks in its
  * hello, and the router (or a peer) closes the connection of one that speaks another: a cell
  * started from another build of anvil than the router's. Add one to it whenever a frame's layout
- * or a message's meaning changes.
+ * or a message's meaning changes. (2: envelopes carry a label, a response's route; a CallResult
+ * carries the target's Response payload as it came.)
  */
-export const WIRE_VERSION = 1;
+export const WIRE_VERSION = 2;
 
 export interface ThreadHello {
   /** The wire version the thread speaks (WIRE_VERSION of its build; 0 when its hello had none). */

@@ -3,7 +3,7 @@
  * thread socket (and a peer's) on the request path.
  */
 import type { FileRef } from '../static/file-ref.js';
-import { envelopeFrame, FrameType, readEnvelope } from './frames.js';
+import { envelopeFrame, FrameType, readEnvelope, readEnvelopeLabel } from './frames.js';
 
 /** One HTTP request, relative to the API's base path. */
 export interface IncomingRequest {
@@ -67,19 +67,59 @@ export function decodeRequest(payload: Buffer): { number: number; request: Engin
   return { number: envelope.number, request };
 }
 
-/** [headers, route, file?] — the route template is a metrics label (empty when no endpoint matched); a file body instead of bytes. */
-type ResponseMeta = [string[], string, FileRef?];
+/** [headers, file?] — a file body instead of bytes. (The route travels as the envelope's label.) */
+export type ResponseMeta = [string[], FileRef?];
 
-export function encodeResponse(number: number, response: OutgoingResponse): Buffer {
-  const meta: ResponseMeta = [response.headers, response.route ?? ''];
-  if (response.file !== undefined) meta.push(response.file);
-  return envelopeFrame(FrameType.Response, number, response.status, meta, response.body);
+/** A decoded response, as the router writes it to a client. */
+export interface DecodedResponse {
+  status: number;
+  headers: string[];
+  /** A view into the received chunk. */
+  body: Buffer;
+  route: string;
+  file?: FileRef;
 }
 
-/** The body is a view into the socket chunk, valid until the end of the current turn. */
-export function decodeResponse(payload: Buffer): { number: number; response: { status: number; headers: string[]; body: Buffer; route: string; file?: FileRef } } {
+/**
+ * A Response frame: [u32 number][u16 status][route, the envelope's label][headers JSON][body]. The
+ * route sits before the JSON so that the router can read status and route of a response it
+ * forwards without decoding it (readResponseBytes).
+ */
+export function encodeResponse(number: number, response: OutgoingResponse): Buffer {
+  const meta: ResponseMeta = [response.headers];
+  if (response.file !== undefined) meta.push(response.file);
+  return envelopeFrame(FrameType.Response, number, response.status, meta, response.body, response.route ?? '');
+}
+
+export function decodeResponse(payload: Buffer): { number: number; response: DecodedResponse } {
+  return { number: responseNumber(payload), response: readResponse(payload) };
+}
+
+/** The request number a Response payload answers. */
+export function responseNumber(payload: Buffer): number {
+  return payload.readUInt32LE(0);
+}
+
+/** The response in a Response payload (the number aside). */
+export function readResponse(payload: Buffer): DecodedResponse {
   const envelope = readEnvelope(payload);
-  const [headers, route, file] = envelope.meta as ResponseMeta;
-  const response = { status: envelope.small, headers, body: envelope.body, route };
-  return { number: envelope.number, response: file === undefined ? response : { ...response, file } };
+  const [headers, file] = envelope.meta as ResponseMeta;
+  if (file === undefined) return { status: envelope.small, headers, body: envelope.body, route: envelope.label };
+  return { status: envelope.small, headers, body: envelope.body, route: envelope.label, file };
+}
+
+/**
+ * A response the router forwards without decoding it (a bus call's answer): the Response payload as
+ * it came, with only what the router reads of it, its status and its route (metrics). Its headers'
+ * JSON is not parsed and its body not touched.
+ */
+export interface ResponseBytes {
+  status: number;
+  route: string;
+  /** The Response payload, a view into the chunk it came in. */
+  payload: Buffer;
+}
+
+export function readResponseBytes(payload: Buffer): ResponseBytes {
+  return { status: payload.readUInt16LE(4), route: readEnvelopeLabel(payload), payload };
 }

@@ -4,10 +4,9 @@ import type { CellEvents } from '../cells/cell-supervisor.js';
 import { Errors } from '../errors.js';
 import { formatApiId, sameApi, type ApiId } from '../protocol/api-id.js';
 import type { ActorSpec } from '../protocol/cell-messages.js';
-import type { BusCall } from '../protocol/bus-calls.js';
+import { answerPayload, type BusCall, type CallReply } from '../protocol/bus-calls.js';
 import type { EnqueueOutcome, EnqueueRequest } from '../protocol/enqueue.js';
 import type { ThreadHello } from '../protocol/hello.js';
-import type { OutgoingResponse } from '../protocol/requests.js';
 import type { ThreadStats } from '../protocol/stats.js';
 import { ActorHandle, type ActorLimits, type ThreadStarter } from './actor-handle.js';
 import { CpuPlacement } from './cpu-placement.js';
@@ -48,8 +47,8 @@ const STATS_FRESH_MS = 3_000;
 export class ActorTable {
   private readonly actors = new Map<string, ActorHandle>();
   private control: CellControl | null = null;
-  private busCall: (caller: ActorSpec, call: BusCall, reply: (response: OutgoingResponse) => void, offerPeer: (target: ActorSpec, key: string) => void) => void = (_c, _call, reply) =>
-    reply({ status: 503, headers: [], body: null });
+  private busCall: (caller: ActorSpec, call: BusCall, reply: CallReply, offerPeer: (target: ActorSpec, key: string) => void) => void = (_c, _call, reply) =>
+    reply(answerPayload({ status: 503, headers: [], body: Buffer.alloc(0) }));
   /** A thread reported what it counted itself: requests it took from peers, calls it made that way, sandbox CPU. */
   private threadReport: (spec: ActorSpec, stats: ThreadStats) => void = () => {};
   private readonly faults = new FaultPolicy();
@@ -85,7 +84,7 @@ export class ActorTable {
 
   /** Where bus calls from actor threads go (the Bus), and what threads count themselves (metrics). */
   useBus(
-    call: (caller: ActorSpec, call: BusCall, reply: (response: OutgoingResponse) => void, offerPeer: (target: ActorSpec, key: string) => void) => void,
+    call: (caller: ActorSpec, call: BusCall, reply: CallReply, offerPeer: (target: ActorSpec, key: string) => void) => void,
     threadReport: (spec: ActorSpec, stats: ThreadStats) => void,
   ): void {
     this.busCall = call;

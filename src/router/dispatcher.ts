@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { EngineRequest } from '../protocol/requests.js';
 import type { ActorSpec } from '../protocol/cell-messages.js';
 import type { ActorTable } from './actor-table.js';
-import { Job, JobTimeouts, type JobOutcome } from './job.js';
+import { Job, JobTimeouts, type Answer, type JobOutcome } from './job.js';
 import { requestIdGenerator } from '../protocol/request-id.js';
 
 /** Sees every request's end: its API, its outcome and how long it took (metrics, access log). */
@@ -24,9 +24,15 @@ export class Dispatcher {
     this.timeouts = new JobTimeouts(requestTimeoutMs);
   }
 
-  submit(spec: ActorSpec, request: EngineRequest, onDone: (outcome: JobOutcome) => void): void {
+  /**
+   * `read` turns the payload of the thread's Response frame into the answer `onDone` gets: decoded
+   * (readResponse) for a client, or left as bytes with only status and route read
+   * (readResponseBytes) for a bus answer the router forwards as it came.
+   */
+  submit<A extends Answer>(spec: ActorSpec, request: EngineRequest, read: (responsePayload: Buffer) => A, onDone: (outcome: JobOutcome<A>) => void): void {
     const startedAt = performance.now();
-    const job = new Job(request, this.requestTimeoutMs, (outcome) => {
+    const job = new Job(request, this.requestTimeoutMs, (end) => {
+      const outcome: JobOutcome<A> = end instanceof Uint8Array ? { ok: true, response: read(end) } : end;
       this.observe(spec, request, outcome, (performance.now() - startedAt) / 1000);
       onDone(outcome);
     });

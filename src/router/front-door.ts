@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { EngineRequest } from '../protocol/requests.js';
+import { readResponse, type EngineRequest } from '../protocol/requests.js';
 import { AnvilError, publicMessage } from '../errors.js';
 import type { InstanceLog } from '../logs/instance-log.js';
 import type { PublicHost } from '../registry/registry.js';
@@ -126,7 +126,7 @@ export class FrontDoor {
       viaBus: false,
       receivedAt,
     };
-    this.deps.dispatcher.submit(api.spec, request, (outcome) => {
+    this.deps.dispatcher.submit(api.spec, request, readResponse, (outcome) => {
       if (res.writableEnded || res.destroyed) return;
       if (outcome.ok) {
         const refused = writeApiResponse(res, outcome.response, this.deps.responses, api.spec, request.id);

@@ -4,6 +4,7 @@ import type { JobInfo, JobQueue, JobQuota, RunResult } from '../jobs/job-queue.j
 import { formatApiId, parseApiId } from '../protocol/api-id.js';
 import type { ActorSpec } from '../protocol/cell-messages.js';
 import type { EnqueueOutcome, EnqueueRequest } from '../protocol/enqueue.js';
+import { readResponse } from '../protocol/requests.js';
 import type { ApiDirectory } from './api-directory.js';
 import type { Dispatcher } from './dispatcher.js';
 
@@ -74,11 +75,12 @@ export class JobRunner {
       this.dispatcher.submit(
         api.spec,
         { id: job.id, verb: 'POST', path: '/', rawQuery: '', rawHeaders: [], body: null, ip: '', hop: 0, viaBus: false, receivedAt: Date.now(), job: job.payload },
+        readResponse,
         (outcome) => {
           if (!outcome.ok) return resolve({ ok: false, error: `${outcome.error.status} ${outcome.error.message}` });
           const { status, body } = outcome.response;
           if (status < 500) return resolve({ ok: true });
-          const text = body === null ? '' : typeof body === 'string' ? body : body.toString('utf8');
+          const text = body.toString('utf8');
           resolve({ ok: false, error: `${status} ${text.slice(0, 500)}` });
         },
       );

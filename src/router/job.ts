@@ -1,21 +1,37 @@
 import { Errors, type AnvilError } from '../errors.js';
-import type { EngineRequest, OutgoingResponse } from '../protocol/requests.js';
+import type { EngineRequest } from '../protocol/requests.js';
 import { Fifo } from './fifo.js';
 
-export type JobOutcome = { ok: true; response: OutgoingResponse } | { ok: false; error: AnvilError; retryAfter?: number };
+/** What every answer is read for, whatever else its submitter reads of it: the metrics' labels. */
+export interface Answer {
+  status: number;
+  route?: string;
+}
+
+/** A job the router answers itself (mailbox full, timeout, cell died). */
+export interface JobFailure {
+  ok: false;
+  error: AnvilError;
+  retryAfter?: number;
+}
+
+/** How a job ended, its answer read as its submitter asked (see Dispatcher.submit). */
+export type JobOutcome<A extends Answer = Answer> = { ok: true; response: A } | JobFailure;
 
 /**
- * One request on its way to an actor and back. It ends exactly once: with the actor's response,
- * or with an error (mailbox full, timeout, cell died); whatever comes later is dropped.
+ * One request on its way to an actor and back. It ends exactly once: with the payload of the
+ * thread's Response frame, or with an error (mailbox full, timeout, cell died); whatever comes later
+ * is dropped. The job does not read the payload: its submitter does (decoded for a client, only its
+ * status and route for a bus answer that is forwarded as it came).
  */
 export class Job {
   done = false;
   readonly deadline: number;
-  private pending: { request: EngineRequest; onDone: (outcome: JobOutcome) => void } | null;
+  private pending: { request: EngineRequest; onEnd: (end: Buffer | JobFailure) => void } | null;
 
-  constructor(request: EngineRequest, timeoutMs: number, onDone: (outcome: JobOutcome) => void) {
+  constructor(request: EngineRequest, timeoutMs: number, onEnd: (end: Buffer | JobFailure) => void) {
     this.deadline = Date.now() + timeoutMs;
-    this.pending = { request, onDone };
+    this.pending = { request, onEnd };
   }
 
   /** The request (read only while the job is not done: its holders skip done jobs). */
@@ -23,8 +39,9 @@ export class Job {
     return this.pending!.request;
   }
 
-  respond(response: OutgoingResponse): void {
-    this.end({ ok: true, response });
+  /** The thread answered: the payload of its Response frame (a view into the chunk it came in). */
+  answer(responsePayload: Buffer): void {
+    this.end(responsePayload);
   }
 
   fail(error: AnvilError, retryAfter?: number): void {
@@ -36,12 +53,12 @@ export class Job {
    * response): the timeout queue keeps the job itself a while longer, and whatever it kept would
    * live through garbage collections and make each of them slower.
    */
-  private end(outcome: JobOutcome): void {
+  private end(end: Buffer | JobFailure): void {
     if (this.pending === null) return;
-    const { onDone } = this.pending;
+    const { onEnd } = this.pending;
     this.pending = null;
     this.done = true;
-    onDone(outcome);
+    onEnd(end);
   }
 }
 

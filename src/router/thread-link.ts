@@ -1,11 +1,10 @@
 import type { Socket } from 'node:net';
 import { Errors } from '../errors.js';
 import { emptyFrame, FrameReader, FrameType, FrameWriter } from '../protocol/frames.js';
-import { decodeCall, encodeCallResult, type BusCall } from '../protocol/bus-calls.js';
+import { callResultHead, decodeCall, type BusCall, type CallReply } from '../protocol/bus-calls.js';
 import { decodeEnqueue, encodeEnqueueResult, type EnqueueOutcome, type EnqueueRequest } from '../protocol/enqueue.js';
 import { encodePeerOffer, type PeerOffer } from '../protocol/peers.js';
-import { decodeResponse, encodeRequest } from '../protocol/requests.js';
-import type { OutgoingResponse } from '../protocol/requests.js';
+import { encodeRequest, responseNumber } from '../protocol/requests.js';
 import { decodeStats, type ThreadStats } from '../protocol/stats.js';
 import type { Job } from './job.js';
 import { InFlight } from './in-flight.js';
@@ -45,8 +44,8 @@ export class ThreadLink {
     readonly peerAddress: string | undefined,
     private readonly onSettled: (link: ThreadLink) => void,
     private readonly onClosed: (link: ThreadLink) => void,
-    /** A bus call from this thread to another API; `reply` sends the answer back. */
-    private readonly onCall: (call: BusCall, reply: (response: OutgoingResponse) => void) => void,
+    /** A bus call from this thread to another API; `reply` sends the answer (a Response payload) back. */
+    private readonly onCall: (call: BusCall, reply: CallReply) => void,
     /** A job to store for this thread's API; `reply` sends the id (or the refusal) back. */
     private readonly onEnqueue: (request: EnqueueRequest, reply: (outcome: EnqueueOutcome) => void) => void,
     /** The thread reported what it holds and the CPU it used. */
@@ -117,8 +116,9 @@ export class ThreadLink {
     }
     if (type === FrameType.Call) {
       const { number, call } = decodeCall(payload);
-      this.onCall(call, (response) => {
-        if (!this.closed) this.writer.write(encodeCallResult(number, response));
+      this.onCall(call, (answer) => {
+        // The answer's bytes as they came from the target's thread, after the call number.
+        if (!this.closed) this.writer.writeFrame(callResultHead(number, answer.length), answer);
       });
       return;
     }
@@ -130,11 +130,11 @@ export class ThreadLink {
       return;
     }
     if (type !== FrameType.Response) return;
-    const { number, response } = decodeResponse(payload);
-    const job = this.inFlight.take(number);
+    const job = this.inFlight.take(responseNumber(payload));
     if (job === undefined) return;
     this.lastActive = Date.now();
-    job.respond(response);
+    // Read by the job's submitter: decoded for a client, forwarded unread to a bus caller.
+    job.answer(payload);
     this.onSettled(this);
   }
 

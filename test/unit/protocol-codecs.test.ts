@@ -2,16 +2,27 @@
  * Round trips of every codec in src/protocol, as properties (fast-check): whatever a sender encodes,
  * the receiver decodes to the same value, after exactly one frame of the expected type went through
  * a FrameReader. Where the wire normalises on purpose (an empty request body is no body, a response
- * body arrives as bytes), the expected value says so.
+ * body arrives as bytes), the expected value says so. A frame written in pieces (a head, then a body
+ * the router does not copy: FrameWriter.writeFrame) is read back from its pieces joined, as the
+ * socket delivers them.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeCall, decodeCallResult, encodeCall, encodeCallResult, type BusCall } from '../../src/protocol/bus-calls.js';
+import { answerPayload, callResultHead, decodeCall, decodeCallResult, encodeCall, type BusCall, type BusResponse } from '../../src/protocol/bus-calls.js';
 import { decodeEnqueue, decodeEnqueueResult, encodeEnqueue, encodeEnqueueResult, type EnqueueOutcome, type EnqueueRequest } from '../../src/protocol/enqueue.js';
-import { emptyFrame, envelopeFrame, FrameReader, FrameType, jsonFrame, readEnvelope, u32Frame } from '../../src/protocol/frames.js';
+import { bodySize, emptyFrame, envelopeFrame, FrameReader, FrameType, jsonFrame, readEnvelope, readEnvelopeLabel, u32Frame, u32Head, type BodyBytes } from '../../src/protocol/frames.js';
 import { decodeHello, encodeHello, WIRE_VERSION, type ThreadHello } from '../../src/protocol/hello.js';
 import { decodeNotTaken, decodePeerOffer, encodePeerOffer, notTakenFrame, type PeerOffer } from '../../src/protocol/peers.js';
-import { decodeRequest, decodeResponse, encodeRequest, encodeResponse, type EngineRequest, type OutgoingResponse } from '../../src/protocol/requests.js';
+import {
+  decodeRequest,
+  decodeResponse,
+  encodeRequest,
+  encodeResponse,
+  readResponseBytes,
+  responseNumber,
+  type EngineRequest,
+  type OutgoingResponse,
+} from '../../src/protocol/requests.js';
 import { decodeStats, encodeStats, type ThreadStats } from '../../src/protocol/stats.js';
 import type { FileRef } from '../../src/static/file-ref.js';
 
@@ -22,6 +33,11 @@ function unframe(frame: Buffer): { type: number; payload: Buffer } {
   expect(frames).toHaveLength(1);
   expect(frame.readUInt32LE(0)).toBe(frame.length - 4);
   return frames[0]!;
+}
+
+/** The bytes of a frame written as a head and a body apart (FrameWriter.writeFrame), as they reach the other end. */
+function joined(head: Buffer, body: BodyBytes): Buffer {
+  return Buffer.concat([head, ...(body === null ? [] : Buffer.isBuffer(body) ? [body] : body)]);
 }
 
 /** A payload of `type`, from the frame `encode` made. */
@@ -37,7 +53,8 @@ const loneSurrogate = fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String
 const textUnit = fc.oneof({ weight: 9, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }) }, { weight: 1, arbitrary: loneSurrogate });
 const jsonText = fc.string({ unit: textUnit, maxLength: 40 });
 const jsonValue = fc.jsonValue({ stringUnit: textUnit, maxDepth: 4 });
-// Text that travels as UTF-8 bytes (an enqueued payload): well-formed, as JSON.stringify makes it.
+// Text that travels as UTF-8 bytes (an enqueued payload, an envelope's label such as a route):
+// well-formed, as JSON.stringify makes it and as a route template read from a file is.
 const utf8Text = fc.string({ unit: 'binary', maxLength: 200 });
 const u32 = fc.integer({ min: 0, max: 0xffff_ffff });
 const u16 = fc.integer({ min: 0, max: 0xffff });
@@ -49,8 +66,11 @@ const rawHeaders = fc.array(jsonText, { maxLength: 12 });
 const fileRef: fc.Arbitrary<FileRef> = fc.record({ path: jsonText, dev: fc.nat(), ino: fc.nat(), size: fc.nat(), ctimeMs: seconds });
 const frameType = fc.constantFrom(...Object.values(FrameType));
 
-/** What a body of the envelope arrives as: its bytes (a string as UTF-8, null as nothing). */
-const asBytes = (body: Buffer | string | null): Buffer => (body === null ? Buffer.alloc(0) : Buffer.from(body));
+/** What a body of the envelope arrives as: its bytes (a string as UTF-8, null as nothing, chunks joined). */
+const asBytes = (body: Buffer | readonly Buffer[] | string | null): Buffer =>
+  body === null ? Buffer.alloc(0) : typeof body === 'string' ? Buffer.from(body) : Buffer.isBuffer(body) ? Buffer.from(body) : Buffer.concat(body);
+/** A body as the router may hold it: none, one buffer, or the chunks it arrived in (some empty). */
+const bodyBytes: fc.Arbitrary<BodyBytes> = fc.oneof(fc.constant(null), bytes, fc.array(bytes, { maxLength: 5 }));
 
 describe('frames.ts codecs', () => {
   it('jsonFrame carries the JSON text of its value', () => {
@@ -71,12 +91,23 @@ describe('frames.ts codecs', () => {
     );
   });
 
-  it('envelopeFrame → readEnvelope gives back number, small, meta and body', () => {
+  it('u32Head + a body apart: the number, then the body', () => {
+    fc.assert(
+      fc.property(frameType, u32, bodyBytes, (type, n, body) => {
+        const payload = payloadOf(type, joined(u32Head(type, n, bodySize(body)), body));
+        expect(payload.readUInt32LE(0)).toBe(n);
+        expect(payload.subarray(4)).toEqual(asBytes(body));
+      }),
+    );
+  });
+
+  it('envelopeFrame → readEnvelope gives back number, small, label, meta and body', () => {
     const body = fc.oneof(fc.constant(null), jsonText, bytes);
     fc.assert(
-      fc.property(frameType, u32, u16, jsonValue, body, (type, number, small, meta, sent) => {
-        const envelope = readEnvelope(payloadOf(type, envelopeFrame(type, number, small, meta, sent)));
-        expect(envelope).toEqual({ number, small, meta: JSON.parse(JSON.stringify(meta)), body: asBytes(sent) });
+      fc.property(frameType, u32, u16, jsonValue, body, fc.option(utf8Text, { nil: undefined }), (type, number, small, meta, sent, label) => {
+        const payload = payloadOf(type, envelopeFrame(type, number, small, meta, sent, label));
+        expect(readEnvelope(payload)).toEqual({ number, small, label: label ?? '', meta: JSON.parse(JSON.stringify(meta)), body: asBytes(sent) });
+        expect(readEnvelopeLabel(payload)).toBe(label ?? '');
       }),
     );
   });
@@ -115,7 +146,7 @@ describe('requests.ts codecs (the request path)', () => {
       headers: rawHeaders,
       body: fc.oneof(fc.constant(null), jsonText, bytes),
       file: fileRef,
-      route: jsonText,
+      route: utf8Text,
     },
     { requiredKeys: ['status', 'headers', 'body'] },
   );
@@ -127,6 +158,18 @@ describe('requests.ts codecs (the request path)', () => {
         const expected = { status: sent.status, headers: sent.headers, body: asBytes(sent.body), route: sent.route ?? '' };
         expect(decoded).toEqual({ number, response: sent.file === undefined ? expected : { ...expected, file: sent.file } });
         expect('file' in decoded.response).toBe(sent.file !== undefined);
+      }),
+    );
+  });
+
+  it('readResponseBytes reads status and route and keeps the payload as it is; responseNumber its number', () => {
+    fc.assert(
+      fc.property(u32, response, (number, sent) => {
+        const payload = payloadOf(FrameType.Response, encodeResponse(number, sent));
+        const bytes = readResponseBytes(payload);
+        expect(bytes).toEqual({ status: sent.status, route: sent.route ?? '', payload });
+        expect(bytes.payload).toBe(payload);
+        expect(responseNumber(payload)).toBe(number);
       }),
     );
   });
@@ -144,12 +187,29 @@ describe('bus-calls.ts codecs', () => {
     );
   });
 
-  it('encodeCallResult → decodeCallResult: status, headers and the body as bytes', () => {
-    const result = fc.record({ status: u16, headers: rawHeaders, body: fc.oneof(fc.constant(null), jsonText, bytes) });
+  // The router forwards the target thread's Response payload after the call number, unread.
+  it('a target’s Response payload forwarded in a CallResult → decodeCallResult: status, headers and the body as bytes', () => {
+    const answer: fc.Arbitrary<OutgoingResponse> = fc.record(
+      { status: u16, headers: rawHeaders, body: fc.oneof(fc.constant(null), jsonText, bytes), route: utf8Text },
+      { requiredKeys: ['status', 'headers', 'body'] },
+    );
     fc.assert(
-      fc.property(u32, result, (number, sent) => {
-        const decoded = decodeCallResult(payloadOf(FrameType.CallResult, encodeCallResult(number, sent)));
-        expect(decoded).toEqual({ number, response: { status: sent.status, headers: sent.headers, body: asBytes(sent.body) } });
+      fc.property(u32, u32, answer, (callNumber, requestNumber, sent) => {
+        const responsePayload = payloadOf(FrameType.Response, encodeResponse(requestNumber, sent));
+        const decoded = decodeCallResult(payloadOf(FrameType.CallResult, joined(callResultHead(callNumber, responsePayload.length), responsePayload)));
+        expect(decoded).toEqual({ number: callNumber, response: { status: sent.status, headers: sent.headers, body: asBytes(sent.body) } });
+      }),
+    );
+  });
+
+  it('an answer the router gives itself (answerPayload) → decodeCallResult: the same answer', () => {
+    const answer: fc.Arbitrary<BusResponse> = fc.record({ status: u16, headers: rawHeaders, body: bytes });
+    fc.assert(
+      fc.property(u32, answer, (callNumber, sent) => {
+        const responsePayload = answerPayload(sent);
+        expect(readResponseBytes(responsePayload)).toEqual({ status: sent.status, route: '', payload: responsePayload });
+        const decoded = decodeCallResult(payloadOf(FrameType.CallResult, joined(callResultHead(callNumber, responsePayload.length), responsePayload)));
+        expect(decoded).toEqual({ number: callNumber, response: sent });
       }),
     );
   });
