@@ -4,7 +4,7 @@ import { PendingCalls } from '../protocol/pending-calls.js';
 import { requestIdGenerator } from '../protocol/request-id.js';
 import type { JobQuota } from '../jobs/job-queue.js';
 import { MAX_BUS_HOPS, splitApiPath } from '../bus/rules.js';
-import { decodeCallResult, encodeCall, type BusCall, type BusResponse } from '../protocol/bus-calls.js';
+import { decodeCallResult, encodeCallHead, type BusCall, type BusResponse } from '../protocol/bus-calls.js';
 import { decodeEnqueueResult, encodeEnqueue } from '../protocol/enqueue.js';
 import type { ThreadHello } from '../protocol/hello.js';
 import type { PeerOffer } from '../protocol/peers.js';
@@ -80,7 +80,7 @@ export class BusClient {
         this.pending.giveUp(number);
         reject(Errors.busCallTimeout(call.path, timeoutMs));
       }, timeoutMs);
-      this.writer.write(encodeCall(number, call));
+      this.writer.writeFrame(encodeCallHead(number, call), call.body);
     });
   }
 

@@ -6,7 +6,7 @@ import { FrameReader, FrameType, FrameWriter } from '../protocol/frames.js';
 import { encodeHello, type ThreadHello } from '../protocol/hello.js';
 import { PendingCalls } from '../protocol/pending-calls.js';
 import { decodeNotTaken } from '../protocol/peers.js';
-import { decodeResponse, encodeRequest } from '../protocol/requests.js';
+import { decodeResponse, encodeRequestHead } from '../protocol/requests.js';
 import { SpinWait } from './spin-wait.js';
 
 interface Pending {
@@ -73,7 +73,7 @@ export class PeerLink {
         // A peer that does not answer gets no more calls: through the router, a stuck thread is seen and stopped.
         this.abandon();
       }, timeoutMs);
-      this.writer.write(encodeRequest(number, request));
+      this.writer.writeFrame(encodeRequestHead(number, request), request.body);
       this.spin.begin();
     });
   }

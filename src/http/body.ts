@@ -2,11 +2,23 @@ import type { IncomingMessage } from 'node:http';
 import { Errors } from '../errors.js';
 
 /**
+ * Chunks smaller than this on average, when there are more than TINY_CHUNKS_AFTER of them (a body
+ * sent in many tiny pieces, chunked encoding a few bytes at a time), are joined: writing each apart
+ * to the thread would cost more than copying them.
+ */
+const TINY_CHUNK_BYTES = 512;
+const TINY_CHUNKS_AFTER = 16;
+
+/**
  * Reads a request body up to `limit` bytes. A declared or actual size over the limit rejects with
  * 413 at once, and the rest of the body is drained (see discardBody) so the 413 reaches the client;
  * no body at all resolves to null without waiting.
+ *
+ * The body is not copied: it resolves to the chunk it came in, or to the chunks it came in, in
+ * order, which the router writes after the request frame's head as they are (see encodeRequestHead;
+ * only a body in many tiny chunks is joined here).
  */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer | Buffer[] | null> {
   const declared = req.headers['content-length'];
   if (declared === undefined && req.headers['transfer-encoding'] === undefined) return Promise.resolve(null);
   if (declared !== undefined && Number(declared) > limit) {
@@ -30,7 +42,11 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 
       chunks.push(chunk);
     });
     req.on('end', () => {
-      if (!failed) resolve(size === 0 ? null : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      if (failed) return;
+      if (size === 0) resolve(null);
+      else if (chunks.length === 1) resolve(chunks[0]!);
+      else if (chunks.length > TINY_CHUNKS_AFTER && size < chunks.length * TINY_CHUNK_BYTES) resolve(Buffer.concat(chunks, size));
+      else resolve(chunks);
     });
     req.on('error', (error) => {
       if (!failed) {

@@ -2,7 +2,7 @@
  * A bus call from an actor thread to another API of its host, and its answer: thread → router
  * (Call, CallResult). A call sent straight to a peer travels as a request instead (requests.ts).
  */
-import { envelopeFrame, FRAME_HEADER, FrameType, readEnvelope, u32Head } from './frames.js';
+import { envelopeHead, FRAME_HEADER, FrameType, readEnvelope, u32Head } from './frames.js';
 import { encodeResponse, type ResponseMeta } from './requests.js';
 
 /** A request from one API to another of its host over the in-process bus (no socket). */
@@ -30,15 +30,17 @@ export interface BusResponse {
 
 type CallMeta = [string, string, string, string[], number];
 
-export function encodeCall(number: number, call: BusCall): Buffer {
+/** The head of a Call frame; `call.body` follows it as it is: `writer.writeFrame(head, call.body)`. */
+export function encodeCallHead(number: number, call: BusCall): Buffer {
   const meta: CallMeta = [call.verb, call.path, call.rawQuery, call.rawHeaders, call.hop];
-  return envelopeFrame(FrameType.Call, number, 0, meta, call.body);
+  return envelopeHead(FrameType.Call, number, 0, meta, call.body === null ? 0 : call.body.length);
 }
 
+/** The call in a Call frame; its body is a view into the frame (the router sends it on as it is). */
 export function decodeCall(payload: Buffer): { number: number; call: BusCall } {
   const envelope = readEnvelope(payload);
   const [verb, path, rawQuery, rawHeaders, hop] = envelope.meta as CallMeta;
-  const body = envelope.body.length === 0 ? null : Buffer.from(envelope.body);
+  const body = envelope.body.length === 0 ? null : envelope.body;
   return { number: envelope.number, call: { verb, path, rawQuery, rawHeaders, hop, body } };
 }
 

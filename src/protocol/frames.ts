@@ -148,40 +148,61 @@ export class FrameWriter {
   }
 }
 
-/** Splits a byte stream into frames; calls `onFrame(type, payload)` for each complete one. */
+/**
+ * Splits a byte stream into frames; calls `onFrame(type, payload)` for each complete one. A frame
+ * that arrived whole in one chunk is passed as a view into that chunk (no copy). A frame that
+ * arrived in several chunks is joined once it is complete: that join is the only copy a frame's
+ * bytes get here, and only that frame is copied (what follows it in its last chunk is read in
+ * place). The payload is never overwritten (chunks are not reused): a view kept past the current
+ * turn stays valid, and keeps the memory of the chunk it is in alive as long as it is kept.
+ */
 export class FrameReader {
-  private chunks: Buffer[] = [];
+  /** The start of a frame that has not fully arrived: the chunks (or the end of one) it came in so far. */
+  private partial: Buffer[] = [];
   private buffered = 0;
-  /** Bytes the next frame needs in all (known once its length prefix has arrived). */
-  private needed = HEADER;
+  /** Bytes that frame needs in all (0 while its length prefix has not fully arrived). */
+  private needed = 0;
 
   constructor(private readonly onFrame: (type: number, payload: Buffer) => void) {}
 
   push(chunk: Buffer): void {
-    this.chunks.push(chunk);
-    this.buffered += chunk.length;
-    if (this.buffered < this.needed) return; // a large frame still arriving: no copying meanwhile
-    let data = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.buffered);
+    let data = chunk;
+    if (this.buffered > 0) {
+      this.partial.push(chunk);
+      this.buffered += chunk.length;
+      if (this.needed === 0) {
+        if (this.buffered < 4) return;
+        // The length prefix itself was cut: its 4 bytes are joined to read it.
+        this.needed = frameSize(Buffer.concat(this.partial, 4).readUInt32LE(0));
+      }
+      if (this.buffered < this.needed) return; // a large frame still arriving: no copying meanwhile
+      // Complete (the bytes past it are all in this chunk): joined, the only copy of its bytes.
+      const frame = Buffer.concat(this.partial, this.needed);
+      data = chunk.subarray(chunk.length - (this.buffered - this.needed));
+      this.partial = [];
+      this.buffered = 0;
+      this.needed = 0;
+      this.onFrame(frame[4]!, frame.subarray(HEADER));
+    }
     let offset = 0;
     while (data.length - offset >= HEADER) {
-      const end = offset + 4 + data.readUInt32LE(offset);
-      if (end > data.length) {
-        this.needed = end - offset;
-        break;
-      }
+      const end = offset + frameSize(data.readUInt32LE(offset));
+      if (end > data.length) break;
       this.onFrame(data[offset + 4]!, data.subarray(offset + HEADER, end));
       offset = end;
-      this.needed = HEADER;
     }
-    if (offset === data.length) {
-      this.chunks = [];
-      this.buffered = 0;
-    } else {
-      data = data.subarray(offset);
-      this.chunks = [data];
-      this.buffered = data.length;
+    if (offset < data.length) {
+      const rest = offset === 0 ? data : data.subarray(offset);
+      this.partial = [rest];
+      this.buffered = rest.length;
+      this.needed = rest.length >= 4 ? frameSize(rest.readUInt32LE(0)) : 0;
     }
   }
+}
+
+/** A frame's bytes from its length prefix (a frame has at least its type byte, even a malformed one). */
+function frameSize(length: number): number {
+  return 4 + Math.max(1, length);
 }
 
 /** A frame whose payload is one JSON value. */
@@ -224,7 +245,7 @@ const ENVELOPE_FIXED = 4 + 2 + 4 + 4;
  * shape shared by requests (small = 0) and responses (small = status, label = route). The label is
  * text a receiver can read without parsing the meta (readEnvelopeLabel); '' takes no bytes. It is
  * UTF-8, not JSON: a lone surrogate arrives as U+FFFD (a route template, read from text, has none). The body
- * is copied into the frame (a string is encoded into it).
+ * is copied into the frame (a string is encoded into it): see envelopeHead for a body left apart.
  */
 export function envelopeFrame(type: FrameType, number: number, small: number, meta: unknown, body: Buffer | string | null, label = ''): Buffer {
   const json = JSON.stringify(meta);
@@ -239,6 +260,19 @@ export function envelopeFrame(type: FrameType, number: number, small: number, me
     else body.copy(frame, headSize);
   }
   return frame;
+}
+
+/**
+ * The head of an envelope frame whose body, `bodySize` bytes, is written after it apart
+ * (FrameWriter.writeFrame) instead of being copied into it.
+ */
+export function envelopeHead(type: FrameType, number: number, small: number, meta: unknown, bodySize: number, label = ''): Buffer {
+  const json = JSON.stringify(meta);
+  const labelSize = label === '' ? 0 : Buffer.byteLength(label);
+  const metaSize = Buffer.byteLength(json);
+  const head = Buffer.allocUnsafe(HEADER + ENVELOPE_FIXED + labelSize + metaSize);
+  fillEnvelopeHead(head, type, number, small, label, labelSize, json, metaSize, bodySize);
+  return head;
 }
 
 function fillEnvelopeHead(head: Buffer, type: FrameType, number: number, small: number, label: string, labelSize: number, json: string, metaSize: number, bodySize: number): void {
@@ -258,7 +292,7 @@ export interface Envelope {
   small: number;
   label: string;
   meta: unknown;
-  /** A view into the received chunk: copy it if it must outlive the current turn. */
+  /** A view into the payload (see FrameReader): it keeps the payload's memory alive while kept. */
   body: Buffer;
 }
 

@@ -3,7 +3,7 @@
  * thread socket (and a peer's) on the request path.
  */
 import type { FileRef } from '../static/file-ref.js';
-import { envelopeFrame, FrameType, readEnvelope, readEnvelopeLabel } from './frames.js';
+import { bodySize, envelopeFrame, envelopeHead, FrameType, readEnvelope, readEnvelopeLabel, type BodyBytes } from './frames.js';
 
 /** One HTTP request, relative to the API's base path. */
 export interface IncomingRequest {
@@ -38,10 +38,24 @@ export interface OutgoingResponse {
   route?: string;
 }
 
+/**
+ * A request as the router holds and sends it: an EngineRequest whose body may still be in the
+ * chunks it arrived in (readBody). The router never joins them: they follow the frame's head on the
+ * socket one after the other (see encodeRequestHead).
+ */
+export interface RoutedRequest extends Omit<EngineRequest, 'body'> {
+  body: BodyBytes;
+}
+
 /** [id, verb, path, rawQuery, rawHeaders, ip, hop, viaBus, receivedAt, job?] — an array keeps the JSON small. */
 type RequestMeta = [string, string, string, string, string[], string, number, 0 | 1, number, string?];
 
-export function encodeRequest(number: number, request: EngineRequest): Buffer {
+/**
+ * The head of a Request frame; `request.body` follows it as it is: `writer.writeFrame(head,
+ * request.body)`. The body is not copied on its way out (no copy into the frame, none into a batch:
+ * see FrameWriter).
+ */
+export function encodeRequestHead(number: number, request: RoutedRequest): Buffer {
   const meta: RequestMeta = [
     request.id,
     request.verb,
@@ -54,14 +68,26 @@ export function encodeRequest(number: number, request: EngineRequest): Buffer {
     request.receivedAt,
   ];
   if (request.job !== undefined) meta.push(request.job);
-  return envelopeFrame(FrameType.Request, number, 0, meta, request.body);
+  return envelopeHead(FrameType.Request, number, 0, meta, bodySize(request.body));
 }
 
+/**
+ * The request in a Request frame. Its body is a view into the frame, not a copy: it keeps the
+ * frame's memory (the socket chunk it came in) alive while the request lives, which is what the
+ * request needs anyway.
+ *
+ * Where a request body is copied between the chunks the router received it in and this decoded
+ * request: at most once, in the FrameReader of the thread, which joins a frame that arrived in
+ * several chunks of the socket (one over ~64 KB always does). Not in readBody (its chunks are kept
+ * apart), nor in the frame (written after its head, see encodeRequestHead), nor in the router's
+ * batch of frames (a writev), nor here. (readBody joins only a body sent in many tiny pieces.) A
+ * bus call's body crosses two sockets, caller → router → target, and is not copied on the router
+ * either: it may be joined once by each reader, when its frame arrived there in several chunks.
+ */
 export function decodeRequest(payload: Buffer): { number: number; request: EngineRequest } {
   const envelope = readEnvelope(payload);
   const [id, verb, path, rawQuery, rawHeaders, ip, hop, viaBus, receivedAt, job] = envelope.meta as RequestMeta;
-  // The body is copied out of the socket chunk: the request may outlive this turn.
-  const body = envelope.body.length === 0 ? null : Buffer.from(envelope.body);
+  const body = envelope.body.length === 0 ? null : envelope.body;
   const request: EngineRequest = { id, verb, path, rawQuery, rawHeaders, ip, hop, viaBus: viaBus === 1, receivedAt, body };
   if (job !== undefined) request.job = job;
   return { number: envelope.number, request };
@@ -74,7 +100,7 @@ export type ResponseMeta = [string[], FileRef?];
 export interface DecodedResponse {
   status: number;
   headers: string[];
-  /** A view into the received chunk. */
+  /** A view into the frame (see decodeRequest). */
   body: Buffer;
   route: string;
   file?: FileRef;

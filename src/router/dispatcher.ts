@@ -1,12 +1,12 @@
 import { performance } from 'node:perf_hooks';
-import type { EngineRequest } from '../protocol/requests.js';
+import type { RoutedRequest } from '../protocol/requests.js';
 import type { ActorSpec } from '../protocol/cell-messages.js';
 import type { ActorTable } from './actor-table.js';
 import { Job, JobTimeouts, type Answer, type JobOutcome } from './job.js';
 import { requestIdGenerator } from '../protocol/request-id.js';
 
 /** Sees every request's end: its API, its outcome and how long it took (metrics, access log). */
-export type RequestObserver = (spec: ActorSpec, request: EngineRequest, outcome: JobOutcome, seconds: number) => void;
+export type RequestObserver = (spec: ActorSpec, request: RoutedRequest, outcome: JobOutcome, seconds: number) => void;
 
 /**
  * Turns a request for an API into a job for its actor, with the instance's request timeout; shared
@@ -29,7 +29,7 @@ export class Dispatcher {
    * (readResponse) for a client, or left as bytes with only status and route read
    * (readResponseBytes) for a bus answer the router forwards as it came.
    */
-  submit<A extends Answer>(spec: ActorSpec, request: EngineRequest, read: (responsePayload: Buffer) => A, onDone: (outcome: JobOutcome<A>) => void): void {
+  submit<A extends Answer>(spec: ActorSpec, request: RoutedRequest, read: (responsePayload: Buffer) => A, onDone: (outcome: JobOutcome<A>) => void): void {
     const startedAt = performance.now();
     const job = new Job(request, this.requestTimeoutMs, (end) => {
       const outcome: JobOutcome<A> = end instanceof Uint8Array ? { ok: true, response: read(end) } : end;

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { readResponse, type EngineRequest } from '../protocol/requests.js';
+import { readResponse, type RoutedRequest } from '../protocol/requests.js';
+import type { BodyBytes } from '../protocol/frames.js';
 import { AnvilError, publicMessage } from '../errors.js';
 import type { InstanceLog } from '../logs/instance-log.js';
 import type { PublicHost } from '../registry/registry.js';
@@ -113,8 +114,8 @@ export class FrontDoor {
     );
   }
 
-  private dispatch(req: IncomingMessage, res: ServerResponse, api: ApiEntry, path: string, rawQuery: string, body: Buffer | null, receivedAt: number): void {
-    const request: EngineRequest = {
+  private dispatch(req: IncomingMessage, res: ServerResponse, api: ApiEntry, path: string, rawQuery: string, body: BodyBytes, receivedAt: number): void {
+    const request: RoutedRequest = {
       id: this.deps.dispatcher.nextId(),
       verb: req.method ?? 'GET',
       path,

@@ -1,5 +1,5 @@
 import { Errors, type AnvilError } from '../errors.js';
-import type { EngineRequest } from '../protocol/requests.js';
+import type { RoutedRequest } from '../protocol/requests.js';
 import { Fifo } from './fifo.js';
 
 /** What every answer is read for, whatever else its submitter reads of it: the metrics' labels. */
@@ -27,15 +27,15 @@ export type JobOutcome<A extends Answer = Answer> = { ok: true; response: A } | 
 export class Job {
   done = false;
   readonly deadline: number;
-  private pending: { request: EngineRequest; onEnd: (end: Buffer | JobFailure) => void } | null;
+  private pending: { request: RoutedRequest; onEnd: (end: Buffer | JobFailure) => void } | null;
 
-  constructor(request: EngineRequest, timeoutMs: number, onEnd: (end: Buffer | JobFailure) => void) {
+  constructor(request: RoutedRequest, timeoutMs: number, onEnd: (end: Buffer | JobFailure) => void) {
     this.deadline = Date.now() + timeoutMs;
     this.pending = { request, onEnd };
   }
 
   /** The request (read only while the job is not done: its holders skip done jobs). */
-  get request(): EngineRequest {
+  get request(): RoutedRequest {
     return this.pending!.request;
   }
 

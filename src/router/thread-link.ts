@@ -4,7 +4,7 @@ import { emptyFrame, FrameReader, FrameType, FrameWriter } from '../protocol/fra
 import { callResultHead, decodeCall, type BusCall, type CallReply } from '../protocol/bus-calls.js';
 import { decodeEnqueue, encodeEnqueueResult, type EnqueueOutcome, type EnqueueRequest } from '../protocol/enqueue.js';
 import { encodePeerOffer, type PeerOffer } from '../protocol/peers.js';
-import { encodeRequest, responseNumber } from '../protocol/requests.js';
+import { encodeRequestHead, responseNumber } from '../protocol/requests.js';
 import { decodeStats, type ThreadStats } from '../protocol/stats.js';
 import type { Job } from './job.js';
 import { InFlight } from './in-flight.js';
@@ -71,7 +71,9 @@ export class ThreadLink {
     const now = Date.now();
     const number = this.inFlight.add(job, now);
     this.lastActive = now;
-    this.writer.write(encodeRequest(number, job.request));
+    const request = job.request;
+    // The body goes after the head as it is (readBody's chunks, or a bus call's body): not copied.
+    this.writer.writeFrame(encodeRequestHead(number, request), request.body);
   }
 
   /** No more requests will be sent; the thread finishes its work and exits. */

@@ -8,20 +8,21 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { answerPayload, callResultHead, decodeCall, decodeCallResult, encodeCall, type BusCall, type BusResponse } from '../../src/protocol/bus-calls.js';
+import { answerPayload, callResultHead, decodeCall, decodeCallResult, encodeCallHead, type BusCall, type BusResponse } from '../../src/protocol/bus-calls.js';
 import { decodeEnqueue, decodeEnqueueResult, encodeEnqueue, encodeEnqueueResult, type EnqueueOutcome, type EnqueueRequest } from '../../src/protocol/enqueue.js';
-import { bodySize, emptyFrame, envelopeFrame, FrameReader, FrameType, jsonFrame, readEnvelope, readEnvelopeLabel, u32Frame, u32Head, type BodyBytes } from '../../src/protocol/frames.js';
+import { bodySize, emptyFrame, envelopeFrame, envelopeHead, FrameReader, FrameType, jsonFrame, readEnvelope, readEnvelopeLabel, u32Frame, u32Head, type BodyBytes } from '../../src/protocol/frames.js';
 import { decodeHello, encodeHello, WIRE_VERSION, type ThreadHello } from '../../src/protocol/hello.js';
 import { decodeNotTaken, decodePeerOffer, encodePeerOffer, notTakenFrame, type PeerOffer } from '../../src/protocol/peers.js';
 import {
   decodeRequest,
   decodeResponse,
-  encodeRequest,
+  encodeRequestHead,
   encodeResponse,
   readResponseBytes,
   responseNumber,
   type EngineRequest,
   type OutgoingResponse,
+  type RoutedRequest,
 } from '../../src/protocol/requests.js';
 import { decodeStats, encodeStats, type ThreadStats } from '../../src/protocol/stats.js';
 import type { FileRef } from '../../src/static/file-ref.js';
@@ -111,6 +112,17 @@ describe('frames.ts codecs', () => {
       }),
     );
   });
+
+  it('envelopeHead + the body apart: the same bytes as envelopeFrame with the body in it; read at an offset too', () => {
+    fc.assert(
+      fc.property(frameType, u32, u16, jsonValue, bodyBytes, utf8Text, u32, (type, number, small, meta, body, label, before) => {
+        const whole = joined(envelopeHead(type, number, small, meta, bodySize(body), label), body);
+        expect(whole.equals(envelopeFrame(type, number, small, meta, asBytes(body), label))).toBe(true);
+        const prefixed = Buffer.concat([u32Frame(type, before).subarray(5), payloadOf(type, whole)]);
+        expect(readEnvelope(prefixed, 4)).toEqual({ number, small, label, meta: JSON.parse(JSON.stringify(meta)), body: asBytes(body) });
+      }),
+    );
+  });
 });
 
 describe('requests.ts codecs (the request path)', () => {
@@ -131,13 +143,32 @@ describe('requests.ts codecs (the request path)', () => {
     { requiredKeys: ['id', 'verb', 'path', 'rawQuery', 'rawHeaders', 'body', 'ip', 'hop', 'viaBus', 'receivedAt'] },
   );
 
-  it('encodeRequest → decodeRequest: the same request (an empty body is no body)', () => {
+  it('encodeRequestHead + the body apart → decodeRequest: the same request (an empty body is no body)', () => {
     fc.assert(
       fc.property(u32, request, (number, sent) => {
-        const decoded = decodeRequest(payloadOf(FrameType.Request, encodeRequest(number, sent)));
+        const decoded = decodeRequest(payloadOf(FrameType.Request, joined(encodeRequestHead(number, sent), sent.body)));
         expect(decoded).toEqual({ number, request: { ...sent, body: sent.body === null || sent.body.length === 0 ? null : sent.body } });
       }),
     );
+  });
+
+  it('a request whose body is still in the chunks it arrived in (the router’s) decodes with them joined', () => {
+    const routed: fc.Arbitrary<RoutedRequest> = request.chain((sent) => bodyBytes.map((body) => ({ ...sent, body })));
+    fc.assert(
+      fc.property(u32, routed, (number, sent) => {
+        const { request: decoded } = decodeRequest(payloadOf(FrameType.Request, joined(encodeRequestHead(number, sent), sent.body)));
+        const body = asBytes(sent.body);
+        expect(decoded).toEqual({ ...sent, body: body.length === 0 ? null : body });
+      }),
+    );
+  });
+
+  it('decodeRequest does not copy the body: it is a view into the frame', () => {
+    const payload = payloadOf(FrameType.Request, joined(encodeRequestHead(1, { id: 'i', verb: 'POST', path: '/', rawQuery: '', rawHeaders: [], body: [Buffer.from('ab'), Buffer.from('c')], ip: '', hop: 0, viaBus: false, receivedAt: 0 }), [Buffer.from('ab'), Buffer.from('c')]));
+    const { request: decoded } = decodeRequest(payload);
+    expect(decoded.body?.toString()).toBe('abc');
+    expect(decoded.body?.buffer).toBe(payload.buffer);
+    expect(decoded.body?.byteOffset).toBe(payload.byteOffset + payload.length - 3);
   });
 
   const response: fc.Arbitrary<OutgoingResponse> = fc.record(
@@ -178,10 +209,10 @@ describe('requests.ts codecs (the request path)', () => {
 describe('bus-calls.ts codecs', () => {
   const call: fc.Arbitrary<BusCall> = fc.record({ verb: jsonText, path: jsonText, rawQuery: jsonText, rawHeaders, body: fc.option(bytes, { nil: null }), hop: fc.nat({ max: 64 }) });
 
-  it('encodeCall → decodeCall: the same call (an empty body is no body)', () => {
+  it('encodeCallHead + the body apart → decodeCall: the same call (an empty body is no body)', () => {
     fc.assert(
       fc.property(u32, call, (number, sent) => {
-        const decoded = decodeCall(payloadOf(FrameType.Call, encodeCall(number, sent)));
+        const decoded = decodeCall(payloadOf(FrameType.Call, joined(encodeCallHead(number, sent), sent.body)));
         expect(decoded).toEqual({ number, call: { ...sent, body: sent.body === null || sent.body.length === 0 ? null : sent.body } });
       }),
     );
