@@ -119,3 +119,36 @@ describe('FrameReader (a byte stream cut anywhere)', () => {
     );
   });
 });
+
+describe('FrameReader copies a frame only when it arrived in several chunks', () => {
+  const big = envelopeFrame(FrameType.Request, 1, 0, ['meta'], Buffer.alloc(5000, 0xcd));
+  const small = envelopeFrame(FrameType.Response, 2, 200, [[]], Buffer.from('ok'));
+
+  function payloads(chunks: readonly Buffer[]): Buffer[] {
+    const got: Buffer[] = [];
+    const reader = new FrameReader((_type, payload) => got.push(payload));
+    for (const chunk of chunks) reader.push(chunk);
+    return got;
+  }
+
+  it('passes a frame that came whole as a view into its chunk', () => {
+    const chunk = Buffer.concat([small, big]);
+    const [first, second] = payloads([chunk]);
+    expect([first!.buffer, second!.buffer]).toEqual([chunk.buffer, chunk.buffer]);
+    expect(first!.byteOffset).toBe(chunk.byteOffset + 5);
+    expect(second!.byteOffset).toBe(chunk.byteOffset + small.length + 5);
+  });
+
+  it('joins a frame cut across chunks into a buffer of its own, and reads what follows it in place', () => {
+    const stream = Buffer.concat([small, big, small]);
+    // Cut inside the large frame's length prefix, then inside its body.
+    const chunks = [stream.subarray(0, small.length + 2), stream.subarray(small.length + 2, small.length + 3000), stream.subarray(small.length + 3000)];
+    const [first, joined, after] = payloads(chunks);
+    expect(first!.buffer).toBe(chunks[0]!.buffer);
+    expect(joined!.equals(big.subarray(5))).toBe(true);
+    expect(joined!.byteLength).toBe(big.length - 5);
+    expect(joined!.buffer).not.toBe(chunks[1]!.buffer);
+    expect(after!.equals(small.subarray(5))).toBe(true);
+    expect(after!.buffer).toBe(chunks[2]!.buffer);
+  });
+});
