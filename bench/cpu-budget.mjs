@@ -109,7 +109,7 @@ function summarize(perRun) {
     title: '9. CPU per request at saturation (bench/cpu-budget.mjs)',
     tables: [
       {
-        caption: `Saturated with ${saturationTool}, ${perRun.length} run(s), medians; CPU of every process of the server (user + system, from /proc), per request served:`,
+        caption: `Saturated with ${saturationTool}, ${perRun.length} run(s), medians; CPU of every process of the server (user + system, from /proc), per request served`,
         columns: ['contender', 'req/s', 'server CPU µs/req', 'router + cell', 'load generator µs/req', `what ${cores} cores allow at this cost, req/s`],
         rows,
       },

@@ -95,8 +95,10 @@ async function setUp(root) {
     egressAllow: null,
     stores: { dataRoot: root, redisUrl: null, redisPrefix: 'bench' },
   };
+  const limits = { memoryMb: 256, cpuMs: 1000, wallMs: 30_000 };
+  spec.sandbox = { maxima: limits };
   const runtime = new ActorRuntime(spec, release, () => {});
-  const sandbox = createSandbox(release, { memoryMb: 256, cpuMs: 1000, wallMs: 30_000 }, (event) => {
+  const sandbox = createSandbox(release, limits, (event) => {
     throw new Error(`breach during the benchmark: ${event.message}`);
   });
   return { sandbox, runtime };
