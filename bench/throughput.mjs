@@ -196,7 +196,7 @@ function summarize(perRun, { cpu, logLines, warnings, config }) {
     `Fixed rate: ${fmt(rate)} req/s = 50 % of each run's full-flow maximum, open loop (bench/lib/load.mjs) over ${config.connections} keep-alive connections, ${config.seconds} s after 1 s of warm-up; latency from when a request fell due, so time spent waiting for a free connection counts.`,
     `Added p99 at that rate: full flow − raw node:http ${ms(addedP99)} (p50 ${ms(addedP50)}); full flow − the socket hop to a worker thread (the shape's floor) ${ms(overShapeP99)}; full flow − Fastify ${ms(addedP99Fastify)}; Anvil's bare Ping − raw ${ms(bareAddedP99)}; the socket hop alone (a child process answering at once, no Anvil code) − raw ${ms(hopAddedP99)}; the same hop answered by a worker thread of the child − raw ${ms(shapeAddedP99)}.`,
     `Anvil runs with \`--idle-timeout ${IDLE_TIMEOUT}\`: its threads stay up between contenders, so each measurement is of warm threads (a cold pool is section 4).`,
-    `Log lines written during the runs (warm-up included): Anvil ${fmt(logLines.anvil)} for ${fmt(anvilRequests)} measured full-flow requests; Fastify ${fmt(logLines.fastify)}.`,
+    `Log lines in the log folders after the runs (warm-up included): Anvil ${fmt(logLines.anvil)} for ${fmt(anvilRequests)} measured full-flow requests (Anvil keeps at most 256 MiB of request logs per API: older files were removed as the runs went); Fastify ${fmt(logLines.fastify)}.`,
     `CPU during the first run's full-flow saturation (100 % = one core): ${cpu}.`,
   ];
   if (warnings) notes.push(`Anvil's log: ${warnings}.`);
