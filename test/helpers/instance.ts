@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request as httpRequest, Agent } from 'undici';
+import { waitFor } from './wait-for.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const ANVIL_BIN = join(root, 'bin/anvil.js');
@@ -168,18 +169,7 @@ export async function startInstance(options: StartOptions = {}): Promise<TestIns
   return new TestInstance(child, port, dataDir, apisDir, logs);
 }
 
-/** Polls until `check` returns a truthy value (or throws after `timeoutMs`). */
-export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 10_000, everyMs = 50): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value) return value as NonNullable<T>;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
+/** Polls until `check` returns a truthy value (or throws after `timeoutMs`); `waitFor` also names what it waits for. */
+export function eventually<T>(check: () => T | Promise<T>, timeoutMs = 10_000, everyMs = 50): Promise<NonNullable<T>> {
+  return waitFor(check, { what: 'a condition', timeoutMs, everyMs });
 }
