@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backgroundLoad, type BackgroundLoad } from '../helpers/background-load.js';
 import { cellOf, cellPids } from '../helpers/cells.js';
 import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
-import { waitForStarted } from '../helpers/wait-for.js';
+import { waitFor, waitForStarted } from '../helpers/wait-for.js';
 
 // Blame is exact: when a memory bomb aborts a cell, the API whose directive was running is the one
 // quarantined; an API of the same cell that only lost a request in flight keeps its place. A
@@ -81,7 +81,7 @@ describe('a memory bomb in a shared cell', () => {
     expect((await anvil.admin(`/anvil/api/${bombKey}`, { method: 'DELETE' })).status).toBe(204);
     await eventually(async () => (await cellGauge()) === 2, 15_000);
     await eventually(() => cellProcesses() === 2, 15_000);
-    expect(anvil.logLines().some((l) => l.msg === 'quarantine cell stopped: no API needs it')).toBe(true);
+    await waitFor(() => anvil.logLines().some((l) => l.msg === 'quarantine cell stopped: no API needs it'), { what: "the 'quarantine cell stopped' log line" });
   }, 60_000);
 
   it('never touched the API in the other cell', () => {

@@ -2,6 +2,7 @@ import { networkInterfaces } from 'node:os';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 // GET /anvil/metrics (SPEC §6, issue 7): per API and route template, request counts by status
 // class, latency, errors, rate-limit rejections; mailbox, threads and isolate heap per API; the CPU
@@ -85,7 +86,8 @@ describe('/anvil/metrics', () => {
     expect(sample(text, 'anvil_request_errors_total', { ...meter, route: 'get /boom', reason: 'api' })).toBe(1);
     expect(sample(text, 'anvil_requests_total', { ...meter, route: 'get /boom', class: '5xx' })).toBe(1);
     expect(sample(text, 'anvil_request_errors_total', { ...meter, route: '(none)', reason: 'timeout' })).toBe(1);
-    const warning = anvil.logLines().find((l) => l.msg === 'request failed: timeout');
+    // The log line travels through the instance's stdout: it may come after the metric was read.
+    const warning = await waitFor(() => anvil.logLines().find((l) => l.msg === 'request failed: timeout'), { what: "the 'request failed: timeout' log line" });
     expect(warning).toMatchObject({ api: 'meter', status: 504, reason: 'timeout' });
     expect(warning!.correlationId).toMatch(/\S+/);
   });
