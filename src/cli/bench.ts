@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { readInstanceEnvironment } from './environment.js';
 import { integer } from './options.js';
 import { CliError, out, run } from './output.js';
 import { bucketGrowth, growthBy, parseSamples, quantile, select, sum, type Sample } from './prometheus-text.js';
@@ -54,7 +55,7 @@ async function scrape(port: number): Promise<Sample[] | null> {
   const [{ request }, { localhostAgent }] = await Promise.all([import('undici'), import('./localhost-dispatcher.js')]);
   const agent = localhostAgent();
   try {
-    const token = process.env.ANVIL_METRICS_TOKEN;
+    const token = readInstanceEnvironment().metricsToken;
     const reply = await request(`http://admin.localhost:${port}/anvil/metrics`, { dispatcher: agent, headers: token ? { authorization: `Bearer ${token}` } : {} });
     const text = await reply.body.text();
     return reply.statusCode === 200 ? parseSamples(text) : null;
