@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import type { Server as NetServer } from 'node:net';
 import type { CellSupervisor } from '../cells/cell-supervisor.js';
 import type { ThreadServer } from '../protocol/thread-server.js';
 import type { DataDirLock } from '../registry/data-dir-lock.js';
@@ -12,6 +13,8 @@ import type { JobRunner } from '../router/job-runner.js';
 /** What a running instance closes when it drains. */
 export interface RunningParts {
   server: Server;
+  /** What listens (the HTTP server, or the PROXY protocol listener in front of it). */
+  listener: NetServer;
   refresher: NodeJS.Timeout;
   watcher: ApisWatcher | null;
   actors: ActorTable;
@@ -33,7 +36,7 @@ export async function drain(parts: RunningParts, drainTimeoutMs: number): Promis
   clearInterval(parts.refresher);
   await parts.watcher?.close();
   const deadline = Date.now() + drainTimeoutMs;
-  await closeHttp(parts.server, parts.actors, deadline);
+  await closeHttp(parts.listener, parts.server, parts.actors, deadline);
   // Jobs stop being handed out; runs in flight finish (or run again after a restart).
   await parts.jobs.close(Math.max(0, deadline - Date.now()));
   await parts.deployWorker.close();
@@ -48,11 +51,11 @@ export async function drain(parts: RunningParts, drainTimeoutMs: number): Promis
 }
 
 /** Stops accepting connections and waits (until `deadline`) for open ones and the actors' work to end. */
-async function closeHttp(server: Server, actors: ActorTable, deadline: number): Promise<void> {
+async function closeHttp(listener: NetServer, server: Server, actors: ActorTable, deadline: number): Promise<void> {
   // close() calls back once every connection has ended: idle ones are closed below as soon
   // as their last response is written.
   let connectionsOpen = true;
-  server.close(() => (connectionsOpen = false));
+  listener.close(() => (connectionsOpen = false));
   server.closeIdleConnections();
   while ((connectionsOpen || !actors.idle) && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 20));

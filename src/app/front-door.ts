@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { DataPaths } from '../config/data-paths.js';
 import type { InstanceLog } from '../logs/instance-log.js';
+import { clientAddresses } from '../http/client-address.js';
 import { QUOTA_NAMES } from '../quotas/api-quotas.js';
 import { handleManagement } from '../registry/management-api.js';
 import type { PublicHost, Registry } from '../registry/registry.js';
@@ -31,6 +32,7 @@ export interface FrontDoorParts {
 /** The HTTP request handler: APIs, the management API (deploys included) and the metrics. */
 export function createFrontDoor(options: InstanceOptions, parts: FrontDoorParts): FrontDoor {
   const { registry, paths, directory, metrics } = parts;
+  const addresses = clientAddresses(options.trustedProxies);
   const deployArchive = uploadDeployer(options, registry, paths, parts.deployWorker);
   const responses = new ResponseBuffer(options.responseBufferBytes, (owner) => metrics.quotaRefusals.inc({ host: owner.host, api: owner.key, quota: QUOTA_NAMES.responseBuffer }));
   metrics.watchResponseBuffer(() => responses.bytes);
@@ -41,7 +43,8 @@ export function createFrontDoor(options: InstanceOptions, parts: FrontDoorParts)
       responses,
       ready: parts.ready,
       log: parts.log,
-      metrics: (req, res) => metrics.handle(req, res),
+      metrics: (req, res) => metrics.handle(req, res, addresses.of(req)),
+      clientAddress: addresses.of,
       management: (req, res, path, host) =>
         handleManagement(req, res, path, host, { registry, directory, paths, deployUpload: deployArchive, retireApi: (h, k) => parts.actors.supersedeApi(h, k) }),
     },

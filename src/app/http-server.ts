@@ -1,4 +1,6 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
+import type { Server as NetServer } from 'node:net';
+import { proxyProtocolListener } from '../http/proxy-listener.js';
 import type { InstanceLog } from '../logs/instance-log.js';
 import { answerClientError } from '../router/client-error.js';
 import type { Metrics } from '../router/metrics.js';
@@ -6,6 +8,8 @@ import type { InstanceOptions } from './instance-options.js';
 
 export interface ListeningServer {
   server: Server;
+  /** What listens: the HTTP server itself, or with --proxy-protocol the TCP listener that reads the header first. */
+  listener: NetServer;
   /** The port it listens on (the one the OS chose for `--port 0`). */
   port: number;
 }
@@ -15,12 +19,13 @@ export async function listenHttp(options: InstanceOptions, handle: RequestListen
   const server = createHttpServer(options.headersTimeoutMs, handle);
   server.on('connection', () => metrics.connections.inc());
   server.on('clientError', answerClientError(log));
+  const listener = options.proxyProtocol ? proxyProtocolListener(server, options.headersTimeoutMs, log) : server;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.listen, () => resolve());
+    listener.once('error', reject);
+    listener.listen(options.port, options.listen, () => resolve());
   });
-  const address = server.address();
-  return { server, port: typeof address === 'object' && address !== null ? address.port : options.port };
+  const address = listener.address();
+  return { server, listener, port: typeof address === 'object' && address !== null ? address.port : options.port };
 }
 
 function createHttpServer(headersTimeoutMs: number, handle: RequestListener): Server {

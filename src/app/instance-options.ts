@@ -31,6 +31,12 @@ export interface InstanceOptions {
   headersTimeoutMs: number;
   requestTimeoutMs: number;
   drainTimeoutMs: number;
+  /** On SIGTERM, how long /anvil/health answers 503 while requests are still served (for a balancer's health checks). */
+  drainDelayMs: number;
+  /** Each connection starts with a PROXY protocol v2 header (HAProxy `send-proxy-v2`) giving the client's address. */
+  proxyProtocol: boolean;
+  /** Peers whose `x-forwarded-for` is believed (CIDRs, comma-separated); null: none. */
+  trustedProxies: string | null;
   actors: ActorLimits;
   /** Maxima for custom directives (api.yaml `limits:` cannot go above) and isolates per thread. */
   sandbox: ActorSpec['sandbox'];

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { DataPaths } from '../config/data-paths.js';
 import type { InstanceLog } from '../logs/instance-log.js';
 import type { DataDirLock } from '../registry/data-dir-lock.js';
@@ -60,11 +61,13 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
   refresher.unref();
   const watcher = watchApis(options, log, target, directory);
 
-  const running: RunningParts = { server: http.server, refresher, watcher, actors, jobs, deployWorker, cells, threadServer: threads.server, dispatcher, registry, lock };
+  const running: RunningParts = { server: http.server, listener: http.listener, refresher, watcher, actors, jobs, deployWorker, cells, threadServer: threads.server, dispatcher, registry, lock };
   let stopping: Promise<void> | null = null;
   const stop = (): Promise<void> => {
+    // Health turns 503 at once; requests are still served for the drain delay, until a balancer's
+    // health checks have noticed and it sends no more.
     serving = false;
-    stopping ??= drain(running, options.drainTimeoutMs);
+    stopping ??= delay(options.drainDelayMs).then(() => drain(running, options.drainTimeoutMs));
     return stopping;
   };
   return { port, adminHost: DEFAULT_ADMIN_HOST, publicHost, generatedKey, boot, stop };

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from 'commander';
+import { parseTrustedProxies } from '../http/client-address.js';
 
 /** Option parsers that refuse bad values with a message naming the option (piscina-style: validate up front). */
 export function integer(name: string, min: number, max: number): (value: string) => number {
@@ -24,17 +25,27 @@ export function byteSize(name: string): (value: string) => number {
 }
 
 /** `30s`, `500ms`, `2m`, or a number of milliseconds. */
-export function duration(name: string): (value: string) => number {
+export function duration(name: string, minMs = 1): (value: string) => number {
   return (value) => {
     const match = /^(\d+(?:\.\d+)?)\s*(ms|s|m)?$/.exec(value.trim());
     if (match === null) throw new InvalidArgumentError(`${name} must be a duration such as 500ms, 30s or 2m, got "${value}"`);
     const ms = Number(match[1]) * (match[2] === 's' ? 1000 : match[2] === 'm' ? 60_000 : 1);
-    if (ms < 1) throw new InvalidArgumentError(`${name} must be at least 1ms`);
+    if (ms < minMs) throw new InvalidArgumentError(`${name} must be at least ${minMs}ms`);
     return Math.round(ms);
   };
 }
 
 export function envName(value: string): string {
   if (!/^[a-z0-9][a-z0-9_-]{0,31}$/.test(value)) throw new InvalidArgumentError(`--env must be lower-case letters, digits, _ or - (e.g. dev, pro), got "${value}"`);
+  return value;
+}
+
+/** `--trusted-proxy`: checked here so a typo stops the start with the flag's name. */
+export function trustedProxies(value: string): string {
+  try {
+    parseTrustedProxies(value);
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
   return value;
 }

@@ -21,6 +21,9 @@ export interface StartFlags {
   headersTimeout: number;
   requestTimeout: number;
   drainTimeout: number;
+  drainDelay: number;
+  proxyProtocol: boolean;
+  trustedProxy?: string;
   maxThreads: number;
   threadConcurrency: number;
   mailbox: number;
@@ -70,6 +73,9 @@ export function instanceOptions(flags: StartFlags, maxCells: number, envExplicit
     headersTimeoutMs: flags.headersTimeout,
     requestTimeoutMs: flags.requestTimeout,
     drainTimeoutMs: flags.drainTimeout,
+    drainDelayMs: flags.drainDelay,
+    proxyProtocol: flags.proxyProtocol,
+    trustedProxies: flags.trustedProxy ?? null,
     actors: {
       maxThreads: flags.maxThreads,
       threadConcurrency: flags.threadConcurrency,

@@ -5,7 +5,7 @@ import type { InstanceOptions, StartedInstance } from '../app/instance-options.j
 import { DEFAULT_MAX_JSON_DEPTH } from '../http/json-depth.js';
 import { DEFAULT_QUOTAS } from '../quotas/api-quotas.js';
 import { readInstanceEnvironment, type InstanceEnvironment } from './environment.js';
-import { byteSize, duration, envName, integer } from './options.js';
+import { byteSize, duration, envName, integer, trustedProxies } from './options.js';
 import { checkStartFlags, instanceOptions, type StartFlags } from './start-options.js';
 
 export function registerStart(program: Command): void {
@@ -28,6 +28,9 @@ export function registerStart(program: Command): void {
     .option('--headers-timeout <duration>', 'time allowed to receive request headers', duration('--headers-timeout'), 10_000)
     .option('--request-timeout <duration>', 'time an API has to answer (504 after)', duration('--request-timeout'), 30_000)
     .option('--drain-timeout <duration>', 'on SIGTERM, time allowed for in-flight work', duration('--drain-timeout'), 30_000)
+    .option('--drain-delay <duration>', 'on SIGTERM, time /anvil/health answers 503 while requests are still served, so a balancer stops sending', duration('--drain-delay', 0), 1_000)
+    .option('--proxy-protocol', 'every connection starts with a PROXY protocol v2 header (HAProxy send-proxy-v2) naming the client', false)
+    .option('--trusted-proxy <cidrs>', 'believe x-forwarded-for from these peers (addresses or CIDRs, comma-separated)', trustedProxies)
     .option('--max-threads <n>', 'threads per API at most', integer('--max-threads', 1, 64), 2)
     .option('--thread-concurrency <n>', 'requests in flight per thread before the mailbox is used', integer('--thread-concurrency', 1, 4096), 64)
     .option('--mailbox <n>', 'requests waiting per API before 503', integer('--mailbox', 0, 1_000_000), 256)

@@ -30,6 +30,8 @@ export interface FrontDoorDeps {
   /** `GET /anvil/metrics` on the admin host (it checks its own access). */
   metrics(req: IncomingMessage, res: ServerResponse): Promise<void>;
   log: InstanceLog;
+  /** The client's address: the PROXY header's or the peer's, then a trusted proxy's x-forwarded-for. */
+  clientAddress(req: IncomingMessage): string;
 }
 
 /**
@@ -66,7 +68,7 @@ export class FrontDoor {
   private route(req: IncomingMessage, res: ServerResponse): void {
     const head = scanRequestHead(req.rawHeaders);
     if (head.problem !== null) {
-      this.deps.log.info({ ip: clientIp(req), verb: req.method, reason: head.problem }, 'request refused: 400');
+      this.deps.log.info({ ip: this.deps.clientAddress(req), verb: req.method, reason: head.problem }, 'request refused: 400');
       // What else this client sends on the connection is not trusted either.
       return sendError(res, 400, head.problem, { connection: 'close' });
     }
@@ -122,7 +124,7 @@ export class FrontDoor {
       rawQuery,
       rawHeaders: req.rawHeaders,
       body,
-      ip: clientIp(req),
+      ip: this.deps.clientAddress(req),
       hop: 0,
       viaBus: false,
       receivedAt,
@@ -146,19 +148,5 @@ function splitKey(path: string): [string, string] {
   const slash = path.indexOf('/', 1);
   if (slash < 0) return [path.slice(1), '/'];
   return [path.slice(1, slash), path.slice(slash)];
-}
-
-/** Per connection, not per request: `remoteAddress` asks the kernel each time it is read. */
-const peerAddresses = new WeakMap<object, string>();
-
-function clientIp(req: IncomingMessage): string {
-  const socket = req.socket;
-  let address = peerAddresses.get(socket);
-  if (address === undefined) {
-    const raw = socket.remoteAddress ?? '';
-    address = raw.startsWith('::ffff:') ? raw.slice(7) : raw;
-    peerAddresses.set(socket, address);
-  }
-  return address;
 }
 

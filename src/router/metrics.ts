@@ -154,8 +154,9 @@ export class Metrics {
     });
   }
 
-  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (!this.allowed(req)) {
+  /** `clientAddress`: the client as the front door resolved it (behind a balancer, not the balancer). */
+  async handle(req: IncomingMessage, res: ServerResponse, clientAddress: string): Promise<void> {
+    if (!this.allowed(req, clientAddress)) {
       res.writeHead(401, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify({ error: 'Unauthorized' }));
       return;
     }
@@ -163,10 +164,9 @@ export class Metrics {
     res.writeHead(200, { 'content-type': this.registry.contentType }).end(body);
   }
 
-  private allowed(req: IncomingMessage): boolean {
+  private allowed(req: IncomingMessage, address: string): boolean {
     const auth = req.headers.authorization;
     if (this.token && typeof auth === 'string' && auth.startsWith('Bearer ')) return safeEqual(this.token, auth.slice(7).trim());
-    const address = req.socket.remoteAddress ?? '';
-    return address === '127.0.0.1' || address === '::1' || address === '::ffff:127.0.0.1';
+    return address === '127.0.0.1' || address === '::1';
   }
 }

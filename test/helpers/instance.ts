@@ -141,6 +141,8 @@ export async function startInstance(options: StartOptions = {}): Promise<TestIns
   }
   const args = [ANVIL_BIN, 'start', '--port', '0', '--data', dataDir, '--apis', apisDir];
   if (options.publish !== false) args.push('--publish');
+  // A test's own --drain-delay (later in the list) wins; the balancer's grace second is not needed elsewhere.
+  args.push('--drain-delay', '0');
   args.push(...(options.args ?? []));
   const child = spawn(process.execPath, args, {
     env: { ...process.env, ANVIL_PUBLIC_HOST_KEY: TEST_KEY, ...options.env },

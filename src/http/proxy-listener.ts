@@ -1,0 +1,48 @@
+import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
+import type { Server as HttpServer } from 'node:http';
+import type { InstanceLog } from '../logs/instance-log.js';
+import { notePeerFromProxyHeader } from './client-address.js';
+import { parseProxyV2 } from './proxy-protocol.js';
+
+/**
+ * With `--proxy-protocol`: a TCP listener whose connections must start with a PROXY protocol v2
+ * header (HAProxy's `send-proxy-v2`). The header is read here, the client's address kept for the
+ * connection, and the socket handed to the HTTP server with the bytes that followed the header. A
+ * connection without a valid header within `timeoutMs` is closed: behind a balancer, anything else
+ * is someone going around it.
+ */
+export function proxyProtocolListener(http: HttpServer, timeoutMs: number, log: InstanceLog): NetServer {
+  return createNetServer((socket) => readHeader(socket, http, timeoutMs, log));
+}
+
+function readHeader(socket: Socket, http: HttpServer, timeoutMs: number, log: InstanceLog): void {
+  let received: Buffer = Buffer.alloc(0);
+  const timer = setTimeout(() => refuse('no PROXY protocol header in time'), timeoutMs);
+  const onData = (chunk: Buffer) => {
+    received = received.length === 0 ? chunk : Buffer.concat([received, chunk]);
+    const header = parseProxyV2(received);
+    if (header.kind === 'incomplete') return;
+    if (header.kind === 'invalid') return refuse(header.reason);
+    stopReading();
+    socket.off('error', onError);
+    if (header.kind === 'proxy') notePeerFromProxyHeader(socket, header.address);
+    socket.pause();
+    http.emit('connection', socket);
+    const rest = received.subarray(header.length);
+    if (rest.length > 0) socket.unshift(rest);
+    socket.resume();
+  };
+  // An error before the hand-over (a reset): the socket is destroyed by node, the timer must go.
+  const onError = () => stopReading();
+  const stopReading = () => {
+    clearTimeout(timer);
+    socket.off('data', onData);
+  };
+  const refuse = (reason: string) => {
+    stopReading();
+    log.info({ ip: socket.remoteAddress, reason }, 'connection refused: PROXY protocol');
+    socket.destroy();
+  };
+  socket.on('data', onData);
+  socket.on('error', onError);
+}
