@@ -1,3 +1,4 @@
+import { cacheWhenReachable } from '../stores/cache-when-reachable.js';
 import { isStaticType, staticCacheKey, type CachedResponse } from '../http/static-cache.js';
 import { defineDirective } from './types.js';
 
@@ -37,6 +38,6 @@ export default defineDirective<Params>({
       }, {}),
       body: body === null ? '' : Buffer.isBuffer(body) ? body.toString('base64') : Buffer.from(body).toString('base64'),
     };
-    await ctx.api.kv.set(staticCacheKey(ctx), JSON.stringify(cached), ttlSeconds * 1000);
+    await cacheWhenReachable(ctx.api.log.bind(ctx.api), 'CacheStatic', () => ctx.api.kv.set(staticCacheKey(ctx), JSON.stringify(cached), ttlSeconds * 1000));
   },
 });

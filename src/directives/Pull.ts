@@ -1,3 +1,4 @@
+import { cacheWhenReachable } from '../stores/cache-when-reachable.js';
 import { bodyOf, headerMap, headerRecord, upstreamFailure, queryMap, queryString } from '../outgoing/outgoing-params.js';
 import { send, type UpstreamResponse } from '../outgoing/send.js';
 import { defineDirective } from './types.js';
@@ -47,15 +48,17 @@ export default defineDirective<Params>({
       timeoutMs: Math.round((params.timeout ?? 10) * 1000),
     };
 
+    const log = ctx.api.log.bind(ctx.api);
     const cacheKey = params.cache ? `pull:${JSON.stringify([request.host, request.path, request.verb, request.query, headers, body])}` : null;
     let response: UpstreamResponse | null = null;
     if (cacheKey !== null) {
-      const cached = await ctx.api.kv.get(cacheKey);
+      const cached = await cacheWhenReachable(log, 'Pull', () => ctx.api.kv.get(cacheKey));
       if (cached !== null) response = revive(cached);
     }
     if (response === null) {
       response = await send(ctx, request);
-      if (cacheKey !== null && response.status < 400) await ctx.api.kv.set(cacheKey, freeze(response), params.cache! * 1000);
+      const fresh = response;
+      if (cacheKey !== null && fresh.status < 400) await cacheWhenReachable(log, 'Pull', () => ctx.api.kv.set(cacheKey, freeze(fresh), params.cache! * 1000));
     }
 
     if ((params.verify ?? true) && response.status >= 400) {

@@ -1,3 +1,4 @@
+import { cacheWhenReachable } from '../stores/cache-when-reachable.js';
 import { NORMAL_FLOW } from '../engine/groups.js';
 import { endToEnd } from '../http/hop-by-hop.js';
 import { staticCacheKey, type CachedResponse } from '../http/static-cache.js';
@@ -16,7 +17,7 @@ export default defineDirective({
     const message = ctx.message;
     const verb = ctx.request.verb;
     if (verb === 'GET' || verb === 'HEAD') {
-      const hit = await ctx.api.kv.get(staticCacheKey(ctx));
+      const hit = await cacheWhenReachable(ctx.api.log.bind(ctx.api), 'Smart', () => ctx.api.kv.get(staticCacheKey(ctx)));
       if (hit !== null) {
         const cached = JSON.parse(hit) as CachedResponse;
         message.becomeResponse(cached.status, { ...cached.headers, 'x-anvil-cache': 'hit' }, Buffer.from(cached.body, 'base64'));
