@@ -53,6 +53,8 @@ function sqlError(error: unknown): AnvilError {
   const message = error instanceof Error ? error.message : String(error);
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && code.startsWith('SQLITE_CONSTRAINT')) return Errors.sqlConstraint(message);
+  // The statement was rolled back: what was stored before is intact, writes work again once there is room.
+  if (code === 'SQLITE_FULL') return Errors.sqlDiskFull(message);
   if (typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))) {
     return Errors.sqlBusy(message);
   }
