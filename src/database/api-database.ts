@@ -21,6 +21,7 @@ import { AnvilError, Errors } from '../errors.js';
 import { sqlTextCache } from './sql-cache.js';
 import { checkSqlText } from './sql-checks.js';
 import { SqlPolicy } from './sql-policy.js';
+import { sqliteFailure } from './sqlite-failure.js';
 
 export const DATABASE_LIMITS = {
   /** Longest SQL text of one query, in UTF-8 bytes. */
@@ -51,14 +52,16 @@ type Bindable = null | number | bigint | string | Buffer;
 function sqlError(error: unknown): AnvilError {
   if (error instanceof AnvilError) return error;
   const message = error instanceof Error ? error.message : String(error);
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && code.startsWith('SQLITE_CONSTRAINT')) return Errors.sqlConstraint(message);
-  // The statement was rolled back: what was stored before is intact, writes work again once there is room.
-  if (code === 'SQLITE_FULL') return Errors.sqlDiskFull(message);
-  if (typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))) {
-    return Errors.sqlBusy(message);
+  switch (sqliteFailure(error)) {
+    case 'constraint':
+      return Errors.sqlConstraint(message);
+    case 'full':
+      return Errors.diskFull(message);
+    case 'busy':
+      return Errors.sqlBusy(message);
+    default:
+      return Errors.sqlFailed(message);
   }
-  return Errors.sqlFailed(message);
 }
 
 /** What went wrong with a file, without its path (messages may reach tenant code). */

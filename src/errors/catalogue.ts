@@ -121,11 +121,13 @@ export const Errors = {
   sandboxBadCall: coded('ANVIL_ERR_SANDBOX_CALL', 500, '%s'),
   directiveFailed: codedWithStatus('ANVIL_ERR_DIRECTIVE_FAILED', '%s'),
 
+  // The data directory's disk (an API's database, a deploy's files).
+  diskFull: coded('ANVIL_ERR_DISK_FULL', 507, 'the disk is full, nothing was written: %s'),
+
   // The API's SQLite database.
   sqlFailed: coded('ANVIL_ERR_SQL', 500, 'SQL error: %s'),
   sqlConstraint: coded('ANVIL_ERR_SQL_CONSTRAINT', 409, 'SQL error: %s'),
   sqlBusy: coded('ANVIL_ERR_SQL_BUSY', 503, 'SQL error: %s'),
-  sqlDiskFull: coded('ANVIL_ERR_DISK_FULL', 507, 'the disk is full, nothing was written: %s'),
   sqlLimit: coded('ANVIL_ERR_SQL_LIMIT', 500, '%s'),
   sqlRefused: coded('ANVIL_ERR_SQL_REFUSED', 500, 'SQL refused: %s'),
   migrationsUnreadable: coded('ANVIL_ERR_MIGRATION', 500, 'migrations in %s: %s'),

@@ -8,6 +8,7 @@ import Database from 'better-sqlite3';
 import { AnvilError, Errors } from '../errors.js';
 import { EMBEDDED_QUEUE_DEFAULTS, embeddedQueueFile } from './embedded-options.js';
 import { prepareStatements, type Statements } from './embedded-statements.js';
+import { sqliteFailure } from '../database/sqlite-failure.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS jobs (
@@ -59,9 +60,8 @@ export function openJobsDatabase(dataDir: string): JobsDatabase {
 export function sqliteError(error: unknown): AnvilError {
   if (error instanceof AnvilError) return error;
   const message = error instanceof Error ? error.message : String(error);
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))) {
-    return Errors.jobsUnavailable(`the SQLite queue is busy (${message})`);
-  }
+  const failure = sqliteFailure(error);
+  if (failure === 'busy') return Errors.jobsUnavailable(`the SQLite queue is busy (${message})`);
+  if (failure === 'full') return Errors.diskFull(`the job queue: ${message}`);
   return Errors.jobsFailed(`SQLite: ${message}`);
 }

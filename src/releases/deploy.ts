@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DataPaths } from '../config/data-paths.js';
+import { Errors } from '../errors.js';
 import { newReleaseId } from '../registry/release-id.js';
 import type { PublicHost, Registry } from '../registry/registry.js';
 import type { DeployWorker } from './deploy-worker.js';
@@ -61,11 +62,22 @@ async function deploy(source: ReleaseSource, workDir: string, target: DeployTarg
 
 /** Runs `fn` with a fresh folder under the data directory's tmp (same file system as the releases), removed afterwards. */
 async function inWorkDir<T>(paths: DataPaths, fn: (workDir: string) => Promise<T>): Promise<T> {
-  await mkdir(paths.tmpDir, { recursive: true });
-  const workDir = await mkdtemp(join(paths.tmpDir, 'deploy-'));
   try {
-    return await fn(workDir);
-  } finally {
-    await rm(workDir, { recursive: true, force: true });
+    await mkdir(paths.tmpDir, { recursive: true });
+    const workDir = await mkdtemp(join(paths.tmpDir, 'deploy-'));
+    try {
+      return await fn(workDir);
+    } finally {
+      await rm(workDir, { recursive: true, force: true });
+    }
+  } catch (error) {
+    throw onFullDisk(error);
   }
 }
+
+/** A full disk says so (507), whichever step of the deploy ran into it; nothing of the release is kept. */
+function onFullDisk(error: unknown): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT' ? Errors.diskFull('the release could not be stored') : error;
+}
+

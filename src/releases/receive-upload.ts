@@ -89,13 +89,15 @@ function spool(req: IncomingMessage, file: string, allowance: number): Promise<'
     const out = createWriteStream(file, { flags: 'wx', mode: 0o600 });
     let received = 0;
     let settled = false;
+    // The disk, not the client (ENOSPC, EACCES…): also when it comes while the last bytes are flushed.
+    let failure: Error | null = null;
     const finish = (outcome: 'complete' | 'too-large' | 'interrupted'): void => {
       if (settled) return;
       settled = true;
       detach();
       if (outcome === 'complete') out.end();
       else out.destroy();
-      out.once('close', () => resolve(outcome));
+      out.once('close', () => (outcome === 'complete' && failure !== null ? reject(failure) : resolve(outcome)));
     };
     const count = (chunk: Buffer): void => {
       received += chunk.length;
@@ -111,11 +113,12 @@ function spool(req: IncomingMessage, file: string, allowance: number): Promise<'
       req.removeListener('end', onEnd);
       req.removeListener('close', onClose);
     };
-    out.once('error', (error) => {
+    out.on('error', (error) => {
+      failure ??= error;
       if (settled) return;
       settled = true;
       detach();
-      reject(error); // the disk, not the client: ENOSPC, EACCES…
+      reject(error);
     });
     req.on('data', count);
     req.on('end', onEnd);

@@ -21,6 +21,7 @@ import Database from 'better-sqlite3';
 import { AnvilError, Errors } from '../errors.js';
 import { checkIncrement, checkKey, checkNamespace, checkQuota, checkTtl, checkValue } from './kv-checks.js';
 import type { KvBackend, KvQuota, KvStore } from './kv-store.js';
+import { sqliteFailure } from '../database/sqlite-failure.js';
 
 export const EMBEDDED_KV_DEFAULTS = {
   busyTimeoutMs: 5000,
@@ -99,10 +100,9 @@ interface Statements {
 function sqliteError(error: unknown): AnvilError {
   if (error instanceof AnvilError) return error;
   const message = error instanceof Error ? error.message : String(error);
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))) {
-    return Errors.kvUnavailable(`the SQLite store is busy (${message})`);
-  }
+  const failure = sqliteFailure(error);
+  if (failure === 'busy') return Errors.kvUnavailable(`the SQLite store is busy (${message})`);
+  if (failure === 'full') return Errors.diskFull(`the key-value store: ${message}`);
   return Errors.kvFailed(`SQLite: ${message}`);
 }
 

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInstance, type TestInstance } from '../helpers/instance.js';
+import { tarGz } from '../helpers/tarball.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 // The data directory on a small file system that fills up: writes fail with a clear error, reads
 // keep working, nothing stored is corrupted, and writes work again once space is freed. It needs
@@ -18,9 +20,14 @@ endpoints:
   post /rows:
     Insert: { directive: DatabaseQuery, sql: "INSERT INTO rows (data) VALUES (?)", params: [$.message.body.data], mode: run }
     Reply: { directive: ModifyMessage, status: 201, body: { stored: true } }
+  post /later:
+    Queue: { directive: ForTheWorker, identifier: true }
+    Insert: { directive: DatabaseQuery, sql: "INSERT INTO rows (data) VALUES ('job')", mode: run }
   get /rows:
     Count: { directive: DatabaseQuery, sql: "SELECT count(*) AS n FROM rows", target: count, mode: get }
     Reply: { directive: ModifyMessage, body: $.memory.count }
+after:
+  Log: { directive: Log, groups: [AFTER_FLOW] }
 `,
   'Assets/db/001.sql': 'CREATE TABLE rows (id INTEGER PRIMARY KEY, data TEXT NOT NULL);\n',
 };
@@ -72,7 +79,17 @@ describe.skipIf(!isRoot)('the data directory fills up', () => {
     expect(read.json()).toEqual({ n: 5 });
     expect(anvil.child.exitCode).toBeNull();
 
-    expect(anvil.output()).toContain('the disk is full, nothing was written');
+    await waitFor(() => anvil.output().includes('the disk is full, nothing was written'), { what: 'the disk-full error in the log' });
+
+    // A deploy has nowhere to unpack: refused with a status that says so, the current release stays.
+    const deploy = await anvil.admin('/anvil/api', { method: 'POST', body: tarGz({ 'api.yaml': API['api.yaml'].replace('key: full', 'key: other'), 'Assets/big.txt': 'y'.repeat(512 * 1024) }), headers: { 'content-type': 'application/gzip' } });
+    expect([503, 507], deploy.text).toContain(deploy.status);
+    // A job cannot be queued: refused, not half-accepted.
+    const job = await anvil.request('/full/later', { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    expect([503, 507], job.text).toContain(job.status);
+    expect((await anvil.request('/full/rows')).status).toBe(200);
+    expect(anvil.child.exitCode).toBeNull();
+
     rmSync(filler);
     expect((await post('after')).status).toBe(201);
     expect((await anvil.request('/full/rows')).json()).toEqual({ n: 6 });
