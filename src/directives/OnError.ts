@@ -1,12 +1,12 @@
-import { renderError } from '../engine/render-error.js';
+import { renderFlowError } from '../engine/render-error.js';
 import { defineDirective, noParams } from './types.js';
 
 export default defineDirective({
   name: 'OnError',
-  summary: 'Renders {"error": <message>} with the status of the error being handled.',
+  summary: 'Renders {"error": <message>} with the status of the error being handled (or the rendering SetSmartError chose for the request).',
   params: noParams,
-  run(ctx) {
+  async run(ctx) {
     if (ctx.error === null) return;
-    renderError(ctx, ctx.error.status, ctx.error.message, ctx.error.code);
+    await renderFlowError(ctx, ctx.error);
   },
 });

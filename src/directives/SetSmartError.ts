@@ -1,4 +1,4 @@
-import type { DirectiveContext, RequestFacts } from '../engine/context.js';
+import type { DirectiveContext, FlowError, RequestFacts } from '../engine/context.js';
 import { renderError } from '../engine/render-error.js';
 import { publicMessage } from '../errors.js';
 import { prefersHtml } from '../views/accept.js';
@@ -16,41 +16,47 @@ const acceptOf = new WeakMap<RequestFacts, string | null>();
 /**
  * Content negotiation for errors (SPEC §7, §4).
  *
- * In ERROR_FLOW: a client whose `accept` prefers `text/html` (see src/views/accept.ts: a browser
+ * Rendering: a client whose `accept` prefers `text/html` (see src/views/accept.ts: a browser
  * does, `*\/*` and no header do not) gets `Assets/views/errors/<status>.liquid` rendered with
  * `{status, message}` — or, when that template is missing or fails (a limit, a syntax error), a
  * small built-in page with both escaped; any other client gets `{"error": message}` like OnError.
  * The status is the error's; `message` follows §4 (generic for a status ≥ 500 unless debug). Both
  * answers carry `vary: accept`.
  *
- * Which `accept`: the client's, never one a directive or an upstream set. In NORMAL_FLOW the
- * directive only records the client's header, so an API whose flow replaces headers (ModifyMessage
- * `headers`, Http) puts one SetSmartError in `before` (NORMAL_FLOW) and one in `after`
- * (ERROR_FLOW). Without that record it reads the message's `accept` only if no directive set it
- * (after `replaceHeaders` every header counts as set, so an upstream's headers are never taken
- * for the client's); otherwise it answers JSON.
+ * In ERROR_FLOW it renders the error at once. In NORMAL_FLOW it sets the request's error rendering
+ * (ctx.errorRenderer): OnError, or the runtime when no entry renders, then answers this way, so
+ * SPEC's 404 page (SetSmartError before ThrowError, OnError in `after`) needs no second entry. It
+ * also records the client's `accept` then, before ModifyMessage `headers` or Http replace it.
+ * Without that record it reads the message's `accept` only if no directive set it (after
+ * `replaceHeaders` every header counts as set, so an upstream's headers are never taken for the
+ * client's); otherwise it answers JSON.
  */
 export default defineDirective({
   name: 'SetSmartError',
-  summary: 'Errors as HTML (Assets/views/errors/<status>.liquid or a built-in page) for clients that prefer text/html, else as JSON.',
+  summary: 'Errors as HTML (Assets/views/errors/<status>.liquid or a built-in page) for clients that prefer text/html, else as JSON; in NORMAL_FLOW it sets how OnError renders this request\'s errors.',
   params: noParams,
   async run(ctx) {
     if (ctx.error === null) {
       if (!acceptOf.has(ctx.request)) acceptOf.set(ctx.request, clientAccept(ctx));
+      ctx.errorRenderer = renderSmartError;
       return;
     }
-    const status = ctx.error.status;
-    const accept = acceptOf.has(ctx.request) ? acceptOf.get(ctx.request) : clientAccept(ctx);
-    addVary(ctx);
-    if (!prefersHtml(accept)) {
-      renderError(ctx, status, ctx.error.message, ctx.error.code);
-      return;
-    }
-    const message = publicMessage(status, ctx.error.message, ctx.api.debug, ctx.error.code);
-    ctx.message.status = status;
-    respondHtml(ctx.message, await errorPage(ctx, status, message));
+    await renderSmartError(ctx, ctx.error);
   },
 });
+
+async function renderSmartError(ctx: DirectiveContext, error: FlowError): Promise<void> {
+  const status = error.status;
+  const accept = acceptOf.has(ctx.request) ? acceptOf.get(ctx.request) : clientAccept(ctx);
+  addVary(ctx);
+  if (!prefersHtml(accept)) {
+    renderError(ctx, status, error.message, error.code);
+    return;
+  }
+  const message = publicMessage(status, error.message, ctx.api.debug || ctx.request.job, error.code);
+  ctx.message.status = status;
+  respondHtml(ctx.message, await errorPage(ctx, status, message));
+}
 
 /** The request's own `accept`, or null when a directive or an upstream has set the message's. */
 function clientAccept(ctx: DirectiveContext): string | null {

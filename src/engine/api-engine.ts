@@ -4,12 +4,12 @@ import { isLoggedError, publicMessage, toStatusError } from '../errors.js';
 import { headerProblem } from '../http/header-syntax.js';
 import type { EngineRequest, OutgoingResponse } from '../protocol/requests.js';
 import { compileEntry, type CompiledEntry, type DirectiveLookup } from './compiled-entry.js';
-import type { ApiRuntime, RequestFacts, TraceStep } from './context.js';
+import type { ApiRuntime, FlowError, RequestFacts, TraceStep } from './context.js';
 import type { Continuation } from './continuation.js';
 import { AFTER_FLOW, ERROR_FLOW } from './groups.js';
 import { Message } from './message.js';
 import { RequestContext } from './request-context.js';
-import { renderError } from './render-error.js';
+import { renderError, renderFlowError } from './render-error.js';
 import { RouteTable } from './route-table.js';
 
 export type SendResponse = (response: OutgoingResponse) => void;
@@ -129,7 +129,8 @@ export class ApiEngine {
     let response: OutgoingResponse;
     try {
       const versionAtError = await this.runPass(ctx, list.entries, 'main', start);
-      response = this.finish(ctx, versionAtError);
+      if (ctx.error !== null) await this.settleError(ctx, ctx.error, versionAtError);
+      response = this.finish(ctx);
     } catch (error) {
       // Only a defect of the engine itself lands here: directive errors are handled in the pass.
       const { message } = toStatusError(error);
@@ -147,7 +148,7 @@ export class ApiEngine {
   /**
    * Runs one pass over the list: each entry whose groups are enabled. In the main pass a throw
    * switches to ERROR_FLOW; in the AFTER_FLOW pass it is only reported. Returns the message version
-   * when the last error was caught (-1: no error), so `finish` can tell whether anyone rendered it.
+   * when the last error was caught (-1: no error), so `settleError` can tell whether anyone rendered it.
    */
   private async runPass(ctx: RequestContext, list: readonly CompiledEntry[], pass: 'main' | 'after', start = 0): Promise<number> {
     let versionAtError = -1;
@@ -177,18 +178,27 @@ export class ApiEngine {
     return versionAtError;
   }
 
-  /** Builds the response: the runtime renders an error nobody rendered, and an error never leaves as a 2xx. */
-  private finish(ctx: RequestContext, versionAtError: number): OutgoingResponse {
-    const message = ctx.message;
-    const error = ctx.error;
-    if (error !== null) {
-      const untouched = versionAtError === message.version;
-      if (untouched) {
-        renderError(ctx, error.status, error.message, error.code);
-      } else if (message.status < 300) {
-        message.status = error.status;
-      }
+  /**
+   * The runtime renders an error nobody rendered (the way the request chose, else JSON), and an
+   * error never leaves as a 2xx.
+   */
+  private async settleError(ctx: RequestContext, error: FlowError, versionAtError: number): Promise<void> {
+    if (versionAtError !== ctx.message.version) {
+      if (ctx.message.status < 300) ctx.message.status = error.status;
+      return;
     }
+    try {
+      await renderFlowError(ctx, error);
+    } catch (thrown) {
+      const failure = toStatusError(thrown);
+      this.reportError({ requestId: ctx.id, label: '(engine)', directive: '(engine)', status: failure.status, message: `rendering the error failed: ${failure.message}`, pass: 'main' });
+      renderError(ctx, error.status, error.message, error.code);
+    }
+  }
+
+  /** Builds the response: the correlation header, and the message as it is. */
+  private finish(ctx: RequestContext): OutgoingResponse {
+    const message = ctx.message;
     if (!message.isResponseHeader(CORRELATION_HEADER)) message.setRuntimeHeader(CORRELATION_HEADER, this.correlationId(ctx));
     // Only the router streams a file body: a bus caller or a job gets the bytes.
     return message.toResponse(ctx.request.viaBus || ctx.request.job);

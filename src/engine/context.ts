@@ -16,6 +16,12 @@ export interface FlowError {
   directive: string;
 }
 
+/**
+ * How a request's errors are rendered once a directive chose (SetSmartError in NORMAL_FLOW): OnError
+ * and the runtime's own rendering call it instead of writing `{"error": …}` as JSON.
+ */
+export type ErrorRenderer = (ctx: DirectiveContext, error: FlowError) => void | Promise<void>;
+
 /** One entry the engine ran, in order; the Log directive writes these. */
 export interface TraceStep {
   label: string;
@@ -95,6 +101,8 @@ export interface DirectiveContext {
   readonly error: FlowError | null;
   /** The response as written to the client, once it has been (during AFTER_FLOW). */
   readonly sent: OutgoingResponse | null;
+  /** This request's error rendering, when a directive chose one (null: JSON). */
+  errorRenderer: ErrorRenderer | null;
   /** Throws an error with that status: the flow switches to ERROR_FLOW. */
   fail(status: number, message: string): never;
   /** The rest of this request after the running entry, frozen for a job (see continuation.ts). */

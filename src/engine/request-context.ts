@@ -1,6 +1,6 @@
 import { Errors } from '../errors.js';
 import type { Continuation } from './continuation.js';
-import type { ApiRuntime, DirectiveContext, FlowError, RequestFacts, TraceStep } from './context.js';
+import type { ApiRuntime, DirectiveContext, ErrorRenderer, FlowError, RequestFacts, TraceStep } from './context.js';
 import { Groups } from './groups.js';
 import { HostMemoryBudget } from './host-memory.js';
 import { Memory } from './memory.js';
@@ -14,6 +14,7 @@ export class RequestContext implements DirectiveContext, ResolveScope {
   readonly trace: TraceStep[] = [];
   error: FlowError | null = null;
   sent: OutgoingResponse | null = null;
+  errorRenderer: ErrorRenderer | null = null;
   readonly memory: Memory;
   /** The key of the entry running now (set by the engine), where a continuation resumes after. */
   entryKey = '';
