@@ -5,6 +5,7 @@
 import { findAliases, parseAlias } from './aliases.js';
 import { checkParams } from './param-schema.js';
 import { parseRouteKey, type ParsedRoute } from './route-path.js';
+import type { RunsDirective } from '../directives/types.js';
 import type { EndpointDefinition, EntryDefinition, SourcePosition } from './types.js';
 import type { ValidateContext } from './validate-context.js';
 import type { PathKey, PointAt } from './yaml-positions.js';
@@ -113,6 +114,7 @@ function checkDirective(name: string, params: Record<string, unknown>, path: Pat
   const builtin = c.ctx.directives.get(name);
   if (builtin !== undefined) {
     for (const issue of checkParams(name, builtin.params, params)) c.at([...path, ...issue.path], issue.at, issue.message);
+    if (builtin.runs !== undefined) checkRunTarget(builtin.runs, params, path, c);
     return;
   }
   if (c.ctx.customDirectives.has(name)) return; // custom directives take any parameters
@@ -121,6 +123,29 @@ function checkDirective(name: string, params: Record<string, unknown>, path: Pat
     ? `unknown directive "${name}" (did you mean "${suggestion}"?)`
     : `unknown directive "${name}": it is not a built-in directive and there is no Directives/${name}.js or Directives/${name}.ts`;
   c.at([...path, 'directive'], 'value', message);
+}
+
+/**
+ * A directive that runs another (ExecuteIf) with a literal name: that directive must exist, and the
+ * parameters that are not the runner's own must fit its schema. A name from an alias is checked
+ * when it runs.
+ */
+function checkRunTarget(runs: RunsDirective, params: Record<string, unknown>, path: PathKey[], c: Checker): void {
+  const target = params[runs.nameParam];
+  if (typeof target !== 'string' || target === '' || target.startsWith('$.')) return;
+  const rest: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(params)) {
+    if (!runs.ownParams.includes(field)) Object.defineProperty(rest, field, { value, enumerable: true, writable: true, configurable: true });
+  }
+  const builtin = c.ctx.directives.get(target);
+  if (builtin !== undefined) {
+    for (const issue of checkParams(target, builtin.params, rest)) c.at([...path, ...issue.path], issue.at, issue.message);
+    if (builtin.runs !== undefined) checkRunTarget(builtin.runs, rest, path, c);
+    return;
+  }
+  if (c.ctx.customDirectives.has(target)) return;
+  const suggestion = c.suggestDirective(target);
+  c.at([...path, runs.nameParam], 'value', `unknown directive "${target}"${suggestion !== null ? ` (did you mean "${suggestion}"?)` : ''}`);
 }
 
 /** Each alias in the parameters must be well formed, read a known map, and read a path parameter the route has. */

@@ -6,7 +6,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { builtinDirectives } from '../directives/catalogue.js';
-import type { ParamSchema } from '../directives/types.js';
 import { checkStructure, RESERVED_KEYS } from './api-schema.js';
 import { checkEndpoints, checkEntries, isPlainObject, type Checker } from './check-entries.js';
 import { compileDirective } from './compile-directive.js';
@@ -48,7 +47,7 @@ export function validateApiYaml(text: string, ctx: ValidateContext): ValidateRes
 export async function loadApiFolder(
   dir: string,
   env: string,
-  directives: ReadonlyMap<string, { params: ParamSchema }> = builtinDirectives,
+  directives: ValidateContext['directives'] = builtinDirectives,
 ): Promise<LoadApiResult> {
   const errors: ConfigError[] = [];
   const text = await readApiYaml(dir, errors);

@@ -22,8 +22,8 @@ export default defineDirective<Params>({
     type: 'object',
     properties: {
       scheme: { type: 'string', enum: ['bearer', 'basic'] },
-      users: { type: ['object', 'null'], additionalProperties: { type: ['string', 'number'] } },
-      tokens: { anyOf: [{ type: 'object', additionalProperties: true }, { type: 'array', items: { type: 'string' } }, { type: 'null' }] },
+      users: { type: ['object', 'null'], additionalProperties: { type: ['string', 'number'] }, writeOnly: true },
+      tokens: { anyOf: [{ type: 'object', additionalProperties: true }, { type: 'array', items: { type: 'string' } }, { type: 'null' }], writeOnly: true },
       realm: { type: 'string', pattern: '^[^"\\\\\\r\\n]*$' },
     },
     required: ['scheme'],

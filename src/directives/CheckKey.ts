@@ -13,8 +13,8 @@ export default defineDirective<Params>({
   params: {
     type: 'object',
     properties: {
-      expected: { type: ['string', 'number', 'null'] },
-      current: { type: ['string', 'number', 'null'] },
+      expected: { type: ['string', 'number', 'null'], writeOnly: true },
+      current: { type: ['string', 'number', 'null'], writeOnly: true },
     },
     required: ['expected', 'current'],
     additionalProperties: false,

@@ -7,9 +7,13 @@ import Concat from './Concat.js';
 import DatabaseConnect from './DatabaseConnect.js';
 import DatabaseQuery from './DatabaseQuery.js';
 import Delay from './Delay.js';
+import EnableDebug from './EnableDebug.js';
+import Event from './Event.js';
+import ExecuteIf from './ExecuteIf.js';
 import ForTheWorker from './ForTheWorker.js';
 import Groups from './Groups.js';
 import Http from './Http.js';
+import LocalCall from './LocalCall.js';
 import Log from './Log.js';
 import ModifyMessage from './ModifyMessage.js';
 import OnError from './OnError.js';
@@ -37,9 +41,13 @@ const all: Array<DirectiveDefinition<any>> = [
   DatabaseConnect,
   DatabaseQuery,
   Delay,
+  EnableDebug,
+  Event,
+  ExecuteIf,
   ForTheWorker,
   Groups,
   Http,
+  LocalCall,
   Log,
   ModifyMessage,
   OnError,

@@ -12,6 +12,16 @@ export type ParamSchema = {
 };
 
 /**
+ * A directive that runs another one (ExecuteIf): the parameter that names it, and the parameters
+ * that are the runner's own; every other parameter is the named directive's. When the name is
+ * literal, the deploy checks those against the named directive's schema.
+ */
+export interface RunsDirective {
+  readonly nameParam: string;
+  readonly ownParams: readonly string[];
+}
+
+/**
  * A built-in directive: a name, the schema of its parameters (checked at deploy time, and again at
  * run time for values that came from aliases) and the function that runs it.
  */
@@ -19,6 +29,7 @@ export interface DirectiveDefinition<P = Record<string, unknown>> {
   readonly name: string;
   readonly summary: string;
   readonly params: ParamSchema;
+  readonly runs?: RunsDirective;
   run(ctx: DirectiveContext, params: P): void | Promise<void>;
 }
 

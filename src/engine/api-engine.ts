@@ -38,7 +38,7 @@ export class ApiEngine {
   constructor(
     release: CompiledRelease,
     private readonly runtime: ApiRuntime,
-    lookup: DirectiveLookup,
+    private readonly lookup: DirectiveLookup,
     private readonly reportError: ErrorReporter = () => {},
   ) {
     const def = release.definition;
@@ -84,6 +84,7 @@ export class ApiEngine {
       job: false,
     };
     const ctx = new RequestContext(new Message(request, this.runtime.maxJsonDepth), this.runtime, facts, match.pathParams);
+    ctx.lookup = this.lookup;
     await this.run(ctx, this.lists.get(endpoint)!, 0, sendRouted);
   }
 
@@ -122,6 +123,7 @@ export class ApiEngine {
       job: true,
     };
     const ctx = new RequestContext(message, this.runtime, facts, continuation.pathParams, continuation.memory);
+    ctx.lookup = this.lookup;
     await this.run(ctx, list, index + 1, send);
   }
 
@@ -143,6 +145,7 @@ export class ApiEngine {
       ctx.groups.reset([AFTER_FLOW]);
       await this.runPass(ctx, list.entries, 'after');
     }
+    ctx.stepWatcher?.finish(ctx);
   }
 
   /**
@@ -159,7 +162,9 @@ export class ApiEngine {
       const step: TraceStep = { label: entry.label, directive: entry.directiveName, pass };
       ctx.trace.push(step);
       try {
-        const result = entry.directive.run(ctx, entry.params(ctx));
+        const params = entry.params(ctx);
+        ctx.stepWatcher?.before(step, params, entry.secretParams);
+        const result = entry.directive.run(ctx, params);
         if (result !== undefined && typeof (result as Promise<void>).then === 'function') await result;
       } catch (thrown) {
         const { status, message, code } = toStatusError(thrown);
@@ -174,6 +179,7 @@ export class ApiEngine {
           this.reportError({ requestId: ctx.id, label: entry.label, directive: entry.directiveName, status, message, pass });
         }
       }
+      ctx.stepWatcher?.after(step, ctx);
     }
     return versionAtError;
   }

@@ -11,6 +11,8 @@ export interface CompiledEntry {
   readonly directiveName: string;
   readonly directive: DirectiveDefinition<any>;
   readonly groups: readonly string[];
+  /** Parameters whose schema says `writeOnly` (a key, a password): never shown in a debug trace. */
+  readonly secretParams: ReadonlySet<string>;
   params(scope: ResolveScope): Record<string, unknown>;
 }
 
@@ -39,6 +41,7 @@ export function compileEntry(entry: EntryDefinition, section: 'before' | 'endpoi
     directiveName: entry.directive,
     directive,
     groups: entry.groups,
+    secretParams: new Set(Object.entries(directive.params.properties).filter(([, schema]) => schema.writeOnly === true).map(([name]) => name)),
     params,
   };
 }

@@ -22,6 +22,18 @@ export interface FlowError {
  */
 export type ErrorRenderer = (ctx: DirectiveContext, error: FlowError) => void | Promise<void>;
 
+/**
+ * Watches the entries that run once it is set (EnableDebug): the engine calls `before` with an
+ * entry's resolved parameters, `after` once it ran (its error, if any, on the step), and `finish`
+ * when the request is over, its AFTER_FLOW pass included. A watcher must not throw.
+ */
+export interface StepWatcher {
+  /** `secretParams`: those the directive's schema marks `writeOnly`. */
+  before(step: TraceStep, params: Readonly<Record<string, unknown>>, secretParams: ReadonlySet<string>): void;
+  after(step: TraceStep, ctx: DirectiveContext): void;
+  finish(ctx: DirectiveContext): void;
+}
+
 /** One entry the engine ran, in order; the Log directive writes these. */
 export interface TraceStep {
   label: string;
@@ -103,6 +115,14 @@ export interface DirectiveContext {
   readonly sent: OutgoingResponse | null;
   /** This request's error rendering, when a directive chose one (null: JSON). */
   errorRenderer: ErrorRenderer | null;
+  /** What watches the entries of this request, when a directive set it (null: nothing). */
+  stepWatcher: StepWatcher | null;
+  /**
+   * Runs another directive (a built-in or the API's own) on this request, as if it were the
+   * running entry: its parameters are checked against its schema first (a 500 naming `where` and
+   * the parameter when they do not fit), and its errors are this entry's.
+   */
+  runDirective(name: string, params: Record<string, unknown>, where: string): Promise<void>;
   /** Throws an error with that status: the flow switches to ERROR_FLOW. */
   fail(status: number, message: string): never;
   /** The rest of this request after the running entry, frozen for a job (see continuation.ts). */

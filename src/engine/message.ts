@@ -157,6 +157,11 @@ export class Message {
     this.version++;
   }
 
+  /** True while the body is a file not read yet (reading `body` would read it). */
+  get bodyIsFile(): boolean {
+    return this.bodyFile !== null;
+  }
+
   get body(): Buffer | string | null {
     if (this.bodyFile !== null) {
       this.bodyValue = readFileRefSync(this.bodyFile);

@@ -1,11 +1,13 @@
 import { Errors } from '../errors.js';
+import type { DirectiveLookup } from './compiled-entry.js';
 import type { Continuation } from './continuation.js';
-import type { ApiRuntime, DirectiveContext, ErrorRenderer, FlowError, RequestFacts, TraceStep } from './context.js';
+import type { ApiRuntime, DirectiveContext, ErrorRenderer, FlowError, RequestFacts, StepWatcher, TraceStep } from './context.js';
 import { Groups } from './groups.js';
 import { HostMemoryBudget } from './host-memory.js';
 import { Memory } from './memory.js';
 import type { Message } from './message.js';
 import type { OutgoingResponse } from '../protocol/requests.js';
+import { checkParams } from './param-check.js';
 import type { ResolveScope } from './resolve.js';
 
 /** The state of one request as it goes through the flow; directives see it as a DirectiveContext. */
@@ -15,9 +17,12 @@ export class RequestContext implements DirectiveContext, ResolveScope {
   error: FlowError | null = null;
   sent: OutgoingResponse | null = null;
   errorRenderer: ErrorRenderer | null = null;
+  stepWatcher: StepWatcher | null = null;
   readonly memory: Memory;
   /** The key of the entry running now (set by the engine), where a continuation resumes after. */
   entryKey = '';
+  /** The directives of the release, for runDirective (set by the engine). */
+  lookup: DirectiveLookup = () => undefined;
 
   constructor(
     readonly message: Message,
@@ -47,6 +52,13 @@ export class RequestContext implements DirectiveContext, ResolveScope {
 
   get maps(): Readonly<Record<string, unknown>> {
     return this.api.maps;
+  }
+
+  async runDirective(name: string, params: Record<string, unknown>, where: string): Promise<void> {
+    const directive = this.lookup(name);
+    if (directive === undefined) throw Errors.unknownDirective(name, where);
+    checkParams(directive, params, where);
+    await directive.run(this, params);
   }
 
   fail(status: number, message: string): never {

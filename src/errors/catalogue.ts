@@ -79,6 +79,7 @@ export const Errors = {
 
   // The engine and the built-in directives.
   badParameter: coded('ANVIL_ERR_BAD_PARAMETER', 500, 'parameter %s of "%s": %s'),
+  unknownDirective: coded('ANVIL_ERR_UNKNOWN_DIRECTIVE', 500, 'there is no directive "%s" (run by "%s")'),
   hostMemory: coded('ANVIL_ERR_HOST_MEMORY', 500, 'memory limit: storing %s would make this request hold more than the API\'s %s MiB outside its isolates', true),
   invalidHeader: coded('ANVIL_ERR_INVALID_HEADER', 500, 'invalid response header: %s'),
   fail: codedWithStatus('ANVIL_ERR_FAIL', '%s'),

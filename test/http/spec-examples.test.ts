@@ -29,7 +29,7 @@ describe('SPEC §3 api.yaml (users), with SPEC §7 ReadUser.js', () => {
   });
 
   it('refuses a missing or wrong api-key with 401 through CheckKey in before, rendered by OnError', async () => {
-    for (const headers of [{}, { 'api-key': 'wrong' }]) {
+    for (const headers of [{}, { 'api-key': 'wrong' }] as Array<Record<string, string>>) {
       const reply = await anvil.request('/users/user/1', { headers });
       expect(reply.status).toBe(401);
       expect(reply.json()).toEqual({ error: 'Unauthorized' });
@@ -65,7 +65,7 @@ describe("SPEC's 404 page: SetSmartError before ThrowError in the catch-all, OnE
   });
 
   it('answers JSON to a client that accepts application/json, and to one that says nothing', async () => {
-    for (const headers of [{ accept: 'application/json' }, {}]) {
+    for (const headers of [{ accept: 'application/json' }, {}] as Array<Record<string, string>>) {
       const reply = await anvil.request('/pages/no/such/page', { method: 'POST', headers });
       expect(reply.status).toBe(404);
       expect(reply.headers['content-type']).toBe('application/json; charset=utf-8');

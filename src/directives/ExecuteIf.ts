@@ -1,0 +1,38 @@
+import { defineDirective } from './types.js';
+
+interface Params {
+  if: unknown;
+  execute: string;
+  [param: string]: unknown;
+}
+
+const OWN_PARAMS = ['if', 'execute'] as const;
+
+/**
+ * The original's ExecuteIf: when `if` is truthy (not null, false, 0 or ""), runs the directive
+ * `execute` with every other parameter of the entry, as if it were this entry (its errors are this
+ * entry's). A literal `execute` is checked at deploy time, its parameters against its schema; one
+ * that comes from an alias is checked when it runs.
+ */
+export default defineDirective<Params>({
+  name: 'ExecuteIf',
+  summary: 'Runs the directive `execute` with the remaining parameters when `if` is truthy.',
+  params: {
+    type: 'object',
+    properties: {
+      if: {},
+      execute: { type: 'string', minLength: 1 },
+    },
+    required: ['if', 'execute'],
+    additionalProperties: true,
+  },
+  runs: { nameParam: 'execute', ownParams: OWN_PARAMS },
+  async run(ctx, params) {
+    if (!params.if) return;
+    const rest: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(params)) {
+      if (!(OWN_PARAMS as readonly string[]).includes(name)) rest[name] = value;
+    }
+    await ctx.runDirective(params.execute, rest, `ExecuteIf → ${params.execute}`);
+  },
+});
