@@ -3,6 +3,7 @@ import { registerBench } from './bench.js';
 import { registerCreateApi } from './create-api.js';
 import { registerDeploy } from './deploy.js';
 import { registerHosts } from './hosts.js';
+import { registerInspect } from './inspect.js';
 import { registerJobs } from './jobs.js';
 import { registerReleaseCommands } from './release-commands.js';
 import { registerStart } from './start.js';
@@ -27,6 +28,7 @@ The developer's loop:
 registerStart(program);
 registerCreateApi(program);
 registerValidate(program);
+registerInspect(program);
 registerDeploy(program);
 registerReleaseCommands(program);
 registerHosts(program);
