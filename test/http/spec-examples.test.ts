@@ -79,3 +79,143 @@ describe("SPEC's 404 page: SetSmartError before ThrowError in the catch-all, OnE
     expect(reply.json()).toEqual({ hello: 'world' });
   });
 });
+
+describe('SPEC §2 folder layout', () => {
+  it('merges Maps/<env>/<name>.json over Maps/<name>.json (objects merge, arrays and scalars replace), and reads any Maps/<name>.json', async () => {
+    const reply = await anvil.request('/layout/maps');
+    expect(reply.status, reply.text).toBe(200);
+    expect(reply.json()).toEqual({ main: { greeting: { word: 'Hi', punct: '!' }, tags: ['dev'], limit: 5 }, schema: 'object' });
+  });
+
+  it('runs custom directives from Directives/<Name>.js and Directives/<Name>.ts', async () => {
+    const reply = await anvil.request('/layout/greet/Ann');
+    expect(reply.status, reply.text).toBe(200);
+    expect(reply.json()).toEqual({ text: 'HI, ANN!' });
+  });
+
+  it('renders Assets/views with a fragment from Assets/views/fragments and the css/js URLs', async () => {
+    const reply = await anvil.request('/layout/page');
+    expect(reply.status, reply.text).toBe(200);
+    expect(reply.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(reply.text).toBe(
+      '<title>Layout</title><link rel="stylesheet" href="/layout/static/css/site.css"><script src="/layout/static/js/app.js"></script>\n<nav>Layout &amp; more</nav>\n\n',
+    );
+  });
+
+  it('serves Assets/css, Assets/js and Assets/images', async () => {
+    const css = await anvil.request('/layout/static/css/site.css');
+    expect(css.status).toBe(200);
+    expect(css.headers['content-type']).toBe('text/css; charset=utf-8');
+    expect(css.text).toBe('body { color: #333; }\n');
+    const js = await anvil.request('/layout/static/js/app.js');
+    expect(js.text).toBe('console.log("layout");\n');
+    const png = await anvil.request('/layout/static/images/dot.png');
+    expect(png.status).toBe(200);
+    expect(png.headers['content-type']).toBe('image/png');
+  });
+
+  it('applies Assets/db/*.sql in file-name order, each once', async () => {
+    for (let i = 0; i < 2; i++) {
+      const reply = await anvil.request('/layout/items');
+      expect(reply.status, reply.text).toBe(200);
+      expect(reply.json()).toEqual([{ name: 'first' }, { name: 'second' }]);
+    }
+  });
+});
+
+describe('SPEC §5 aliases', () => {
+  it('resolves every form of the table, inside maps and lists, a missing key as null', async () => {
+    const reply = await anvil.request('/aliases/echo/42?q=search', { method: 'POST', headers: { 'x-test': 'header value', 'content-type': 'application/json' }, body: '{"a":{"b":"field"}}' });
+    expect(reply.status, reply.text).toBe(200);
+    const body = reply.json();
+    const id = reply.headers['x-correlation-id'];
+    expect(body).toEqual({
+      pathParam: '42',
+      pathParams: '42',
+      header: 'header value',
+      query: 'search',
+      queryParam: 'search',
+      bodyRaw: '{"a":{"b":"field"}}',
+      bodyField: 'field',
+      verb: 'POST',
+      path: '/echo/42',
+      status: 200,
+      map: { x: { y: 'from the map' } },
+      mapField: 'from the map',
+      memory: 'deep',
+      id,
+      missing: null,
+      list: ['search', { nested: '42' }],
+      system: {
+        api: 'aliases',
+        env: 'dev',
+        host: 'localhost',
+        release: expect.stringMatching(/^r-/),
+        localhost: `http://localhost:${anvil.port}`,
+        definitionVerb: 'post',
+        definitionPath: '/echo/{id}',
+        ip: '127.0.0.1',
+        correlationId: id,
+      },
+    });
+  });
+});
+
+describe('SPEC §6 publishing and disabling', () => {
+  it('GET the record, PUT it public; PUT it inactive and private: 404 on every host', async () => {
+    const record = await anvil.admin('/anvil/api/notes');
+    expect(record.status).toBe(200);
+    const { release } = record.json();
+    const put = (body: object) => anvil.admin('/anvil/api/notes', { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect((await put({ active: false, release, public: false })).status).toBe(204);
+    expect((await anvil.request('/notes/notes')).status).toBe(404);
+    expect((await anvil.admin('/notes/notes')).status).toBe(404);
+    expect((await put({ active: true, release, public: true })).status).toBe(204);
+    expect((await anvil.request('/notes/notes')).status).toBe(200);
+  });
+});
+
+describe('SPEC §7 Groups: a custom group enabled when $.message.body.save is true', () => {
+  it('runs the SAVE entries only when asked', async () => {
+    const post = (body: object) => anvil.request('/notes/notes', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const saved = await post({ save: true, text: 'kept' });
+    expect(saved.status, saved.text).toBe(201);
+    expect(saved.json()).toEqual({ saved: true });
+    const notSaved = await post({ save: false, text: 'dropped' });
+    expect(notSaved.status).toBe(200);
+    expect(notSaved.json()).toEqual({ saved: false });
+    expect((await post({ text: 'no flag' })).json()).toEqual({ saved: false });
+    expect((await anvil.request('/notes/notes')).json()).toEqual([{ text: 'kept' }]);
+  });
+});
+
+describe('SPEC §7 custom directives composing built-ins with run()', () => {
+  it('a custom Push built from ModifyMessage + Http', async () => {
+    const reply = await anvil.request('/compose/forward', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"item":"parcel"}' });
+    expect(reply.status, reply.text).toBe(201);
+    expect(reply.json()).toEqual({ received: 'parcel', verb: 'POST' });
+  });
+
+  it("an async function awaiting run('Pull', …)", async () => {
+    const reply = await anvil.request('/compose/pulled');
+    expect(reply.status, reply.text).toBe(200);
+    expect(reply.json()).toEqual([{ n: 1 }, { n: 2 }]);
+  });
+});
+
+describe('SPEC §8 jobs', () => {
+  it("answers 202 with the job id, then runs the rest as a job with $.id the job id and the request's memory and message", async () => {
+    const reply = await anvil.request('/jobs/work', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"item":"report"}' });
+    expect(reply.status, reply.text).toBe(202);
+    const { message, id } = reply.json();
+    expect(message).toBe('queued');
+    const done = await waitFor(
+      async () => {
+        const row = (await anvil.request(`/jobs/work/${id}`)).json().row;
+        return row ?? null;
+      },
+      { what: `job ${id} to store its row` },
+    );
+    expect(done).toEqual({ id, item: 'report', note: 'set before queueing' });
+  });
+});
