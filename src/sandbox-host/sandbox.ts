@@ -71,6 +71,7 @@ interface Call {
   readonly name: string;
   readonly box: SandboxContext;
   readonly bridge: HostBridge;
+  readonly ctx: DirectiveContext;
   readonly startedAt: number;
   cpuNs: bigint;
   /** How the call ended, once it has: no error, or the error the engine gets. */
@@ -139,6 +140,8 @@ export class Sandbox {
     const code = this.options.directiveCode[name];
     if (code === undefined) throw Errors.sandboxUnknownDirective(name);
     if (this.closed) throw Errors.sandboxClosed();
+    // A request runs one custom directive at a time: none from inside another (state.run → ExecuteIf).
+    for (const other of this.calls.values()) if (other.ctx === ctx && other.end === null) throw Errors.sandboxBadCall(`${name}: a custom directive cannot run from inside ${other.name}`);
     const box = this.context();
     const id = this.nextCallId++;
     const call: Call = {
@@ -146,6 +149,7 @@ export class Sandbox {
       name,
       box,
       bridge: new HostBridge(ctx, name, this.options.services, (ticket, reply) => this.settle(call, ticket, reply)),
+      ctx,
       startedAt: performance.now(),
       cpuNs: 0n,
       end: null,

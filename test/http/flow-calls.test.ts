@@ -36,6 +36,16 @@ describe('ExecuteIf', () => {
     expect(thrown.json()).toEqual({ error: 'conflict here' });
   });
 
+  it("runs from a custom directive's state.run, but never a custom directive inside another", async () => {
+    const builtin = await anvil.request('/flow-calls/if-nested?what=ModifyMessage');
+    expect(builtin.status, builtin.text).toBe(206);
+    const custom = await anvil.request('/flow-calls/if-nested?what=Stamp');
+    expect(custom.status).toBe(500);
+    const id = custom.headers['x-correlation-id'];
+    const line = await waitFor(() => apiLog(anvil, 'flow-calls').find((l) => l.id === id), { what: 'the Log line of the nested call' });
+    expect(line.errors).toEqual([expect.objectContaining({ label: 'Nest', message: expect.stringContaining('Stamp: a custom directive cannot run from inside Nest') })]);
+  });
+
   it('checks a name from an alias, and its parameters, when it runs', async () => {
     const ok = await anvil.request('/flow-calls/if-dynamic?what=ModifyMessage');
     expect(ok.status).toBe(202);
