@@ -39,6 +39,7 @@ export interface StartFlags {
   maxLogFile: number;
   maxLogBytes: number;
   maxLogDays: number;
+  maxFilesBytes: number;
   responseBuffer: number;
 }
 
@@ -94,6 +95,7 @@ export function instanceOptions(flags: StartFlags, maxCells: number, envExplicit
       logFileBytes: flags.maxLogFile,
       logBytes: flags.maxLogBytes,
       logDays: flags.maxLogDays,
+      filesBytes: flags.maxFilesBytes,
     },
     sandbox: {
       maxima: { memoryMb: Math.max(8, Math.floor(flags.maxIsolateMemory / (1024 * 1024))), cpuMs: flags.maxDirectiveCpu, wallMs: flags.maxDirectiveWall },

@@ -46,6 +46,7 @@ export function registerStart(program: Command): void {
     .option('--max-log-file <size>', 'size of an API\'s log file before the next is opened (limits.logFileKb)', byteSize('--max-log-file'), DEFAULT_QUOTAS.logFileBytes)
     .option('--max-log-bytes <size>', 'all log files of an API together; the oldest go first (limits.logKb)', byteSize('--max-log-bytes'), DEFAULT_QUOTAS.logBytes)
     .option('--max-log-days <n>', 'days an API\'s log files are kept (limits.logDays)', integer('--max-log-days', 1, 3650), DEFAULT_QUOTAS.logDays)
+    .option('--max-files-bytes <size>', 'disk an API\'s files may take (SaveFile, CachedFileSet; 507 above; limits.filesKb)', byteSize('--max-files-bytes'), DEFAULT_QUOTAS.filesBytes)
     .option('--response-buffer <size>', 'large response bodies the router holds for slow clients, in all; beyond it the slowest are cut', byteSize('--response-buffer'), 64 * 1024 * 1024)
     .addHelpText('after', '\nExample:\n  anvil start --apis apis --publish --port 8080\n')
     .action(async (flags: StartFlags, command: Command) => {

@@ -25,6 +25,7 @@ export const LIMIT_FIELDS = {
   logFileKb: { minimum: 1, maximum: 64 * 1024 * 1024, what: 'size of one log file before the next is opened, in KiB' },
   logKb: { minimum: 1, maximum: 64 * 1024 * 1024, what: 'size of all log files together, in KiB' },
   logDays: { minimum: 1, maximum: 3650, what: 'days a log file is kept' },
+  filesKb: { minimum: 1, maximum: 1024 * 1024 * 1024, what: 'disk taken by the API\'s files (SaveFile, CachedFileSet), in KiB' },
 } as const;
 
 /** One problem found by a schema, before it gets a file position and a label. */

@@ -51,6 +51,7 @@ export interface QuotaLimits {
   logFileKb: number;
   logKb: number;
   logDays: number;
+  filesKb: number;
 }
 
 /** Everything `limits:` of api.yaml may set. */

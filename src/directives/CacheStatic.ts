@@ -1,13 +1,12 @@
-import { cacheWhenReachable } from '../stores/cache-when-reachable.js';
+import { CACHE_MINUTES_SCHEMA, markCacheable } from '../http/cache-headers.js';
 import { isStaticType, staticCacheKey, type CachedResponse } from '../http/static-cache.js';
+import { cacheWhenReachable } from '../stores/cache-when-reachable.js';
 import { defineDirective } from './types.js';
 
 interface Params {
   expiresMinutes?: number;
   expirationMinutes?: number;
 }
-
-const minutes = { type: 'number', exclusiveMinimum: 0, maximum: 525_600 };
 
 /**
  * For a static answer (css, js, images, fonts, audio, status 200) sets `cache-control: public,
@@ -19,16 +18,14 @@ export default defineDirective<Params>({
   summary: 'Marks static answers cacheable for expiresMinutes (default 5) and keeps them for Smart to answer from.',
   params: {
     type: 'object',
-    properties: { expiresMinutes: minutes, expirationMinutes: minutes },
+    properties: { expiresMinutes: CACHE_MINUTES_SCHEMA, expirationMinutes: CACHE_MINUTES_SCHEMA },
     additionalProperties: false,
   },
   async run(ctx, params) {
     const message = ctx.message;
     const type = message.header('content-type');
     if (message.status !== 200 || typeof type !== 'string' || !isStaticType(type)) return;
-    const ttlSeconds = Math.round((params.expiresMinutes ?? params.expirationMinutes ?? 5) * 60);
-    message.setHeader('cache-control', `public, max-age=${ttlSeconds}`);
-    message.setHeader('expires', new Date(Date.now() + ttlSeconds * 1000).toUTCString());
+    const ttlSeconds = markCacheable(message, params.expiresMinutes ?? params.expirationMinutes ?? 5);
     const body = message.body;
     const cached: CachedResponse = {
       status: 200,

@@ -1,5 +1,6 @@
-import { Errors, QuotaError } from '../errors.js';
-
+import { countWindows, judge, setLimitHeaders, type LimitWindow } from '../counters/limit-counters.js';
+import { DAY_MS, MINUTE_MS, spanWindow } from '../counters/windows.js';
+import { Errors } from '../errors.js';
 import { defineDirective } from './types.js';
 
 interface Params {
@@ -11,16 +12,7 @@ interface Params {
   failOpen?: boolean;
 }
 
-const MINUTE = 60_000;
-const DAY = 86_400_000;
 const limit = { type: 'integer', minimum: 1, maximum: 1_000_000_000 };
-
-interface Window {
-  name: string;
-  max: number;
-  span: number;
-  perIp: boolean;
-}
 
 /**
  * Fixed windows (SPEC §7): a counter per API + label (+ client IP for the *Ip limits) per minute
@@ -45,50 +37,24 @@ export default defineDirective<Params>({
     additionalProperties: false,
   },
   async run(ctx, params) {
-    const windows: Window[] = [];
-    if (params.minuteTotal !== undefined) windows.push({ name: 'minute', max: params.minuteTotal, span: MINUTE, perIp: false });
-    if (params.minuteIp !== undefined) windows.push({ name: 'minute', max: params.minuteIp, span: MINUTE, perIp: true });
-    if (params.dayTotal !== undefined) windows.push({ name: 'day', max: params.dayTotal, span: DAY, perIp: false });
-    if (params.dayIp !== undefined) windows.push({ name: 'day', max: params.dayIp, span: DAY, perIp: true });
-    if (windows.length === 0) return;
-
     const label = params.path ?? ctx.request.path;
     const now = Date.now();
-    let counts: Array<{ value: number; ttlMs: number }>;
-    try {
-      counts = await Promise.all(
-        windows.map((w) => {
-          const index = Math.floor(now / w.span);
-          const key = `ratelimit:${label}:${w.name}:${index}${w.perIp ? `:ip:${ctx.request.ip}` : ''}`;
-          // The counter lives until its window ends.
-          return ctx.api.kv.increment(key, 1, (index + 1) * w.span - now);
-        }),
-      );
-    } catch (error) {
-      const quota = error instanceof QuotaError;
-      ctx.api.log('warn', quota ? "RateLimit: the API's key-value quota is full" : 'RateLimit: the store cannot be reached', { error: (error as Error).message, failOpen: params.failOpen ?? true });
-      if (params.failOpen ?? true) return;
-      if (quota) throw error;
-      throw Errors.rateStoreDown();
-    }
+    const windows: LimitWindow[] = [];
+    const add = (name: string, max: number | undefined, spanMs: number, perIp: boolean) => {
+      if (max === undefined) return;
+      const { index, endsAt } = spanWindow(spanMs, now);
+      windows.push({ name, max, key: `ratelimit:${label}:${name}:${index}${perIp ? `:ip:${ctx.request.ip}` : ''}`, endsAt });
+    };
+    add('minute', params.minuteTotal, MINUTE_MS, false);
+    add('minute', params.minuteIp, MINUTE_MS, true);
+    add('day', params.dayTotal, DAY_MS, false);
+    add('day', params.dayIp, DAY_MS, true);
+    if (windows.length === 0) return;
 
-    // The tightest window decides the headers.
-    let tightest = 0;
-    let exceeded = -1;
-    windows.forEach((w, i) => {
-      const remaining = w.max - counts[i]!.value;
-      const best = windows[tightest]!.max - counts[tightest]!.value;
-      if (remaining < best) tightest = i;
-      if (counts[i]!.value > w.max && (exceeded < 0 || counts[i]!.ttlMs > counts[exceeded]!.ttlMs)) exceeded = i;
-    });
-    const shown = exceeded >= 0 ? exceeded : tightest;
-    const reset = Math.max(1, Math.ceil(counts[shown]!.ttlMs / 1000));
-    ctx.message.setHeader('ratelimit-limit', String(windows[shown]!.max));
-    ctx.message.setHeader('ratelimit-remaining', String(Math.max(0, windows[shown]!.max - counts[shown]!.value)));
-    ctx.message.setHeader('ratelimit-reset', String(reset));
-    if (exceeded >= 0) {
-      ctx.message.setHeader('retry-after', String(reset));
-      throw Errors.rateLimited();
-    }
+    const counts = await countWindows(ctx, 'RateLimit', windows, { count: true, failOpen: params.failOpen ?? true });
+    if (counts === null) return;
+    const verdict = judge(counts);
+    setLimitHeaders(ctx.message, verdict);
+    if (verdict.exceeded) throw Errors.rateLimited();
   },
 });

@@ -92,6 +92,18 @@ export const Errors = {
   staticTooLarge: coded('ANVIL_ERR_STATIC_TOO_LARGE', 500, 'ServeStatic: "%s" is larger than %s'),
   staticChanged: coded('ANVIL_ERR_STATIC_CHANGED', 503, 'the file %s changed while it was being served'),
   enqueueFailed: codedWithStatus('ANVIL_ERR_ENQUEUE', 'the job could not be queued: %s'),
+  badRequest: coded('ANVIL_ERR_BAD_REQUEST', 400, 'Bad Request: %s'),
+  clientQuotaExceeded: coded('ANVIL_ERR_CLIENT_QUOTA', 429, 'Too Many Requests: the %s quota of %s requests is used up'),
+
+  // The API's files (SaveFile, ReadFile, DeleteFile, FileSize, CachedFileGet/Set): names are the
+  // API's own input (often a client's), so a refusal says why.
+  fileBadName: coded('ANVIL_ERR_FILE_NAME', 400, '%s: the file name %s is refused: %s'),
+  fileOutside: coded('ANVIL_ERR_FILE_OUTSIDE', 403, '%s: %s leads outside the API\'s files (a link)'),
+  fileNotFound: coded('ANVIL_ERR_FILE_NOT_FOUND', 404, '%s: no file %s'),
+  fileConflict: coded('ANVIL_ERR_FILE_CONFLICT', 409, '%s: %s'),
+  fileTooLarge: coded('ANVIL_ERR_FILE_TOO_LARGE', 500, '%s: %s is larger than %s'),
+  fileNotJson: coded('ANVIL_ERR_FILE_NOT_JSON', 500, '%s: %s is not JSON: %s'),
+  fileFailed: coded('ANVIL_ERR_FILE', 500, '%s: %s'),
 
   // Calls to other APIs (the bus) and to the outside (upstreams).
   busCallTimeout: coded('ANVIL_ERR_UPSTREAM_TIMEOUT', 504, 'the call to %s took longer than %s ms'),
@@ -182,6 +194,12 @@ export const Errors = {
     507,
     "this write would make the API's keys and values in the key-value store %s bytes, over its quota of %s bytes (api.yaml limits.kvKb, at most --max-kv-bytes)",
     QUOTA_NAMES.kvBytes,
+  ),
+  quotaFilesBytes: quota(
+    'ANVIL_ERR_QUOTA_FILES_BYTES',
+    507,
+    "this write would make the API's files take %s bytes of disk, over its quota of %s bytes (api.yaml limits.filesKb, at most --max-files-bytes)",
+    QUOTA_NAMES.filesBytes,
   ),
 } as const;
 

@@ -1,6 +1,6 @@
 /**
  * What one API may keep in the things every API of the instance shares: the job queue, the
- * key-value store and its log folder. The instance sets a ceiling for each (`anvil start
+ * key-value store, its log folder and its files. The instance sets a ceiling for each (`anvil start
  * --max-…`), which is also the API's default; an api.yaml may ask for less under `limits:`, never
  * for more.
  */
@@ -19,6 +19,8 @@ export interface ApiQuotas {
   logBytes: number;
   /** Log files older than this many days go. */
   logDays: number;
+  /** Disk the API's files take (SaveFile, CachedFileSet): each file and folder counted in 4 KiB blocks. */
+  filesBytes: number;
 }
 
 const KIB = 1024;
@@ -32,6 +34,7 @@ export const DEFAULT_QUOTAS: ApiQuotas = {
   logFileBytes: 64 * MIB,
   logBytes: 256 * MIB,
   logDays: 14,
+  filesBytes: 256 * MIB,
 };
 
 /** The names quota refusals are counted under (`anvil_quota_refusals_total{quota}`). */
@@ -39,6 +42,7 @@ export const QUOTA_NAMES = {
   jobPayload: 'job_payload',
   queuedJobs: 'queued_jobs',
   kvBytes: 'kv_bytes',
+  filesBytes: 'files_bytes',
   responseBuffer: 'response_buffer',
 } as const;
 
@@ -52,5 +56,6 @@ export function effectiveQuotas(requested: Partial<QuotaLimits>, ceilings: ApiQu
     logFileBytes: pick(requested.logFileKb, KIB, ceilings.logFileBytes),
     logBytes: pick(requested.logKb, KIB, ceilings.logBytes),
     logDays: pick(requested.logDays, 1, ceilings.logDays),
+    filesBytes: pick(requested.filesKb, KIB, ceilings.filesBytes),
   };
 }

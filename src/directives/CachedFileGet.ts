@@ -1,0 +1,35 @@
+import { apiFiles, FILE_READ_MAX_BYTES, fileValue } from '../files/content.js';
+import { MAX_FILE_NAME_LENGTH, fileSegments } from '../files/names.js';
+import { defineDirective } from './types.js';
+
+interface Params {
+  name: string;
+  target: string;
+}
+
+/** Memory `target` = the value CachedFileSet kept under `name`, or null when there is none or it expired (it is then removed). */
+export default defineDirective<Params>({
+  name: 'CachedFileGet',
+  summary: "Reads the value kept under `name` in the API's file cache into memory `target` (null when missing or expired).",
+  params: {
+    type: 'object',
+    properties: {
+      name: { type: 'string', minLength: 1, maxLength: MAX_FILE_NAME_LENGTH },
+      target: { type: 'string', minLength: 1 },
+    },
+    required: ['name', 'target'],
+    additionalProperties: false,
+  },
+  async run(ctx, params) {
+    const segments = fileSegments('CachedFileGet', params.name);
+    const files = apiFiles(ctx.api);
+    const found = await files.stat('CachedFileGet', 'cache', segments);
+    let value: unknown = null;
+    if (found !== null && found.mtimeMs <= Date.now()) files.remove('CachedFileGet', 'cache', segments);
+    else if (found !== null) {
+      const bytes = await files.read('CachedFileGet', 'cache', segments, FILE_READ_MAX_BYTES);
+      if (bytes !== null) value = fileValue('CachedFileGet', params.name, bytes, 'json', ctx.api.maxJsonDepth);
+    }
+    ctx.memory.set(params.target, value);
+  },
+});

@@ -1,0 +1,40 @@
+import { STATUS_CODES } from 'node:http';
+import { Errors } from '../errors.js';
+import { apiFiles } from '../files/content.js';
+import { MAX_FILE_NAME_LENGTH, fileSegments } from '../files/names.js';
+import { defineDirective } from './types.js';
+
+interface Params {
+  name: string;
+  verify?: boolean;
+  status?: number;
+  message?: string;
+}
+
+/**
+ * Deletes `name` from the API's `storage/` folder, and the folders that leaves empty (their disk
+ * goes back to the quota). A missing file is ignored unless `verify` is true: then it fails with
+ * `status` and `message` (as the original), or a 404 naming the file when no status is given. A
+ * refused name (400), a link leading out (403) or a folder (409) always fail.
+ */
+export default defineDirective<Params>({
+  name: 'DeleteFile',
+  summary: "Deletes the file `name` of the API's storage folder; with verify, a missing file fails with status/message.",
+  params: {
+    type: 'object',
+    properties: {
+      name: { type: 'string', minLength: 1, maxLength: MAX_FILE_NAME_LENGTH },
+      verify: { type: 'boolean' },
+      status: { type: 'integer', minimum: 400, maximum: 599 },
+      message: { type: 'string', maxLength: 1000 },
+    },
+    required: ['name'],
+    additionalProperties: false,
+  },
+  run(ctx, params) {
+    const segments = fileSegments('DeleteFile', params.name);
+    if (apiFiles(ctx.api).remove('DeleteFile', 'storage', segments) || params.verify !== true) return;
+    if (params.status === undefined) throw Errors.fileNotFound('DeleteFile', JSON.stringify(params.name));
+    throw Errors.thrown(params.status, params.message ?? STATUS_CODES[params.status] ?? 'Error');
+  },
+});

@@ -1,0 +1,21 @@
+import { applyClientQuota, CLIENT_QUOTA_PROPERTIES, CLIENT_QUOTA_WINDOWS_REQUIRED, type ClientQuotaParams } from '../counters/client-quota.js';
+import { defineDirective } from './types.js';
+
+/**
+ * Quota's twin counted per client IP address (the TCP peer, as RateLimit's *Ip limits): `day`
+ * requests per UTC day and `month` per UTC month under the quota `name`; 429 over either; the
+ * status in `target`; `count: false` only reads it.
+ */
+export default defineDirective<ClientQuotaParams>({
+  name: 'QuotaIp',
+  summary: 'Counts requests per client IP per UTC day and month (429 over either); the status goes to memory `target`.',
+  params: {
+    type: 'object',
+    properties: CLIENT_QUOTA_PROPERTIES,
+    ...CLIENT_QUOTA_WINDOWS_REQUIRED,
+    additionalProperties: false,
+  },
+  async run(ctx, params) {
+    await applyClientQuota(ctx, 'QuotaIp', params, `ip:${ctx.request.ip}`);
+  },
+});

@@ -1,0 +1,36 @@
+import { Errors } from '../errors.js';
+import { apiFiles, FILE_FORMATS, FILE_READ_MAX_BYTES, fileValue, type FileFormat } from '../files/content.js';
+import { MAX_FILE_NAME_LENGTH, fileSegments } from '../files/names.js';
+import { defineDirective } from './types.js';
+
+interface Params {
+  name: string;
+  target: string;
+  format?: FileFormat;
+}
+
+/**
+ * Reads `name` from the API's `storage/` folder into memory `target`: as text (`format: text`, the
+ * default), parsed (`json`) or as base64 (`base64`, for binary files). A missing file is a 404
+ * naming it; a file over 10 MiB a 500.
+ */
+export default defineDirective<Params>({
+  name: 'ReadFile',
+  summary: "Reads the file `name` of the API's storage folder into memory `target` (text, json or base64).",
+  params: {
+    type: 'object',
+    properties: {
+      name: { type: 'string', minLength: 1, maxLength: MAX_FILE_NAME_LENGTH },
+      target: { type: 'string', minLength: 1 },
+      format: { enum: [...FILE_FORMATS] },
+    },
+    required: ['name', 'target'],
+    additionalProperties: false,
+  },
+  async run(ctx, params) {
+    const segments = fileSegments('ReadFile', params.name);
+    const bytes = await apiFiles(ctx.api).read('ReadFile', 'storage', segments, FILE_READ_MAX_BYTES);
+    if (bytes === null) throw Errors.fileNotFound('ReadFile', JSON.stringify(params.name));
+    ctx.memory.set(params.target, fileValue('ReadFile', params.name, bytes, params.format ?? 'text', ctx.api.maxJsonDepth));
+  },
+});

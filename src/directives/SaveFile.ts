@@ -1,0 +1,34 @@
+import { apiFiles, contentBytes, FILE_FORMATS, type FileFormat } from '../files/content.js';
+import { MAX_FILE_NAME_LENGTH, fileSegments } from '../files/names.js';
+import { defineDirective } from './types.js';
+
+interface Params {
+  name: string;
+  content?: unknown;
+  format?: FileFormat;
+}
+
+/**
+ * Writes (or replaces) `name` in the API's `storage/` folder, making its folders. `content`: a text
+ * as UTF-8, a map or list as JSON, null as an empty file; `format: base64` decodes a text to bytes,
+ * `format: json` writes a text as a JSON string. The write is atomic (a reader sees the old file or
+ * the new one) and counted against the API's disk quota (507, nothing written).
+ */
+export default defineDirective<Params>({
+  name: 'SaveFile',
+  summary: "Writes `content` to the file `name` in the API's storage folder (atomic, within its disk quota).",
+  params: {
+    type: 'object',
+    properties: {
+      name: { type: 'string', minLength: 1, maxLength: MAX_FILE_NAME_LENGTH },
+      content: {},
+      format: { enum: [...FILE_FORMATS] },
+    },
+    required: ['name'],
+    additionalProperties: false,
+  },
+  async run(ctx, params) {
+    const segments = fileSegments('SaveFile', params.name);
+    await apiFiles(ctx.api).write('SaveFile', 'storage', segments, contentBytes('SaveFile', params.content, params.format));
+  },
+});

@@ -1,0 +1,27 @@
+import { Errors } from '../errors.js';
+
+/** Longest file name a directive accepts (the whole relative path). */
+export const MAX_FILE_NAME_LENGTH = 1024;
+
+/**
+ * The segments of a file name a directive was given (`reports/2024/may.json`), or a 400 naming the
+ * directive and the reason. A name is a relative path inside the API's folder: `/`-separated, no
+ * empty, `.` or `..` segment, no leading `/`, drive letter, backslash or NUL. Nothing is decoded:
+ * `%2e%2e` is a file called `%2e%2e`.
+ */
+export function fileSegments(directive: string, name: unknown): string[] {
+  const refuse = (why: string): never => {
+    throw Errors.fileBadName(directive, JSON.stringify(String(name).slice(0, 200)), why);
+  };
+  if (typeof name !== 'string' || name === '') return refuse('it must be a non-empty text');
+  if (name.length > MAX_FILE_NAME_LENGTH) return refuse(`it is longer than ${MAX_FILE_NAME_LENGTH} characters`);
+  if (name.includes('\0')) return refuse('it holds a NUL byte');
+  if (name.includes('\\')) return refuse('it holds a backslash (folders are separated by /)');
+  if (name.startsWith('/') || /^[A-Za-z]:/.test(name)) return refuse('it is an absolute path (names are relative to the API\'s folder)');
+  const segments = name.split('/');
+  for (const segment of segments) {
+    if (segment === '..') return refuse('it climbs out of its folder with ".."');
+    if (segment === '' || segment === '.') return refuse('it has an empty or "." segment');
+  }
+  return segments;
+}
