@@ -1,5 +1,5 @@
 import { apiFiles, FILE_READ_MAX_BYTES, fileValue } from '../files/content.js';
-import { MAX_FILE_NAME_LENGTH, fileSegments } from '../files/names.js';
+import { NAME_AND_TARGET_PARAMS, fileSegments } from '../files/names.js';
 import { defineDirective } from './types.js';
 
 interface Params {
@@ -11,15 +11,7 @@ interface Params {
 export default defineDirective<Params>({
   name: 'CachedFileGet',
   summary: "Reads the value kept under `name` in the API's file cache into memory `target` (null when missing or expired).",
-  params: {
-    type: 'object',
-    properties: {
-      name: { type: 'string', minLength: 1, maxLength: MAX_FILE_NAME_LENGTH },
-      target: { type: 'string', minLength: 1 },
-    },
-    required: ['name', 'target'],
-    additionalProperties: false,
-  },
+  params: NAME_AND_TARGET_PARAMS,
   async run(ctx, params) {
     const segments = fileSegments('CachedFileGet', params.name);
     const files = apiFiles(ctx.api);

@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import { Errors } from '../errors.js';
 import { apiFiles } from '../files/content.js';
-import { MAX_FILE_NAME_LENGTH, fileSegments } from '../files/names.js';
+import { FILE_NAME_SCHEMA, fileSegments } from '../files/names.js';
 import { defineDirective } from './types.js';
 
 interface Params {
@@ -23,7 +23,7 @@ export default defineDirective<Params>({
   params: {
     type: 'object',
     properties: {
-      name: { type: 'string', minLength: 1, maxLength: MAX_FILE_NAME_LENGTH },
+      name: FILE_NAME_SCHEMA,
       verify: { type: 'boolean' },
       status: { type: 'integer', minimum: 400, maximum: 599 },
       message: { type: 'string', maxLength: 1000 },

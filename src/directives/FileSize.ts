@@ -1,5 +1,5 @@
 import { apiFiles } from '../files/content.js';
-import { MAX_FILE_NAME_LENGTH, fileSegments } from '../files/names.js';
+import { NAME_AND_TARGET_PARAMS, fileSegments } from '../files/names.js';
 import { defineDirective } from './types.js';
 
 interface Params {
@@ -11,15 +11,7 @@ interface Params {
 export default defineDirective<Params>({
   name: 'FileSize',
   summary: "Stores the size in bytes of the file `name` of the API's storage folder in memory `target` (null when missing).",
-  params: {
-    type: 'object',
-    properties: {
-      name: { type: 'string', minLength: 1, maxLength: MAX_FILE_NAME_LENGTH },
-      target: { type: 'string', minLength: 1 },
-    },
-    required: ['name', 'target'],
-    additionalProperties: false,
-  },
+  params: NAME_AND_TARGET_PARAMS,
   async run(ctx, params) {
     const found = await apiFiles(ctx.api).stat('FileSize', 'storage', fileSegments('FileSize', params.name));
     ctx.memory.set(params.target, found === null ? null : found.size);

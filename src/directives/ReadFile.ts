@@ -1,6 +1,6 @@
 import { Errors } from '../errors.js';
 import { apiFiles, FILE_FORMATS, FILE_READ_MAX_BYTES, fileValue, type FileFormat } from '../files/content.js';
-import { MAX_FILE_NAME_LENGTH, fileSegments } from '../files/names.js';
+import { FILE_NAME_SCHEMA, fileSegments } from '../files/names.js';
 import { defineDirective } from './types.js';
 
 interface Params {
@@ -20,7 +20,7 @@ export default defineDirective<Params>({
   params: {
     type: 'object',
     properties: {
-      name: { type: 'string', minLength: 1, maxLength: MAX_FILE_NAME_LENGTH },
+      name: FILE_NAME_SCHEMA,
       target: { type: 'string', minLength: 1 },
       format: { enum: [...FILE_FORMATS] },
     },

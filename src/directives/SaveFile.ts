@@ -1,5 +1,5 @@
 import { apiFiles, contentBytes, FILE_FORMATS, type FileFormat } from '../files/content.js';
-import { MAX_FILE_NAME_LENGTH, fileSegments } from '../files/names.js';
+import { FILE_NAME_SCHEMA, fileSegments } from '../files/names.js';
 import { defineDirective } from './types.js';
 
 interface Params {
@@ -20,7 +20,7 @@ export default defineDirective<Params>({
   params: {
     type: 'object',
     properties: {
-      name: { type: 'string', minLength: 1, maxLength: MAX_FILE_NAME_LENGTH },
+      name: FILE_NAME_SCHEMA,
       content: {},
       format: { enum: [...FILE_FORMATS] },
     },

@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs';
+import { lstatSync, readdirSync, rmdirSync, unlinkSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -20,20 +20,24 @@ function entriesOf(folder: string): string[] {
   }
 }
 
+/** Each entry of `folder` with its own stats (links not followed); entries gone meanwhile are passed over. */
+function* statsOf(folder: string): Generator<[string, Stats]> {
+  for (const name of entriesOf(folder)) {
+    const path = join(folder, name);
+    try {
+      yield [path, lstatSync(path)];
+    } catch {
+      // gone since it was listed
+    }
+  }
+}
+
 /** The charge of everything under `root` (not the root itself); links count as files and are not followed. */
 export function measureFolder(root: string): number {
   let total = 0;
   const folders = [root];
   while (folders.length > 0) {
-    const folder = folders.pop()!;
-    for (const name of entriesOf(folder)) {
-      const path = join(folder, name);
-      let stat;
-      try {
-        stat = lstatSync(path);
-      } catch {
-        continue;
-      }
+    for (const [path, stat] of statsOf(folders.pop()!)) {
       if (stat.isDirectory()) {
         total += FOLDER_CHARGE;
         folders.push(path);
@@ -52,14 +56,7 @@ export function measureFolder(root: string): number {
 export function removeExpired(root: string, now: number): number {
   let freed = 0;
   const sweep = (folder: string): void => {
-    for (const name of entriesOf(folder)) {
-      const path = join(folder, name);
-      let stat;
-      try {
-        stat = lstatSync(path);
-      } catch {
-        continue;
-      }
+    for (const [path, stat] of statsOf(folder)) {
       if (stat.isDirectory()) {
         sweep(path);
         if (entriesOf(path).length === 0 && tryRemove(() => rmdirSync(path))) freed += FOLDER_CHARGE;

@@ -3,6 +3,17 @@ import { Errors } from '../errors.js';
 /** Longest file name a directive accepts (the whole relative path). */
 export const MAX_FILE_NAME_LENGTH = 1024;
 
+/** The `name` parameter of the file directives (checked again when the entry runs: fileSegments). */
+export const FILE_NAME_SCHEMA = { type: 'string', minLength: 1, maxLength: MAX_FILE_NAME_LENGTH };
+
+/** The parameters of a directive that reads something of file `name` into memory `target`. */
+export const NAME_AND_TARGET_PARAMS = {
+  type: 'object' as const,
+  properties: { name: FILE_NAME_SCHEMA, target: { type: 'string', minLength: 1 } },
+  required: ['name', 'target'],
+  additionalProperties: false,
+};
+
 /**
  * The segments of a file name a directive was given (`reports/2024/may.json`), or a 400 naming the
  * directive and the reason. A name is a relative path inside the API's folder: `/`-separated, no
