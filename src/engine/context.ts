@@ -93,6 +93,8 @@ export interface ApiRuntime {
   callLocal(call: BusCall, timeoutMs: number): Promise<BusResponse>;
   /** The API's request log: JSON lines in logs/ of its data dir, rotated and pruned under its quotas. */
   readonly requestLog: { append(record: Record<string, unknown>): void };
+  /** Counts a refusal by one of the API's quotas (`anvil_quota_refusals_total{quota}`). */
+  readonly refusals: { add(quota: string): void };
   /** The API's own view of the shared key-value store (counters, caches); no other API's keys. */
   readonly kv: KvStore;
   /** A line in the instance log, tagged with the API (for operators, never sent to clients). */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { lstatSync, mkdirSync, realpathSync, renameSync, rmdirSync, statSync, unlinkSync, type Stats } from 'node:fs';
 import { mkdir, realpath, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { AnvilError, Errors } from '../errors.js';
+import { AnvilError, Errors, QuotaError } from '../errors.js';
 import { STORAGE_FOLDER } from '../static/roots.js';
 import { isInside, readInside } from '../static/safe-file.js';
 import { chargeOf, FOLDER_CHARGE, measureFolder, removeExpired } from './disk-charge.js';
@@ -29,6 +29,7 @@ export class ApiFiles {
   constructor(
     private readonly dataDir: string,
     private readonly maxBytes: number,
+    private readonly refusals: { add(quota: string): void },
   ) {}
 
   root(area: FileArea): string {
@@ -122,6 +123,7 @@ export class ApiFiles {
       if (error instanceof AnvilError) throw error;
       throw Errors.fileFailed(directive, (error as Error).message);
     }
+    if (outcome instanceof QuotaError) this.refusals.add(outcome.quota);
     if (outcome instanceof AnvilError) throw outcome;
     return outcome;
   }

@@ -12,7 +12,7 @@ export const FILE_FORMATS: readonly FileFormat[] = ['text', 'json', 'base64'];
 
 /** The API's files, one per actor thread (its ledger connection is closed with the thread). */
 export function apiFiles(api: ApiRuntime): ApiFiles {
-  return api.resource('files', () => new ApiFiles(api.dataDir, api.quotas.filesBytes));
+  return api.resource('files', () => new ApiFiles(api.dataDir, api.quotas.filesBytes, api.refusals));
 }
 
 /**

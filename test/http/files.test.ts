@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInstance, type Reply, type TestInstance } from '../helpers/instance.js';
+import { quotaRefusals } from '../helpers/metrics.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 // SaveFile, ReadFile, DeleteFile, FileSize, CachedFileGet/Set (ORIGINAL.md, flaw 13 fixed): files
@@ -212,6 +213,7 @@ describe('the disk quota (limits.filesKb, --max-files-bytes)', () => {
     // 16 KiB: the folder and 3 files.
     expect(replies.filter((r) => r.status === 201)).toHaveLength(3);
     expect(replies.filter((r) => r.status === 507)).toHaveLength(21);
+    await waitFor(async () => (await quotaRefusals(anvil, 'crowd', 'files_bytes')) === 21, { what: 'the 21 refusals in /anvil/metrics' });
     expect(readdirSync(join(anvil.dataDir, 'localhost/dev/crowd/storage/many'))).toHaveLength(3);
   });
 
