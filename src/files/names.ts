@@ -3,6 +3,9 @@ import { Errors } from '../errors.js';
 /** Longest file name a directive accepts (the whole relative path). */
 export const MAX_FILE_NAME_LENGTH = 1024;
 
+/** Longest file or folder name of one segment (the file systems' limit). */
+const MAX_SEGMENT_BYTES = 255;
+
 /** The `name` parameter of the file directives (checked again when the entry runs: fileSegments). */
 export const FILE_NAME_SCHEMA = { type: 'string', minLength: 1, maxLength: MAX_FILE_NAME_LENGTH };
 
@@ -33,6 +36,7 @@ export function fileSegments(directive: string, name: unknown): string[] {
   for (const segment of segments) {
     if (segment === '..') return refuse('it climbs out of its folder with ".."');
     if (segment === '' || segment === '.') return refuse('it has an empty or "." segment');
+    if (Buffer.byteLength(segment) > MAX_SEGMENT_BYTES) return refuse(`a part of it is longer than ${MAX_SEGMENT_BYTES} bytes`);
   }
   return segments;
 }

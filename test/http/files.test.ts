@@ -86,6 +86,7 @@ describe('names are confined to the API folder', () => {
     ['a//b', 'empty or "." segment'],
     ['./a', 'empty or "." segment'],
     ['dir/', 'empty or "." segment'],
+    [`${'é'.repeat(128)}.txt`, 'longer than 255 bytes'],
   ];
 
   it('refuses names that could leave with 400 and the reason, for every directive', async () => {
