@@ -6,8 +6,12 @@ export const MAX_FILE_NAME_LENGTH = 1024;
 /** Longest file or folder name of one segment (the file systems' limit). */
 const MAX_SEGMENT_BYTES = 255;
 
-/** The `name` parameter of the file directives (checked again when the entry runs: fileSegments). */
-export const FILE_NAME_SCHEMA = { type: 'string', minLength: 1, maxLength: MAX_FILE_NAME_LENGTH };
+/**
+ * The `name` parameter of the file directives. Its rules are checked when the entry runs
+ * (fileSegments), so that a name from a client (an alias) that breaks them is that client's 400,
+ * not a 500 of the parameter check (which turns a missing value into "").
+ */
+export const FILE_NAME_SCHEMA = { type: 'string' };
 
 /** The parameters of a directive that reads something of file `name` into memory `target`. */
 export const NAME_AND_TARGET_PARAMS = {

@@ -104,6 +104,8 @@ describe('names are confined to the API folder', () => {
         expect(reply.json().error, name).toContain(why);
       }
     }
+    const unnamed = await post('/files/save', { content: 'x' });
+    expect([unnamed.status, unnamed.json()]).toEqual([400, { error: 'SaveFile: the file name "" is refused: it must be a non-empty text' }]);
     expect(existsSync(join(dataDir, 'escape.txt'))).toBe(false);
     expect(existsSync(join(anvil.dataDir, 'localhost/dev/escape.txt'))).toBe(false);
   });
