@@ -6,6 +6,7 @@ import { Registry, type PublicHost } from '../registry/registry.js';
 import { bootDeploy, type BootDeployReport } from '../releases/boot-deploy.js';
 import type { DeployTarget } from '../releases/deploy.js';
 import { DeployWorker } from '../releases/deploy-worker.js';
+import { sweepDeployLeftovers } from '../releases/sweep-leftovers.js';
 import type { InstanceOptions } from './instance-options.js';
 
 /** The deploy worker's heap: a deploy within every input limit needs a fraction of it. */
@@ -26,6 +27,7 @@ export interface OpenedRegistry {
 export async function openRegistry(options: InstanceOptions, log: InstanceLog, paths: DataPaths): Promise<OpenedRegistry> {
   mkdirSync(paths.tmpDir, { recursive: true });
   const registry = Registry.open(paths.registryFile);
+  sweepDeployLeftovers(paths, registry, log);
   const { publicHost, generatedKey } = ensureDefaultHosts(registry, paths, {
     env: options.env,
     envExplicit: options.envExplicit,
