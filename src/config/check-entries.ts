@@ -5,7 +5,7 @@
 import { findAliases, parseAlias } from './aliases.js';
 import { checkParams } from './param-schema.js';
 import { parseRouteKey, type ParsedRoute } from './route-path.js';
-import type { RunsDirective } from '../directives/types.js';
+import type { ReleaseView, RunsDirective } from '../directives/types.js';
 import type { EndpointDefinition, EntryDefinition, SourcePosition } from './types.js';
 import type { ValidateContext } from './validate-context.js';
 import type { PathKey, PointAt } from './yaml-positions.js';
@@ -15,6 +15,8 @@ export const DEFAULT_GROUPS: readonly string[] = ['normal_flow'];
 /** What the checks need from the validator: the API's names, and where to report a problem. */
 export interface Checker {
   readonly ctx: ValidateContext;
+  /** The release's maps for the directives' deploy-time checks; null when they are not known. */
+  readonly release: ReleaseView | null;
   /** Records an error at `path` of the file. */
   at(path: readonly PathKey[], at: PointAt, message: string): void;
   /** The position of `path` in the file. */
@@ -113,8 +115,11 @@ function groupsOf(entry: Record<string, unknown>): string[] {
 function checkDirective(name: string, params: Record<string, unknown>, path: PathKey[], c: Checker): void {
   const builtin = c.ctx.directives.get(name);
   if (builtin !== undefined) {
-    for (const issue of checkParams(name, builtin.params, params)) c.at([...path, ...issue.path], issue.at, issue.message);
+    const issues = checkParams(name, builtin.params, params);
+    for (const issue of issues) c.at([...path, ...issue.path], issue.at, issue.message);
     if (builtin.runs !== undefined) checkRunTarget(builtin.runs, params, path, c);
+    if (issues.length > 0 || builtin.checkRelease === undefined || c.release === null) return;
+    for (const issue of builtin.checkRelease(params, c.release)) c.at([...path, issue.param], 'value', issue.message);
     return;
   }
   if (c.ctx.customDirectives.has(name)) return; // custom directives take any parameters

@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { builtinDirectives } from '../directives/catalogue.js';
+import type { DirectiveChecks, ReleaseView } from '../directives/types.js';
 import { checkStructure, RESERVED_KEYS } from './api-schema.js';
 import { checkEndpoints, checkEntries, isPlainObject, type Checker } from './check-entries.js';
 import { compileDirective } from './compile-directive.js';
@@ -47,7 +48,7 @@ export function validateApiYaml(text: string, ctx: ValidateContext): ValidateRes
 export async function loadApiFolder(
   dir: string,
   env: string,
-  directives: ValidateContext['directives'] = builtinDirectives,
+  directives: ReadonlyMap<string, DirectiveChecks> = builtinDirectives,
 ): Promise<LoadApiResult> {
   const errors: ConfigError[] = [];
   const text = await readApiYaml(dir, errors);
@@ -69,6 +70,7 @@ export async function loadApiFolder(
       mapNames: new Set(maps.names),
       customDirectives: new Set(custom.names),
       directives,
+      maps: maps.maps,
     });
     errors.push(...result.errors);
     definition = result.definition;
@@ -98,12 +100,14 @@ class Validator implements Checker {
   private readonly errors: ConfigError[] = [];
   private readonly reading: YamlReading;
   private readonly suggestions = new Map<string, string | null>();
+  readonly release: ReleaseView | null;
 
   constructor(
     text: string,
     readonly ctx: ValidateContext,
   ) {
     this.reading = readYaml(text, ctx.limits ?? YAML_LIMITS);
+    this.release = ctx.maps === undefined ? null : releaseView(ctx.maps, ctx.mapNames);
   }
 
   run(): ValidateResult {
@@ -164,6 +168,18 @@ class Validator implements Checker {
   private error(position: LinePosition, label: string | null, message: string): void {
     this.errors.push({ file: this.ctx.file, line: position.line, column: position.column, label, message });
   }
+}
+
+function releaseView(maps: Readonly<Record<string, unknown>>, mapNames: ReadonlySet<string>): ReleaseView {
+  const memos = new Map<string, unknown>();
+  return {
+    maps,
+    mapNames,
+    memo<T>(key: string, create: () => T): T {
+      if (!memos.has(key)) memos.set(key, create());
+      return memos.get(key) as T;
+    },
+  };
 }
 
 /** `before › Label`, `after › Label`, `<route key> › Label`, `<route key>`, or null. */

@@ -1,4 +1,4 @@
-import type { ParamSchema, RunsDirective } from '../directives/types.js';
+import type { DirectiveChecks } from '../directives/types.js';
 import type { YamlLimits } from './input-limits.js';
 
 /** What validating an api.yaml needs to know besides its text: the API's folder and the built-ins. */
@@ -9,8 +9,10 @@ export interface ValidateContext {
   mapNames: ReadonlySet<string>;
   /** Names of the API's custom directives (`Directives/<Name>.js|.ts`): they accept any parameters. */
   customDirectives: ReadonlySet<string>;
-  /** The built-in directives and their parameter schemas (and, for one that runs another, which parameter names it). */
-  directives: ReadonlyMap<string, { params: ParamSchema; runs?: RunsDirective }>;
+  /** The built-in directives: their parameter schemas and deploy-time checks. */
+  directives: ReadonlyMap<string, DirectiveChecks>;
+  /** The maps' content, for the directives' deploy-time checks (`checkRelease`); without it they are skipped. */
+  maps?: Readonly<Record<string, unknown>>;
   /** Structural limits of the file; YAML_LIMITS (input-limits.ts) when not given. */
   limits?: YamlLimits;
 }

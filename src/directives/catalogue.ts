@@ -1,11 +1,14 @@
+import AnonymizeIp from './AnonymizeIp.js';
 import Authenticate from './Authenticate.js';
 import CacheDisabled from './CacheDisabled.js';
 import CacheStatic from './CacheStatic.js';
-import CacheUrl from './CacheUrl.js';
 import CachedFileGet from './CachedFileGet.js';
 import CachedFileSet from './CachedFileSet.js';
+import CacheUrl from './CacheUrl.js';
+import CalculateIp from './CalculateIp.js';
 import CheckKey from './CheckKey.js';
 import CheckLocalCall from './CheckLocalCall.js';
+import CheckStatus from './CheckStatus.js';
 import Concat from './Concat.js';
 import DatabaseConnect from './DatabaseConnect.js';
 import DatabaseQuery from './DatabaseQuery.js';
@@ -18,6 +21,9 @@ import FileSize from './FileSize.js';
 import ForTheWorker from './ForTheWorker.js';
 import Groups from './Groups.js';
 import Http from './Http.js';
+import IdResponse from './IdResponse.js';
+import LoadAndValidateModel from './LoadAndValidateModel.js';
+import LoadModel from './LoadModel.js';
 import LocalCall from './LocalCall.js';
 import Log from './Log.js';
 import ModifyMessage from './ModifyMessage.js';
@@ -30,6 +36,7 @@ import Quota from './Quota.js';
 import QuotaIp from './QuotaIp.js';
 import RateLimit from './RateLimit.js';
 import ReadFile from './ReadFile.js';
+import ResultResponse from './ResultResponse.js';
 import SaveFile from './SaveFile.js';
 import ServeCompiledStatic from './ServeCompiledStatic.js';
 import ServeStatic from './ServeStatic.js';
@@ -37,20 +44,26 @@ import SetMemory from './SetMemory.js';
 import SetSmartError from './SetSmartError.js';
 import Smart from './Smart.js';
 import StaticNameGenerator from './StaticNameGenerator.js';
+import StringToFriendlyUrl from './StringToFriendlyUrl.js';
 import ThrowError from './ThrowError.js';
+import ValidateModel from './ValidateModel.js';
 import View from './View.js';
+import XmlToModel from './XmlToModel.js';
 import type { DirectiveDefinition } from './types.js';
 
 /** Every built-in directive (one file each, one line each here). */
 const all: Array<DirectiveDefinition<any>> = [
+  AnonymizeIp,
   Authenticate,
   CacheDisabled,
   CacheStatic,
-  CacheUrl,
   CachedFileGet,
   CachedFileSet,
+  CacheUrl,
+  CalculateIp,
   CheckKey,
   CheckLocalCall,
+  CheckStatus,
   Concat,
   DatabaseConnect,
   DatabaseQuery,
@@ -63,6 +76,9 @@ const all: Array<DirectiveDefinition<any>> = [
   ForTheWorker,
   Groups,
   Http,
+  IdResponse,
+  LoadAndValidateModel,
+  LoadModel,
   LocalCall,
   Log,
   ModifyMessage,
@@ -75,6 +91,7 @@ const all: Array<DirectiveDefinition<any>> = [
   QuotaIp,
   RateLimit,
   ReadFile,
+  ResultResponse,
   SaveFile,
   ServeCompiledStatic,
   ServeStatic,
@@ -82,8 +99,11 @@ const all: Array<DirectiveDefinition<any>> = [
   SetSmartError,
   Smart,
   StaticNameGenerator,
+  StringToFriendlyUrl,
   ThrowError,
+  ValidateModel,
   View,
+  XmlToModel,
 ];
 
 /** Every built-in directive, by name. The engine only ever looks names up here. */

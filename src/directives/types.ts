@@ -11,6 +11,25 @@ export type ParamSchema = {
   [keyword: string]: unknown;
 };
 
+/** What a deploy-time check sees of the release besides an entry's own parameters. */
+export interface ReleaseView {
+  /** The release's maps (Maps/ with Maps/<env>/ merged over it), by name; a map whose file is invalid is absent. */
+  readonly maps: Readonly<Record<string, unknown>>;
+  /** Every map name found, also those whose file is invalid (their error is reported already). */
+  readonly mapNames: ReadonlySet<string>;
+  /** A value made once per validated release and shared by every entry's check (a compiler, say). */
+  memo<T>(key: string, create: () => T): T;
+}
+
+/** A problem a directive's deploy-time check found in one of the entry's parameters. */
+export interface DeployIssue {
+  param: string;
+  message: string;
+}
+
+/** What validating api.yaml needs of a built-in directive. */
+export type DirectiveChecks = Pick<DirectiveDefinition, 'params' | 'checkRelease' | 'runs'>;
+
 /**
  * A directive that runs another one (ExecuteIf): the parameter that names it, and the parameters
  * that are the runner's own; every other parameter is the named directive's. When the name is
@@ -30,6 +49,11 @@ export interface DirectiveDefinition<P = Record<string, unknown>> {
   readonly summary: string;
   readonly params: ParamSchema;
   readonly runs?: RunsDirective;
+  /**
+   * Deploy-time checks that need more of the release than the parameter values (e.g. a map a
+   * parameter names). Runs once the parameters passed their schema; aliases are still `$.…` strings.
+   */
+  checkRelease?(params: Readonly<Record<string, unknown>>, release: ReleaseView): DeployIssue[];
   run(ctx: DirectiveContext, params: P): void | Promise<void>;
 }
 

@@ -104,6 +104,15 @@ export const Errors = {
   fileTooLarge: coded('ANVIL_ERR_FILE_TOO_LARGE', 500, '%s: %s is larger than %s'),
   fileNotJson: coded('ANVIL_ERR_FILE_NOT_JSON', 500, '%s: %s is not JSON: %s'),
   fileFailed: coded('ANVIL_ERR_FILE', 500, '%s: %s'),
+  statusCheckFailed: codedWithStatus('ANVIL_ERR_CHECK_STATUS', '%s'),
+
+  // Models (ValidateModel, LoadAndValidateModel, XmlToModel): the client's input is refused with
+  // a 4xx that says why; a schema that cannot be used is the API's own failure, a 500.
+  modelInvalid: coded('ANVIL_ERR_MODEL_INVALID', 400, '%s'),
+  modelServerSide: coded('ANVIL_ERR_MODEL_SERVER_SIDE', 502, 'Server Side Error'),
+  modelSchema: coded('ANVIL_ERR_MODEL_SCHEMA', 500, '%s: %s'),
+  xmlTooLarge: coded('ANVIL_ERR_XML_TOO_LARGE', 413, 'XmlToModel: the XML is %s bytes, over the limit of %s bytes'),
+  xmlMalformed: coded('ANVIL_ERR_XML_MALFORMED', 400, 'XmlToModel: malformed XML: %s'),
 
   // Calls to other APIs (the bus) and to the outside (upstreams).
   busCallTimeout: coded('ANVIL_ERR_UPSTREAM_TIMEOUT', 504, 'the call to %s took longer than %s ms'),

@@ -1,0 +1,21 @@
+import { anonymizeIp } from '../http/anonymize-ip.js';
+import { defineDirective } from './types.js';
+
+interface Params {
+  ip: string | null;
+  target: string;
+}
+
+export default defineDirective<Params>({
+  name: 'AnonymizeIp',
+  summary: 'Stores `ip` masked in memory `target`: IPv4 last octet zeroed, IPv6 last 80 bits zeroed; null when it is not an address.',
+  params: {
+    type: 'object',
+    properties: { ip: { type: ['string', 'null'] }, target: { type: 'string', minLength: 1 } },
+    required: ['ip', 'target'],
+    additionalProperties: false,
+  },
+  run(ctx, params) {
+    ctx.memory.set(params.target, params.ip === null ? null : anonymizeIp(params.ip));
+  },
+});

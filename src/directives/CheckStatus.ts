@@ -1,0 +1,31 @@
+import { Errors } from '../errors.js';
+import { defineDirective } from './types.js';
+
+interface Params {
+  status?: number;
+  message?: string;
+}
+
+/** What of the failed answer's body goes to the instance log. */
+const BODY_EXCERPT = 200;
+
+export default defineDirective<Params>({
+  name: 'CheckStatus',
+  summary: 'After Http (or anything that sets the status): fails with `status` (502) and `message` ("Server Side Error") when the message status is 400 or more.',
+  params: {
+    type: 'object',
+    properties: {
+      status: { type: 'integer', minimum: 400, maximum: 599 },
+      message: { type: 'string' },
+    },
+    additionalProperties: false,
+  },
+  run(ctx, params) {
+    const found = ctx.message.status;
+    if (found < 400) return;
+    const body = ctx.message.body;
+    const excerpt = body === null ? '' : (typeof body === 'string' ? body : body.toString('utf8')).slice(0, BODY_EXCERPT);
+    ctx.api.log('warn', `CheckStatus: the message has status ${found}`, { status: found, body: excerpt });
+    throw Errors.statusCheckFailed(params.status ?? 502, params.message ?? 'Server Side Error');
+  },
+});

@@ -1,0 +1,20 @@
+import { defineDirective } from './types.js';
+
+interface Params {
+  source: unknown;
+  target: string;
+}
+
+export default defineDirective<Params>({
+  name: 'LoadModel',
+  summary: 'Stores `source` (usually `$.message.body`) in memory `target`, for ValidateModel.',
+  params: {
+    type: 'object',
+    properties: { source: {}, target: { type: 'string', minLength: 1 } },
+    required: ['source', 'target'],
+    additionalProperties: false,
+  },
+  run(ctx, { source, target }) {
+    ctx.memory.set(target, source);
+  },
+});

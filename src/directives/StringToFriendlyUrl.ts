@@ -1,0 +1,21 @@
+import { friendlyUrl } from '../text/friendly-url.js';
+import { defineDirective } from './types.js';
+
+interface Params {
+  string: string;
+  target: string;
+}
+
+export default defineDirective<Params>({
+  name: 'StringToFriendlyUrl',
+  summary: 'Stores the URL slug of `string` (`Crème Brûlée & Co` → `creme-brulee-and-co`) in memory `target`.',
+  params: {
+    type: 'object',
+    properties: { string: { type: 'string' }, target: { type: 'string', minLength: 1 } },
+    required: ['string', 'target'],
+    additionalProperties: false,
+  },
+  run(ctx, params) {
+    ctx.memory.set(params.target, friendlyUrl(params.string));
+  },
+});

@@ -1,0 +1,22 @@
+import { checkModelName, validateModel } from '../models/model-directive.js';
+import { defineDirective } from './types.js';
+
+interface Params {
+  name: string;
+  'server-side-error'?: boolean;
+}
+
+export default defineDirective<Params>({
+  name: 'ValidateModel',
+  summary: 'Validates memory `name` against the JSON Schema Maps/<name>.json: 400 with the reason, or 502 with `server-side-error: true`.',
+  params: {
+    type: 'object',
+    properties: { name: { type: 'string', minLength: 1 }, 'server-side-error': { type: 'boolean' } },
+    required: ['name'],
+    additionalProperties: false,
+  },
+  checkRelease: (params, release) => checkModelName('name', params.name, release),
+  run(ctx, params) {
+    validateModel(ctx, 'ValidateModel', params.name, params['server-side-error'] ?? false);
+  },
+});

@@ -1,0 +1,26 @@
+import { Errors } from '../errors.js';
+import { XML_MAX_BYTES, xmlToModel } from '../models/xml-to-model.js';
+import { defineDirective } from './types.js';
+
+interface Params {
+  source: string;
+  target: string;
+}
+
+export default defineDirective<Params>({
+  name: 'XmlToModel',
+  summary: 'Converts the XML text `source` into maps in memory `target` (root dropped, @attributes, lists for repeats); malformed XML is a 400.',
+  params: {
+    type: 'object',
+    properties: { source: { type: 'string' }, target: { type: 'string', minLength: 1 } },
+    required: ['source', 'target'],
+    additionalProperties: false,
+  },
+  run(ctx, { source, target }) {
+    const bytes = Buffer.byteLength(source, 'utf8');
+    if (bytes > XML_MAX_BYTES) throw Errors.xmlTooLarge(bytes, XML_MAX_BYTES);
+    const result = xmlToModel(source, ctx.api.maxJsonDepth);
+    if (!result.ok) throw Errors.xmlMalformed(result.message);
+    ctx.memory.set(target, result.value);
+  },
+});

@@ -1,0 +1,29 @@
+/** What ValidateModel and LoadAndValidateModel share: the check of a model in a request, and at deploy. */
+import type { DirectiveContext } from '../engine/context.js';
+import type { DeployIssue, ReleaseView } from '../directives/types.js';
+import { Errors } from '../errors.js';
+import { describeInvalid, ModelSchemas } from './model-schemas.js';
+
+/**
+ * Validates memory `name` against the map `name`. Invalid: 400 with ajv's message, or, with
+ * `serverSideError` (the model came from an upstream, not from the client), 502 "Server Side
+ * Error" and ajv's message in the instance log. A map that is missing or not a schema: 500.
+ */
+export function validateModel(ctx: DirectiveContext, directive: string, name: string, serverSideError: boolean): void {
+  const schemas = ctx.api.resource(`model-schemas@${ctx.api.release}`, () => new ModelSchemas(ctx.api.maps));
+  const model = schemas.get(name);
+  if (!model.ok) throw Errors.modelSchema(directive, model.message);
+  if (model.validate(ctx.memory.get(name))) return;
+  const message = describeInvalid(name, model.validate.errors);
+  if (!serverSideError) throw Errors.modelInvalid(message);
+  ctx.api.log('warn', `${directive}: the model is not valid (server-side-error: 502)`, { model: name, error: message });
+  throw Errors.modelServerSide();
+}
+
+/** At deploy: a model named by a literal must have its map, and the map must compile as a schema. */
+export function checkModelName(param: string, name: unknown, release: ReleaseView): DeployIssue[] {
+  if (typeof name !== 'string' || name.startsWith('$.')) return []; // an alias: known per request only
+  if (release.mapNames.has(name) && !Object.hasOwn(release.maps, name)) return []; // its file has an error already
+  const model = release.memo('model-schemas', () => new ModelSchemas(release.maps)).get(name);
+  return model.ok ? [] : [{ param, message: model.message }];
+}
