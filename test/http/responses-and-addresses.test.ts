@@ -32,7 +32,7 @@ endpoints:
     Mask: { directive: AnonymizeIp, ip: $.message.query.ip, target: masked }
     Reply: { directive: ResultResponse, result: $.memory.masked }
   get /via-bus:
-    Call: { directive: Pull, host: $.memory.anvil-localhost, path: /small/ip, target: got }
+    Call: { directive: Pull, host: $.memory.anvil-localhost, path: /small/ip, headers: { x-forwarded-for: 203.0.113.66 }, target: got }
     Reply: { directive: ResultResponse, result: $.memory.got }
 after:
   OnError: { directive: OnError, groups: [ERROR_FLOW] }
@@ -43,7 +43,8 @@ let upstream: Upstream;
 
 beforeAll(async () => {
   upstream = await startUpstream();
-  anvil = await startInstance({ apis: { small: { 'api.yaml': API(upstream.port) } }, env: { ANVIL_EGRESS_ALLOW: '127.0.0.1' } });
+  // The tests' client connects from 127.0.0.1, here a trusted proxy: its x-forwarded-for counts.
+  anvil = await startInstance({ apis: { small: { 'api.yaml': API(upstream.port) } }, env: { ANVIL_EGRESS_ALLOW: '127.0.0.1' }, args: ['--trusted-proxy', '127.0.0.1,10.0.0.0/8'] });
 });
 afterAll(async () => {
   await anvil?.dispose();
@@ -100,12 +101,14 @@ describe('CheckStatus', () => {
 });
 
 describe('CalculateIp and AnonymizeIp', () => {
-  it('CalculateIp stores the peer address; x-forwarded-for is ignored without trusted proxies', async () => {
-    const reply = await anvil.request('/small/ip', { headers: { 'x-forwarded-for': '203.0.113.9' } });
-    expect(reply.json()).toEqual({ ip: '127.0.0.1', masked: '127.0.0.0' });
+  it('CalculateIp stores the client address: the peer, or what trusted proxies forwarded', async () => {
+    expect((await get('/ip')).json()).toEqual({ ip: '127.0.0.1', masked: '127.0.0.0' });
+    // The client wrote 6.6.6.6 itself; the trusted 10.1.2.3 forwarded what it got from 203.0.113.9.
+    const reply = await anvil.request('/small/ip', { headers: { 'x-forwarded-for': '6.6.6.6, 203.0.113.9, 10.1.2.3' } });
+    expect(reply.json()).toEqual({ ip: '203.0.113.9', masked: '203.0.113.0' });
   });
 
-  it('CalculateIp gives 127.0.0.1 to a call over the bus', async () => {
+  it('CalculateIp gives 127.0.0.1 to a call over the bus, whatever x-forwarded-for the caller sends', async () => {
     const reply = await get('/via-bus');
     expect(reply.json()).toEqual({ result: { ip: '127.0.0.1', masked: '127.0.0.0' } });
   });
