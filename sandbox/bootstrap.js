@@ -41,6 +41,7 @@ globalThis.__anvilInstall = function install(host, codes) {
   const MEMORY_SET = codeOf('ops', 'memorySet');
   const MESSAGE_GET = codeOf('ops', 'messageGet');
   const MESSAGE_SET = codeOf('ops', 'messageSet');
+  const MESSAGE_ADD_HEADER = codeOf('ops', 'messageAddHeader');
   const GROUPS_ENABLE = codeOf('ops', 'groupsEnable');
   const GROUPS_DISABLE = codeOf('ops', 'groupsDisable');
   const GROUPS_DISABLE_ALL = codeOf('ops', 'groupsDisableAll');
@@ -112,6 +113,7 @@ globalThis.__anvilInstall = function install(host, codes) {
     set body(value) { op(this.#call, MESSAGE_SET, 'body', value); }
     get status() { return op(this.#call, MESSAGE_GET, 'status'); }
     set status(value) { op(this.#call, MESSAGE_SET, 'status', value); }
+    addHeader(name, value) { op(this.#call, MESSAGE_ADD_HEADER, String(name), value); }
     toJSON() {
       const { verb, path, headers, query, pathParams, body, status } = this;
       return { verb, path, headers, query, pathParams, body, status };

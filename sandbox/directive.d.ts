@@ -41,6 +41,11 @@ export interface DirectiveState {
     /** A JSON body arrives parsed, any other as text, none as null. Set a string, or a value (sent as JSON). */
     body: Value;
     status: number;
+    /**
+     * Adds one response header and keeps the others (setting `headers` replaces them all). A name
+     * already set is replaced, except `set-cookie`, whose values add up.
+     */
+    addHeader(name: string, value: string | string[]): void;
   };
 
   /** Flow groups (case-insensitive), as the Groups directive edits them. */

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { CompiledRelease } from '../config/types.js';
+import type { CompatMode, CompiledRelease } from '../config/types.js';
 import type { ApiRuntime } from '../engine/context.js';
 import { deepFreeze } from '../engine/resolve.js';
 import { formatApiId } from '../protocol/api-id.js';
@@ -21,6 +21,7 @@ export class ActorRuntime implements ApiRuntime {
   readonly env: string;
   readonly release: string;
   readonly debug: boolean;
+  readonly compat: CompatMode | null;
   readonly dataDir: string;
   readonly releaseDir: string;
   readonly localBaseUrl: string;
@@ -50,6 +51,7 @@ export class ActorRuntime implements ApiRuntime {
     this.env = spec.env;
     this.release = spec.release;
     this.debug = release.definition.debug;
+    this.compat = release.definition.compat ?? null;
     this.dataDir = spec.dataDir;
     this.releaseDir = spec.releaseDir;
     this.localBaseUrl = spec.localBaseUrl;

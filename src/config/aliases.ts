@@ -6,7 +6,8 @@ export type AliasRef =
   | { kind: 'pathParam'; name: string }
   | { kind: 'header'; name: string }
   | { kind: 'query'; name: string }
-  | { kind: 'body'; path: string[] }
+  /** `$.message.body` (the raw text) or a field of the JSON body; `whole`: `$.message.bodyAsArray`, the parsed body. */
+  | { kind: 'body'; path: string[]; whole?: true }
   | { kind: 'verb' }
   | { kind: 'path' }
   | { kind: 'status' }
@@ -22,6 +23,8 @@ export const ALIAS_FORMS = [
   '$.message.queryParam.<name>',
   '$.message.body',
   '$.message.body.<field>…',
+  '$.message.bodyAsArray',
+  '$.message.bodyAsArray.<field>…',
   '$.message.verb',
   '$.message.path',
   '$.message.status',
@@ -69,6 +72,9 @@ export function parseAlias(text: string): AliasParse {
       return sub.length === 0 ? { ok: true, ref: { kind: field } } : unknown();
     case 'body':
       return { ok: true, ref: { kind: 'body', path: sub } };
+    // The original's name for the parsed body: the whole of it, or a field as `body.<field>` reads.
+    case 'bodyAsArray':
+      return { ok: true, ref: sub.length === 0 ? { kind: 'body', path: sub, whole: true } : { kind: 'body', path: sub } };
     case 'pathParam':
     case 'pathParams':
       return sub.length > 0 ? { ok: true, ref: { kind: 'pathParam', name } } : unknown();

@@ -132,7 +132,8 @@ class Validator implements Checker {
 
     if (this.errors.length > 0 || typeof data.key !== 'string') return this.result(null);
     const limits = isPlainObject(data.limits) ? (data.limits as Partial<ApiLimits>) : {};
-    return this.result({ key: data.key, debug: data.debug === true, limits, before, endpoints, after });
+    const compat = data.compat === 'hefesto' ? { compat: 'hefesto' as const } : {};
+    return this.result({ key: data.key, debug: data.debug === true, ...compat, limits, before, endpoints, after });
   }
 
   where(path: readonly PathKey[], at: PointAt): SourcePosition {

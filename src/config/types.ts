@@ -57,10 +57,14 @@ export interface QuotaLimits {
 /** Everything `limits:` of api.yaml may set. */
 export type ApiLimits = SandboxLimits & QuotaLimits;
 
+export type CompatMode = 'hefesto';
+
 export interface ApiDefinition {
   key: string;
   /** When true, messages of errors >= 500 are sent to clients instead of a generic text. */
   debug: boolean;
+  /** `compat: hefesto`: the original's answers where Anvil's differ (README "Moving an API from the original"). */
+  compat?: CompatMode;
   /** Only the limits api.yaml sets; the instance fills in the rest. */
   limits: Partial<ApiLimits>;
   before: EntryDefinition[];

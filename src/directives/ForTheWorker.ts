@@ -12,7 +12,8 @@ interface Params {
  * SPEC §4, §8: the entries after this one become a job, with the request's memory and message as
  * they are now; the job is stored durably before the request goes on. In the request, QUEUE_FLOW is
  * enabled (and every other group disabled), so only QUEUE_FLOW entries still run. With
- * `identifier`, the answer is 202 {"message":"queued","id":<job id>}.
+ * `identifier`, the answer is 202 {"message":"queued","id":<job id>} (with api.yaml `compat:
+ * hefesto`, the message's status as it is, 200 unless a directive changed it, as the original did).
  */
 export default defineDirective<Params>({
   name: 'ForTheWorker',
@@ -40,6 +41,7 @@ export default defineDirective<Params>({
     }
     ctx.groups.enable(QUEUE_FLOW);
     ctx.memory.set('jobId', id);
-    if (params.identifier) ctx.message.respondJson(202, { message: 'queued', id });
+    // The original answered with the status the message had (200); `compat: hefesto` keeps that.
+    if (params.identifier) ctx.message.respondJson(ctx.api.compat === 'hefesto' ? ctx.message.status : 202, { message: 'queued', id });
   },
 });

@@ -5,22 +5,25 @@ interface Params {
   verb?: string;
   path?: string;
   headers?: Record<string, unknown>;
+  addHeaders?: Record<string, unknown>;
   queryParams?: Record<string, unknown>;
   body?: unknown;
   status?: number;
 }
 
 const scalar = { type: ['string', 'number', 'boolean'] };
+const headerMap = { type: 'object', additionalProperties: { anyOf: [scalar, { type: 'array', items: scalar }] } };
 
 export default defineDirective<Params>({
   name: 'ModifyMessage',
-  summary: 'Edits the message: verb, path, headers (replaces all), queryParams (replaces all), body, status.',
+  summary: 'Edits the message: verb, path, headers (replaces all), addHeaders (adds to them), queryParams (replaces all), body, status.',
   params: {
     type: 'object',
     properties: {
       verb: { type: 'string', pattern: '^[A-Za-z]+$' },
       path: { type: 'string', pattern: '^/' },
-      headers: { type: 'object', additionalProperties: { anyOf: [scalar, { type: 'array', items: scalar }] } },
+      headers: headerMap,
+      addHeaders: headerMap,
       queryParams: { type: 'object', additionalProperties: { anyOf: [scalar, { type: 'array', items: scalar }] } },
       body: {},
       status: { type: 'integer', minimum: 100, maximum: 599 },
@@ -32,6 +35,7 @@ export default defineDirective<Params>({
     if (params.verb !== undefined) message.verb = params.verb.toUpperCase();
     if (params.path !== undefined) message.path = params.path;
     if (params.headers !== undefined) message.replaceHeaders(stringValues(params.headers) as Record<string, HeaderValue>);
+    if (params.addHeaders !== undefined) for (const [name, value] of Object.entries(stringValues(params.addHeaders))) message.addHeader(name, value);
     if (params.queryParams !== undefined) message.query = stringValues(params.queryParams) as Record<string, QueryValue>;
     if ('body' in params) message.setBody(params.body);
     if (params.status !== undefined) message.status = params.status;

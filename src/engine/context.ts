@@ -1,3 +1,4 @@
+import type { CompatMode } from '../config/types.js';
 import type { Continuation } from './continuation.js';
 import type { Groups } from './groups.js';
 import type { Memory } from './memory.js';
@@ -67,6 +68,8 @@ export interface ApiRuntime {
   readonly env: string;
   readonly release: string;
   readonly debug: boolean;
+  /** api.yaml `compat:`: the original system whose answers the API keeps where Anvil's differ (null: Anvil's). */
+  readonly compat: CompatMode | null;
   readonly dataDir: string;
   readonly releaseDir: string;
   /** This instance's own base URL (`$.memory.anvil-localhost`). */

@@ -9,10 +9,14 @@ import { RESPONSE_BODY, type HostMemoryBudget } from './host-memory.js';
 export class Memory {
   readonly data: Record<string, unknown>;
 
-  /** `budget`: what values stored here count against (host-memory.ts); none for initial values. */
+  /**
+   * `budget`: what values stored here count against (host-memory.ts); none for initial values.
+   * `unset`: what a top-level key nobody set reads as (undefined: null, as any missing key).
+   */
   constructor(
     initial: Record<string, unknown> = {},
     private readonly budget: HostMemoryBudget | null = null,
+    private readonly unset: ((data: Readonly<Record<string, unknown>>, key: string) => unknown) | null = null,
   ) {
     this.data = Object.assign(Object.create(null) as Record<string, unknown>, initial);
     if (budget !== null) {
@@ -23,7 +27,13 @@ export class Memory {
   }
 
   get(path: string | readonly string[]): unknown {
-    return getPath(this.data, typeof path === 'string' ? splitPath(path) : path);
+    const parts = typeof path === 'string' ? splitPath(path) : path;
+    const top = parts[0];
+    if (this.unset !== null && top !== undefined && !Object.hasOwn(this.data, top)) {
+      const value = this.unset(this.data, top);
+      if (value !== undefined) return getPath(value, parts.slice(1));
+    }
+    return getPath(this.data, parts);
   }
 
   set(path: string | readonly string[], value: unknown): void {

@@ -106,6 +106,19 @@ export class Message {
   }
 
   /**
+   * Adds one response header and keeps the others: a name already set is replaced, except
+   * `set-cookie`, whose values add up (one cookie does not remove another). A `set-cookie` of the
+   * request is never added to: only values set for the response are kept.
+   */
+  addHeader(name: string, value: HeaderValue): void {
+    const lower = name.toLowerCase();
+    checkHeader(lower, value);
+    const existing = this.responseHeaderNames.has(lower) ? this.headerTable()[lower] : undefined;
+    if (lower === 'set-cookie' && existing !== undefined) this.storeHeader(lower, [...[existing].flat(), ...[value].flat()]);
+    else this.storeHeader(lower, value);
+  }
+
+  /**
    * Sets a response header the runtime made itself (a lower-case name, the request id) without the
    * check: it costs about 0.1 µs, and this runs on every request.
    */

@@ -9,6 +9,7 @@ import type { Message } from './message.js';
 import type { OutgoingResponse } from '../protocol/requests.js';
 import { checkParams } from './param-check.js';
 import type { ResolveScope } from './resolve.js';
+import { originalSystemKey, systemMemory } from './system-memory.js';
 
 /** The state of one request as it goes through the flow; directives see it as a DirectiveContext. */
 export class RequestContext implements DirectiveContext, ResolveScope {
@@ -33,17 +34,7 @@ export class RequestContext implements DirectiveContext, ResolveScope {
   ) {
     const budget = new HostMemoryBudget(api.hostMemoryBytes);
     message.budget = budget;
-    this.memory = new Memory(restoredMemory ?? {
-      'anvil-api': api.key,
-      'anvil-env': api.env,
-      'anvil-host': api.host,
-      'anvil-release': api.release,
-      'anvil-localhost': api.localBaseUrl,
-      'anvil-definitionVerb': request.definitionVerb,
-      'anvil-definitionPath': request.definitionPath,
-      ip: request.ip,
-      correlationId: request.id,
-    }, budget);
+    this.memory = new Memory(restoredMemory ?? systemMemory(api, request), budget, originalSystemKey);
   }
 
   get id(): string {

@@ -85,6 +85,7 @@ function resolverFor(ref: AliasRef): Resolver {
     }
     case 'body': {
       const path = ref.path;
+      if (ref.whole === true) return (s) => s.message.bodyJson();
       if (path.length === 0) return (s) => s.message.bodyText();
       return (s) => getPath(s.message.bodyJson(), path);
     }

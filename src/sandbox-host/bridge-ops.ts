@@ -38,6 +38,7 @@ export const BridgeOp = Object.freeze({
   dbRun: 11,
   run: 12,
   done: 13,
+  messageAddHeader: 14,
 } as const);
 export type BridgeOpName = keyof typeof BridgeOp;
 export type BridgeOpCode = (typeof BridgeOp)[BridgeOpName];
@@ -58,6 +59,8 @@ export interface BridgeOpShapes {
   memorySet: { args: [key: string, value: unknown]; result: undefined };
   messageGet: { args: [field: MessageField]; result: unknown };
   messageSet: { args: [field: Exclude<MessageField, 'pathParams'>, value: unknown]; result: undefined };
+  /** One response header added, the others kept (Message.addHeader: `set-cookie` values add up). */
+  messageAddHeader: { args: [name: string, value: unknown /* a string or a list of strings */]; result: undefined };
   groupsEnable: { args: [group: string]; result: undefined };
   groupsDisable: { args: [group: string]; result: undefined };
   groupsDisableAll: { args: []; result: undefined };

@@ -102,6 +102,9 @@ export class HostBridge {
       case BridgeOp.messageSet:
         this.writeMessage(String(a), b);
         return undefined satisfies BridgeResult<'messageSet'>;
+      case BridgeOp.messageAddHeader:
+        this.ctx.message.addHeader(String(a), headerValue(b, String(a), this.name));
+        return undefined satisfies BridgeResult<'messageAddHeader'>;
       case BridgeOp.groupsEnable:
         ctx.groups.enable(String(a));
         return undefined satisfies BridgeResult<'groupsEnable'>;
@@ -192,6 +195,12 @@ function unknownOperation(op: never): never {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function headerValue(value: unknown, header: string, name: string): string | string[] {
+  if (Array.isArray(value)) return value.map(String);
+  if (value === null || value === undefined || typeof value === 'object') throw bad(`${name}: message.addHeader("${header}", …) takes a string or a list of strings`);
+  return String(value);
 }
 
 function stringMap(value: unknown, field: string, name: string): Record<string, string | string[]> {
