@@ -1,12 +1,18 @@
+import { endToEnd, headerTable } from '../http/hop-by-hop.js';
 import { cacheWhenReachable } from '../stores/cache-when-reachable.js';
 import { bodyOf, headerMap, headerRecord, upstreamFailure, queryMap, queryString } from '../outgoing/outgoing-params.js';
 import { send, type UpstreamResponse } from '../outgoing/send.js';
+import { checkAgainstSchema, schemaName } from './support/pull-schema.js';
 import { defineDirective } from './types.js';
+
+/** Memory key of the status of the last answer a Pull got (also when it went into `target`). */
+export const PULL_STATUS_KEY = 'pullStatus';
 
 interface Params {
   host: string;
   path?: string;
-  target: string;
+  target?: string;
+  schema?: string | boolean;
   queryParams?: Record<string, unknown>;
   headers?: Record<string, unknown>;
   body?: unknown;
@@ -17,13 +23,15 @@ interface Params {
 
 export default defineDirective<Params>({
   name: 'Pull',
-  summary: 'Requests host + path (POST when a body is given) and stores the parsed JSON answer in memory `target`; to this instance it goes over the in-process bus.',
+  summary:
+    'Requests host + path (POST when a body is given) and stores the parsed JSON answer in memory `target` (checked against Maps/<target>.json when there is one), or without `target` makes the answer the message; to this instance it goes over the in-process bus.',
   params: {
     type: 'object',
     properties: {
       host: { type: 'string', minLength: 1 },
       path: { type: 'string', pattern: '^/' },
       target: { type: 'string', minLength: 1 },
+      schema: { type: ['string', 'boolean'], minLength: 1 },
       queryParams: queryMap,
       headers: headerMap,
       body: {},
@@ -31,7 +39,7 @@ export default defineDirective<Params>({
       timeout: { type: 'number', exclusiveMinimum: 0, maximum: 300 },
       verify: { type: 'boolean' },
     },
-    required: ['host', 'target'],
+    required: ['host'],
     additionalProperties: false,
   },
   async run(ctx, params) {
@@ -61,10 +69,15 @@ export default defineDirective<Params>({
       if (cacheKey !== null && fresh.status < 400) await cacheWhenReachable(log, 'Pull', () => ctx.api.kv.set(cacheKey, freeze(fresh), params.cache! * 1000));
     }
 
-    if ((params.verify ?? true) && response.status >= 400) {
-      throw upstreamFailure(response.status, `${request.host}${request.path}`);
-    }
-    ctx.memory.set(params.target, parse(response.body));
+    ctx.memory.set(PULL_STATUS_KEY, response.status);
+    const where = `${request.host}${request.path}`;
+    if ((params.verify ?? true) && response.status >= 400) throw upstreamFailure(response.status, where);
+    const schema = schemaName(ctx, params.schema, params.target);
+    const value = params.target !== undefined || schema !== null ? parse(response.body) : null;
+    if (schema !== null && response.status < 300) checkAgainstSchema(ctx, schema, value, where);
+    // The original's Pull without `target`: the answer (status, headers, body) becomes the message.
+    if (params.target === undefined) ctx.message.becomeResponse(response.status, endToEnd(headerTable(response.headers)), response.body);
+    else ctx.memory.set(params.target, value);
   },
 });
 
