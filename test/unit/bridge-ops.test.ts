@@ -52,7 +52,7 @@ describe('the bridge table (src/sandbox-host/bridge-ops.ts) and sandbox/bootstra
     try {
       const code = `var __anvilDirective = { default: async (state) => {
         state.memory.get('k'); state.memory.set('k', 1);
-        void state.message.verb; state.message.verb = 'PUT';
+        void state.message.verb; state.message.verb = 'PUT'; state.message.addHeader('x-a', 'b');
         state.groups.enable('g'); state.groups.disable('g'); state.groups.disableAll(); state.groups.isEnabled('g');
         state.map('m');
         state.db.all('q'); state.db.get('q', [1]); state.db.run('q');
@@ -69,6 +69,7 @@ describe('the bridge table (src/sandbox-host/bridge-ops.ts) and sandbox/bootstra
       [BridgeOp.memorySet, 'k', 1],
       [BridgeOp.messageGet, 'verb'],
       [BridgeOp.messageSet, 'verb', 'PUT'],
+      [BridgeOp.messageAddHeader, 'x-a', 'b'],
       [BridgeOp.groupsEnable, 'g'],
       [BridgeOp.groupsDisable, 'g'],
       [BridgeOp.groupsDisableAll],
