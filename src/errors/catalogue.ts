@@ -93,8 +93,8 @@ export const Errors = {
   staticChanged: coded('ANVIL_ERR_STATIC_CHANGED', 503, 'the file %s changed while it was being served'),
   enqueueFailed: codedWithStatus('ANVIL_ERR_ENQUEUE', 'the job could not be queued: %s'),
   pullSchemaMismatch: coded('ANVIL_ERR_PULL_SCHEMA', 502, 'the answer of %s does not match the schema Maps/%s.json: %s'),
-  pullSchemaMissing: coded('ANVIL_ERR_PULL_SCHEMA', 500, 'Pull: there is no map "%s" to check the answer against (Maps/%s.json)'),
-  pullSchemaBroken: coded('ANVIL_ERR_PULL_SCHEMA', 500, 'Pull: Maps/%s.json is not a JSON Schema that compiles: %s'),
+  pullSchemaMissing: coded('ANVIL_ERR_PULL_SCHEMA_MAP', 500, 'Pull: there is no map "%s" to check the answer against (Maps/%s.json)'),
+  pullSchemaBroken: coded('ANVIL_ERR_PULL_SCHEMA_MAP', 500, 'Pull: Maps/%s.json is not a JSON Schema that compiles: %s'),
   badRequest: coded('ANVIL_ERR_BAD_REQUEST', 400, 'Bad Request: %s'),
   clientQuotaExceeded: coded('ANVIL_ERR_CLIENT_QUOTA', 429, 'Too Many Requests: the %s quota of %s requests is used up'),
 
