@@ -72,7 +72,11 @@ export interface DirectiveState {
   /** Ends the directive with an error of that status (400–599): the flow switches to ERROR_FLOW. */
   fail(status: number, message: string): never;
 
-  /** Runs a built-in directive with these parameters against this request, e.g. run('ModifyMessage', { status: 201 }). */
+  /**
+   * Runs a directive with these parameters against this request: a built-in, e.g. run('ModifyMessage',
+   * { status: 201 }), or another custom directive of the API (its time counts against this call's
+   * limits; nesting deeper than 8 fails with 508).
+   */
   run(directive: string, params?: Record<string, Value>): Promise<void>;
 }
 

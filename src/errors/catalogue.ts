@@ -144,6 +144,7 @@ export const Errors = {
   sandboxCrashed: coded('ANVIL_ERR_DIRECTIVE_FAILED', 500, '%s: the sandbox failed: %s'),
   sandboxReset: coded('ANVIL_ERR_SANDBOX_RESET', 503, '%s: its sandbox was reset (%s); retry'),
   sandboxBadCall: coded('ANVIL_ERR_SANDBOX_CALL', 500, '%s'),
+  sandboxTooDeep: coded('ANVIL_ERR_SANDBOX_DEPTH', 508, 'Loop Detected: running %s would nest custom directives (state.run) more than %s deep'),
   directiveFailed: codedWithStatus('ANVIL_ERR_DIRECTIVE_FAILED', '%s'),
 
   // The data directory's disk (an API's database, a deploy's files).

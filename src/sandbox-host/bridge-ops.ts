@@ -69,7 +69,7 @@ export interface BridgeOpShapes {
   dbAll: { args: [sql: string, params: unknown /* null: none */]; result: unknown };
   dbGet: { args: [sql: string, params: unknown /* null: none */]; result: unknown /* the row, null when there is none */ };
   dbRun: { args: [sql: string, params: unknown /* null: none */]; result: unknown };
-  /** Starts a built-in; its reply comes later, through `entry(Settle, callId, ticket, reply)`. */
+  /** Starts a directive (a built-in or the API's own); its reply comes later, through `entry(Settle, callId, ticket, reply)`. */
   run: { args: [directive: string, params: unknown]; result: number /* the ticket */ };
   /** A call that awaited is over: undefined, or "<status> <message>" when it failed. */
   done: { args: [outcome: string | undefined]; result: undefined };

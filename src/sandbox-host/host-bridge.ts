@@ -27,6 +27,13 @@ export interface BridgeServices {
   database(ctx: DirectiveContext): SandboxDatabase;
 }
 
+/** The API's own custom directives, which `state.run` may call too (sandbox.ts runs them). */
+export interface NestedCalls {
+  has(name: string): boolean;
+  /** Runs `name` as a call nested in the call `parentId` (same request, its limits shared, its depth counted). */
+  run(parentId: number, ctx: DirectiveContext, name: string, params: Record<string, unknown>): void | Promise<void>;
+}
+
 const bad = Errors.sandboxBadCall;
 
 /** The host side of one call's `state`: it acts on that call's request only, and only while the call runs. */
@@ -40,11 +47,14 @@ export class HostBridge {
     private readonly services: BridgeServices,
     /** Delivers the reply of a `state.run` into the isolate (not called once the call is over). */
     private readonly settle: (ticket: number, reply: HostReply) => void,
+    private readonly nested: NestedCalls | null = null,
+    /** The call this bridge serves, for the calls it nests. */
+    private readonly callId = 0,
   ) {}
 
   /**
    * An operation of `state` (arguments as BridgeOpShapes has them, checked here all the same).
-   * Everything but `run` is done at once; `run(directive, params)` starts the built-in and returns a
+   * Everything but `run` is done at once; `run(directive, params)` starts the directive (a built-in, or a custom one) and returns a
    * ticket, and `settle` gets the ticket and the reply when it is done. An operation that gives
    * nothing back replies undefined: nothing to copy into the isolate.
    */
@@ -68,19 +78,28 @@ export class HostBridge {
 
   private start(a: unknown, b: unknown): number {
     const ticket = this.nextTicket++;
-    void this.runBuiltin(a, b).then((reply) => {
+    void this.runDirective(a, b).then((reply) => {
       if (!this.closed) this.settle(ticket, reply);
     });
     return ticket;
   }
 
-  private async runBuiltin(a: unknown, b: unknown): Promise<HostReply> {
+  /** A built-in, or a custom directive of the API (run once this call's stretch is over: the isolate is busy with it). */
+  private async runDirective(a: unknown, b: unknown): Promise<HostReply> {
     try {
-      const directive = this.services.builtin(String(a));
-      if (directive === undefined) throw bad(`${this.name}: run("${String(a)}"): there is no built-in directive of that name`);
+      const name = String(a);
       const params = isRecord(b) ? b : {};
-      checkParams(directive, params, `${this.name} → run("${directive.name}")`);
-      await directive.run(this.ctx, params);
+      const directive = this.services.builtin(name);
+      if (directive !== undefined) {
+        checkParams(directive, params, `${this.name} → run("${directive.name}")`);
+        await directive.run(this.ctx, params);
+      } else if (this.nested?.has(name)) {
+        await null;
+        // A run the directive did not await is never started once its call is over.
+        if (!this.closed) await this.nested.run(this.callId, this.ctx, name, params);
+      } else {
+        throw bad(`${this.name}: run("${name}"): there is no built-in directive or Directives/${name}.js of that name`);
+      }
       return { ok: null };
     } catch (error) {
       const { status, message } = toStatusError(error);

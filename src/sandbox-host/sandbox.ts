@@ -26,20 +26,13 @@ import type { SandboxCpuCount } from '../protocol/stats.js';
 import { breachError, outcomeError, type BreachKind } from './call-errors.js';
 import { BridgeOp, type BridgeOpCode } from './bridge-ops.js';
 import { CpuMeter } from './cpu-meter.js';
-import { HostBridge, type BridgeServices, type HostReply } from './host-bridge.js';
+import { HostBridge, type BridgeServices, type HostReply, type NestedCalls } from './host-bridge.js';
 import { isTimeout, SandboxContext } from './sandbox-context.js';
+import { countCpu, MAX_NESTED_CALLS, overrun, timeoutOf, type Call, type Outcome } from './sandbox-call.js';
 
 const bootstrapSource = readFileSync(new URL('../../sandbox/bootstrap.js', import.meta.url), 'utf8');
 /** How often calls that await are checked against their wall time. */
 const WATCH_EVERY_MS = 20;
-/**
- * Stretch timeouts end on this grid (ms). isolated-vm gives every timed call a timer on a shared
- * timer thread, which wakes when each timer falls due, even long after its call returned: one
- * deadline per call meant one wake-up per call (measured: 9 µs of another thread's CPU per call at
- * 17 000 calls/s). Deadlines on a 10 ms grid fall due together. A runaway call is stopped at most
- * this much after its budget; the CPU and wall time a stretch used are checked when it returns.
- */
-const TIMEOUT_GRID_MS = 10;
 /**
  * The heap is read (~3 µs) after every this many calls, and after any call once this much isolate
  * CPU time went by since the last read: growing the heap takes CPU time (writing 1 MiB costs ~0.1
@@ -63,22 +56,7 @@ export interface SandboxOptions {
 
 const nothing = (): void => {};
 
-/** As the bootstrap reports a call's end: undefined for success, "<status> <message>" for a failure. */
-type Outcome = string | undefined;
 
-interface Call {
-  readonly id: number;
-  readonly name: string;
-  readonly box: SandboxContext;
-  readonly bridge: HostBridge;
-  readonly ctx: DirectiveContext;
-  readonly startedAt: number;
-  cpuNs: bigint;
-  /** How the call ended, once it has: no error, or the error the engine gets. */
-  end: { error: AnvilError | null } | null;
-  /** The engine's promise, once the call awaits. */
-  waiter: { resolve(): void; reject(error: unknown): void } | null;
-}
 
 export class Sandbox {
   /** The context calls share; null before the first call and after a breach disposed it. */
@@ -94,6 +72,14 @@ export class Sandbox {
   private callsSinceHeapCheck = 0;
   private cpuSinceHeapCheckNs = 0n;
   private closed = false;
+  private readonly nested: NestedCalls = {
+    has: (name) => Object.hasOwn(this.options.directiveCode, name),
+    run: (parentId, ctx, name, params) => {
+      const parent = this.calls.get(parentId);
+      if (parent === undefined) throw Errors.sandboxBadCall(`${name}: the call that ran it is over`);
+      return this.call(name, ctx, params, parent);
+    },
+  };
 
   constructor(private readonly options: SandboxOptions) {}
 
@@ -134,23 +120,30 @@ export class Sandbox {
 
   /**
    * Runs one call. Returns nothing when the directive finished within its first stretch (most do),
-   * a promise when it awaits; throws the directive's failure or the breach.
+   * a promise when it awaits; throws the directive's failure or the breach. `parent`: the call
+   * whose `state.run` asked for this one.
    */
-  call(name: string, ctx: DirectiveContext, config: Record<string, unknown>): void | Promise<void> {
+  call(name: string, ctx: DirectiveContext, config: Record<string, unknown>, parent: Call | null = null): void | Promise<void> {
     const code = this.options.directiveCode[name];
     if (code === undefined) throw Errors.sandboxUnknownDirective(name);
     if (this.closed) throw Errors.sandboxClosed();
-    // A request runs one custom directive at a time: none from inside another (state.run → ExecuteIf).
-    for (const other of this.calls.values()) if (other.ctx === ctx && other.end === null) throw Errors.sandboxBadCall(`${name}: a custom directive cannot run from inside ${other.name}`);
+    const depth = parent === null ? 0 : parent.depth + 1;
+    if (depth > MAX_NESTED_CALLS) throw Errors.sandboxTooDeep(name, MAX_NESTED_CALLS);
+    // A request runs one custom directive at a time: none from inside another (state.run →
+    // ExecuteIf would re-enter the isolate while it runs), except one its caller's state.run
+    // started, which runs once the caller's stretch is over.
+    if (parent === null) for (const other of this.calls.values()) if (other.ctx === ctx && other.end === null) throw Errors.sandboxBadCall(`${name}: a custom directive cannot run from inside ${other.name}`);
     const box = this.context();
     const id = this.nextCallId++;
     const call: Call = {
       id,
       name,
       box,
-      bridge: new HostBridge(ctx, name, this.options.services, (ticket, reply) => this.settle(call, ticket, reply)),
+      bridge: new HostBridge(ctx, name, this.options.services, (ticket, reply) => this.settle(call, ticket, reply), this.nested, id),
       ctx,
-      startedAt: performance.now(),
+      budget: parent?.budget ?? { startedAt: performance.now(), cpuNs: 0n },
+      parent,
+      depth,
       cpuNs: 0n,
       end: null,
       waiter: null,
@@ -158,9 +151,9 @@ export class Sandbox {
     this.calls.set(id, call);
 
     const result = this.stretch(call, () => {
-      const broken = box.load(name, code, this.timeoutOf(call));
+      const broken = box.load(name, code, timeoutOf(call, this.options.limits));
       if (broken !== null) return `500 ${broken}`;
-      return box.call(id, name, JSON.stringify(config), ctx.id, this.timeoutOf(call));
+      return box.call(id, name, JSON.stringify(config), ctx.id, timeoutOf(call, this.options.limits));
     });
     if (result !== 1) this.end(call, outcomeError(result as Outcome));
     this.finishEnded();
@@ -205,8 +198,8 @@ export class Sandbox {
   private settle(call: Call, ticket: number, reply: HostReply): void {
     if (call.end !== null || call.box.disposed) return;
     // Past its wall time while it waited (before the watchdog saw it): it ends without running on.
-    if (performance.now() - call.startedAt > this.options.limits.wallMs) this.expire(call);
-    else this.stretch(call, () => call.box.settle(call.id, ticket, reply, this.timeoutOf(call)));
+    if (performance.now() - call.budget.startedAt > this.options.limits.wallMs) this.expire(call);
+    else this.stretch(call, () => call.box.settle(call.id, ticket, reply, timeoutOf(call, this.options.limits)));
     this.finishEnded();
   }
 
@@ -222,39 +215,23 @@ export class Sandbox {
       result = run();
     } catch (error) {
       const disposed = box.disposedAfterFailure();
-      call.cpuNs += box.cpuSinceLastRead();
-      this.breach(call, disposed ? 'memory' : isTimeout(error) ? this.overrun(call) ?? 'cpu' : 'crash', error);
+      countCpu(call, box.cpuSinceLastRead());
+      this.breach(call, disposed ? 'memory' : isTimeout(error) ? overrun(call, this.options.limits) ?? 'cpu' : 'crash', error);
       return undefined;
     }
-    call.cpuNs += box.cpuSinceLastRead();
-    if (Number(call.cpuNs) / 1e6 > this.options.limits.cpuMs) {
+    countCpu(call, box.cpuSinceLastRead());
+    if (Number(call.budget.cpuNs) / 1e6 > this.options.limits.cpuMs) {
       this.breach(call, 'cpu', null);
       return undefined;
     }
     return result;
   }
 
-  /** The limit the call is past, if any. */
-  private overrun(call: Call): 'cpu' | 'wall' | null {
-    const { cpuMs, wallMs } = this.options.limits;
-    if (Number(call.cpuNs) / 1e6 > cpuMs) return 'cpu';
-    if (performance.now() - call.startedAt > wallMs) return 'wall';
-    return null;
-  }
 
-  /**
-   * Milliseconds the call's code may run from now: what is left of its CPU and of its wall time,
-   * rounded up to the timeout grid (see TIMEOUT_GRID_MS).
-   */
-  private timeoutOf(call: Call): number {
-    const { cpuMs, wallMs } = this.options.limits;
-    const now = performance.now();
-    const left = Math.min(cpuMs - Number(call.cpuNs) / 1e6, wallMs - (now - call.startedAt));
-    return Math.max(1, Math.ceil(left)) + TIMEOUT_GRID_MS - (Math.floor(now) % TIMEOUT_GRID_MS);
-  }
-
+  /** The calls that ran this one (state.run) fail with its breach: it is theirs too (shared limits). */
   private breach(call: Call, kind: BreachKind, error: unknown): void {
-    this.end(call, this.breachError(call.name, kind, error instanceof Error ? error.message : String(error)));
+    const failure = this.breachError(call.name, kind, error instanceof Error ? error.message : String(error));
+    for (let c: Call | null = call; c !== null; c = c.parent) this.end(c, failure);
     this.reset(call.box, `${call.name} ${kind === 'crash' ? 'broke it' : `breached its ${kind} limit`}`);
   }
 
@@ -329,7 +306,7 @@ export class Sandbox {
   private watchWall(): void {
     const now = performance.now();
     for (const call of this.calls.values()) {
-      if (call.waiter !== null && call.end === null && now - call.startedAt > this.options.limits.wallMs) this.expire(call);
+      if (call.waiter !== null && call.end === null && now - call.budget.startedAt > this.options.limits.wallMs) this.expire(call);
     }
     this.finishEnded();
   }
