@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { deployTarget, envArgument } from './dotenv.js';
 import { CliError, formatBytes, out, run } from './output.js';
-import { checkApiFolder, shownPath, validateFolder } from './validate.js';
+import { checkApiFolder, printWarnings, shownPath, validateFolder } from './validate.js';
 
 /** `deploy [DIR] <ENV>`: one argument is the env (the folder is `.`), two are folder and env. */
 function folderAndEnv(args: string[]): { folder: string; env: string } {
@@ -37,6 +37,7 @@ Example:
         checkApiFolder(folder);
         const target = deployTarget(env);
         const local = await validateFolder(folder, env);
+        if (!flags.json) printWarnings(local.warnings);
         if (local.errors.length > 0) {
           throw new CliError(`${shownPath(folder)} is not valid (nothing was sent): ${local.errors.length} error(s)`, local.errors);
         }

@@ -1,9 +1,9 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { formatConfigError } from '../config/types.js';
+import { formatConfigError, type ConfigError } from '../config/types.js';
 import { envArgument } from './dotenv.js';
-import { CliError, out, run } from './output.js';
+import { CliError, coloursFor, out, run } from './output.js';
 
 /** A folder as the user should see it in messages: relative to the current directory when inside it. */
 export function shownPath(folder: string): string {
@@ -27,12 +27,20 @@ export function checkApiFolder(folder: string): void {
  * Runs the server's own validation (the loader a deploy runs) for one env; the errors are
  * `<folder>/<file>:line:col [label] message`, so a terminal or an editor can jump to them.
  */
-export async function validateFolder(folder: string, env: string): Promise<{ key: string | null; errors: string[] }> {
+export async function validateFolder(folder: string, env: string): Promise<{ key: string | null; errors: string[]; warnings: string[] }> {
   const { loadApiFolder } = await import('../config/load-api.js');
   const loaded = await loadApiFolder(folder, env);
-  if (loaded.ok) return { key: loaded.definition.key, errors: [] };
   const prefix = shownPath(folder);
-  return { key: null, errors: loaded.errors.map((error) => `${join(prefix, formatConfigError(error))}`) };
+  const shown = (error: ConfigError) => join(prefix, formatConfigError(error));
+  const warnings = loaded.warnings.map(shown);
+  if (loaded.ok) return { key: loaded.definition.key, errors: [], warnings };
+  return { key: null, errors: loaded.errors.map(shown), warnings };
+}
+
+/** Warnings go to stderr, so that a script reading stdout (or `--json`) is not disturbed. */
+export function printWarnings(warnings: readonly string[]): void {
+  const c = coloursFor(process.stderr);
+  for (const warning of warnings) process.stderr.write(`${c.yellow(c.bold('warning'))} ${warning}\n`);
 }
 
 export function registerValidate(program: Command): void {
@@ -49,17 +57,20 @@ export function registerValidate(program: Command): void {
         const envs = flags.env === undefined ? envsOf(folder) : [flags.env];
         // error → the envs it shows in; an error of every env is shown once, without a tag.
         const found = new Map<string, string[]>();
+        const warnings = new Set<string>();
         let key: string | null = null;
         for (const env of envs) {
           const result = await validateFolder(folder, env);
           key ??= result.key;
           for (const error of result.errors) found.set(error, [...(found.get(error) ?? []), env]);
+          for (const warning of result.warnings) warnings.add(warning);
         }
+        if (!flags.json) printWarnings([...warnings]);
         if (found.size > 0) {
           const errors = [...found].map(([error, inEnvs]) => (inEnvs.length < envs.length ? `${error} (env ${inEnvs.join(', ')})` : error));
-          throw new CliError(`${shownPath(folder)} is not valid: ${errors.length} error(s)`, errors, { envs });
+          throw new CliError(`${shownPath(folder)} is not valid: ${errors.length} error(s)`, errors, { envs, warnings: [...warnings] });
         }
-        if (flags.json) out.json({ ok: true, key, folder, envs });
+        if (flags.json) out.json({ ok: true, key, folder, envs, warnings: [...warnings] });
         else out.line(`${out.c.green('valid')} ${out.c.bold(key ?? '')} (${shownPath(folder)}, env ${envs.join(', ')})`);
       }),
     );

@@ -123,6 +123,10 @@ function checkDirective(name: string, params: Record<string, unknown>, path: Pat
     return;
   }
   if (c.ctx.customDirectives.has(name)) return; // custom directives take any parameters
+  if (c.ctx.phpDirectives?.has(name) === true) {
+    c.at([...path, 'directive'], 'value', `unknown directive "${name}": ${phpNotRun(name)}`);
+    return;
+  }
   const suggestion = c.suggestDirective(name);
   const message = suggestion !== null
     ? `unknown directive "${name}" (did you mean "${suggestion}"?)`
@@ -171,6 +175,11 @@ function checkAliases(params: Record<string, unknown>, path: PathKey[], route: P
       c.at(at, 'value', `alias "${found.text}" reads path parameter "${ref.name}", but the path "${route.path}" ${has}`);
     }
   }
+}
+
+/** What a leftover PHP directive needs (README "Moving an API from the original"). */
+export function phpNotRun(name: string): string {
+  return `Directives/${name}.php is PHP, which Anvil does not run: translate it to Directives/${name}.js or .ts (README "Moving an API from the original")`;
 }
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {

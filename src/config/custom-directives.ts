@@ -15,16 +15,18 @@ export const DIRECTIVE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export async function findCustomDirectives(
   dir: string,
   builtins: ReadonlyMap<string, unknown>,
-): Promise<{ names: string[]; files: Map<string, string>; errors: ConfigError[] }> {
+): Promise<{ names: string[]; files: Map<string, string>; errors: ConfigError[]; php: string[] }> {
   const errors: ConfigError[] = [];
   let files: string[];
   try {
     const entries = await readdir(join(dir, 'Directives'), { withFileTypes: true });
     files = entries.filter((e) => e.isFile()).map((e) => e.name);
   } catch {
-    return { names: [], files: new Map(), errors };
+    return { names: [], files: new Map(), errors, php: [] };
   }
   files.sort();
+  // The original's directives: never run here, named so the validator can say so.
+  const php = files.filter((f) => f.endsWith('.php')).map((f) => f.slice(0, -'.php'.length));
   const seen = new Map<string, string>();
   for (const fileName of files) {
     const match = /^(.*)\.(js|ts)$/.exec(fileName);
@@ -42,5 +44,5 @@ export async function findCustomDirectives(
       seen.set(name, file);
     }
   }
-  return { names: [...seen.keys()].sort(), files: seen, errors };
+  return { names: [...seen.keys()].sort(), files: seen, errors, php };
 }

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { builtinDirectives } from '../directives/catalogue.js';
 import type { DirectiveChecks, ReleaseView } from '../directives/types.js';
 import { checkStructure, RESERVED_KEYS } from './api-schema.js';
-import { checkEndpoints, checkEntries, isPlainObject, type Checker } from './check-entries.js';
+import { checkEndpoints, checkEntries, isPlainObject, phpNotRun, type Checker } from './check-entries.js';
 import { compileDirective } from './compile-directive.js';
 import { findCustomDirectives } from './custom-directives.js';
 import { loadMaps } from './maps.js';
@@ -29,9 +29,10 @@ export interface ValidateResult {
   errors: ConfigError[];
 }
 
+/** `warnings`: what does not stop a deploy but will not work as the author may think (a leftover Directives/*.php). */
 export type LoadApiResult =
-  | { ok: true; definition: ApiDefinition; maps: Record<string, unknown>; customDirectives: string[]; directiveCode: Record<string, string> }
-  | { ok: false; errors: ConfigError[] };
+  | { ok: true; definition: ApiDefinition; maps: Record<string, unknown>; customDirectives: string[]; directiveCode: Record<string, string>; warnings: ConfigError[] }
+  | { ok: false; errors: ConfigError[]; warnings: ConfigError[] };
 
 /** Parses and checks the text of an api.yaml; returns the definition when there is no error. */
 export function validateApiYaml(text: string, ctx: ValidateContext): ValidateResult {
@@ -69,14 +70,16 @@ export async function loadApiFolder(
       file: 'api.yaml',
       mapNames: new Set(maps.names),
       customDirectives: new Set(custom.names),
+      phpDirectives: new Set(custom.php),
       directives,
       maps: maps.maps,
     });
     errors.push(...result.errors);
     definition = result.definition;
   }
-  if (errors.length > 0 || definition === null) return { ok: false, errors: sortConfigErrors(errors, 'api.yaml') };
-  return { ok: true, definition, maps: maps.maps, customDirectives: custom.names, directiveCode };
+  const warnings = custom.php.map((name): ConfigError => ({ file: `Directives/${name}.php`, line: 1, column: 1, label: null, message: phpNotRun(name) }));
+  if (errors.length > 0 || definition === null) return { ok: false, errors: sortConfigErrors(errors, 'api.yaml'), warnings };
+  return { ok: true, definition, maps: maps.maps, customDirectives: custom.names, directiveCode, warnings };
 }
 
 /** Sorts by file (`first` before the others, then by name), then line, then column; stable otherwise. */

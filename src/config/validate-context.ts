@@ -9,6 +9,8 @@ export interface ValidateContext {
   mapNames: ReadonlySet<string>;
   /** Names of the API's custom directives (`Directives/<Name>.js|.ts`): they accept any parameters. */
   customDirectives: ReadonlySet<string>;
+  /** Names of the original's `Directives/<Name>.php` files: never run, to be translated. */
+  phpDirectives?: ReadonlySet<string>;
   /** The built-in directives: their parameter schemas and deploy-time checks. */
   directives: ReadonlyMap<string, DirectiveChecks>;
   /** The maps' content, for the directives' deploy-time checks (`checkRelease`); without it they are skipped. */
