@@ -1,0 +1,73 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { anvilCli } from '../helpers/cli.js';
+import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
+
+// Issue 28: an API written in the original's style (test/fixtures/original) validates and runs
+// unchanged; the README's worked example of a translated PHP directive is its NormaliseRequest.js.
+
+const fixture = join(import.meta.dirname, '../fixtures/original');
+const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
+let anvil: TestInstance;
+
+beforeAll(async () => {
+  anvil = await startInstance({ apis: { jobs: fixture } });
+});
+afterAll(async () => anvil?.dispose());
+
+describe("an API in the original's style", () => {
+  it('validates without errors or warnings', () => {
+    const result = anvilCli(['validate', fixture, '--json']);
+    expect(result.status, result.stdout + result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ ok: true, key: 'jobs', warnings: [] });
+  });
+
+  it("reads the original's system memory keys", async () => {
+    const reply = await anvil.request('/jobs/about');
+    expect(reply.status).toBe(200);
+    expect(reply.json()).toEqual({ org: 'localhost', env: 'dev', api: 'jobs', verb: 'GET', path: '/about' });
+  });
+
+  it("relays another endpoint's answer with Pull without target over the bus, adding one header", async () => {
+    const reply = await anvil.request('/jobs/about/relayed');
+    expect(reply.status).toBe(200);
+    expect(reply.headers['content-type']).toBe('application/json');
+    expect(reply.headers['x-relayed']).toBe('yes');
+    expect(reply.json()).toEqual({ org: 'localhost', env: 'dev', api: 'jobs', verb: 'GET', path: '/about' });
+  });
+
+  it('checks a Pull answer against the map named like its target', async () => {
+    expect((await anvil.request('/jobs/kinds/checked')).json()).toEqual({ checked: ['daily', 'weekly'] });
+  });
+
+  it("queues a job with the original's 200, its request normalised by two custom directives, read back with a cookie added", async () => {
+    const body = JSON.stringify({ kind: ' Daily ', dates: ['2024-01-01'] });
+    const queued = await anvil.request('/jobs/jobs', { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+    expect(queued.status).toBe(200);
+    const { id } = queued.json();
+    expect(queued.json()).toEqual({ message: 'queued', id });
+
+    const done = await eventually(async () => {
+      const reply = await anvil.request(`/jobs/jobs/${id}`);
+      return reply.status === 200 ? reply : null;
+    });
+    expect(done.json()).toEqual({ id, request: { kind: 'daily', dates: ['2024-01-01'], api: 'jobs', env: 'dev' } });
+    expect(done.headers['cache-control']).toBe('no-cache');
+    expect(done.headers['set-cookie']).toBe(`lastJob=${id}; Path=/`);
+  });
+
+  it('answers a bad request as the original did: the status and message the directive failed with', async () => {
+    const reply = await anvil.request('/jobs/jobs', { method: 'POST', body: JSON.stringify({ dates: [] }), headers: { 'content-type': 'application/json' } });
+    expect(reply.status).toBe(400);
+    expect(reply.json()).toEqual({ error: 'a job needs a kind' });
+    expect((await anvil.request('/jobs/jobs/nope')).status).toBe(404);
+  });
+
+  it("is the README's worked example", () => {
+    const section = readme.slice(readme.indexOf('## Moving an API from the original'));
+    expect(section).not.toBe(readme);
+    expect(section).toContain(readFileSync(join(fixture, 'Directives/NormaliseRequest.js'), 'utf8'));
+    expect(section).toContain('    Request: { directive: NormaliseRequest, source: $.message.bodyAsArray }\n');
+  });
+});
