@@ -12,7 +12,10 @@ beforeAll(async () => {
   anvil = await startInstance({
     apis: {
       legacy: {
+        // Generous CPU: a first call builds the isolate, which a loaded CI machine can make slow.
         'api.yaml': `key: legacy
+debug: true
+limits: { cpuMs: 1000 }
 endpoints:
   get /system:
     Reply:
