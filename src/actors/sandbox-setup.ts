@@ -1,5 +1,5 @@
 import type { CompiledRelease, SandboxLimits } from '../config/types.js';
-import { apiDatabase } from '../database/api-database.js';
+import { requestDatabase } from '../database/request-database.js';
 import { builtinDirectives } from '../directives/catalogue.js';
 import { Sandbox, type SandboxOptions } from '../sandbox-host/sandbox.js';
 
@@ -25,7 +25,7 @@ export function createSandbox(
     directiveCode: release.directiveCode,
     services: {
       builtin: (name) => builtinDirectives.get(name),
-      database: (ctx) => apiDatabase(ctx.api),
+      database: (ctx) => requestDatabase(ctx),
     },
     report,
     enter,

@@ -21,6 +21,7 @@ import { AnvilError, Errors } from '../errors.js';
 import { sqlTextCache } from './sql-cache.js';
 import { checkSqlText } from './sql-checks.js';
 import { SqlPolicy } from './sql-policy.js';
+import { bindArguments, fromSqlite, toRow, type Row } from './sql-values.js';
 import { sqliteFailure } from './sqlite-failure.js';
 
 export const DATABASE_LIMITS = {
@@ -36,8 +37,7 @@ export const DATABASE_LIMITS = {
   busyTimeoutMs: 5000,
 } as const;
 
-export type SqlValue = null | number | string;
-export type Row = Record<string, SqlValue>;
+export type { Row, SqlValue } from './sql-values.js';
 export interface RunResult {
   changes: number;
   /** A number when it is a safe integer, else its decimal string. */
@@ -47,7 +47,6 @@ export interface RunResult {
 export type SqlParams = readonly unknown[] | Readonly<Record<string, unknown>>;
 
 const MIGRATIONS_TABLE = '_anvil_migrations';
-type Bindable = null | number | bigint | string | Buffer;
 
 function sqlError(error: unknown): AnvilError {
   if (error instanceof AnvilError) return error;
@@ -70,62 +69,6 @@ function fileProblem(error: unknown): string {
   return typeof code === 'string' ? `cannot read it (${code})` : 'cannot read it';
 }
 
-const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
-const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
-
-/** A value from SQLite as JSON data (see the file comment). */
-function fromSqlite(value: unknown): SqlValue {
-  if (value === null || value === undefined) return null;
-  if (typeof value === 'bigint') {
-    return value >= MIN_SAFE && value <= MAX_SAFE ? Number(value) : value.toString();
-  }
-  if (typeof value === 'number' || typeof value === 'string') return value;
-  if (Buffer.isBuffer(value)) return value.toString('base64');
-  return String(value);
-}
-
-function toSqlite(value: unknown, where: string): Bindable {
-  if (value === null || value === undefined) return null;
-  switch (typeof value) {
-    case 'string':
-    case 'bigint':
-    case 'number':
-      return value;
-    case 'boolean':
-      return value ? 1 : 0;
-    case 'object':
-      if (Buffer.isBuffer(value)) return value;
-      if (value instanceof Uint8Array) return Buffer.from(value);
-      return JSON.stringify(value);
-    default:
-      throw Errors.sqlFailed(`parameter ${where} cannot be bound (${typeof value})`);
-  }
-}
-
-/** The arguments for better-sqlite3: positional values, or one object of named values. */
-function bindArguments(params: unknown): Bindable[] | [Record<string, Bindable>] {
-  if (params === undefined || params === null) return [];
-  if (Array.isArray(params)) return params.map((value, i) => toSqlite(value, `[${i}]`));
-  if (typeof params === 'object' && !Buffer.isBuffer(params) && !(params instanceof Uint8Array)) {
-    const named: Record<string, Bindable> = Object.create(null) as Record<string, Bindable>;
-    for (const [key, value] of Object.entries(params)) named[key.replace(/^[:@$?]/, '')] = toSqlite(value, `"${key}"`);
-    return [named];
-  }
-  throw Errors.sqlFailed('params must be a list or a map');
-}
-
-/** A row from raw values and column names; own properties only (a column may be named __proto__). */
-function toRow(names: readonly string[], values: readonly unknown[]): Row {
-  const row: Row = {};
-  for (let i = 0; i < names.length; i++) {
-    const name = names[i]!;
-    // An assignment to __proto__ would set the row's prototype instead of a column.
-    if (name === '__proto__') Object.defineProperty(row, name, { value: fromSqlite(values[i]), enumerable: true, writable: true, configurable: true });
-    else row[name] = fromSqlite(values[i]);
-  }
-  return row;
-}
-
 /** A prepared statement, and its column names once read when they cannot change. */
 interface Prepared {
   readonly statement: Database.Statement;
@@ -135,6 +78,8 @@ interface Prepared {
    * `*` they follow the schema and are read on every use.
    */
   readonly fixedColumns: boolean;
+  /** False for a statement that only reads (sqlite3_stmt_readonly). */
+  readonly writes: boolean;
   names: string[] | null;
 }
 
@@ -152,6 +97,7 @@ export class ApiDatabase {
   private readonly policy: SqlPolicy;
   private readonly statements = sqlTextCache<Prepared>(DATABASE_LIMITS.statementCache, DATABASE_LIMITS.statementCacheChars);
   private migratedDir: string | null = null;
+  private writeCheck: (() => void) | null = null;
 
   /** Opens (creating it and its folders if need be) `<dataDir>/db.sqlite`. */
   constructor(dataDir: string) {
@@ -291,13 +237,60 @@ export class ApiDatabase {
     }
   }
 
+  /** True when the SQL text is a statement that writes (checked and prepared as a query would be). */
+  writes(sql: string): boolean {
+    return this.compiled(sql).writes;
+  }
+
+  /** Called before every statement that writes, which it may refuse by throwing (a transaction elsewhere holds the write lock). */
+  guardWrites(check: () => void): void {
+    this.writeCheck = check;
+  }
+
+  get inTransaction(): boolean {
+    return this.db.inTransaction;
+  }
+
+  /** BEGIN IMMEDIATE: the write lock is taken now, so a later write of the transaction cannot find it taken. */
+  begin(): void {
+    this.control('BEGIN IMMEDIATE');
+  }
+
+  commit(): void {
+    this.control('COMMIT');
+  }
+
+  /** Rolls back the open transaction; does nothing without one. */
+  rollback(): void {
+    if (this.db.inTransaction) this.control('ROLLBACK');
+  }
+
+  /** Transaction control: Anvil's own statements, which the SQL policy refuses from tenants. */
+  private control(sql: 'BEGIN IMMEDIATE' | 'COMMIT' | 'ROLLBACK'): void {
+    try {
+      this.db.exec(sql);
+    } catch (error) {
+      throw sqlError(error);
+    }
+  }
+
   close(): void {
     this.statements.clear();
     if (this.db.open) this.db.close();
   }
 
-  /** A checked, prepared statement from the LRU cache. */
+  /** A checked, prepared statement from the LRU cache, fit for `mode`, its write allowed now. */
   private prepare(sql: string, mode: 'all' | 'get' | 'run'): Prepared {
+    const prepared = this.compiled(sql);
+    if (mode !== 'run' && !prepared.statement.reader) {
+      throw Errors.sqlFailed(`mode ${mode} needs a statement that returns rows (SELECT, or … RETURNING); use run`);
+    }
+    if (prepared.writes && this.writeCheck !== null) this.writeCheck();
+    return prepared;
+  }
+
+  /** A checked, prepared statement from the LRU cache. */
+  private compiled(sql: string): Prepared {
     if (typeof sql !== 'string') throw Errors.sqlFailed('the SQL text must be a string');
     let prepared = this.statements.get(sql);
     if (prepared === undefined) {
@@ -310,14 +303,11 @@ export class ApiDatabase {
         // Rows as value arrays, named here: an object built by better-sqlite3 would lose a column
         // named __proto__ (or take its value for a prototype).
         if (statement.reader) statement.raw(true);
-        prepared = { statement, fixedColumns: !sql.includes('*'), names: null };
+        prepared = { statement, fixedColumns: !sql.includes('*'), writes: !statement.readonly, names: null };
       } catch (error) {
         throw sqlError(error);
       }
       this.statements.set(sql, prepared);
-    }
-    if (mode !== 'run' && !prepared.statement.reader) {
-      throw Errors.sqlFailed(`mode ${mode} needs a statement that returns rows (SELECT, or … RETURNING); use run`);
     }
     return prepared;
   }

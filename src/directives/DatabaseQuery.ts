@@ -1,4 +1,5 @@
-import { apiDatabase, DATABASE_LIMITS } from '../database/api-database.js';
+import { DATABASE_LIMITS } from '../database/api-database.js';
+import { withStatementDatabase } from '../database/request-database.js';
 import { Errors } from '../errors.js';
 import { defineDirective } from './types.js';
 
@@ -12,7 +13,7 @@ interface Params {
 export default defineDirective<Params>({
   name: 'DatabaseQuery',
   summary:
-    "Runs one parameterised statement against the API's own database (opening it and applying migrations if need be); " +
+    "Runs one parameterised statement against the API's own database (opening it and applying migrations if need be; in the request's transaction when one is open); " +
     'mode all: the rows, get: the first row or null, run: {changes, lastInsertRowid}; the result goes to memory `target`.',
   params: {
     type: 'object',
@@ -32,8 +33,9 @@ export default defineDirective<Params>({
     if (mode !== 'run' && (target === undefined || target === '')) {
       throw Errors.badParameter('"target"', 'DatabaseQuery', `is required for mode ${mode}`);
     }
-    const db = apiDatabase(ctx.api);
-    const result = mode === 'all' ? db.all(sql, params) : mode === 'get' ? db.get(sql, params) : db.run(sql, params);
-    if (target !== undefined && target !== '') ctx.memory.set(target, result);
+    return withStatementDatabase(ctx, sql, (db) => {
+      const result = mode === 'all' ? db.all(sql, params) : mode === 'get' ? db.get(sql, params) : db.run(sql, params);
+      if (target !== undefined && target !== '') ctx.memory.set(target, result);
+    });
   },
 });

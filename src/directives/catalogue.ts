@@ -10,8 +10,11 @@ import CheckKey from './CheckKey.js';
 import CheckLocalCall from './CheckLocalCall.js';
 import CheckStatus from './CheckStatus.js';
 import Concat from './Concat.js';
+import DatabaseBeginTransaction from './DatabaseBeginTransaction.js';
+import DatabaseCommitTransaction from './DatabaseCommitTransaction.js';
 import DatabaseConnect from './DatabaseConnect.js';
 import DatabaseQuery from './DatabaseQuery.js';
+import DatabaseRollback from './DatabaseRollback.js';
 import Delay from './Delay.js';
 import DeleteFile from './DeleteFile.js';
 import EnableDebug from './EnableDebug.js';
@@ -65,8 +68,11 @@ const all: Array<DirectiveDefinition<any>> = [
   CheckLocalCall,
   CheckStatus,
   Concat,
+  DatabaseBeginTransaction,
+  DatabaseCommitTransaction,
   DatabaseConnect,
   DatabaseQuery,
+  DatabaseRollback,
   Delay,
   DeleteFile,
   EnableDebug,

@@ -7,6 +7,7 @@ import { compileEntry, type CompiledEntry, type DirectiveLookup } from './compil
 import type { ApiRuntime, FlowError, RequestFacts, TraceStep } from './context.js';
 import type { Continuation } from './continuation.js';
 import { AFTER_FLOW, ERROR_FLOW } from './groups.js';
+import type { ReleaseReason } from './held-resources.js';
 import { Message } from './message.js';
 import { RequestContext } from './request-context.js';
 import { renderError, renderFlowError } from './render-error.js';
@@ -152,8 +153,17 @@ export class ApiEngine {
    * Runs one pass over the list: each entry whose groups are enabled. In the main pass a throw
    * switches to ERROR_FLOW; in the AFTER_FLOW pass it is only reported. Returns the message version
    * when the last error was caught (-1: no error), so `settleError` can tell whether anyone rendered it.
+   * What the request still holds when the pass ends (an open transaction) is released then.
    */
   private async runPass(ctx: RequestContext, list: readonly CompiledEntry[], pass: 'main' | 'after', start = 0): Promise<number> {
+    try {
+      return await this.runEntries(ctx, list, pass, start);
+    } finally {
+      this.releaseHeld(ctx, 'end', pass);
+    }
+  }
+
+  private async runEntries(ctx: RequestContext, list: readonly CompiledEntry[], pass: 'main' | 'after', start: number): Promise<number> {
     let versionAtError = -1;
     for (let i = start; i < list.length; i++) {
       const entry = list[i]!;
@@ -169,6 +179,8 @@ export class ApiEngine {
       } catch (thrown) {
         const { status, message, code } = toStatusError(thrown);
         step.error = { status, message };
+        // What the request held (a transaction) is let go of before anything else runs.
+        this.releaseHeld(ctx, 'error', pass);
         if (pass === 'main') {
           ctx.error = { status, message, code, label: entry.label, directive: entry.directiveName };
           ctx.memory.set('error', { status, message });
@@ -182,6 +194,14 @@ export class ApiEngine {
       ctx.stepWatcher?.after(step, ctx);
     }
     return versionAtError;
+  }
+
+  /** Releases what the request still holds; a failure to do so is reported (the flow goes on). */
+  private releaseHeld(ctx: RequestContext, reason: ReleaseReason, pass: 'main' | 'after'): void {
+    for (const { name, error } of ctx.held.releaseAll(reason)) {
+      const message = `releasing ${name}: ${toStatusError(error).message}`;
+      this.reportError({ requestId: ctx.id, label: '(engine)', directive: '(engine)', status: 500, message, pass });
+    }
   }
 
   /**

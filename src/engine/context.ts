@@ -1,6 +1,7 @@
 import type { CompatMode } from '../config/types.js';
 import type { Continuation } from './continuation.js';
 import type { Groups } from './groups.js';
+import type { HeldResources } from './held-resources.js';
 import type { Memory } from './memory.js';
 import type { Message } from './message.js';
 import type { BusCall, BusResponse } from '../protocol/bus-calls.js';
@@ -128,6 +129,8 @@ export interface DirectiveContext {
    * the parameter when they do not fit), and its errors are this entry's.
    */
   runDirective(name: string, params: Record<string, unknown>, where: string): Promise<void>;
+  /** What the request holds across entries (a transaction); the engine releases it on a throw and at each pass's end. */
+  readonly held: HeldResources;
   /** Throws an error with that status: the flow switches to ERROR_FLOW. */
   fail(status: number, message: string): never;
   /** The rest of this request after the running entry, frozen for a job (see continuation.ts). */

@@ -3,6 +3,7 @@ import type { DirectiveLookup } from './compiled-entry.js';
 import type { Continuation } from './continuation.js';
 import type { ApiRuntime, DirectiveContext, ErrorRenderer, FlowError, RequestFacts, StepWatcher, TraceStep } from './context.js';
 import { Groups } from './groups.js';
+import { HeldResources } from './held-resources.js';
 import { HostMemoryBudget } from './host-memory.js';
 import { Memory } from './memory.js';
 import type { Message } from './message.js';
@@ -15,6 +16,7 @@ import { originalSystemKey, systemMemory } from './system-memory.js';
 export class RequestContext implements DirectiveContext, ResolveScope {
   readonly groups = new Groups();
   readonly trace: TraceStep[] = [];
+  readonly held = new HeldResources();
   error: FlowError | null = null;
   sent: OutgoingResponse | null = null;
   errorRenderer: ErrorRenderer | null = null;

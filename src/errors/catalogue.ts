@@ -156,6 +156,13 @@ export const Errors = {
   sqlBusy: coded('ANVIL_ERR_SQL_BUSY', 503, 'SQL error: %s'),
   sqlLimit: coded('ANVIL_ERR_SQL_LIMIT', 500, '%s'),
   sqlRefused: coded('ANVIL_ERR_SQL_REFUSED', 500, 'SQL refused: %s'),
+  transactionAlreadyOpen: coded('ANVIL_ERR_TRANSACTION', 500, 'DatabaseBeginTransaction: this request already has a transaction open (transactions do not nest)'),
+  transactionNotOpen: coded(
+    'ANVIL_ERR_TRANSACTION',
+    500,
+    '%s: this request has no transaction open (never begun, already committed, or rolled back when a directive failed or its pass ended)',
+  ),
+  transactionBusy: coded('ANVIL_ERR_TRANSACTION_BUSY', 503, "the API's database is held by another request's transaction on this thread: %s"),
   migrationsUnreadable: coded('ANVIL_ERR_MIGRATION', 500, 'migrations in %s: %s'),
   migrationFailed: coded('ANVIL_ERR_MIGRATION', 500, 'migration %s failed: %s'),
 

@@ -1,0 +1,13 @@
+import { beginTransaction } from '../database/request-database.js';
+import { defineDirective, noParams } from './types.js';
+
+export default defineDirective({
+  name: 'DatabaseBeginTransaction',
+  summary:
+    "Begins a transaction on the API's database for this request: its statements are committed by DatabaseCommitTransaction, " +
+    'and rolled back by DatabaseRollback, by a directive that fails, or when the pass ends with it open. One request at a time per thread: another waits its turn (up to 5 s, then 503).',
+  params: noParams,
+  async run(ctx) {
+    await beginTransaction(ctx);
+  },
+});

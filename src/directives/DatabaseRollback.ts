@@ -1,0 +1,11 @@
+import { rollbackTransaction } from '../database/request-database.js';
+import { defineDirective, noParams } from './types.js';
+
+export default defineDirective({
+  name: 'DatabaseRollback',
+  summary: "Rolls back the request's transaction; does nothing when none is open (one rolled back after an error, say).",
+  params: noParams,
+  run(ctx) {
+    rollbackTransaction(ctx);
+  },
+});
