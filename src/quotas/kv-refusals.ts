@@ -12,6 +12,7 @@ export function kvCountingRefusals(store: KvStore, refusals: Tally): KvStore {
   return {
     get: (key) => store.get(key),
     set: (key, value, ttlMs) => noted(store.set(key, value, ttlMs)),
+    setIfAbsent: (key, value, ttlMs) => noted(store.setIfAbsent(key, value, ttlMs)),
     delete: (key) => store.delete(key),
     increment: (key, by, ttlMs) => noted(store.increment(key, by, ttlMs)),
   };

@@ -89,6 +89,7 @@ RETURNING value, expires_at`;
 interface Statements {
   get: Database.Statement<{ ns: string; key: string; now: bigint }, { value: string | number }>;
   set: Database.Statement<{ ns: string; key: string; value: string; expires: bigint | null }>;
+  setIfAbsent: Database.Statement<{ ns: string; key: string; value: string; expires: bigint | null; now: bigint }>;
   delete: Database.Statement<{ ns: string; key: string }>;
   increment: Database.Statement<{ ns: string; key: string; by: bigint; now: bigint; ttl: bigint }, { value: number; expires_at: number }>;
   peek: Database.Statement<{ ns: string; key: string; now: bigint }, { countable: number }>;
@@ -149,6 +150,11 @@ export class EmbeddedKvBackend implements KvBackend {
         `INSERT INTO kv (ns, key, value, expires_at) VALUES (@ns, @key, @value, @expires)
          ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`,
       ),
+      // An expired row is replaced; a live one is left as it is (no change: the caller is told so).
+      setIfAbsent: db.prepare(
+        `INSERT INTO kv (ns, key, value, expires_at) VALUES (@ns, @key, @value, @expires)
+         ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at WHERE ${EXPIRED}`,
+      ),
       delete: db.prepare('DELETE FROM kv WHERE ns = @ns AND key = @key'),
       increment: db.prepare(INCREMENT_SQL),
       peek: db.prepare(`SELECT ${COUNTABLE} AS countable FROM kv WHERE ns = @ns AND key = @key AND NOT ${EXPIRED}`),
@@ -191,6 +197,16 @@ export class EmbeddedKvBackend implements KvBackend {
         const now = this.now();
         write(() => this.stmt.set.run({ ns, key, value, expires: ttl === undefined ? null : now + BigInt(ttl) }), now);
         this.wrote();
+      },
+      setIfAbsent: async (key, value, ttlMs) => {
+        checkKey(key);
+        checkValue(value);
+        const ttl = checkTtl(ttlMs, false);
+        const now = this.now();
+        const expires = ttl === undefined ? null : now + BigInt(ttl);
+        const { changes } = write(() => this.stmt.setIfAbsent.run({ ns, key, value, expires, now }), now);
+        if (changes > 0) this.wrote();
+        return changes > 0;
       },
       delete: async (key) => {
         checkKey(key);

@@ -15,6 +15,11 @@ export interface KvStore {
   get(key: string): Promise<string | null>;
   /** No ttl = no expiry (and an earlier ttl of the key is dropped). */
   set(key: string, value: string, ttlMs?: number): Promise<void>;
+  /**
+   * `set`, only when the key holds no value (none, or an expired one), in one atomic step; true when
+   * it stored. A key that holds a value keeps it, and its ttl.
+   */
+  setIfAbsent(key: string, value: string, ttlMs?: number): Promise<boolean>;
   delete(key: string): Promise<void>;
   /**
    * Atomically adds `by` (integer) to a counter; a missing or expired counter starts at `by` and

@@ -91,10 +91,12 @@ local function account(key, size, expires_at)
 end
 `;
 
-// ARGV: key, value, ttl ms ('' = none), quota. Returns {1, 0}, or {0, bytes the write would make}.
+// ARGV: key, value, ttl ms ('' = none), quota, '1' to write only when the key holds no value.
+// Returns {1, 0}, {2, 0} when the key held a value (nothing written), or {0, bytes the write would make}.
 const SET_LUA = `${ACCOUNTING_LUA}
 local now = now_ms()
 reap(now, 100)
+if ARGV[5] == '1' and redis.call('EXISTS', KEYS[1]) == 1 then return {2, 0} end
 local size = string.len(ARGV[1]) + string.len(ARGV[2])
 if not fits(ARGV[1], size, ARGV[4], now) then return {0, used() - counted(ARGV[1]) + size} end
 if ARGV[3] == '' then
@@ -151,7 +153,7 @@ return {value, ttl}
 `;
 
 type ScriptedRedis = Redis & {
-  anvilSet(key: string, bytes: string, sizes: string, expiry: string, name: string, value: string, ttlMs: string, quota: string): Promise<[number, number]>;
+  anvilSet(key: string, bytes: string, sizes: string, expiry: string, name: string, value: string, ttlMs: string, quota: string, onlyIfAbsent: string): Promise<[number, number]>;
   anvilDelete(key: string, bytes: string, sizes: string, expiry: string, name: string): Promise<number>;
   anvilIncrement(key: string, bytes: string, sizes: string, expiry: string, by: string, ttlMs: string, name: string, quota: string): Promise<[number, number]>;
 };
@@ -214,18 +216,26 @@ export class RedisKvBackend implements KvBackend {
     const at = (key: string) => redisKey(this.prefix, ns, key);
     const usage = usageKeys(this.prefix, ns);
     const max = quota === undefined ? '' : String(quota.maxBytes);
+    /** One SET script; 1 when it wrote, 2 when `onlyIfAbsent` found a value. */
+    const write = async (key: string, value: string, ttlMs: number | undefined, onlyIfAbsent: '' | '1'): Promise<number> => {
+      checkKey(key);
+      checkValue(value);
+      const ttl = checkTtl(ttlMs, false);
+      const [written, would] = await this.call(() =>
+        this.redis.anvilSet(at(key), usage.bytes, usage.sizes, usage.expiry, key, value, ttl === undefined ? '' : String(ttl), max, onlyIfAbsent),
+      );
+      if (written === 0) throw Errors.quotaKvBytes(Number(would), quota!.maxBytes);
+      return written;
+    };
     return {
       get: async (key) => {
         checkKey(key);
         return this.call(() => this.redis.get(at(key)));
       },
       set: async (key, value, ttlMs) => {
-        checkKey(key);
-        checkValue(value);
-        const ttl = checkTtl(ttlMs, false);
-        const [written, would] = await this.call(() => this.redis.anvilSet(at(key), usage.bytes, usage.sizes, usage.expiry, key, value, ttl === undefined ? '' : String(ttl), max));
-        if (written !== 1) throw Errors.quotaKvBytes(Number(would), quota!.maxBytes);
+        await write(key, value, ttlMs, '');
       },
+      setIfAbsent: async (key, value, ttlMs) => (await write(key, value, ttlMs, '1')) === 1,
       delete: async (key) => {
         checkKey(key);
         await this.call(() => this.redis.anvilDelete(at(key), usage.bytes, usage.sizes, usage.expiry, key));

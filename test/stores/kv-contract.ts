@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { KvBackend, KvBackendOptions, KvStore } from '../../src/stores/kv-store.js';
+import { setIfAbsentContract } from './kv-contract-set-if-absent.js';
 import { raceIncrements } from './kv-workers.js';
 
 /** Moves the backend's injected clock forward. Without one the contract waits in real time. */
@@ -107,6 +108,8 @@ export function kvStoreContract(
         await expect(backend.close()).resolves.toBeUndefined();
       });
     });
+
+    setIfAbsentContract({ store, quotaOf: async (maxBytes, suffix) => (await open()).namespace(ns(suffix), { maxBytes }), elapse });
 
     describe('expiry', () => {
       it('forgets a value once its ttl has passed', async () => {
