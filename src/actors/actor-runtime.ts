@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { CompatMode, CompiledRelease } from '../config/types.js';
 import type { ApiRuntime } from '../engine/context.js';
 import { deepFreeze } from '../engine/resolve.js';
-import { formatApiId } from '../protocol/api-id.js';
+import { formatApiId, formatEnvId } from '../protocol/api-id.js';
 import type { ActorSpec } from '../protocol/cell-messages.js';
 import type { BusCall, BusResponse } from '../protocol/bus-calls.js';
 import { DEFAULT_QUOTAS, effectiveQuotas, type ApiQuotas } from '../quotas/api-quotas.js';
@@ -38,6 +38,7 @@ export class ActorRuntime implements ApiRuntime {
   /** Set once the thread's socket exists. */
   bus: BusClient | null = null;
   private kvStore: KvStore | null = null;
+  private envKvStore: KvStore | null = null;
   private readonly stores: ActorSpec['stores'];
   private readonly namespace: string;
 
@@ -71,11 +72,19 @@ export class ActorRuntime implements ApiRuntime {
 
   /** Opened on first use: an API that never counts or caches holds no store connection. */
   get kv(): KvStore {
-    if (this.kvStore === null) {
-      const backend = this.resource('kv', () => openKvBackend({ dataDir: this.stores.dataRoot, redisUrl: this.stores.redisUrl ?? undefined, redisPrefix: this.stores.redisPrefix }));
-      this.kvStore = kvCountingRefusals(backend.namespace(this.namespace, { maxBytes: this.quotas.kvBytes }), this.refusals);
-    }
+    this.kvStore ??= this.kvView(this.namespace);
     return this.kvStore;
+  }
+
+  get envKv(): KvStore {
+    this.envKvStore ??= this.kvView(formatEnvId(this));
+    return this.envKvStore;
+  }
+
+  /** A namespace of the instance's store, on the thread's one connection, under the API's kv quota. */
+  private kvView(namespace: string): KvStore {
+    const backend = this.resource('kv', () => openKvBackend({ dataDir: this.stores.dataRoot, redisUrl: this.stores.redisUrl ?? undefined, redisPrefix: this.stores.redisPrefix }));
+    return kvCountingRefusals(backend.namespace(namespace, { maxBytes: this.quotas.kvBytes }), this.refusals);
   }
 
   /** The API's request log (logs/ in its data dir), opened on first use, under the API's log quotas. */

@@ -39,6 +39,8 @@ import Quota from './Quota.js';
 import QuotaIp from './QuotaIp.js';
 import RateLimit from './RateLimit.js';
 import ReadFile from './ReadFile.js';
+import RedisGet from './RedisGet.js';
+import RedisSet from './RedisSet.js';
 import ResultResponse from './ResultResponse.js';
 import SaveFile from './SaveFile.js';
 import ServeCompiledStatic from './ServeCompiledStatic.js';
@@ -97,6 +99,8 @@ const all: Array<DirectiveDefinition<any>> = [
   QuotaIp,
   RateLimit,
   ReadFile,
+  RedisGet,
+  RedisSet,
   ResultResponse,
   SaveFile,
   ServeCompiledStatic,

@@ -101,6 +101,11 @@ export interface ApiRuntime {
   readonly refusals: { add(quota: string): void };
   /** The API's own view of the shared key-value store (counters, caches); no other API's keys. */
   readonly kv: KvStore;
+  /**
+   * The view every API of this public host and env shares (RedisGet/RedisSet `global`); never
+   * another host's or env's. Each write is held to this API's kv quota.
+   */
+  readonly envKv: KvStore;
   /** A line in the instance log, tagged with the API (for operators, never sent to clients). */
   log(level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>): void;
 }

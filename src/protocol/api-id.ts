@@ -20,6 +20,15 @@ export function formatApiId(api: ApiId): string {
   return `${api.host}/${api.env}/${api.key}`;
 }
 
+/**
+ * `<host>/<env>`: what every API of one public host (a tenant) in its env shares, such as the
+ * key-value space of RedisGet/RedisSet with `global`. It has one part fewer than any API's id, so
+ * the two never meet.
+ */
+export function formatEnvId(api: Pick<ApiId, 'host' | 'env'>): string {
+  return `${api.host}/${api.env}`;
+}
+
 /** `<host>/<env>/<key>@<release>`: an actor, one release of an API (unique per release). */
 export function formatActorId(api: ApiId, release: string): string {
   return `${formatApiId(api)}@${release}`;
