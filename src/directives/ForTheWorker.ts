@@ -1,5 +1,6 @@
 import { QUEUE_FLOW } from '../engine/groups.js';
 import { AnvilError, Errors, QuotaError } from '../errors.js';
+import { recordQueued } from '../stores/job-records.js';
 
 import { defineDirective } from './types.js';
 
@@ -12,12 +13,13 @@ interface Params {
  * SPEC §4, §8: the entries after this one become a job, with the request's memory and message as
  * they are now; the job is stored durably before the request goes on. In the request, QUEUE_FLOW is
  * enabled (and every other group disabled), so only QUEUE_FLOW entries still run. With
- * `identifier`, the answer is 202 {"message":"queued","id":<job id>} (with api.yaml `compat:
- * hefesto`, the message's status as it is, 200 unless a directive changed it, as the original did).
+ * `identifier`, the answer is 202 {"message":"queued","id":<job id>}, which is also the job's first
+ * record (ReadJob, WriteToJob); with api.yaml `compat: hefesto`, the message's status as it is, 200
+ * unless a directive changed it, as the original did.
  */
 export default defineDirective<Params>({
   name: 'ForTheWorker',
-  summary: 'Queues the rest of the endpoint as a job (after `delay` seconds); with `identifier` answers 202 with the job id.',
+  summary: "Queues the rest of the endpoint as a job (after `delay` seconds); with `identifier` answers 202 with the job id and writes the job's record.",
   params: {
     type: 'object',
     properties: {
@@ -28,8 +30,9 @@ export default defineDirective<Params>({
   },
   async run(ctx, params) {
     let id: string;
+    const delayMs = Math.round((params.delay ?? 0) * 1000);
     try {
-      id = await ctx.api.enqueue(JSON.stringify(ctx.continuation()), Math.round((params.delay ?? 0) * 1000));
+      id = await ctx.api.enqueue(JSON.stringify(ctx.continuation()), delayMs);
     } catch (error) {
       // A quota's message is for the client as it is (413 too large, 503 queue full: retry-after).
       if (error instanceof QuotaError) {
@@ -41,7 +44,13 @@ export default defineDirective<Params>({
     }
     ctx.groups.enable(QUEUE_FLOW);
     ctx.memory.set('jobId', id);
-    // The original answered with the status the message had (200); `compat: hefesto` keeps that.
-    if (params.identifier) ctx.message.respondJson(ctx.api.compat === 'hefesto' ? ctx.message.status : 202, { message: 'queued', id });
+    if (params.identifier) {
+      // The original answered with the status the message had (200); `compat: hefesto` keeps that.
+      ctx.message.respondJson(ctx.api.compat === 'hefesto' ? ctx.message.status : 202, { message: 'queued', id });
+      // The job is stored: failing the request now would have its client queue it again.
+      await recordQueued(ctx.api.kv, id, delayMs).catch((error: unknown) => {
+        ctx.api.log('warn', 'the queued job has no record (ReadJob finds none until the job writes one)', { jobId: id, error: (error as Error).message });
+      });
+    }
   },
 });

@@ -39,6 +39,7 @@ import Quota from './Quota.js';
 import QuotaIp from './QuotaIp.js';
 import RateLimit from './RateLimit.js';
 import ReadFile from './ReadFile.js';
+import ReadJob from './ReadJob.js';
 import RedisGet from './RedisGet.js';
 import RedisSet from './RedisSet.js';
 import ResultResponse from './ResultResponse.js';
@@ -53,6 +54,7 @@ import StringToFriendlyUrl from './StringToFriendlyUrl.js';
 import ThrowError from './ThrowError.js';
 import ValidateModel from './ValidateModel.js';
 import View from './View.js';
+import WriteToJob from './WriteToJob.js';
 import XmlToModel from './XmlToModel.js';
 import type { DirectiveDefinition } from './types.js';
 
@@ -99,6 +101,7 @@ const all: Array<DirectiveDefinition<any>> = [
   QuotaIp,
   RateLimit,
   ReadFile,
+  ReadJob,
   RedisGet,
   RedisSet,
   ResultResponse,
@@ -113,6 +116,7 @@ const all: Array<DirectiveDefinition<any>> = [
   ThrowError,
   ValidateModel,
   View,
+  WriteToJob,
   XmlToModel,
 ];
 

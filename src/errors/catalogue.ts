@@ -95,6 +95,9 @@ export const Errors = {
   pullSchemaMismatch: coded('ANVIL_ERR_PULL_SCHEMA', 502, 'the answer of %s does not match the schema Maps/%s.json: %s'),
   pullSchemaMissing: coded('ANVIL_ERR_PULL_SCHEMA_MAP', 500, 'Pull: there is no map "%s" to check the answer against (Maps/%s.json)'),
   pullSchemaBroken: coded('ANVIL_ERR_PULL_SCHEMA_MAP', 500, 'Pull: Maps/%s.json is not a JSON Schema that compiles: %s'),
+  jobRecordNoJob: coded('ANVIL_ERR_JOB_RECORD', 500, 'WriteToJob: this flow has no job id (it runs in a job, or after ForTheWorker in the request that queued it)'),
+  jobRecordNull: coded('ANVIL_ERR_JOB_RECORD', 500, 'WriteToJob: value is null; a job record is a map, a list, a string, a number or a boolean'),
+  jobRecordNotFound: coded('ANVIL_ERR_JOB_NOT_FOUND', 404, 'job %s not found (not queued by this API with identifier, or its record expired)'),
   badRequest: coded('ANVIL_ERR_BAD_REQUEST', 400, 'Bad Request: %s'),
   clientQuotaExceeded: coded('ANVIL_ERR_CLIENT_QUOTA', 429, 'Too Many Requests: the %s quota of %s requests is used up'),
 
