@@ -61,7 +61,9 @@ export interface DirectiveState {
 
   /**
    * The API's own SQLite database, with bound parameters only (`?` with a list, `:name` with an
-   * object). ATTACH, VACUUM, PRAGMA and load_extension are refused.
+   * object). ATTACH, VACUUM, PRAGMA and load_extension are refused. Inside the request's
+   * transaction (DatabaseBeginTransaction) when one is open; a write while another request's
+   * transaction is open on this thread fails with 503.
    */
   readonly db: {
     all(sql: string, params?: Value[] | Record<string, Value>): Array<Record<string, Value>>;
