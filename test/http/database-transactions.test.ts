@@ -1,3 +1,5 @@
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInstance, type Reply, type TestInstance } from '../helpers/instance.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -5,11 +7,14 @@ import { waitFor } from '../helpers/wait-for.js';
 // Issue 25: DatabaseBeginTransaction, DatabaseCommitTransaction, DatabaseRollback on the API's own
 // SQLite database, over HTTP. One thread per API (--max-threads 1), so concurrent requests share
 // the thread's database connection: the case where one request's transaction could swallow
-// another's writes.
-const API = `key: ledger
+// another's writes. A transaction is kept open by a Pull to a local upstream that answers when the
+// test says so.
+const api = (gatePort: number) => `key: ledger
 debug: true
+limits: { cpuMs: 1000 }
 endpoints:
   post /commit/{v}:
+    Announce: { directive: Pull, host: "http://127.0.0.1:${gatePort}", path: /arrive, queryParams: { v: $.message.pathParam.v }, target: arrived }
     Begin: { directive: DatabaseBeginTransaction }
     One: { directive: DatabaseQuery, mode: run, sql: "INSERT INTO rows (v) VALUES (?)", params: [$.message.pathParam.v] }
     Two: { directive: DatabaseQuery, mode: run, sql: "INSERT INTO rows (v) VALUES (? || '-2')", params: [$.message.pathParam.v] }
@@ -44,24 +49,21 @@ endpoints:
     Begin: { directive: DatabaseBeginTransaction }
     Again: { directive: DatabaseBeginTransaction }
   post /slow/{v}:
-    Started: { directive: DatabaseQuery, mode: run, sql: "INSERT INTO audit (what) VALUES ('started ' || ?)", params: [$.message.pathParam.v] }
     Begin: { directive: DatabaseBeginTransaction }
     Write: { directive: DatabaseQuery, mode: run, sql: "INSERT INTO rows (v) VALUES (?)", params: [$.message.pathParam.v] }
-    Wait: { directive: Delay, ms: 800 }
+    Wait: { directive: Pull, host: "http://127.0.0.1:${gatePort}", path: /hold, queryParams: { v: $.message.pathParam.v }, target: held, timeout: 30 }
     Enable: { directive: Groups, enable: [fail], if: $.message.query.fail }
     Fail: { directive: ThrowError, status: 409, message: changed my mind, groups: [fail] }
     Commit: { directive: DatabaseCommitTransaction }
     OnError: { directive: OnError, groups: [ERROR_FLOW] }
   post /plain/{v}:
+    Announce: { directive: Pull, host: "http://127.0.0.1:${gatePort}", path: /arrive, queryParams: { v: $.message.pathParam.v }, target: arrived }
     Write: { directive: DatabaseQuery, mode: run, sql: "INSERT INTO rows (v) VALUES (?)", params: [$.message.pathParam.v] }
     Reply: { directive: ModifyMessage, body: { written: true } }
   post /custom-plain/{v}:
     Write: { directive: WriteRow, v: $.message.pathParam.v }
   get /custom-count:
     Count: { directive: CountRows }
-  get /started/{v}:
-    Read: { directive: DatabaseQuery, mode: get, sql: "SELECT count(*) AS n FROM audit WHERE what = 'started ' || ?", params: [$.message.pathParam.v], target: row }
-    Reply: { directive: ModifyMessage, body: $.memory.row }
   get /rows:
     Read: { directive: DatabaseQuery, sql: "SELECT v FROM rows ORDER BY v", target: rows }
     Reply: { directive: ModifyMessage, body: $.memory.rows }
@@ -70,8 +72,8 @@ endpoints:
     Reply: { directive: ModifyMessage, body: $.memory.rows }
 `;
 
-const FILES = {
-  'api.yaml': API,
+const files = (gatePort: number) => ({
+  'api.yaml': api(gatePort),
   'Assets/db/001.sql': 'CREATE TABLE rows (v TEXT NOT NULL);\nCREATE TABLE audit (what TEXT NOT NULL);\n',
   'Directives/WriteRow.js': `export default function (state, config) {
   state.db.run('INSERT INTO rows (v) VALUES (?)', [config.v]);
@@ -82,15 +84,47 @@ const FILES = {
   state.message.body = state.db.get('SELECT count(*) AS n FROM rows');
 }
 `,
-};
+});
+
+/**
+ * An upstream whose `/hold?v=<v>` answers only once the test releases `v` (a transaction that waits
+ * on it stays open until then), and whose `/arrive?v=<v>` answers at once: the request is about to
+ * run its next entry. The test sees both here, whatever the API's thread is doing.
+ */
+interface Gate {
+  port: number;
+  arrived(v: string): boolean;
+  release(v: string): void;
+  close(): Promise<void>;
+}
+
+async function startGate(): Promise<Gate> {
+  const waiting = new Map<string, ServerResponse>();
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://gate');
+    const v = url.searchParams.get('v') ?? '';
+    waiting.set(v, res);
+    if (url.pathname === '/arrive') res.writeHead(200, { 'content-type': 'application/json' }).end('{"arrived":true}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    arrived: (v) => waiting.has(v),
+    release: (v) => waiting.get(v)?.writeHead(200, { 'content-type': 'application/json' }).end('{"released":true}'),
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
 
 describe('database transactions', () => {
   let anvil: TestInstance;
+  let gate: Gate;
   beforeAll(async () => {
-    anvil = await startInstance({ apis: { ledger: FILES }, args: ['--max-threads', '1'] });
+    gate = await startGate();
+    anvil = await startInstance({ apis: { ledger: files(gate.port) }, args: ['--max-threads', '1'], env: { ANVIL_EGRESS_ALLOW: '127.0.0.1' } });
   });
   afterAll(async () => {
     await anvil?.dispose();
+    await gate?.close();
   });
 
   const post = (path: string) => anvil.request(`/ledger${path}`, { method: 'POST' });
@@ -149,22 +183,24 @@ describe('database transactions', () => {
     expect((await post('/commit/c2')).status).toBe(200);
   });
 
-  /**
-   * Starts /slow/<v> (a transaction that stays open ~800 ms) and waits until its transaction is open
-   * (the row it writes just before Begin is there: Begin and its write follow at once, on the thread).
-   */
-  async function slowTransaction(v: string, fail: boolean): Promise<{ reply: Promise<Reply> }> {
+  /** Starts /slow/<v> and waits until its transaction is open, its write made, and it waits for the gate. */
+  async function openTransaction(v: string, fail = false): Promise<{ reply: Promise<Reply> }> {
     const reply = post(`/slow/${v}${fail ? '?fail=1' : ''}`);
-    await waitFor(async () => (await anvil.request(`/ledger/started/${v}`)).json().n === 1, { what: `the transaction of /slow/${v} to be open` });
+    await waitFor(() => gate.arrived(v), { what: `the transaction of /slow/${v} to be open` });
     return { reply };
   }
 
-  it("another request's write on the same thread is not swallowed by a transaction that rolls back", async () => {
-    const slow = await slowTransaction('s1', true);
-    // Waits for the transaction to end, then writes on its own.
-    const plain = await post('/plain/p1');
-    expect(plain.status, plain.text).toBe(200);
-    expect((await slow.reply).status).toBe(409);
+  /** Waits until the request for `v` has run its Announce entry: its next entry (a write, a Begin) runs at once. */
+  const announced = (v: string) => waitFor(() => gate.arrived(v), { what: `the request for ${v} to reach its write` });
+
+  it("another request's write on the same thread waits for a transaction, and is not rolled back with it", async () => {
+    const open = await openTransaction('s1', true);
+    const plain = post('/plain/p1');
+    await announced('p1');
+    gate.release('s1');
+    expect((await open.reply).status).toBe(409);
+    const written = await plain;
+    expect(written.status, written.text).toBe(200);
     const after = await values();
     expect(after).toContain('p1');
     expect(after).not.toContain('s1');
@@ -172,32 +208,37 @@ describe('database transactions', () => {
 
   it('reads of other requests go on during a transaction and see only what was committed', async () => {
     const before = (await anvil.request('/ledger/custom-count')).json().n as number;
-    const slow = await slowTransaction('s2', false);
+    const open = await openTransaction('s2');
     const during = await anvil.request('/ledger/custom-count');
     expect(during.status, during.text).toBe(200);
     expect(during.json().n).toBe(before);
-    expect((await slow.reply).status).toBe(200);
+    gate.release('s2');
+    expect((await open.reply).status).toBe(200);
     expect((await anvil.request('/ledger/custom-count')).json().n).toBe(before + 1);
   });
 
   it("a custom directive's write during another request's transaction is refused with 503, never blocks the thread", async () => {
-    const slow = await slowTransaction('s3', false);
+    const open = await openTransaction('s3');
     const refused = await post('/custom-plain/k2');
     expect(refused.status, refused.text).toBe(503);
     expect(refused.json().error).toBe(
       "the API's database is held by another request's transaction on this thread: a write cannot wait for it here (a custom directive's state.db); retry",
     );
-    expect((await slow.reply).status).toBe(200);
+    gate.release('s3');
+    expect((await open.reply).status).toBe(200);
     const after = await values();
     expect(after).toContain('s3');
     expect(after).not.toContain('k2');
   });
 
   it('two transactions on one thread take turns, and both commit', async () => {
-    const slow = await slowTransaction('s4', false);
-    const second = await post('/commit/c3');
-    expect(second.status, second.text).toBe(200);
-    expect((await slow.reply).status).toBe(200);
+    const open = await openTransaction('s4');
+    const second = post('/commit/c3');
+    await announced('c3');
+    gate.release('s4');
+    expect((await open.reply).status).toBe(200);
+    const committed = await second;
+    expect(committed.status, committed.text).toBe(200);
     expect(await values()).toEqual(expect.arrayContaining(['s4', 'c3', 'c3-2']));
   });
 });
