@@ -43,6 +43,7 @@ describe('loadApiFolder', () => {
     expect(result).toEqual({
       ok: false,
       errors: [{ file: 'api.yaml', line: 1, column: 1, label: null, message: expect.stringContaining('api.yaml is missing') }],
+      warnings: [],
     });
   });
 
