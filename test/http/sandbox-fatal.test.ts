@@ -40,7 +40,9 @@ beforeAll(async () => {
   anvil = await startInstance({
     apis: { killer: killerApi('killer'), stuck: killerApi('stuck'), [neighbourKey]: ping(neighbourKey), [sameCellKey]: ping(sameCellKey) },
     // The API's own limits (5 s of CPU) must not cut the allocations short: raise the instance's maximum.
-    args: ['--cells', '2', '--request-timeout', '3s', '--max-directive-cpu', '10s'],
+    // An allocation takes a while to abort its process on a loaded machine (seen past 3 s, then a
+    // 504 instead of the 502): the request timeout leaves it room.
+    args: ['--cells', '2', '--request-timeout', '6s', '--max-directive-cpu', '10s'],
   });
   neighbour = backgroundLoad(anvil, `/${neighbourKey}/ping`);
 });
