@@ -62,8 +62,12 @@ async function network(ctx: DirectiveContext, request: OutgoingRequest, headers:
   const agent = ctx.api.resource(`egress-agent:${connectTimeoutMs}`, () => egressAgent(policy, { connectTimeoutMs }));
   checkLiteralHost(policy, url.hostname);
   delete headers.host;
+  // headersTimeout and bodyTimeout are idle timers (an upstream sending a byte a second keeps them
+  // content): the deadline bounds the whole exchange, as the directive's `timeout` says.
+  const deadline = AbortSignal.timeout(request.timeoutMs);
   try {
     const response = await undici().request(url, {
+      signal: deadline,
       method: request.verb.toUpperCase() as 'GET',
       headers,
       body: request.body ?? undefined,
@@ -90,6 +94,7 @@ async function network(ctx: DirectiveContext, request: OutgoingRequest, headers:
     return { status: response.statusCode, headers: flat, body: Buffer.concat(chunks, size) };
   } catch (error) {
     if (error instanceof AnvilError) throw error;
+    if (deadline.aborted) throw Errors.upstreamTimeout(url.origin, request.timeoutMs);
     const code = (error as { code?: string }).code ?? '';
     const cause = (error as { cause?: unknown }).cause;
     if (cause instanceof AnvilError) throw cause;
