@@ -79,6 +79,28 @@ describe('the example APIs of apis/', () => {
     expect(over.headers['ratelimit-remaining']).toBe('0');
   });
 
+  it('orders checks the body with a model, takes the stock in a transaction (rolled back when short) and remembers the last order with RedisSet', async () => {
+    const post = (body: unknown) => anvil.request('/orders', { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    const stock = async () => (await anvil.request('/orders/products')).json().products.find((p: { id: number }) => p.id === 1).stock;
+    expect(await stock()).toBe(5);
+    const taken = await post({ product: 1, quantity: 2, note: 'first' });
+    expect(taken.status, taken.text).toBe(201);
+    const { id } = taken.json();
+    expect((await anvil.request(`/orders/${id}`)).json()).toEqual({ id, product: 1, quantity: 2, note: 'first' });
+    expect((await anvil.request('/orders/last')).json()).toEqual({ last: { id, product: 1, quantity: 2 } });
+
+    const invalid = await post({ product: 1, quantity: 'two' });
+    expect(invalid.status).toBe(400);
+    expect(invalid.json().error).toBe('order/quantity must be integer');
+
+    // Short of stock: the order row written before the stock check is rolled back with it.
+    const short = await post({ product: 1, quantity: 4 });
+    expect(short.status).toBe(409);
+    expect(await stock()).toBe(3);
+    expect((await anvil.request(`/orders/${id + 1}`)).status).toBe(404);
+    expect((await anvil.request('/orders/last')).json().last.id).toBe(id);
+  });
+
   it('the other offline examples still answer', async () => {
     expect((await anvil.request('/ping/ping')).json()).toEqual({ message: 'pong' });
     expect((await anvil.request('/greeter/hello/Ann')).json()).toMatchObject({ greeting: 'Hi (dev), Ann!' });
