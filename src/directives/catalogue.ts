@@ -13,6 +13,8 @@ import Concat from './Concat.js';
 import DatabaseBeginTransaction from './DatabaseBeginTransaction.js';
 import DatabaseCommitTransaction from './DatabaseCommitTransaction.js';
 import DatabaseConnect from './DatabaseConnect.js';
+import DatabaseCreate from './DatabaseCreate.js';
+import DatabaseMigrate from './DatabaseMigrate.js';
 import DatabaseQuery from './DatabaseQuery.js';
 import DatabaseRollback from './DatabaseRollback.js';
 import Delay from './Delay.js';
@@ -75,6 +77,8 @@ const all: Array<DirectiveDefinition<any>> = [
   DatabaseBeginTransaction,
   DatabaseCommitTransaction,
   DatabaseConnect,
+  DatabaseCreate,
+  DatabaseMigrate,
   DatabaseQuery,
   DatabaseRollback,
   Delay,
