@@ -55,6 +55,16 @@ describe("an API in the original's style", () => {
     expect(done.json()).toEqual({ id, request: { kind: 'daily', dates: ['2024-01-01'], api: 'jobs', env: 'dev' } });
     expect(done.headers['cache-control']).toBe('no-cache');
     expect(done.headers['set-cookie']).toBe(`lastJob=${id}; Path=/`);
+    // The job's record: {message: queued, id} until the job wrote its result with WriteToJob.
+    await eventually(async () => (await anvil.request(`/jobs/jobs/${id}/result`)).json().message === 'done');
+    expect((await anvil.request(`/jobs/jobs/${id}/result`)).json()).toEqual({ message: 'done', kind: 'daily' });
+  });
+
+  it('checks the body against the model first (Maps/jobRequestModel.json): 400 with the reason', async () => {
+    const reply = await anvil.request('/jobs/jobs', { method: 'POST', body: JSON.stringify({ kind: 'daily', dates: 'today' }), headers: { 'content-type': 'application/json' } });
+    expect(reply.status).toBe(400);
+    expect(reply.json()).toEqual({ error: 'jobRequestModel/dates must be array' });
+    expect((await anvil.request('/jobs/jobs/nope/result')).status).toBe(404);
   });
 
   it('answers a bad request as the original did: the status and message the directive failed with', async () => {
