@@ -12,8 +12,10 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // vitest's default on two cores is one file at a time; most of an integration test's time is
-    // spent waiting on its instance (start, drain, timeouts), so files overlap well.
-    maxWorkers: 3,
+    // spent waiting on its instance (start, drain, timeouts), so files overlap well. Two, not
+    // three: with ~120 files, three instances (each a router, cells and threads) at once on two
+    // cores pushed timing-bound tests (request timeouts, thread scaling) past their limits.
+    maxWorkers: 2,
     projects: [
       { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], sequence: { groupOrder: 0 } } },
       { extends: true, test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: ['test/unit/**'], sequence: { groupOrder: 1 } } },
