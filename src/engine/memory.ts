@@ -54,11 +54,19 @@ export class Memory {
       } else {
         child = Object.create(null) as Record<string, unknown>;
       }
-      if (child !== next) node[key] = child;
+      if (child !== next) defineOwn(node, key, child);
       node = child;
     }
-    node[parts[parts.length - 1]!] = value;
+    defineOwn(node, parts[parts.length - 1]!, value);
   }
+}
+
+/**
+ * `node[key] = value` as an own property even where `node` is an ordinary object (a value stored
+ * earlier, say a JSON body): an assignment to `__proto__` there would set its prototype instead.
+ */
+function defineOwn(node: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(node, key, { value, writable: true, enumerable: true, configurable: true });
 }
 
 export function splitPath(path: string): string[] {

@@ -75,7 +75,7 @@ export class Message {
   }
 
   set query(value: Record<string, QueryValue>) {
-    this.parsedQuery = { ...value };
+    this.parsedQuery = Object.assign(ownKeysOnly<QueryValue>(), value);
     this.rawQuery = '';
   }
 
@@ -149,7 +149,7 @@ export class Message {
    * them response headers: only names a directive had already set for the response stay so.
    */
   rewriteRequestHeaders(headers: Record<string, HeaderValue>): void {
-    const table: Record<string, HeaderValue> = {};
+    const table = ownKeysOnly<HeaderValue>();
     for (const [k, v] of Object.entries(headers)) table[k.toLowerCase()] = v;
     this.headerMap = table;
     this.rawHeaders = null;
@@ -158,7 +158,7 @@ export class Message {
 
   /** Replaces every header; all of them are then response headers, so each is checked as setHeader does. */
   replaceHeaders(headers: Record<string, HeaderValue>): void {
-    const table: Record<string, HeaderValue> = {};
+    const table = ownKeysOnly<HeaderValue>();
     for (const [k, v] of Object.entries(headers)) {
       const lower = k.toLowerCase();
       checkHeader(lower, v);
@@ -280,7 +280,7 @@ export class Message {
 
   static restore(snapshot: MessageSnapshot, maxJsonDepth = DEFAULT_MAX_JSON_DEPTH): Message {
     const message = new Message({ verb: snapshot.verb, path: snapshot.path, rawQuery: snapshot.query, rawHeaders: [], body: null }, maxJsonDepth);
-    message.headerMap = { ...snapshot.headers };
+    message.headerMap = Object.assign(ownKeysOnly<HeaderValue>(), snapshot.headers);
     message.responseHeaderNames = new Set(snapshot.responseHeaders);
     message.bodyValue = snapshot.body === null ? null : snapshot.bodyBase64 ? Buffer.from(snapshot.body, 'base64') : snapshot.body;
     message.bodySet = snapshot.bodySet;
@@ -309,7 +309,7 @@ export class Message {
 
   private headerTable(): Record<string, HeaderValue> {
     if (this.headerMap === null) {
-      const table: Record<string, HeaderValue> = {};
+      const table = ownKeysOnly<HeaderValue>();
       const raw = this.rawHeaders ?? [];
       for (let i = 0; i + 1 < raw.length; i += 2) {
         const name = raw[i]!.toLowerCase();
@@ -325,13 +325,21 @@ export class Message {
   }
 }
 
+/**
+ * A table of names a client chose (headers, query parameters): without a prototype, so `__proto__`,
+ * `constructor` or `toString` are names like any other, never Object.prototype's members.
+ */
+function ownKeysOnly<T>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
+}
+
 function checkHeader(name: string, value: HeaderValue): void {
   const problem = headerProblem(name, value);
   if (problem !== null) throw Errors.invalidHeader(problem);
 }
 
 function parseQuery(raw: string): Record<string, QueryValue> {
-  const out: Record<string, QueryValue> = {};
+  const out = ownKeysOnly<QueryValue>();
   if (raw === '') return out;
   for (const [k, v] of new URLSearchParams(raw)) {
     const existing = out[k];
