@@ -81,7 +81,8 @@ export class RouteTable {
         }
       }
       if (!ok) continue;
-      const pathParams: Record<string, string> = {};
+      // No prototype: a parameter may be named `__proto__` (a valid name), and must stay a key.
+      const pathParams = Object.create(null) as Record<string, string>;
       route.names.forEach((name, i) => {
         if (name !== null) pathParams[name] = segments[i]!;
       });
