@@ -34,9 +34,10 @@ export class RouteTable {
         return;
       }
       const parts = splitSegments(endpoint.path);
-      const segments = parts.map((p) => (p.startsWith('{') ? null : p));
+      // Literal segments are compared decoded, as the request's are: `/caf%C3%A9` is `/café`.
+      const segments = parts.map((p) => (p.startsWith('{') ? null : decodeSegment(p)));
       if (segments.every((s) => s !== null)) {
-        const key = `${endpoint.verb} ${endpoint.path}`;
+        const key = `${endpoint.verb} ${canonicalPath(endpoint.path)}`;
         if (!this.literal.has(key)) this.literal.set(key, endpoint);
         return;
       }
@@ -65,7 +66,7 @@ export class RouteTable {
   }
 
   private find(verb: string, path: string): RouteMatch | null {
-    const literal = this.literal.get(`${verb} ${path.includes('%') ? decodeSegment(path) : path}`);
+    const literal = this.literal.get(`${verb} ${canonicalPath(path)}`);
     if (literal !== undefined) return { kind: 'endpoint', endpoint: literal, pathParams: NO_PARAMS };
     const candidates = this.parameterised.get(verb);
     if (candidates === undefined) return null;
@@ -108,6 +109,18 @@ export function normalizePath(path: string): string {
 
 function splitSegments(path: string): string[] {
   return path === '/' ? [] : path.slice(1).split('/');
+}
+
+/**
+ * The key of a literal path: each segment decoded, then `%` and `/` written encoded again, so a
+ * `%2F` inside a segment never reads as a separator (`/a%2Fb` is one segment, `/a/b` two). A path
+ * without `%` is its own key.
+ */
+function canonicalPath(path: string): string {
+  if (!path.includes('%')) return path;
+  return `/${splitSegments(path)
+    .map((s) => decodeSegment(s).replaceAll('%', '%25').replaceAll('/', '%2F'))
+    .join('/')}`;
 }
 
 function decodeSegment(segment: string): string {
