@@ -101,8 +101,22 @@ export function parseRoutePath(raw: string): PathParse {
   return { ok: true, path: trimmed, segments, params };
 }
 
-/** `get /u/{id}` and `get /u/{name}` both have the shape `get /u/{}`. */
+/**
+ * `get /u/{id}` and `get /u/{name}` both have the shape `get /u/{}`. Literal segments are compared
+ * decoded, as the route table compares them: `get /%41` and `get /A` are the same route.
+ */
 export function routeShape(verb: Verb | 'all', segments: readonly PathSegment[]): string {
-  const path = segments.map((s) => (s.kind === 'param' ? '{}' : s.text)).join('/');
+  const path = segments.map((s) => (s.kind === 'param' ? '{}' : oneSpelling(s.text))).join('/');
   return `${verb} /${path}`;
+}
+
+/** A literal segment decoded, then `%`, `/`, `{` and `}` encoded again: one spelling per segment. */
+function oneSpelling(text: string): string {
+  let decoded = text;
+  try {
+    decoded = decodeURIComponent(text);
+  } catch {
+    // Not UTF-8 once decoded: the route table then compares the text as written, and so do we.
+  }
+  return decoded.replace(/[%/{}]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }

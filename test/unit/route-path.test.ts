@@ -20,6 +20,10 @@ describe('parseRouteKey', () => {
     expect(shape('GET /a')).toBe(shape('get /a'));
     expect(shape('get /a')).not.toBe(shape('post /a'));
     expect(shape('get /u/me')).not.toBe(shape('get /u/{id}'));
+    // Literal segments are compared decoded, as requests are matched.
+    expect(shape('get /%41/caf%C3%A9')).toBe(shape('get /A/caf%c3%a9'));
+    expect(shape('get /a%2Fb')).not.toBe(shape('get /a/b'));
+    expect(shape('get /%7Bid%7D')).not.toBe(shape('get /{id}'));
   });
 
   it.each([
