@@ -4,7 +4,7 @@
 
 import { createGunzip, type Gunzip } from 'node:zlib';
 import { Parser, type ReadEntry } from 'tar';
-import type { UnpackFailure } from './unpack-failure.js';
+import { quote, type UnpackFailure } from './unpack-failure.js';
 import type { UnpackLimits } from './upload-limits.js';
 
 const MiB = 1024 * 1024;
@@ -44,7 +44,7 @@ export class TarReader {
       brotli: false,
       zstd: false,
       maxMetaEntrySize: MAX_META_ENTRY_BYTES,
-      onwarn: (_code: string, message: string) => this.failure.fail(400, `the archive is not a valid tar file: ${message}`),
+      onwarn: (_code: string, message: string, data: unknown) => this.failure.fail(400, invalidTar(message, data)),
       onReadEntry: (entry: ReadEntry) => this.events.entry(entry),
     });
   }
@@ -111,4 +111,15 @@ export class TarReader {
     });
     this.parser.on('end', () => this.events.end());
   }
+}
+
+/**
+ * node-tar's warning as a refusal, naming the entry when node-tar says which one (a header it
+ * refused, an entry cut short); not a block whose checksum fails, which is no header at all.
+ */
+function invalidTar(message: string, data: unknown): string {
+  const about = data as { header?: { path?: unknown; cksumValid?: boolean }; entry?: { path?: unknown } } | undefined;
+  const path = about?.header?.cksumValid === false ? undefined : (about?.header?.path ?? about?.entry?.path);
+  const entry = typeof path === 'string' && path !== '' ? `entry ${quote(path)}: ` : '';
+  return `${entry}the archive is not a valid tar file: ${message}`;
 }

@@ -433,9 +433,14 @@ describe('unpackTarGz: not a .tar.gz (400)', () => {
     await expectRefused(await unpackTarGz(corrupt, dest), 400, /^the archive is (corrupt|not a valid tar file)/);
   });
 
+  it('names the entry whose header node-tar refuses (a device with a link target)', async () => {
+    const archive = tarGz([{ path: 'api.yaml', content: API_YAML }, { path: 'dev', type: 'blockdev', linkpath: 'api.yaml' }]);
+    await expectRefused(await unpackTarGz(archive, dest), 400, /^entry "dev": the archive is not a valid tar file: linkpath forbidden/);
+  });
+
   it('refuses a truncated tar inside valid gzip', async () => {
     const raw = tar([{ path: 'api.yaml', content: API_YAML }, { path: 'big.bin', zeros: 10_000 }]);
-    await expectRefused(await unpackTarGz(gzipSync(raw.subarray(0, 3000)), dest), 400, /^the archive is not a valid tar file: Truncated input/);
+    await expectRefused(await unpackTarGz(gzipSync(raw.subarray(0, 3000)), dest), 400, /^entry "big.bin": the archive is not a valid tar file: Truncated input/);
   });
 
   it('refuses a .tar.gz.gz', async () => {
