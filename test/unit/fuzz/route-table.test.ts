@@ -164,8 +164,10 @@ describe('the route table on random routes in random order', () => {
           expect(reordered, `${verb} ${path} (reordered)`).toEqual(model(shuffled, verb, path));
           // The same route in both orders, unless two parameterised routes tie on literal segments
           // (two literal routes never may: they would be the same route).
-          const top = best(list, verb.toLowerCase(), path);
-          const tied = candidates(list, verb.toLowerCase(), path).filter((c) => c.literals === top?.literals && c.params.length > 0);
+          const lower = verb.toLowerCase();
+          const used = lower === 'head' && best(list, lower, path) === null ? 'get' : lower;
+          const top = best(list, used, path);
+          const tied = candidates(list, used, path).filter((c) => c.literals === top?.literals && c.params.length > 0);
           if (tied.length <= 1) expect(reordered, `${verb} ${path}: declaration order changed the route`).toEqual(want);
         }),
         fuzzParameters(5000),
