@@ -17,6 +17,11 @@ export interface ExchangeOptions {
   end?: boolean;
   /** Destroy the socket right after writing: nothing is read. */
   destroy?: boolean;
+  /**
+   * Half-close our side once the server has sent nothing for this long (node:http then gives up a
+   * request it was still waiting for, and closes): bounds an exchange with a request left incomplete.
+   */
+  endWhenIdleMs?: number;
 }
 
 /**
@@ -39,12 +44,25 @@ export function exchange(port: number, payload: Buffer | string | Array<Buffer |
       const next = rest.search(/HTTP\/1\.[01] \d{3}/);
       resolve({ status: first ? Number(first[1]) : null, statusLines, body: next < 0 ? rest : rest.slice(0, next), raw });
     };
-    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    let idle: NodeJS.Timeout | undefined;
+    const quiet = () => {
+      if (options.endWhenIdleMs === undefined) return;
+      clearTimeout(idle);
+      idle = setTimeout(() => socket.end(), options.endWhenIdleMs);
+    };
+    socket.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      quiet();
+    });
     socket.on('error', finish);
-    socket.on('close', finish);
+    socket.on('close', () => {
+      clearTimeout(idle);
+      finish();
+    });
     const parts = Array.isArray(payload) ? payload : [payload];
     for (const part of parts) socket.write(part);
     if (options.destroy) socket.destroy();
     else if (options.end) socket.end();
+    else quiet();
   });
 }
