@@ -325,10 +325,7 @@ export class Message {
   }
 }
 
-/**
- * A table of names a client chose (headers, query parameters): without a prototype, so `__proto__`,
- * `constructor` or `toString` are names like any other, never Object.prototype's members.
- */
+/** A table of names a client chose (headers, query): no prototype, so `__proto__` or `constructor` are plain names. */
 function ownKeysOnly<T>(): Record<string, T> {
   return Object.create(null) as Record<string, T>;
 }
