@@ -25,6 +25,7 @@ function readHeader(socket: Socket, http: HttpServer, timeoutMs: number, log: In
     if (header.kind === 'invalid') return refuse(header.reason);
     stopReading();
     socket.off('error', onError);
+    socket.off('close', stopReading);
     if (header.kind === 'proxy') notePeerFromProxyHeader(socket, header.address);
     socket.pause();
     http.emit('connection', socket);
@@ -45,4 +46,6 @@ function readHeader(socket: Socket, http: HttpServer, timeoutMs: number, log: In
   };
   socket.on('data', onData);
   socket.on('error', onError);
+  // A client that leaves before sending a header: nothing to refuse later.
+  socket.once('close', stopReading);
 }
