@@ -20,7 +20,7 @@ endpoints:
     Limit: { directive: RateLimit, minuteTotal: 1 }
     Ping: { directive: Ping }
   get /slow:
-    Wait: { directive: Delay, ms: 3000 }
+    Wait: { directive: Delay, ms: 8000 }
   get /custom:
     Echo: { directive: Echo }
 after:
@@ -38,7 +38,9 @@ let anvil: TestInstance;
 beforeAll(async () => {
   anvil = await startInstance({
     apis: { meter: { 'api.yaml': API, 'Directives/Echo.js': ECHO }, quiet: { 'api.yaml': 'key: quiet\nendpoints:\n  get /ok:\n    Ping: { directive: Ping }\n' } },
-    args: ['--request-timeout', '1s'],
+    // Long enough for a first request that starts the API's thread while other test files load the
+    // machine (1 s was not, in CI), short enough for /slow to end in the router's 504.
+    args: ['--request-timeout', '4s'],
   });
 });
 afterAll(async () => anvil?.dispose());
