@@ -1,5 +1,5 @@
 import { Errors } from '../errors.js';
-import { defineDirective } from './types.js';
+import { defineDirective, statusAndMessageParams } from './types.js';
 
 interface Params {
   status?: number;
@@ -12,14 +12,7 @@ const BODY_EXCERPT = 200;
 export default defineDirective<Params>({
   name: 'CheckStatus',
   summary: 'After Http (or anything that sets the status): fails with `status` (502) and `message` ("Server Side Error") when the message status is 400 or more.',
-  params: {
-    type: 'object',
-    properties: {
-      status: { type: 'integer', minimum: 400, maximum: 599 },
-      message: { type: 'string' },
-    },
-    additionalProperties: false,
-  },
+  params: statusAndMessageParams,
   run(ctx, params) {
     const found = ctx.message.status;
     if (found < 400) return;

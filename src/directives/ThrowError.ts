@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { Errors } from '../errors.js';
-import { defineDirective } from './types.js';
+import { defineDirective, statusAndMessageParams } from './types.js';
 
 interface Params {
   status?: number;
@@ -10,14 +10,7 @@ interface Params {
 export default defineDirective<Params>({
   name: 'ThrowError',
   summary: 'Throws an error with `status` (default 500) and `message`: the flow switches to ERROR_FLOW.',
-  params: {
-    type: 'object',
-    properties: {
-      status: { type: 'integer', minimum: 400, maximum: 599 },
-      message: { type: 'string' },
-    },
-    additionalProperties: false,
-  },
+  params: statusAndMessageParams,
   run(_ctx, params) {
     const status = params.status ?? 500;
     throw Errors.thrown(status, params.message ?? STATUS_CODES[status] ?? 'Error');

@@ -63,3 +63,13 @@ export function defineDirective<P>(definition: DirectiveDefinition<P>): Directiv
 
 /** An empty parameter list. */
 export const noParams: ParamSchema = { type: 'object', properties: {}, additionalProperties: false };
+
+/** `status` (4xx or 5xx) and `message`, both optional: the parameters of directives that fail the request with them. */
+export const statusAndMessageParams: ParamSchema = {
+  type: 'object',
+  properties: {
+    status: { type: 'integer', minimum: 400, maximum: 599 },
+    message: { type: 'string' },
+  },
+  additionalProperties: false,
+};

@@ -1,21 +1,13 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from './free-port.js';
 
 const CONFIG = join(resolve(dirname(fileURLToPath(import.meta.url)), '../..'), 'deploy/haproxy.cfg');
 
 /** True when the `haproxy` binary runs here (.ci/run installs Debian's package when it is missing). */
 export function haproxyInstalled(): boolean {
   return spawnSync('haproxy', ['-v'], { stdio: 'ignore' }).status === 0;
-}
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
 }
 
 export interface RunningHaproxy {

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
-import { freePort } from './haproxy.js';
+import { freePort } from './free-port.js';
 import { waitFor } from './wait-for.js';
 
 /**
