@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { registerBench } from './bench.js';
 import { registerCreateApi } from './create-api.js';
@@ -14,7 +15,7 @@ const program = new Command();
 program
   .name('anvil')
   .description('Anvil hosts many small declarative HTTP APIs on one host, each isolated in its own actor.')
-  .showHelpAfterError()
+  .version(packageVersion(), '-V, --version', 'print the version')
   .addHelpText(
     'after',
     `
@@ -36,6 +37,20 @@ registerHosts(program);
 registerJobs(program);
 registerBench(program);
 registerOpenApi(program);
+usageAfterErrors(program);
+
+/** The version of the package this command comes from. */
+function packageVersion(): string {
+  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return manifest.version;
+}
+
+/** A usage mistake prints its message and one usage line (and where the rest is), not the whole help. */
+function usageAfterErrors(command: Command, parents = ''): void {
+  const name = `${parents}${command.name()}`;
+  command.showHelpAfterError(`usage: ${name} ${command.usage()}  (${name} --help for more)`);
+  for (const sub of command.commands) usageAfterErrors(sub, `${name} `);
+}
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   process.stderr.write(`anvil: ${error instanceof Error ? error.message : String(error)}\n`);

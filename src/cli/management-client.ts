@@ -4,7 +4,7 @@ import type { DeployTarget } from './dotenv.js';
 import { localhostAgent } from './localhost-dispatcher.js';
 import { CliError, formatBytes } from './output.js';
 
-type Method = 'GET' | 'PUT' | 'POST';
+type Method = 'GET' | 'PUT' | 'POST' | 'DELETE';
 
 /**
  * The management API of SPEC §6 as the CLI calls it: `DEPLOY_ENDPOINT_<ENV>` (the URL of
@@ -27,6 +27,11 @@ export class ManagementClient {
   /** PUT `{active, release, public}`: publish, disable and rollback are all this call. */
   async putApi(key: string, change: { active: boolean; release: string; public: boolean }): Promise<void> {
     await this.call('PUT', `/${encodeURIComponent(key)}`, { key, body: JSON.stringify(change), contentType: 'application/json' });
+  }
+
+  /** DELETE: the API, its releases and its data (the server refuses while it is active: 409). */
+  async removeApi(key: string): Promise<void> {
+    await this.call('DELETE', `/${encodeURIComponent(key)}`, { key });
   }
 
   /** POST a `.tar.gz`: `{key, release}` of the new release. */
@@ -81,6 +86,8 @@ export class ManagementClient {
         }
         if (/^unknown release/.test(message)) return new CliError(message, [], fields);
         return new CliError(`404 from ${url}: ${message} (is ${target.names.endpoint} the URL of /anvil/api on an admin host?)`, [], fields);
+      case 409:
+        return new CliError(`${options.key ?? 'the API'} is active on public host ${target.publicHost} (${target.env}): disable it first (anvil disable ${options.key ?? '<key>'} ${target.env}), then remove it`, [], fields);
       case 413: {
         const size = Buffer.isBuffer(options.body) ? ` (${formatBytes(options.body.length)})` : '';
         return new CliError(`413: the archive${size} is larger than the server accepts (its --upload-limit): ${message}`, [], fields);

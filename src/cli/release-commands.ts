@@ -99,6 +99,21 @@ export function registerReleaseCommands(program: Command): void {
   }
 
   program
+    .command('remove <key> <env>')
+    .description('Remove a disabled API: its record, every kept release and its data (database, files, logs). It cannot be undone.')
+    .option('--json', 'print JSON for scripts', false)
+    .addHelpText('after', help('anvil disable orders dev && anvil remove orders dev'))
+    .action((key: string, env: string, flags: Flags) =>
+      run(flags.json, async () => {
+        const target = deployTarget(envArgument(env));
+        const { withClient } = await import('./management-client.js');
+        await withClient(target, (client) => client.removeApi(key));
+        if (flags.json) out.json({ ok: true, key, removed: true });
+        else out.line(`${out.c.green('removed')} ${out.c.bold(key)} and its data from ${target.publicHost} (${env})`);
+      }),
+    );
+
+  program
     .command('status <key> <env>')
     .description('Show an API\'s record: active, public, the current release and the kept earlier ones.')
     .option('--json', 'print JSON for scripts', false)

@@ -6,16 +6,16 @@ import { DEFAULT_MAX_JSON_DEPTH } from '../http/json-depth.js';
 import { DEFAULT_QUOTAS } from '../quotas/api-quotas.js';
 import { readInstanceEnvironment, type InstanceEnvironment } from './environment.js';
 import { byteSize, duration, envName, integer, trustedProxies } from './options.js';
+import { optionsFromEnvironment } from './option-env.js';
 import { checkStartFlags, instanceOptions, type StartFlags } from './start-options.js';
 
 export function registerStart(program: Command): void {
-  program
-    .command('start')
+  optionsFromEnvironment(program.command('start'))
     .description('Start an instance: the router, its cells, and the APIs of the registry (and of --apis).')
     .option('--apis <dir>', 'deploy every sub-folder with an api.yaml at boot (a new release only when it changed)')
     .option('--publish', 'make the --apis APIs active and public', false)
     .option('--watch', 'redeploy an --apis folder when its files change', false)
-    .option('--port <n>', 'HTTP port (0: any free port)', integer('--port', 0, 65535), 8080)
+    .option('--port <n>', 'HTTP port (0: any free port; PORT is read too when ANVIL_PORT is not set)', integer('--port', 0, 65535), 8080)
     .option('--listen <address>', 'address to listen on', '127.0.0.1')
     .option('--data <dir>', 'data directory (registry, releases, API data)', './data')
     .option('--env <name>', 'env of the default public host (dev, pro, …)', envName, 'dev')
@@ -48,12 +48,15 @@ export function registerStart(program: Command): void {
     .option('--max-log-days <n>', 'days an API\'s log files are kept (limits.logDays)', integer('--max-log-days', 1, 3650), DEFAULT_QUOTAS.logDays)
     .option('--max-files-bytes <size>', 'disk an API\'s files may take (SaveFile, CachedFileSet; 507 above; limits.filesKb)', byteSize('--max-files-bytes'), DEFAULT_QUOTAS.filesBytes)
     .option('--response-buffer <size>', 'large response bodies the router holds for slow clients, in all; beyond it the slowest are cut', byteSize('--response-buffer'), 64 * 1024 * 1024)
-    .addHelpText('after', '\nExample:\n  anvil start --apis apis --publish --port 8080\n')
+    .addHelpText('after', '\nEvery option can also be set by its environment variable, e.g. ANVIL_PORT=9000 or ANVIL_MAX_THREADS=4;\nthe command line wins.\n\nExample:\n  anvil start --apis apis --publish --port 8080\n')
     .action(async (flags: StartFlags, command: Command) => {
+      // PORT, as platforms set it, when neither --port nor ANVIL_PORT says otherwise.
+      if (command.getOptionValueSource('port') === 'default' && process.env.PORT !== undefined) flags.port = integer('PORT', 0, 65535)(process.env.PORT);
       const maxCells = checkStartFlags(flags);
       // The environment is read here, once: the instance gets it as options.
       const environment = readInstanceEnvironment();
-      await start(instanceOptions(flags, maxCells, command.getOptionValueSource('env') === 'cli', environment), environment);
+      const envExplicit = command.getOptionValueSource('env') !== 'default';
+      await start(instanceOptions(flags, maxCells, envExplicit, environment), environment);
     });
 }
 
@@ -80,7 +83,15 @@ async function start(options: InstanceOptions, environment: InstanceEnvironment)
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
   started = startInstance(options, log);
-  const instance = await started;
+  let instance: StartedInstance;
+  try {
+    instance = await started;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+    const { portHolder } = await import('./port-holder.js');
+    const holder = portHolder(options.port);
+    throw new Error(`port ${options.port} on ${options.listen} is already in use${holder === null ? '' : ` by ${holder}`}: stop it, or choose another port with --port (or ANVIL_PORT)`);
+  }
 
   log.info({ port: instance.port, listen: options.listen, cells: options.cells }, 'listening');
   process.stderr.write(banner(options, instance, environment.publicHostKey !== null));

@@ -54,7 +54,12 @@ export function registerValidate(program: Command): void {
       run(flags.json, async () => {
         const folder = resolve(dir ?? '.');
         checkApiFolder(folder);
-        const envs = flags.env === undefined ? envsOf(folder) : [flags.env];
+        const written = envsOf(folder);
+        // An env the folder has no Maps/<env>/ for, when it has some for others, is most likely a typo.
+        if (flags.env !== undefined && !written.includes(flags.env) && existsSync(join(folder, 'Maps', written[0]!))) {
+          throw new CliError(`${shownPath(folder)} has no Maps/${flags.env}/ folder: its envs are ${written.join(', ')}`, [`an env without its own Maps folder would run with Maps/*.json alone; create Maps/${flags.env}/ if that is what you want`]);
+        }
+        const envs = flags.env === undefined ? written : [flags.env];
         // error → the envs it shows in; an error of every env is shown once, without a tag.
         const found = new Map<string, string[]>();
         const warnings = new Set<string>();
