@@ -28,6 +28,8 @@ export interface BullWorkerSetup {
   prefix: string;
   /** The worker's own connection (blocking commands). */
   connection: Redis;
+  /** The queue's connection, for the per-API run slots' scripts. */
+  commands: Redis;
   pending: PendingJobSets;
   /** Errors of the background work. */
   report: (error: unknown) => void;
@@ -46,7 +48,7 @@ export class BullJobWorker {
   constructor(setup: BullWorkerSetup, run: (job: JobInfo) => Promise<RunResult>, policy: QueueConsumerOptions) {
     this.pending = setup.pending;
     this.report = setup.report;
-    this.limit = new PerApiLimit(setup.queue, policy.perApi);
+    this.limit = new PerApiLimit(setup.queue, setup.commands, policy.perApi, policy.leaseMs, setup.report);
     this.abandoned = new Promise((resolve) => {
       this.abandon = () => resolve(ABANDONED);
     });
@@ -74,8 +76,7 @@ export class BullJobWorker {
 
   private async process(job: AnvilJob, token: string | undefined, run: (job: JobInfo) => Promise<RunResult>, policy: QueueConsumerOptions): Promise<void> {
     const { api } = job.data;
-    if (this.limit.isFull(api)) await this.limit.defer(job, token);
-    this.limit.enter(job);
+    await this.limit.enter(job, token);
     const info = toJobInfo(job, 'active', job.processedOn ?? Date.now());
     const outcome = runSafely(run, info);
     this.inFlight.add(outcome);
@@ -84,7 +85,7 @@ export class BullJobWorker {
       result = await Promise.race([outcome, this.abandoned]);
     } finally {
       this.inFlight.delete(outcome);
-      this.limit.leave(api, result! !== ABANDONED);
+      this.limit.leave(job, result! !== ABANDONED);
     }
     // close() gave up on this run: leave the job active without renewing its lock, as a crash
     // would. Its lock runs out and it runs again (a DelayedError makes BullMQ leave it as it is).
