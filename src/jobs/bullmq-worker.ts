@@ -41,6 +41,8 @@ export class BullJobWorker {
   private readonly report: (error: unknown) => void;
   private readonly limit: PerApiLimit;
   private readonly inFlight = new Set<Promise<RunResult>>();
+  /** Jobs fetched whose run slot is being taken (a Redis call): close() waits for them to start. */
+  private readonly entering = new Set<Promise<void>>();
   private abandon: () => void = () => {};
   private readonly abandoned: Promise<typeof ABANDONED>;
 
@@ -69,14 +71,22 @@ export class BullJobWorker {
     this.limit.stop();
     // Stops fetching at once, then waits for the processors (which wait for the runs).
     const closingWorker = this.worker.close();
-    if (this.inFlight.size > 0) await waitForRuns([...this.inFlight], timeoutMs);
+    const deadline = Date.now() + timeoutMs;
+    if (this.entering.size > 0) await waitForRuns([...this.entering].map((entering) => entering.catch(() => {})), timeoutMs);
+    if (this.inFlight.size > 0) await waitForRuns([...this.inFlight], Math.max(0, deadline - Date.now()));
     this.abandon();
     await closingWorker.catch((error: unknown) => this.report(error));
   }
 
   private async process(job: AnvilJob, token: string | undefined, run: (job: JobInfo) => Promise<RunResult>, policy: QueueConsumerOptions): Promise<void> {
     const { api } = job.data;
-    await this.limit.enter(job, token);
+    const entering = this.limit.enter(job, token);
+    this.entering.add(entering);
+    try {
+      await entering;
+    } finally {
+      this.entering.delete(entering);
+    }
     const info = toJobInfo(job, 'active', job.processedOn ?? Date.now());
     const outcome = runSafely(run, info);
     this.inFlight.add(outcome);
