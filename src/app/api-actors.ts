@@ -3,6 +3,7 @@ import type { InstanceLog } from '../logs/instance-log.js';
 import type { Registry } from '../registry/registry.js';
 import { ActorTable } from '../router/actor-table.js';
 import { ApiDirectory } from '../router/api-directory.js';
+import { RedisFaultBoard } from '../stores/redis-fault-board.js';
 import type { InstanceOptions } from './instance-options.js';
 
 export interface ApiActors {
@@ -11,11 +12,14 @@ export interface ApiActors {
 }
 
 /**
- * The actor table and the directory of the registry's APIs it serves. `localBaseUrl` is the
+ * The actor table (sharing its fault decisions through Redis when there is one) and the directory
+ * of the registry's APIs it serves. `localBaseUrl` is the
  * instance's own origin (its port is known once the HTTP server listens).
  */
 export function createApiActors(options: InstanceOptions, log: InstanceLog, registry: Registry, paths: DataPaths, localBaseUrl: () => string): ApiActors {
   const actors = new ActorTable(options.cells, options.maxCells, options.actors, (level, msg, fields) => log[level](fields ?? {}, msg));
+  // Several instances on one Redis quarantine and pause a crashing API together.
+  if (options.redisUrl) actors.shareFaults(new RedisFaultBoard({ url: options.redisUrl, prefix: options.redisPrefix, log: (level, msg, fields) => log[level](fields, msg) }));
   const stores = { dataRoot: options.dataDir, redisUrl: options.redisUrl, redisPrefix: options.redisPrefix };
   const directory = new ApiDirectory(registry, paths, localBaseUrl, options.sandbox, options.quotas, stores, options.egressAllow, options.maxJsonDepth, (ids) => ids.forEach((id) => actors.supersede(id)));
   directory.reload();

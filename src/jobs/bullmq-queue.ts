@@ -4,8 +4,8 @@
  *
  * The pieces, each file explaining its part: what a job is in BullMQ (bullmq-jobs.ts), the quota's
  * per-API sets (bullmq-pending-sets.ts), the worker and its leases (bullmq-worker.ts), the per-API
- * limit (bullmq-per-api-limit.ts), retries (bullmq-retry-policy.ts), counts/flush/requeue
- * (bullmq-job-lists.ts), the connections (bullmq-connections.ts).
+ * limit, global across instances (bullmq-per-api-limit.ts), retries (bullmq-retry-policy.ts),
+ * counts/flush/requeue (bullmq-job-lists.ts), the connections (bullmq-connections.ts).
  */
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -103,6 +103,7 @@ export class BullJobQueue implements JobQueue {
         queueName: this.queueName,
         prefix: this.prefix,
         connection: this.workerRedis,
+        commands: this.redis,
         pending: this.pending,
         report: (error) => this.report(error),
       },

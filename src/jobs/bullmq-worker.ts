@@ -28,6 +28,8 @@ export interface BullWorkerSetup {
   prefix: string;
   /** The worker's own connection (blocking commands). */
   connection: Redis;
+  /** The queue's connection, for the per-API run slots' scripts. */
+  commands: Redis;
   pending: PendingJobSets;
   /** Errors of the background work. */
   report: (error: unknown) => void;
@@ -39,6 +41,8 @@ export class BullJobWorker {
   private readonly report: (error: unknown) => void;
   private readonly limit: PerApiLimit;
   private readonly inFlight = new Set<Promise<RunResult>>();
+  /** Jobs fetched whose run slot is being taken (a Redis call): close() waits for them to start. */
+  private readonly entering = new Set<Promise<void>>();
   private abandon: () => void = () => {};
   private readonly abandoned: Promise<typeof ABANDONED>;
 
@@ -46,7 +50,7 @@ export class BullJobWorker {
   constructor(setup: BullWorkerSetup, run: (job: JobInfo) => Promise<RunResult>, policy: QueueConsumerOptions) {
     this.pending = setup.pending;
     this.report = setup.report;
-    this.limit = new PerApiLimit(setup.queue, policy.perApi);
+    this.limit = new PerApiLimit(setup.queue, setup.commands, policy.perApi, policy.leaseMs, setup.report);
     this.abandoned = new Promise((resolve) => {
       this.abandon = () => resolve(ABANDONED);
     });
@@ -67,15 +71,22 @@ export class BullJobWorker {
     this.limit.stop();
     // Stops fetching at once, then waits for the processors (which wait for the runs).
     const closingWorker = this.worker.close();
-    if (this.inFlight.size > 0) await waitForRuns([...this.inFlight], timeoutMs);
+    const deadline = Date.now() + timeoutMs;
+    if (this.entering.size > 0) await waitForRuns([...this.entering].map((entering) => entering.catch(() => {})), timeoutMs);
+    if (this.inFlight.size > 0) await waitForRuns([...this.inFlight], Math.max(0, deadline - Date.now()));
     this.abandon();
     await closingWorker.catch((error: unknown) => this.report(error));
   }
 
   private async process(job: AnvilJob, token: string | undefined, run: (job: JobInfo) => Promise<RunResult>, policy: QueueConsumerOptions): Promise<void> {
     const { api } = job.data;
-    if (this.limit.isFull(api)) await this.limit.defer(job, token);
-    this.limit.enter(job);
+    const entering = this.limit.enter(job, token);
+    this.entering.add(entering);
+    try {
+      await entering;
+    } finally {
+      this.entering.delete(entering);
+    }
     const info = toJobInfo(job, 'active', job.processedOn ?? Date.now());
     const outcome = runSafely(run, info);
     this.inFlight.add(outcome);
@@ -84,7 +95,7 @@ export class BullJobWorker {
       result = await Promise.race([outcome, this.abandoned]);
     } finally {
       this.inFlight.delete(outcome);
-      this.limit.leave(api, result! !== ABANDONED);
+      this.limit.leave(job, result! !== ABANDONED);
     }
     // close() gave up on this run: leave the job active without renewing its lock, as a crash
     // would. Its lock runs out and it runs again (a DelayedError makes BullMQ leave it as it is).

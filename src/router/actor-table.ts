@@ -10,6 +10,7 @@ import type { ThreadHello } from '../protocol/hello.js';
 import type { ThreadStats } from '../protocol/stats.js';
 import { ActorHandle, type ActorLimits, type ThreadStarter } from './actor-handle.js';
 import { CpuPlacement } from './cpu-placement.js';
+import type { FaultBoard } from './fault-board.js';
 import { FaultPolicy } from './fault-policy.js';
 import { QuarantineCells, type QuarantineControl } from './quarantine-cells.js';
 import type { Job } from './job.js';
@@ -57,6 +58,7 @@ export class ActorTable {
   /** The cell of CPU-heavy APIs, started when the first one shows up. */
   private lowPriorityCell: number | null = null;
   private readonly sweeper: NodeJS.Timeout;
+  private board: FaultBoard | null = null;
 
   constructor(
     private readonly baseCells: number,
@@ -73,6 +75,17 @@ export class ActorTable {
 
   useCells(control: CellControl): void {
     this.control = control;
+  }
+
+  /** Quarantines and pauses decided here are told to `board`; those of other instances apply here (fault-board.ts). */
+  shareFaults(board: FaultBoard): void {
+    this.board = board;
+    this.faults.decided = (api, decision) => board.tell(api, decision);
+    board.listen((api, decision) => {
+      const changed = this.faults.adopt(api, decision, Date.now());
+      if (changed !== null) this.log('warn', `API ${changed} by another instance`, { api: api.key, host: api.host, env: api.env, strikes: decision.strikes, pausedMs: decision.pausedForMs });
+      if (changed === 'paused') for (const actor of this.actors.values()) if (sameApi(actor.spec, api)) actor.failWaiting();
+    });
   }
 
   private enqueue: (caller: ActorSpec, request: EnqueueRequest) => Promise<EnqueueOutcome> = async () => ({ ok: false, status: 503, error: 'jobs are not available' });
@@ -288,6 +301,7 @@ export class ActorTable {
 
   close(): void {
     clearInterval(this.sweeper);
+    this.board?.close();
   }
 
   private sweep(now: number): void {

@@ -11,6 +11,7 @@
  * get back: nothing is read back out of the key.
  */
 import { apiIdOf, formatApiId, type ApiId } from '../protocol/api-id.js';
+import type { FaultDecision } from './fault-board.js';
 
 export interface Placement {
   readonly api: ApiId;
@@ -35,6 +36,9 @@ export class FaultPolicy {
   private readonly placements = new Map<string, Placement>();
   /** API → cell and time of the last thread of that API lost with requests in flight. */
   private readonly suspects = new Map<string, { api: ApiId; cell: number; at: number; certain: boolean }>();
+
+  /** Told of each quarantine and pause decided here (not of those adopted from other instances). */
+  decided: (api: ApiId, decision: FaultDecision) => void = () => {};
 
   /** The quarantine placement of an API, or undefined (it lives where hashing puts it). */
   placement(api: ApiId): Placement | undefined {
@@ -77,11 +81,34 @@ export class FaultPolicy {
 
   private verdict(api: ApiId, cell: number, now: number): Verdict {
     const placement = this.placement(api);
-    if (placement === undefined || placement.cell !== cell) return { action: 'quarantine' };
+    if (placement === undefined || placement.cell !== cell) {
+      this.decided(api, { strikes: placement?.strikes ?? 0, pausedForMs: 0 });
+      return { action: 'quarantine' };
+    }
     placement.strikes++;
     const forMs = Math.min(MAX_PAUSE_MS, FIRST_PAUSE_MS * 2 ** (placement.strikes - 1));
     placement.pausedUntil = now + forMs;
+    this.decided(api, { strikes: placement.strikes, pausedForMs: forMs });
     return { action: 'pause', forMs };
+  }
+
+  /**
+   * Another instance's decision: the API is quarantined here too (without a cell: its next request
+   * starts one), counts the greater of both instances' strikes, and is paused for what is left of
+   * that pause when it ends later than its own. What it changed here, if anything.
+   */
+  adopt(api: ApiId, decision: FaultDecision, now: number): 'quarantined' | 'paused' | null {
+    let placement = this.placement(api);
+    const quarantined = placement === undefined;
+    if (placement === undefined) this.placements.set(formatApiId(api), (placement = { api: apiIdOf(api), cell: null, strikes: 0, pausedUntil: 0, lastUsed: now }));
+    placement.strikes = Math.max(placement.strikes, decision.strikes);
+    const until = now + decision.pausedForMs;
+    if (decision.pausedForMs > 0 && until > placement.pausedUntil) {
+      const wasPaused = placement.pausedUntil > now;
+      placement.pausedUntil = until;
+      if (!wasPaused) return 'paused';
+    }
+    return quarantined ? 'quarantined' : null;
   }
 
   /** The API lives in quarantine, in `cell` (null: none yet; one is started when it gets work). */

@@ -160,6 +160,47 @@ describe('BullMQ job queue', () => {
     expect(await admin.smembers(pending)).toHaveLength(1);
   });
 
+  it('perApi holds across queues sharing a Redis (several instances): one run of an API at a time in all, each job once', async () => {
+    const queues = [await open(), await open(), await open()];
+    let running = 0;
+    let maxRunning = 0;
+    const runs: string[] = [];
+    for (const queue of queues) {
+      queue.start(async (job) => {
+        running += 1;
+        maxRunning = Math.max(maxRunning, running);
+        await new Promise((resolve) => setTimeout(resolve, 30)); // a run that takes real time, so that two at once would overlap
+        running -= 1;
+        runs.push(job.payload);
+        return { ok: true };
+      }, { concurrency: 4, perApi: 1, retries: 0, backoffMs: 10, leaseMs: 5000 });
+    }
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) ids.push(await queues[i % 3]!.add({ api: 'localhost/dev/shared', payload: String(i), delayMs: 0 }));
+    await eventually(async () => (await queues[0]!.counts('localhost/dev/shared')).completed === 12, 20_000);
+    expect(maxRunning).toBe(1);
+    expect([...runs].sort()).toEqual(Array.from({ length: 12 }, (_, i) => String(i)).sort());
+    // Every slot was given back, and no deferral is left behind.
+    expect(await admin.zcard(`${prefix}:${queueName}:anvil-runs:localhost/dev/shared`)).toBe(0);
+  });
+
+  it('a run slot held by a dead instance lapses after the lease: the API’s next job runs', async () => {
+    const queue = await open();
+    // As if an instance had died holding the API's only slot for another job.
+    await admin.zadd(`${prefix}:${queueName}:anvil-runs:localhost/dev/orphan`, Date.now() + 400, 'j-dead');
+    const started: number[] = [];
+    queue.start(async () => {
+      started.push(Date.now());
+      return { ok: true };
+    }, { concurrency: 1, perApi: 1, retries: 0, backoffMs: 10, leaseMs: 5000 });
+    const before = Date.now();
+    const id = await queue.add({ api: 'localhost/dev/orphan', payload: 'x', delayMs: 0 });
+    await eventually(async () => (await queue.get(id))?.state === 'completed', 10_000);
+    expect(started).toHaveLength(1);
+    expect(started[0]! - before).toBeGreaterThanOrEqual(300);
+    expect(await queue.get(id)).toMatchObject({ attempts: 1 });
+  });
+
   it('openJobQueue rejects with a clear 503 when Redis cannot be reached, without the password', async () => {
     const started = Date.now();
     const error = await openJobQueue({ dataDir: temp.path(), redisUrl: 'redis://user:s3cret@127.0.0.1:1', prefix, queueName }).then(

@@ -45,4 +45,50 @@ describe('FaultPolicy.judge', () => {
     expect(faults.judge(0, 1_000, [A])[0]!.verdict).toEqual({ action: 'quarantine' });
     expect(faults.placement(A)).toMatchObject({ cell: null, strikes: 0 });
   });
+
+});
+
+describe('FaultPolicy with other instances', () => {
+  it('tells its own decisions: a quarantine with the strikes so far, then each pause with its length', () => {
+    const faults = new FaultPolicy();
+    const told: unknown[] = [];
+    faults.decided = (api, decision) => told.push({ api: api.key, ...decision });
+    faults.noteLostWork(A, 0, 1_000);
+    expect(faults.judge(0, 1_010, [])[0]!.verdict).toEqual({ action: 'quarantine' });
+    faults.place(A, 3, 1_010);
+    faults.judge(3, 2_000, [A]);
+    expect(told).toEqual([
+      { api: 'a', strikes: 0, pausedForMs: 0 },
+      { api: 'a', strikes: 1, pausedForMs: 1_000 },
+    ]);
+  });
+
+  it('adopts another instance’s quarantine (no cell until a request needs one) and pause (what is left of it), without telling them back', () => {
+    const faults = new FaultPolicy();
+    const told: unknown[] = [];
+    faults.decided = (api, decision) => told.push({ api: api.key, ...decision });
+    expect(faults.adopt(A, { strikes: 0, pausedForMs: 0 }, 1_000)).toBe('quarantined');
+    expect(faults.placement(A)).toMatchObject({ cell: null, strikes: 0, pausedUntil: 0 });
+    expect(faults.adopt(A, { strikes: 0, pausedForMs: 0 }, 1_100)).toBeNull();
+    expect(faults.adopt(A, { strikes: 2, pausedForMs: 1_500 }, 2_000)).toBe('paused');
+    expect(faults.admit(A, 2_500)).toBe(1_000);
+    // The same notice again (the poll after the channel): nothing new.
+    expect(faults.adopt(A, { strikes: 2, pausedForMs: 1_000 }, 2_500)).toBeNull();
+    expect(faults.admit(A, 3_500)).toBe(0);
+    // Its strikes count here too: its next crash of its quarantine cell here pauses it for 4 s.
+    faults.place(A, 4, 4_000);
+    expect(faults.judge(4, 5_000, [A])[0]!.verdict).toEqual({ action: 'pause', forMs: 4_000 });
+    // Only that decision, its own, was told.
+    expect(told).toEqual([{ api: 'a', strikes: 3, pausedForMs: 4_000 }]);
+  });
+
+  it('never shortens a pause of its own, nor lowers its strikes', () => {
+    const faults = new FaultPolicy();
+    faults.place(A, 2, 0);
+    faults.judge(2, 10_000, [A]);
+    faults.judge(2, 12_000, [A]);
+    expect(faults.placement(A)).toMatchObject({ strikes: 2, pausedUntil: 14_000 });
+    expect(faults.adopt(A, { strikes: 1, pausedForMs: 500 }, 12_500)).toBeNull();
+    expect(faults.placement(A)).toMatchObject({ strikes: 2, pausedUntil: 14_000 });
+  });
 });

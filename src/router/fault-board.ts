@@ -1,0 +1,23 @@
+/**
+ * Quarantine and pause decisions shared between instances (several instances behind a balancer,
+ * on one Redis): an API that kills its cells on one instance is quarantined, then paused, on every
+ * instance, for the same remaining time. The Redis board is stores/redis-fault-board.ts; without
+ * Redis an instance has none and decides alone.
+ */
+import type { ApiId } from '../protocol/api-id.js';
+
+/** One instance's decision about an API, as the others adopt it. */
+export interface FaultDecision {
+  /** Times the API killed its quarantine cell, on any instance (the pause doubles with each). */
+  strikes: number;
+  /** How much of the pause is left, ms; 0: quarantined, not paused. */
+  pausedForMs: number;
+}
+
+export interface FaultBoard {
+  /** A decision taken here, for every other instance. Never throws: what cannot be told now is told later. */
+  tell(api: ApiId, decision: FaultDecision): void;
+  /** `adopt` is called with the decisions of other instances (repeats included: adopting is idempotent). */
+  listen(adopt: (api: ApiId, decision: FaultDecision) => void): void;
+  close(): void;
+}
