@@ -16,8 +16,8 @@ function api(key: string, variant: string): string {
   return `key: ${key}\nendpoints:\n  get /variant:\n    Reply: { directive: ModifyMessage, body: { variant: ${variant} } }\n`;
 }
 
-async function deploy(on: TestInstance, yaml: string) {
-  return on.admin('/anvil/api', { method: 'POST', body: tarGz({ 'api.yaml': yaml }), headers: { 'content-type': 'application/gzip' } });
+async function deploy(on: TestInstance, yaml: string, headers: Record<string, string> = {}) {
+  return on.admin('/anvil/api', { method: 'POST', body: tarGz({ 'api.yaml': yaml }), headers: { 'content-type': 'application/gzip', ...headers } });
 }
 
 function put(on: TestInstance, key: string, change: object) {
@@ -164,18 +164,28 @@ describe('the audit log of management actions', () => {
     ]);
     expect(logged[1]!.audit.error).toContain('no host named "nowhere.localhost"');
   });
+
+  it('records a job action of the CLI for its host and API', async () => {
+    const flushed = anvilCli(['jobs', 'flush', '--api', 'gone', '--host', 'localhost', '--data', anvil.dataDir, '--json']);
+    expect(flushed.status, flushed.stderr).toBe(0);
+    const { entries } = await audit(anvil, '?action=jobs-flush');
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ host: 'localhost', api: 'gone', result: 'ok', origin: 'cli', detail: { removed: JSON.parse(flushed.stdout).removed } });
+    expect(typeof entries[0]!.detail.user).toBe('string');
+  });
 });
 
 describe('audit retention', () => {
-  it('keeps the newest --audit-rows entries', async () => {
-    const small = await startInstance({ args: ['--audit-rows', '3'] });
+  it('keeps the newest --audit-rows entries (and behind a trusted proxy records the client it names)', async () => {
+    const small = await startInstance({ args: ['--audit-rows', '3', '--trusted-proxy', '127.0.0.1'] });
     try {
-      for (const variant of ['a', 'b', 'c', 'd', 'e']) expect((await deploy(small, api('kept', variant))).status).toBe(201);
+      for (const variant of ['a', 'b', 'c', 'd', 'e']) expect((await deploy(small, api('kept', variant), { 'x-forwarded-for': '203.0.113.9' })).status).toBe(201);
       const { entries, next } = await audit(small);
       expect(entries).toHaveLength(3);
       expect(next).toBeNull();
       const releases = (await small.admin('/anvil/api/kept')).json();
       expect(entries[0]!.release).toBe(releases.release);
+      expect(entries.map((e) => e.address)).toEqual(['203.0.113.9', '203.0.113.9', '203.0.113.9']);
     } finally {
       await small.dispose();
     }

@@ -1,7 +1,7 @@
 import { open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { listLogFiles } from '../log-files.js';
+import { readLogFiles } from '../log-files.js';
 
 const POLL_MS = 200;
 const READ_CHUNK = 1024 * 1024;
@@ -31,7 +31,7 @@ export class LogTail {
   ) {}
 
   async start(): Promise<void> {
-    const newest = listLogFiles(this.dir).at(-1);
+    const newest = (await readLogFiles(this.dir)).at(-1);
     if (newest !== undefined) {
       this.file = newest.name;
       this.offset = await sizeOf(join(this.dir, newest.name));
@@ -50,7 +50,7 @@ export class LogTail {
     this.busy = true;
     try {
       let budget = READ_PER_POLL;
-      const files = listLogFiles(this.dir).map((f) => f.name);
+      const files = (await readLogFiles(this.dir)).map((f) => f.name);
       // Files newer than the one followed: finish it, then read each of them from its start.
       const at = this.file === null ? -1 : files.indexOf(this.file);
       const todo = at < 0 ? files.slice(-1) : files.slice(at);
@@ -68,12 +68,16 @@ export class LogTail {
 
   /** Reads what was appended to `path` since `offset` (at most `budget` bytes); returns the bytes read. */
   private async readNew(path: string, budget: number): Promise<number> {
+    const size = await sizeOf(path);
+    // Log files only grow; a smaller one was replaced: read it from its start.
+    if (size < this.offset) [this.offset, this.partial, this.decoder] = [0, '', new StringDecoder('utf8')];
+    if (size === this.offset) return 0;
     const handle = await open(path, 'r');
     let read = 0;
     try {
-      const buffer = Buffer.allocUnsafe(READ_CHUNK);
+      const buffer = Buffer.allocUnsafe(Math.min(READ_CHUNK, size - this.offset));
       while (read < budget) {
-        const { bytesRead } = await handle.read(buffer, 0, READ_CHUNK, this.offset);
+        const { bytesRead } = await handle.read(buffer, 0, buffer.length, this.offset);
         if (bytesRead === 0) break;
         this.offset += bytesRead;
         read += bytesRead;

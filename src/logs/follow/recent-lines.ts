@@ -1,6 +1,6 @@
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
-import { listLogFiles } from '../log-files.js';
+import { readLogFiles } from '../log-files.js';
 import type { LogFilter } from './log-filter.js';
 
 const CHUNK = 256 * 1024;
@@ -14,7 +14,7 @@ const SCAN_BYTES = 32 * 1024 * 1024;
 export async function recentLines(dir: string, filter: LogFilter, limit: number): Promise<string[]> {
   const found: string[] = [];
   let budget = SCAN_BYTES;
-  const files = listLogFiles(dir).reverse();
+  const files = (await readLogFiles(dir)).reverse();
   for (const file of files) {
     if (found.length >= limit || budget <= 0) break;
     budget -= await scanBackwards(join(dir, file.name), filter, limit, found, budget);
