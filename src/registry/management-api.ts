@@ -6,7 +6,7 @@ import type { ApiDirectory } from '../router/api-directory.js';
 import { sendError, sendJson } from '../router/http-response.js';
 import { readBody } from '../http/body.js';
 import { updateAction, type NoteAction } from '../audit/management-audit.js';
-import type { PublicHost, Registry } from './registry.js';
+import type { DeleteApiResult, PublicHost, Registry } from './registry.js';
 
 export interface ManagementDeps {
   registry: Registry;
@@ -107,12 +107,18 @@ async function update(req: IncomingMessage, res: ServerResponse, host: PublicHos
 async function remove(res: ServerResponse, host: PublicHost, key: string, deps: ManagementDeps): Promise<void> {
   const release = deps.registry.getApi(host.name, key)?.release ?? null;
   const outcome = deps.registry.deleteApi(host.name, key);
-  const failure = outcome.status === 'unknown-api' ? ([404, `unknown API "${key}"`] as const) : outcome.status === 'active' ? ([409, `API "${key}" is active: disable it first (PUT {"active": false, …})`] as const) : null;
-  await deps.note({ action: 'delete', api: key, release, status: failure?.[0] ?? 204, ...(failure === null ? {} : { error: failure[1] }) });
-  if (failure !== null) return sendError(res, failure[0], failure[1]);
+  const refusal = deleteRefusal(outcome, key);
+  await deps.note({ action: 'delete', api: key, release, status: refusal?.status ?? 204, ...(refusal === null ? {} : { error: refusal.error }) });
+  if (refusal !== null) return sendError(res, refusal.status, refusal.error);
   deps.retireApi(host.name, key);
   deps.directory.reload();
   await rm(deps.paths.apiReleasesDir(host.name, key), { recursive: true, force: true });
   await rm(deps.paths.apiDataDir(host.name, host.env, key), { recursive: true, force: true });
   res.writeHead(204).end();
+}
+
+function deleteRefusal(outcome: DeleteApiResult, key: string): { status: number; error: string } | null {
+  if (outcome.status === 'unknown-api') return { status: 404, error: `unknown API "${key}"` };
+  if (outcome.status === 'active') return { status: 409, error: `API "${key}" is active: disable it first (PUT {"active": false, …})` };
+  return null;
 }
