@@ -1,6 +1,8 @@
 import type { Server } from 'node:http';
 import type { Server as NetServer } from 'node:net';
+import type { AuditLog } from '../audit/audit-log.js';
 import type { CellSupervisor } from '../cells/cell-supervisor.js';
+import type { LogFollowers } from '../logs/follow/log-followers.js';
 import type { ThreadServer } from '../protocol/thread-server.js';
 import type { DataDirLock } from '../registry/data-dir-lock.js';
 import type { Registry } from '../registry/registry.js';
@@ -24,6 +26,8 @@ export interface RunningParts {
   threadServer: ThreadServer;
   dispatcher: Dispatcher;
   registry: Registry;
+  audit: AuditLog;
+  followers: LogFollowers;
   lock: DataDirLock;
 }
 
@@ -36,6 +40,8 @@ export async function drain(parts: RunningParts, drainTimeoutMs: number): Promis
   clearInterval(parts.refresher);
   await parts.watcher?.close();
   const deadline = Date.now() + drainTimeoutMs;
+  // Live log streams never end on their own.
+  parts.followers.close();
   await closeHttp(parts.listener, parts.server, parts.actors, deadline);
   // Jobs stop being handed out; runs in flight finish (or run again after a restart).
   await parts.jobs.close(Math.max(0, deadline - Date.now()));
@@ -47,6 +53,7 @@ export async function drain(parts: RunningParts, drainTimeoutMs: number): Promis
   parts.actors.close();
   parts.dispatcher.close();
   parts.registry.close();
+  parts.audit.close();
   parts.lock.release();
 }
 

@@ -1,4 +1,7 @@
 import type { IncomingMessage } from 'node:http';
+import type { AuditLog } from '../audit/audit-log.js';
+import { noteActionsOf } from '../audit/management-audit.js';
+import type { LogFollowers } from '../logs/follow/log-followers.js';
 import type { DataPaths } from '../config/data-paths.js';
 import type { InstanceLog } from '../logs/instance-log.js';
 import { clientAddresses } from '../http/client-address.js';
@@ -15,6 +18,7 @@ import { FrontDoor } from '../router/front-door.js';
 import type { Metrics } from '../router/metrics.js';
 import { ResponseBuffer } from '../router/response-buffer.js';
 import type { InstanceOptions } from './instance-options.js';
+import { routeOperatorViews } from './operator-views.js';
 
 export interface FrontDoorParts {
   registry: Registry;
@@ -25,13 +29,15 @@ export interface FrontDoorParts {
   actors: ActorTable;
   metrics: Metrics;
   log: InstanceLog;
+  audit: AuditLog;
+  followers: LogFollowers;
   /** True while the instance serves, false once it drains. */
   ready(): boolean;
 }
 
 /** The HTTP request handler: APIs, the management API (deploys included) and the metrics. */
 export function createFrontDoor(options: InstanceOptions, parts: FrontDoorParts): FrontDoor {
-  const { registry, paths, directory, metrics } = parts;
+  const { registry, paths, directory, metrics, audit, followers } = parts;
   const addresses = clientAddresses(options.trustedProxies);
   const deployArchive = uploadDeployer(options, registry, paths, parts.deployWorker);
   const responses = new ResponseBuffer(options.responseBufferBytes, (owner) => metrics.quotaRefusals.inc({ host: owner.host, api: owner.key, quota: QUOTA_NAMES.responseBuffer }));
@@ -46,7 +52,15 @@ export function createFrontDoor(options: InstanceOptions, parts: FrontDoorParts)
       metrics: (req, res) => metrics.handle(req, res, addresses.of(req)),
       clientAddress: addresses.of,
       management: (req, res, path, host) =>
-        handleManagement(req, res, path, host, { registry, directory, paths, deployUpload: deployArchive, retireApi: (h, k) => parts.actors.supersedeApi(h, k) }),
+        routeOperatorViews(req, res, path, host, { audit, followers, registry, paths }) ??
+        handleManagement(req, res, path, host, {
+          registry,
+          directory,
+          paths,
+          deployUpload: deployArchive,
+          retireApi: (h, k) => parts.actors.supersedeApi(h, k),
+          note: noteActionsOf(audit, host, addresses.of(req)),
+        }),
     },
     { bodyLimit: options.bodyLimit },
   );

@@ -1,3 +1,5 @@
+import type { AuditRetention } from '../audit/audit-store.js';
+import type { FollowLimits } from '../logs/follow/follow-limits.js';
 import type { ActorSpec } from '../protocol/cell-messages.js';
 import type { ApiQuotas } from '../quotas/api-quotas.js';
 import type { PublicHost } from '../registry/registry.js';
@@ -44,6 +46,10 @@ export interface InstanceOptions {
   jobs: { concurrency: number; backoffMs: number };
   /** Ceilings (and defaults) of every API's quotas on shared stores. */
   quotas: ApiQuotas;
+  /** How long the audit log keeps entries (--audit-days, --audit-rows). */
+  auditRetention: AuditRetention;
+  /** Clients following an API's request log live, and the bytes each may have waiting (--log-followers, --log-follow-buffer). */
+  logFollow: FollowLimits;
   /** Large response bodies the router may hold for clients, in all, before it cuts the slowest. */
   responseBufferBytes: number;
   /** The default public host's key (ANVIL_PUBLIC_HOST_KEY); null: the stored or a generated one. */

@@ -1,4 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import { AuditLog } from '../audit/audit-log.js';
+import { SqliteAuditStore } from '../audit/sqlite-audit-store.js';
+import { LogFollowers } from '../logs/follow/log-followers.js';
 import { DataPaths } from '../config/data-paths.js';
 import type { InstanceLog } from '../logs/instance-log.js';
 import type { DataDirLock } from '../registry/data-dir-lock.js';
@@ -48,7 +51,9 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
   const dispatcher = new Dispatcher(actors, options.requestTimeoutMs, requestObserver(metrics, log));
   const jobs = await openJobs(options, { registry, directory, dispatcher, actors, metrics });
   wireBus(directory, dispatcher, actors, metrics);
-  const frontDoor = createFrontDoor(options, { registry, paths, deployWorker, directory, dispatcher, actors, metrics, log, ready: () => serving });
+  const audit = await AuditLog.open(SqliteAuditStore.open(paths.auditFile), log, options.auditRetention);
+  const followers = new LogFollowers(options.logFollow, (dir) => log.info({ dir }, 'request log follower dropped: it read too slowly'));
+  const frontDoor = createFrontDoor(options, { registry, paths, deployWorker, directory, dispatcher, actors, metrics, log, audit, followers, ready: () => serving });
   const http = await listenHttp(options, frontDoor.handle, metrics, log);
   port = http.port;
   notePort(lock, port, paths, log);
@@ -61,7 +66,7 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
   refresher.unref();
   const watcher = watchApis(options, log, target, directory);
 
-  const running: RunningParts = { server: http.server, listener: http.listener, refresher, watcher, actors, jobs, deployWorker, cells, threadServer: threads.server, dispatcher, registry, lock };
+  const running: RunningParts = { server: http.server, listener: http.listener, refresher, watcher, actors, jobs, deployWorker, cells, threadServer: threads.server, dispatcher, registry, audit, followers, lock };
   let stopping: Promise<void> | null = null;
   const stop = (): Promise<void> => {
     // Health turns 503 at once; requests are still served for the drain delay, until a balancer's

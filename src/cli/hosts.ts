@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { auditedCliAction } from '../audit/cli-audit.js';
 import { DataPaths } from '../config/data-paths.js';
 import { generatePublicHostKey } from '../registry/public-host-key.js';
 import { Registry, RegistryValidationError } from '../registry/registry.js';
@@ -55,8 +56,9 @@ export function registerHosts(program: Command): void {
     .description('Add an admin host (management API and private calls)')
     .addHelpText('after', example('anvil hosts add-admin admin.example.com'))
     .action((name: string, flags: HostFlags) =>
-      run(flags.json, () => {
-        withRegistry(flags.data, (r) => r.addAdminHost(name));
+      run(flags.json, async () => {
+        // An admin host serves every public host: instance-wide (no host), its name in the detail.
+        await auditedCliAction(flags.data, { action: 'host-add', host: null, detail: { kind: 'admin', name: name.toLowerCase() } }, () => withRegistry(flags.data, (r) => r.addAdminHost(name)));
         if (flags.json) out.json({ ok: true, kind: 'admin', name: name.toLowerCase() });
         else out.line(`${out.c.green('added')} admin host ${name.toLowerCase()}`);
       }),
@@ -69,9 +71,10 @@ export function registerHosts(program: Command): void {
     .option('--path <path>', 'serve only the API /<key> on this host')
     .addHelpText('after', example('anvil hosts add-public shop.localhost --env pro --path /shop'))
     .action((name: string, flags: HostFlags & { env: string; key?: string; path?: string }) =>
-      run(flags.json, () => {
+      run(flags.json, async () => {
         const key = flags.key ?? generatePublicHostKey();
-        withRegistry(flags.data, (r) => r.addPublicHost({ name, key, env: flags.env, path: flags.path ?? null }));
+        const detail = { kind: 'public', env: flags.env, path: flags.path ?? null };
+        await auditedCliAction(flags.data, { action: 'host-add', host: name.toLowerCase(), detail }, () => withRegistry(flags.data, (r) => r.addPublicHost({ name, key, env: flags.env, path: flags.path ?? null })));
         if (flags.json) return out.json({ ok: true, kind: 'public', name: name.toLowerCase(), env: flags.env, path: flags.path ?? null, key });
         out.line(`${out.c.green('added')} public host ${name.toLowerCase()} (env ${flags.env}${flags.path ? `, path ${flags.path}` : ''})`);
         if (flags.key === undefined) out.line(`key: ${key}`);
@@ -82,9 +85,12 @@ export function registerHosts(program: Command): void {
     .description('Remove a host (a public host must have no APIs left)')
     .addHelpText('after', example('anvil hosts remove shop.localhost'))
     .action((name: string, flags: HostFlags) =>
-      run(flags.json, () => {
-        const removed = withRegistry(flags.data, (r) => r.removeHost(name));
-        if (!removed) throw new CliError(`no host named "${name}" in ${resolve(flags.data)}`);
+      run(flags.json, async () => {
+        const kind = withRegistry(flags.data, (r) => r.getHost(name.toLowerCase())?.kind ?? null);
+        const audited = kind === 'admin' ? { host: null, detail: { kind, name: name.toLowerCase() } } : { host: name.toLowerCase(), detail: { kind } };
+        await auditedCliAction(flags.data, { action: 'host-remove', ...audited }, () => {
+          if (!withRegistry(flags.data, (r) => r.removeHost(name))) throw new CliError(`no host named "${name}" in ${resolve(flags.data)}`);
+        });
         if (flags.json) out.json({ ok: true, removed: name.toLowerCase() });
         else out.line(`${out.c.green('removed')} host ${name.toLowerCase()}`);
       }),

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { auditedCliAction } from '../audit/cli-audit.js';
 import { DataPaths } from '../config/data-paths.js';
 import { Registry } from '../registry/registry.js';
 import type { JobQueue } from '../jobs/job-queue.js';
@@ -25,6 +26,11 @@ function apiOf(flags: JobsFlags): string | undefined {
   } finally {
     registry.close();
   }
+}
+
+/** A job action's audit entry: the host and API with --api; without it, every API's jobs (instance-wide: no host). */
+function jobAction(action: 'jobs-flush' | 'jobs-requeue-failed', flags: JobsFlags) {
+  return flags.api === undefined ? { action, host: null, detail: { scope: 'every API' } } : { action, host: flags.host.toLowerCase(), api: flags.api };
 }
 
 async function withQueue<T>(flags: JobsFlags, work: (queue: JobQueue) => Promise<T>): Promise<T> {
@@ -74,14 +80,14 @@ export function registerJobs(program: Command): void {
 
   common(jobs.command('flush').description('Remove waiting, delayed, completed and failed jobs').addHelpText('after', example('anvil jobs flush --api users'))).action((flags: JobsFlags) =>
     run(flags.json, async () => {
-      const removed = await withQueue(flags, (q) => q.flush(apiOf(flags)));
+      const removed = await auditedCliAction(flags.data, jobAction('jobs-flush', flags), () => withQueue(flags, (q) => q.flush(apiOf(flags))), (n) => ({ removed: n }));
       print(flags, { removed }, `removed ${removed} job(s)`);
     }),
   );
 
   common(jobs.command('requeue-failed').description('Put failed jobs back to run again').addHelpText('after', example('anvil jobs requeue-failed --api users'))).action((flags: JobsFlags) =>
     run(flags.json, async () => {
-      const requeued = await withQueue(flags, (q) => q.requeueFailed(apiOf(flags)));
+      const requeued = await auditedCliAction(flags.data, jobAction('jobs-requeue-failed', flags), () => withQueue(flags, (q) => q.requeueFailed(apiOf(flags))), (n) => ({ requeued: n }));
       print(flags, { requeued }, `requeued ${requeued} job(s)`);
     }),
   );

@@ -41,6 +41,10 @@ export interface StartFlags {
   maxLogDays: number;
   maxFilesBytes: number;
   responseBuffer: number;
+  auditDays: number;
+  auditRows: number;
+  logFollowers: number;
+  logFollowBuffer: number;
 }
 
 /** Refuses flags that do not go together; returns the number of cells at most. */
@@ -88,6 +92,8 @@ export function instanceOptions(flags: StartFlags, maxCells: number, envExplicit
     },
     jobs: { concurrency: flags.jobConcurrency, backoffMs: flags.jobBackoff },
     responseBufferBytes: flags.responseBuffer,
+    auditRetention: { days: flags.auditDays, rows: flags.auditRows },
+    logFollow: { perApi: flags.logFollowers, bufferedBytes: flags.logFollowBuffer },
     quotas: {
       jobPayloadBytes: flags.maxJobPayload,
       queuedJobs: flags.maxQueuedJobs,

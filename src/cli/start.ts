@@ -2,7 +2,9 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { InstanceOptions, StartedInstance } from '../app/instance-options.js';
+import { DEFAULT_AUDIT_RETENTION } from '../audit/audit-store.js';
 import { DEFAULT_MAX_JSON_DEPTH } from '../http/json-depth.js';
+import { DEFAULT_FOLLOW_LIMITS } from '../logs/follow/follow-limits.js';
 import { DEFAULT_QUOTAS } from '../quotas/api-quotas.js';
 import { readInstanceEnvironment, type InstanceEnvironment } from './environment.js';
 import { byteSize, duration, envName, integer, trustedProxies } from './options.js';
@@ -48,6 +50,10 @@ export function registerStart(program: Command): void {
     .option('--max-log-days <n>', 'days an API\'s log files are kept (limits.logDays)', integer('--max-log-days', 1, 3650), DEFAULT_QUOTAS.logDays)
     .option('--max-files-bytes <size>', 'disk an API\'s files may take (SaveFile, CachedFileSet; 507 above; limits.filesKb)', byteSize('--max-files-bytes'), DEFAULT_QUOTAS.filesBytes)
     .option('--response-buffer <size>', 'large response bodies the router holds for slow clients, in all; beyond it the slowest are cut', byteSize('--response-buffer'), 64 * 1024 * 1024)
+    .option('--audit-days <n>', 'days the audit log keeps an entry', integer('--audit-days', 1, 36_500), DEFAULT_AUDIT_RETENTION.days)
+    .option('--audit-rows <n>', 'entries the audit log keeps at most (the oldest go first)', integer('--audit-rows', 1, 100_000_000), DEFAULT_AUDIT_RETENTION.rows)
+    .option('--log-followers <n>', 'clients following one API\'s request log live at once (429 beyond)', integer('--log-followers', 1, 1024), DEFAULT_FOLLOW_LIMITS.perApi)
+    .option('--log-follow-buffer <size>', 'bytes a log follower may leave unread before it is dropped', byteSize('--log-follow-buffer'), DEFAULT_FOLLOW_LIMITS.bufferedBytes)
     .addHelpText('after', '\nEvery option can also be set by its environment variable, e.g. ANVIL_PORT=9000 or ANVIL_MAX_THREADS=4;\nthe command line wins.\n\nExample:\n  anvil start --apis apis --publish --port 8080\n')
     .action(async (flags: StartFlags, command: Command) => {
       // PORT, as platforms set it, when neither --port nor ANVIL_PORT says otherwise.

@@ -19,6 +19,11 @@ export class DataPaths {
     return join(this.platformDir, 'registry.sqlite');
   }
 
+  /** The audit log of management actions (audit/sqlite-audit-store.ts). */
+  get auditFile(): string {
+    return join(this.platformDir, 'audit.sqlite');
+  }
+
   get publicHostKeyFile(): string {
     return join(this.platformDir, 'public-host-key');
   }

@@ -4,6 +4,7 @@
  * is sorting by age.
  */
 import { readdirSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 
 export interface LogFile {
   name: string;
@@ -32,6 +33,19 @@ export function listLogFiles(dir: string): LogFile[] {
   } catch {
     return [];
   }
+  return logFilesIn(names);
+}
+
+/** `listLogFiles` without blocking the event loop (the router's readers of the log). */
+export async function readLogFiles(dir: string): Promise<LogFile[]> {
+  try {
+    return logFilesIn(await readdir(dir));
+  } catch {
+    return [];
+  }
+}
+
+function logFilesIn(names: readonly string[]): LogFile[] {
   const files: LogFile[] = [];
   for (const name of names) {
     const file = parseLogFileName(name);

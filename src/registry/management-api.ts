@@ -6,7 +6,8 @@ import type { ApiDirectory } from '../router/api-directory.js';
 import { sendError, sendJson } from '../router/http-response.js';
 import { readBody } from '../http/body.js';
 import { serveOpenApi } from '../openapi/openapi-endpoint.js';
-import type { PublicHost, Registry } from './registry.js';
+import { updateAction, type NoteAction } from '../audit/management-audit.js';
+import type { DeleteApiResult, PublicHost, Registry } from './registry.js';
 
 export interface ManagementDeps {
   registry: Registry;
@@ -16,6 +17,8 @@ export interface ManagementDeps {
   deployUpload(req: IncomingMessage, host: PublicHost): Promise<DeployResult>;
   /** The API's actors stop taking work (before its data is deleted). */
   retireApi(host: string, key: string): void;
+  /** Records a deploy, update or delete (its outcome included) in the audit log. */
+  note: NoteAction;
 }
 
 const API_KEY = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -54,26 +57,39 @@ function subResource(res: ServerResponse, method: string, host: PublicHost, key:
 }
 
 async function deploy(req: IncomingMessage, res: ServerResponse, host: PublicHost, deps: ManagementDeps): Promise<void> {
-  const result = await deps.deployUpload(req, host);
+  let result: DeployResult;
+  try {
+    result = await deps.deployUpload(req, host);
+  } catch (error) {
+    // Answered by the front door (a full disk's 507, say); recorded here.
+    await deps.note({ action: 'deploy', status: (error as { status?: number }).status ?? 500, error: (error as Error).message });
+    throw error;
+  }
   if (!result.ok) {
     const summary = result.errors.length === 1 ? result.errors[0]! : `${result.errors.length} errors: ${result.errors.join('; ')}`;
+    await deps.note({ action: 'deploy', status: result.status, error: summary });
     return sendJson(res, result.status, { error: summary, errors: result.errors });
   }
   deps.directory.reload();
+  await deps.note({ action: 'deploy', api: result.key, release: result.release, status: 201 });
   sendJson(res, 201, { key: result.key, release: result.release });
 }
 
 async function update(req: IncomingMessage, res: ServerResponse, host: PublicHost, key: string, deps: ManagementDeps): Promise<void> {
+  const refuse = async (status: number, error: string, answer?: Record<string, unknown>) => {
+    await deps.note({ action: 'update', api: key, status, error });
+    sendJson(res, status, answer ?? { error });
+  };
   let body: unknown;
   try {
     const raw = await readBody(req, 64 * 1024);
     body = raw === null ? undefined : JSON.parse(raw.toString('utf8'));
   } catch (error) {
     const status = (error as { status?: number }).status === 413 ? 413 : 400;
-    return sendError(res, status, status === 413 ? 'body too large' : 'body is not valid JSON');
+    return refuse(status, status === 413 ? 'body too large' : 'body is not valid JSON');
   }
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    return sendError(res, 400, 'body must be a JSON object {"active": boolean, "release": string, "public": boolean}');
+    return refuse(400, 'body must be a JSON object {"active": boolean, "release": string, "public": boolean}');
   }
   const fields = body as Record<string, unknown>;
   const problems: string[] = [];
@@ -81,23 +97,37 @@ async function update(req: IncomingMessage, res: ServerResponse, host: PublicHos
     if (!(field in fields)) problems.push(`field "${field}" is missing (a ${type})`);
     else if (typeof fields[field] !== type) problems.push(`field "${field}" must be a ${type}, got ${JSON.stringify(fields[field])}`);
   }
-  if (problems.length > 0) return sendJson(res, 400, { error: problems.join('; '), errors: problems });
+  if (problems.length > 0) return refuse(400, problems.join('; '), { error: problems.join('; '), errors: problems });
 
   const change = { active: fields.active as boolean, release: fields.release as string, public: fields.public as boolean };
+  const before = deps.registry.getApi(host.name, key);
   const outcome = deps.registry.updateApi(host.name, key, change);
-  if (outcome === 'unknown-api') return sendError(res, 404, `unknown API "${key}"`);
-  if (outcome === 'unknown-release') return sendError(res, 404, `unknown release "${change.release}" of API "${key}"`);
+  const note = { action: updateAction(before, change), api: key, release: change.release, detail: { ...change, previousRelease: before?.release ?? null } };
+  const failure = outcome === 'unknown-api' ? `unknown API "${key}"` : outcome === 'unknown-release' ? `unknown release "${change.release}" of API "${key}"` : null;
+  if (failure !== null) {
+    await deps.note({ ...note, status: 404, error: failure });
+    return sendError(res, 404, failure);
+  }
   deps.directory.reload();
+  await deps.note({ ...note, status: 204 });
   res.writeHead(204).end();
 }
 
 async function remove(res: ServerResponse, host: PublicHost, key: string, deps: ManagementDeps): Promise<void> {
+  const release = deps.registry.getApi(host.name, key)?.release ?? null;
   const outcome = deps.registry.deleteApi(host.name, key);
-  if (outcome.status === 'unknown-api') return sendError(res, 404, `unknown API "${key}"`);
-  if (outcome.status === 'active') return sendError(res, 409, `API "${key}" is active: disable it first (PUT {"active": false, …})`);
+  const refusal = deleteRefusal(outcome, key);
+  await deps.note({ action: 'delete', api: key, release, status: refusal?.status ?? 204, ...(refusal === null ? {} : { error: refusal.error }) });
+  if (refusal !== null) return sendError(res, refusal.status, refusal.error);
   deps.retireApi(host.name, key);
   deps.directory.reload();
   await rm(deps.paths.apiReleasesDir(host.name, key), { recursive: true, force: true });
   await rm(deps.paths.apiDataDir(host.name, host.env, key), { recursive: true, force: true });
   res.writeHead(204).end();
+}
+
+function deleteRefusal(outcome: DeleteApiResult, key: string): { status: number; error: string } | null {
+  if (outcome.status === 'unknown-api') return { status: 404, error: `unknown API "${key}"` };
+  if (outcome.status === 'active') return { status: 409, error: `API "${key}" is active: disable it first (PUT {"active": false, …})` };
+  return null;
 }
