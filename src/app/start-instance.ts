@@ -15,6 +15,7 @@ import { createFrontDoor } from './front-door.js';
 import { listenHttp } from './http-server.js';
 import type { InstanceOptions, StartedInstance } from './instance-options.js';
 import { openJobs } from './jobs.js';
+import { operatorSources } from './operator-sources.js';
 import { openRegistry } from './registry-boot.js';
 import { openThreadServer } from './thread-server.js';
 import { watchApis } from './watcher.js';
@@ -48,7 +49,8 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
   const dispatcher = new Dispatcher(actors, options.requestTimeoutMs, requestObserver(metrics, log));
   const jobs = await openJobs(options, { registry, directory, dispatcher, actors, metrics });
   wireBus(directory, dispatcher, actors, metrics);
-  const frontDoor = createFrontDoor(options, { registry, paths, deployWorker, directory, dispatcher, actors, metrics, log, ready: () => serving });
+  const operator = operatorSources({ directory, actors, metrics, jobs, cells: () => cells.count });
+  const frontDoor = createFrontDoor(options, { registry, paths, deployWorker, directory, dispatcher, actors, metrics, log, operator, ready: () => serving });
   const http = await listenHttp(options, frontDoor.handle, metrics, log);
   port = http.port;
   notePort(lock, port, paths, log);

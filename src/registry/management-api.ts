@@ -6,6 +6,7 @@ import type { ApiDirectory } from '../router/api-directory.js';
 import { sendError, sendJson } from '../router/http-response.js';
 import { readBody } from '../http/body.js';
 import type { PublicHost, Registry } from './registry.js';
+import { releaseChange, type ReleaseChange } from './release-change.js';
 
 export interface ManagementDeps {
   registry: Registry;
@@ -15,6 +16,13 @@ export interface ManagementDeps {
   deployUpload(req: IncomingMessage, host: PublicHost): Promise<DeployResult>;
   /** The API's actors stop taking work (before its data is deleted). */
   retireApi(host: string, key: string): void;
+  /** Told of every deploy's and release change's result (metrics). */
+  counted?: ManagementCounts;
+}
+
+export interface ManagementCounts {
+  deploy(host: string, ok: boolean, status: number): void;
+  releaseChange(host: string, key: string, change: ReleaseChange, result: 'ok' | 'unknown_api' | 'unknown_release'): void;
 }
 
 const API_KEY = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -46,6 +54,7 @@ export async function handleManagement(req: IncomingMessage, res: ServerResponse
 
 async function deploy(req: IncomingMessage, res: ServerResponse, host: PublicHost, deps: ManagementDeps): Promise<void> {
   const result = await deps.deployUpload(req, host);
+  deps.counted?.deploy(host.name, result.ok, result.ok ? 201 : result.status);
   if (!result.ok) {
     const summary = result.errors.length === 1 ? result.errors[0]! : `${result.errors.length} errors: ${result.errors.join('; ')}`;
     return sendJson(res, result.status, { error: summary, errors: result.errors });
@@ -75,7 +84,9 @@ async function update(req: IncomingMessage, res: ServerResponse, host: PublicHos
   if (problems.length > 0) return sendJson(res, 400, { error: problems.join('; '), errors: problems });
 
   const change = { active: fields.active as boolean, release: fields.release as string, public: fields.public as boolean };
+  const kind = releaseChange(deps.registry.getApi(host.name, key), change);
   const outcome = deps.registry.updateApi(host.name, key, change);
+  deps.counted?.releaseChange(host.name, key, kind, outcome === 'ok' ? 'ok' : outcome === 'unknown-api' ? 'unknown_api' : 'unknown_release');
   if (outcome === 'unknown-api') return sendError(res, 404, `unknown API "${key}"`);
   if (outcome === 'unknown-release') return sendError(res, 404, `unknown release "${change.release}" of API "${key}"`);
   deps.directory.reload();
