@@ -5,6 +5,7 @@ import { FIELD, SecondRing } from '../metrics/second-ring.js';
 export const LIVE_SECONDS = 300;
 /** Route figures are counted in 5-second slots (an API's in 1-second slots, for its chart). */
 const ROUTE_SLOT_SECONDS = 5;
+const CLOCK_TICK_MS = 50;
 
 /** The rings of one API: its own, by the second, and one per route template. */
 export interface ApiRings {
@@ -20,14 +21,22 @@ export interface ApiRings {
  */
 export class LiveFigures {
   private readonly hosts = new Map<string, Map<string, ApiRings>>();
+  /**
+   * Unix seconds, read from the clock every CLOCK_TICK_MS rather than per request: Date.now() cost
+   * as much as the rest of the counting (and allocates). A request may land in the previous second.
+   */
+  private second: number;
 
-  constructor(private readonly clock: () => number = () => Date.now()) {
+  /** `clock`: ms since epoch; given, it is read on every call (tests step it by hand). */
+  constructor(private readonly clock?: () => number) {
+    this.second = Math.floor((clock ?? Date.now)() / 1000);
+    if (clock === undefined) setInterval(() => (this.second = Math.floor(Date.now() / 1000)), CLOCK_TICK_MS).unref();
     setInterval(() => this.sweep(), 60_000).unref();
   }
 
   /** Unix seconds now. */
   now(): number {
-    return Math.floor(this.clock() / 1000);
+    return this.clock === undefined ? this.second : Math.floor(this.clock() / 1000);
   }
 
   request(host: string, api: string, route: string, status: number, seconds: number): void {
