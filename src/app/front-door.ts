@@ -43,7 +43,8 @@ export function createFrontDoor(options: InstanceOptions, parts: FrontDoorParts)
   metrics.watchResponseBuffer(() => responses.bytes);
   const counted: ManagementCounts = {
     deploy: (host, ok, status) => metrics.operations.deploys.inc({ host, result: OperationMeters.deployResult(ok, status) }),
-    releaseChange: (host, api, change, result) => metrics.operations.releaseChanges.inc({ host, api, change, result }),
+    // Not the key of an API the host does not have: any caller could add labels without end.
+    releaseChange: (host, api, change, result) => metrics.operations.releaseChanges.inc({ host, api: result === 'unknown_api' ? '(unknown)' : api, change, result }),
   };
   return new FrontDoor(
     {

@@ -162,6 +162,11 @@ describe('GET /anvil/overview and /anvil/api/<key>/stats', () => {
     expect(changes('shop', 'rollback', 'ok')).toBe(1);
     expect(changes('shop', 'rollback', 'unknown_release')).toBe(1);
     expect(changes('quiet', 'disable', 'ok')).toBe(1);
+    const ghost = await anvil.admin('/anvil/api/ghost', { method: 'PUT', body: JSON.stringify({ active: true, release: first, public: true }), headers: { 'content-type': 'application/json' } });
+    expect(ghost.status).toBe(404);
+    const afterGhost = await scrapeMetrics(anvil);
+    expect(sample(afterGhost, 'anvil_release_changes_total', { host: 'localhost', api: '(unknown)', change: 'update', result: 'unknown_api' })).toBe(1);
+    expect(afterGhost).not.toContain('api="ghost"');
     expect(sample(text, 'anvil_deploys_total', { host: 'localhost', result: 'ok' })).toBe(1);
     const refused = await anvil.admin('/anvil/api', { method: 'POST', body: tarGz({ 'api.yaml': 'key: broken\nendpoints: 12\n' }), headers: { 'content-type': 'application/gzip' } });
     expect(refused.status).toBe(400);
