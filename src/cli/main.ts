@@ -5,6 +5,7 @@ import { registerDeploy } from './deploy.js';
 import { registerHosts } from './hosts.js';
 import { registerInspect } from './inspect.js';
 import { registerJobs } from './jobs.js';
+import { registerOpenApi } from './openapi.js';
 import { registerReleaseCommands } from './release-commands.js';
 import { registerStart } from './start.js';
 import { registerValidate } from './validate.js';
@@ -34,6 +35,7 @@ registerReleaseCommands(program);
 registerHosts(program);
 registerJobs(program);
 registerBench(program);
+registerOpenApi(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   process.stderr.write(`anvil: ${error instanceof Error ? error.message : String(error)}\n`);

@@ -29,6 +29,7 @@ export default defineDirective<Params>({
     required: ['scheme'],
     additionalProperties: false,
   },
+  describe: () => ({ responses: { 401: 'missing or wrong credentials (www-authenticate names the scheme)' } }),
   run(ctx, params) {
     const realm = params.realm ?? ctx.api.key;
     const refuse = (): never => {

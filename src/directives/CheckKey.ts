@@ -19,6 +19,7 @@ export default defineDirective<Params>({
     required: ['expected', 'current'],
     additionalProperties: false,
   },
+  describe: (params) => ({ responses: { 401: 'the key is missing or wrong' }, ...(typeof params.current === 'string' ? { credential: params.current } : {}) }),
   run(_ctx, { expected, current }) {
     const want = expected === null || expected === undefined ? '' : String(expected);
     const got = current === null || current === undefined ? '' : String(current);

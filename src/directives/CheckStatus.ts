@@ -13,6 +13,7 @@ export default defineDirective<Params>({
   name: 'CheckStatus',
   summary: 'After Http (or anything that sets the status): fails with `status` (502) and `message` ("Server Side Error") when the message status is 400 or more.',
   params: statusAndMessageParams,
+  describe: (params) => ({ responses: { [typeof params.status === 'number' ? params.status : 502]: 'the upstream answered an error' } }),
   run(ctx, params) {
     const found = ctx.message.status;
     if (found < 400) return;

@@ -1,5 +1,5 @@
 import { checkModelName, validateModel } from '../models/model-directive.js';
-import { defineDirective } from './types.js';
+import { WHOLE_BODY, defineDirective } from './types.js';
 
 interface Params {
   source: unknown;
@@ -17,6 +17,10 @@ export default defineDirective<Params>({
     additionalProperties: false,
   },
   checkRelease: (params, release) => checkModelName('target', params.target, release),
+  describe: (params) =>
+    typeof params.target !== 'string' || params['server-side-error'] === true
+      ? {}
+      : { validatesModel: params.target, responses: { 400: 'the request body does not match its schema' }, ...(WHOLE_BODY.has(params.source as string) ? { bodyModel: params.target } : {}) },
   run(ctx, params) {
     ctx.memory.set(params.target, params.source);
     validateModel(ctx, 'LoadAndValidateModel', params.target, params['server-side-error'] ?? false);

@@ -1,4 +1,4 @@
-import { defineDirective } from './types.js';
+import { WHOLE_BODY, defineDirective } from './types.js';
 
 interface Params {
   source: unknown;
@@ -14,6 +14,7 @@ export default defineDirective<Params>({
     required: ['source', 'target'],
     additionalProperties: false,
   },
+  describe: (params) => (WHOLE_BODY.has(params.source as string) && typeof params.target === 'string' ? { bodyModel: params.target } : {}),
   run(ctx, { source, target }) {
     ctx.memory.set(target, source);
   },

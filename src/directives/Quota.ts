@@ -20,6 +20,7 @@ export default defineDirective<Params>({
     ...CLIENT_QUOTA_WINDOWS_REQUIRED,
     additionalProperties: false,
   },
+  describe: () => ({ responses: { 429: "over the client's daily or monthly quota" } }),
   async run(ctx, params) {
     await applyClientQuota(ctx, 'Quota', params, keySubject(params.key));
   },

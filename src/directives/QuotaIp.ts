@@ -15,6 +15,7 @@ export default defineDirective<ClientQuotaParams>({
     ...CLIENT_QUOTA_WINDOWS_REQUIRED,
     additionalProperties: false,
   },
+  describe: () => ({ responses: { 429: "over the client address's daily or monthly quota" } }),
   async run(ctx, params) {
     await applyClientQuota(ctx, 'QuotaIp', params, `ip:${ctx.request.ip}`);
   },

@@ -36,6 +36,7 @@ export default defineDirective<Params>({
     },
     additionalProperties: false,
   },
+  describe: () => ({ responses: { 429: 'over a rate limit (retry-after and ratelimit-* headers say when to retry)' } }),
   async run(ctx, params) {
     const label = params.path ?? ctx.request.path;
     const now = Date.now();

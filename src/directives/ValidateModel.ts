@@ -16,6 +16,7 @@ export default defineDirective<Params>({
     additionalProperties: false,
   },
   checkRelease: (params, release) => checkModelName('name', params.name, release),
+  describe: (params) => (params['server-side-error'] === true || typeof params.name !== 'string' ? {} : { validatesModel: params.name, responses: { 400: 'the request body does not match its schema' } }),
   run(ctx, params) {
     validateModel(ctx, 'ValidateModel', params.name, params['server-side-error'] ?? false);
   },

@@ -28,7 +28,7 @@ export interface DeployIssue {
 }
 
 /** What validating api.yaml needs of a built-in directive. */
-export type DirectiveChecks = Pick<DirectiveDefinition, 'params' | 'checkRelease' | 'runs'>;
+export type DirectiveChecks = Pick<DirectiveDefinition, 'params' | 'checkRelease' | 'runs' | 'describe'>;
 
 /**
  * A directive that runs another one (ExecuteIf): the parameter that names it, and the parameters
@@ -54,8 +54,27 @@ export interface DirectiveDefinition<P = Record<string, unknown>> {
    * parameter names). Runs once the parameters passed their schema; aliases are still `$.…` strings.
    */
   checkRelease?(params: Readonly<Record<string, unknown>>, release: ReleaseView): DeployIssue[];
+  /** What an entry of this directive tells an OpenAPI description of its endpoint (src/openapi); aliases are still `$.…` strings. */
+  describe?(params: Readonly<Record<string, unknown>>): OpenApiHints;
   run(ctx: DirectiveContext, params: P): void | Promise<void>;
 }
+
+/**
+ * What one entry adds to its endpoint's OpenAPI operation: the statuses it can answer with, the
+ * credential it checks (an alias of a header or query parameter), and models it takes from the
+ * request body or validates (their schema is the map of that name).
+ */
+export interface OpenApiHints {
+  responses?: Record<number, string>;
+  credential?: string;
+  /** The memory name the whole request body is loaded into. */
+  bodyModel?: string;
+  /** A memory name validated against the map of the same name. */
+  validatesModel?: string;
+}
+
+/** The aliases of the whole request body (the parsed JSON): a model loaded from one of them is the request's body model. */
+export const WHOLE_BODY: ReadonlySet<string> = new Set(['$.message.body', '$.message.bodyAsArray']);
 
 export function defineDirective<P>(definition: DirectiveDefinition<P>): DirectiveDefinition<P> {
   return definition;

@@ -5,6 +5,7 @@ import type { DeployResult } from '../releases/deploy.js';
 import type { ApiDirectory } from '../router/api-directory.js';
 import { sendError, sendJson } from '../router/http-response.js';
 import { readBody } from '../http/body.js';
+import { serveOpenApi } from '../openapi/openapi-endpoint.js';
 import type { PublicHost, Registry } from './registry.js';
 import { releaseChange, type ReleaseChange } from './release-change.js';
 
@@ -34,8 +35,9 @@ const API_KEY = /^[a-z0-9][a-z0-9-]{0,62}$/;
 export async function handleManagement(req: IncomingMessage, res: ServerResponse, path: string, host: PublicHost, deps: ManagementDeps): Promise<void> {
   const method = req.method ?? 'GET';
   const segments = path.split('/').filter((s) => s !== '');
-  if (segments[0] !== 'api' || segments.length > 2) return sendError(res, 404, 'Not Found');
+  if (segments[0] !== 'api' || segments.length > 3) return sendError(res, 404, 'Not Found');
   const key = segments[1];
+  if (segments.length === 3) return subResource(res, method, host, key!, segments[2]!, deps);
 
   if (key === undefined) {
     if (method === 'GET') return sendJson(res, 200, deps.registry.listApiKeys(host.name));
@@ -50,6 +52,13 @@ export async function handleManagement(req: IncomingMessage, res: ServerResponse
   if (method === 'PUT') return update(req, res, host, key, deps);
   if (method === 'DELETE') return remove(res, host, key, deps);
   return sendError(res, 405, 'Method Not Allowed', { allow: 'GET, PUT, DELETE' });
+}
+
+/** `/anvil/api/<key>/<what>`: what the management API tells of an API besides its record. */
+function subResource(res: ServerResponse, method: string, host: PublicHost, key: string, what: string, deps: ManagementDeps): Promise<void> | void {
+  if (!API_KEY.test(key) || what !== 'openapi.json') return sendError(res, 404, 'Not Found');
+  if (method !== 'GET') return sendError(res, 405, 'Method Not Allowed', { allow: 'GET' });
+  return serveOpenApi(res, host, key, deps);
 }
 
 async function deploy(req: IncomingMessage, res: ServerResponse, host: PublicHost, deps: ManagementDeps): Promise<void> {
