@@ -12,6 +12,7 @@ import { JsonLinesLog } from '../logs/json-lines-log.js';
 import type { KvStore } from '../stores/kv-store.js';
 import { openKvBackend } from '../stores/open-kv.js';
 import type { BusClient } from './bus-client.js';
+import { LatencyMeter } from './latency-meter.js';
 import { effectiveLimits } from './sandbox-setup.js';
 
 /** ApiRuntime of one actor thread: the release's facts, its per-thread resources and pending work. */
@@ -33,6 +34,9 @@ export class ActorRuntime implements ApiRuntime {
   /** Quota refusals by quota, and log files removed by reason, since the thread's last stats report. */
   readonly refusals = new Tally();
   readonly logFilesRemoved = new Tally();
+  /** Sandbox breaches by kind, and outgoing HTTP latency, since the thread's last stats report. */
+  readonly sandboxBreaches = new Tally();
+  readonly outgoing = new LatencyMeter();
   private readonly resources = new Map<string, unknown>();
   private readonly pending = new Set<Promise<unknown>>();
   /** Set once the thread's socket exists. */

@@ -57,6 +57,7 @@ const sandbox = createSandbox(
   release,
   spec.sandbox.maxima,
   (event) => {
+    runtime.sandboxBreaches.add(event.kind);
     toCell({ type: 'log', level: 'warn', msg: `custom directive ${event.kind === 'crash' ? 'broke its sandbox' : `over its ${event.kind} limit`}`, fields: { api: spec.key, host: spec.host, release: spec.release, ...event } });
   },
   marker?.enter,
@@ -163,13 +164,15 @@ socket.on('error', () => {
 });
 
 /** What the router did not see and counts from the thread's report: peer calls, quota refusals. */
-function directCounts(): Pick<ThreadStats, 'served' | 'peerCalls' | 'quotaRefusals' | 'logFilesRemoved'> {
+function directCounts(): Pick<ThreadStats, 'served' | 'peerCalls' | 'quotaRefusals' | 'logFilesRemoved' | 'sandboxBreaches' | 'outgoing'> {
   const peerCalls = bus.takePeerCalls();
   return {
     served: served.take(),
     peerCalls: peerCalls > 0 ? peerCalls : undefined,
     quotaRefusals: runtime.refusals.take(),
     logFilesRemoved: runtime.logFilesRemoved.take(),
+    sandboxBreaches: runtime.sandboxBreaches.take(),
+    outgoing: runtime.outgoing.take(),
   };
 }
 

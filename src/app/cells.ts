@@ -16,6 +16,7 @@ export async function startCells(options: InstanceOptions, log: InstanceLog, end
         actors.cellEvents.down(cell, reason, running);
       },
       log: (cell, level, msg, fields) => log[level]({ cell, ...fields }, msg),
+      processStats: (cell, stats) => metrics.cells.report(cell, stats),
     },
   );
   actors.useCells({

@@ -6,7 +6,7 @@ import type { DataPaths } from '../config/data-paths.js';
 import type { InstanceLog } from '../logs/instance-log.js';
 import { clientAddresses } from '../http/client-address.js';
 import { QUOTA_NAMES } from '../quotas/api-quotas.js';
-import { handleManagement } from '../registry/management-api.js';
+import { handleManagement, type ManagementCounts } from '../registry/management-api.js';
 import type { PublicHost, Registry } from '../registry/registry.js';
 import { deployUpload } from '../releases/deploy.js';
 import type { DeployWorker } from '../releases/deploy-worker.js';
@@ -16,6 +16,9 @@ import type { ApiDirectory } from '../router/api-directory.js';
 import type { Dispatcher } from '../router/dispatcher.js';
 import { FrontDoor } from '../router/front-door.js';
 import type { Metrics } from '../router/metrics.js';
+import { OperationMeters } from '../router/operation-meters.js';
+import { handleOperator } from '../router/operator-api.js';
+import type { OperatorSources } from '../router/overview.js';
 import { ResponseBuffer } from '../router/response-buffer.js';
 import type { InstanceOptions } from './instance-options.js';
 import { routeOperatorViews } from './operator-views.js';
@@ -33,6 +36,8 @@ export interface FrontDoorParts {
   followers: LogFollowers;
   /** True while the instance serves, false once it drains. */
   ready(): boolean;
+  /** What the operator endpoints (overview, stats) read. */
+  operator: OperatorSources;
 }
 
 /** The HTTP request handler: APIs, the management API (deploys included) and the metrics. */
@@ -42,6 +47,11 @@ export function createFrontDoor(options: InstanceOptions, parts: FrontDoorParts)
   const deployArchive = uploadDeployer(options, registry, paths, parts.deployWorker);
   const responses = new ResponseBuffer(options.responseBufferBytes, (owner) => metrics.quotaRefusals.inc({ host: owner.host, api: owner.key, quota: QUOTA_NAMES.responseBuffer }));
   metrics.watchResponseBuffer(() => responses.bytes);
+  const counted: ManagementCounts = {
+    deploy: (host, ok, status) => metrics.operations.deploys.inc({ host, result: OperationMeters.deployResult(ok, status) }),
+    // Not the key of an API the host does not have: any caller could add labels without end.
+    releaseChange: (host, api, change, result) => metrics.operations.releaseChanges.inc({ host, api: result === 'unknown_api' ? '(unknown)' : api, change, result }),
+  };
   return new FrontDoor(
     {
       directory,
@@ -52,6 +62,7 @@ export function createFrontDoor(options: InstanceOptions, parts: FrontDoorParts)
       metrics: (req, res) => metrics.handle(req, res, addresses.of(req)),
       clientAddress: addresses.of,
       management: (req, res, path, host) =>
+        handleOperator(req, res, path, host, parts.operator) ??
         routeOperatorViews(req, res, path, host, { audit, followers, registry, paths }) ??
         handleManagement(req, res, path, host, {
           registry,
@@ -60,6 +71,7 @@ export function createFrontDoor(options: InstanceOptions, parts: FrontDoorParts)
           deployUpload: deployArchive,
           retireApi: (h, k) => parts.actors.supersedeApi(h, k),
           note: noteActionsOf(audit, host, addresses.of(req)),
+          counted,
         }),
     },
     { bodyLimit: options.bodyLimit },

@@ -21,7 +21,13 @@ export interface JobsDeps {
 export async function openJobs(options: InstanceOptions, deps: JobsDeps): Promise<JobRunner> {
   const { directory, dispatcher, actors, metrics } = deps;
   const queue = await openJobQueue({ dataDir: options.dataDir, redisUrl: options.redisUrl ?? undefined, prefix: options.redisPrefix });
-  const jobs = new JobRunner(queue, directory, dispatcher, (caller, quota) => metrics.quotaRefusals.inc({ host: caller.host, api: caller.key, quota }));
+  const jobs = new JobRunner(
+    queue,
+    directory,
+    dispatcher,
+    (caller, quota) => metrics.quotaRefusals.inc({ host: caller.host, api: caller.key, quota }),
+    (host, api, outcome) => metrics.jobOutcome(host, api, outcome),
+  );
   actors.useJobs((caller, request) => jobs.enqueue(caller, request));
   metrics.watchQueue(() => queueCounts(queue, deps.registry, directory));
   return jobs;

@@ -18,6 +18,7 @@ import { createFrontDoor } from './front-door.js';
 import { listenHttp } from './http-server.js';
 import type { InstanceOptions, StartedInstance } from './instance-options.js';
 import { openJobs } from './jobs.js';
+import { operatorSources } from './operator-sources.js';
 import { openRegistry } from './registry-boot.js';
 import { openThreadServer } from './thread-server.js';
 import { watchApis } from './watcher.js';
@@ -53,7 +54,8 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
   wireBus(directory, dispatcher, actors, metrics);
   const audit = await AuditLog.open(SqliteAuditStore.open(paths.auditFile), log, options.auditRetention);
   const followers = new LogFollowers(options.logFollow, (dir) => log.info({ dir }, 'request log follower dropped: it read too slowly'));
-  const frontDoor = createFrontDoor(options, { registry, paths, deployWorker, directory, dispatcher, actors, metrics, log, audit, followers, ready: () => serving });
+  const operator = operatorSources({ directory, actors, metrics, jobs, cells: () => cells.count });
+  const frontDoor = createFrontDoor(options, { registry, paths, deployWorker, directory, dispatcher, actors, metrics, log, audit, followers, operator, ready: () => serving });
   const http = await listenHttp(options, frontDoor.handle, metrics, log);
   port = http.port;
   notePort(lock, port, paths, log);

@@ -33,16 +33,3 @@ export function noteActionsOf(audit: AuditLog, host: PublicHost, address: string
       detail: note.detail ?? null,
     });
 }
-
-/**
- * What a PUT of an API's record does, in an operator's words (publish, disable and rollback are all
- * this one call, SPEC §6): an older release is a rollback; inactive is disable; active and public is
- * publish; anything else (active but private, an unknown API) is update.
- */
-export function updateAction(before: ApiRecord | null, change: { active: boolean; release: string; public: boolean }): AuditAction {
-  if (before === null) return 'update';
-  // Release ids sort by time (release-id.ts).
-  if (change.release < before.release) return 'rollback';
-  if (!change.active) return 'disable';
-  return change.public ? 'publish' : 'update';
-}

@@ -5,6 +5,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { CellToRouter, CellToThread, RouterToCell, SpareData, ThreadData, ThreadToCell } from '../protocol/cell-messages.js';
+import { reportProcess } from './process-report.js';
 import { MarkerSlots } from './sandbox-markers.js';
 import { setThreadsNice } from './thread-priority.js';
 
@@ -148,3 +149,4 @@ process.on('disconnect', () => {
 
 startSpares();
 send({ type: 'ready', cell });
+reportProcess((stats) => send({ type: 'process', stats }));

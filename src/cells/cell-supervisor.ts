@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ActorSpec, CellToRouter, RouterToCell } from '../protocol/cell-messages.js';
+import type { ActorSpec, CellProcessStats, CellToRouter, RouterToCell } from '../protocol/cell-messages.js';
 import { lowPriorityCpus } from './low-priority-cpus.js';
 import { markerFile } from './sandbox-markers.js';
 
@@ -17,6 +17,8 @@ export interface CellEvents {
   threadFailed(cell: number, actor: string, thread: number, error: string): void;
   threadExit(cell: number, actor: string, thread: number, code: number): void;
   log(cell: number, level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>): void;
+  /** The cell process's own figures (CPU, memory, event-loop lag), every few seconds. */
+  processStats?(cell: number, stats: CellProcessStats): void;
 }
 
 export interface CellOptions {
@@ -218,6 +220,9 @@ export class CellSupervisor {
         break;
       case 'log':
         this.events.log(cell.index, message.level, message.msg, message.fields);
+        break;
+      case 'process':
+        this.events.processStats?.(cell.index, message.stats);
         break;
     }
   }

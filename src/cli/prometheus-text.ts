@@ -1,8 +1,9 @@
 /**
  * Just enough of the Prometheus text format for `anvil bench`: read the samples of one scrape,
- * subtract two scrapes, and estimate a quantile from histogram buckets the way PromQL's
- * histogram_quantile does (linear within the bucket).
+ * subtract two scrapes; the quantile of histogram buckets is metrics/quantile.ts.
  */
+
+export { quantile } from '../metrics/quantile.js';
 
 export interface Sample {
   name: string;
@@ -56,22 +57,4 @@ export function bucketGrowth(before: readonly Sample[], after: readonly Sample[]
   add(after, 1);
   add(before, -1);
   return [...byLe].sort((a, b) => a[0] - b[0]);
-}
-
-/** The q-quantile (0..1) from cumulative buckets; null without observations. */
-export function quantile(buckets: ReadonlyArray<[number, number]>, q: number): number | null {
-  const total = buckets.length === 0 ? 0 : buckets[buckets.length - 1]![1];
-  if (total <= 0) return null;
-  const rank = q * total;
-  let lowerLe = 0;
-  let lowerCount = 0;
-  for (const [le, count] of buckets) {
-    if (count >= rank) {
-      if (le === Infinity) return lowerLe;
-      return lowerLe + ((le - lowerLe) * (rank - lowerCount)) / Math.max(1, count - lowerCount);
-    }
-    lowerLe = le;
-    lowerCount = count;
-  }
-  return lowerLe;
 }

@@ -99,6 +99,8 @@ export interface ApiRuntime {
   readonly requestLog: { append(record: Record<string, unknown>): void };
   /** Counts a refusal by one of the API's quotas (`anvil_quota_refusals_total{quota}`). */
   readonly refusals: { add(quota: string): void };
+  /** Times the API's outgoing HTTP requests (`anvil_outgoing_request_duration_seconds`). */
+  readonly outgoing: { observe(seconds: number): void };
   /** The API's own view of the shared key-value store (counters, caches); no other API's keys. */
   readonly kv: KvStore;
   /**

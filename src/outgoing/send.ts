@@ -3,6 +3,7 @@
  * in-process bus (no socket, private APIs allowed, hop counted); anywhere else over HTTP through
  * the egress policy, never following redirects. Every outgoing request carries the correlation id.
  */
+import { performance } from 'node:perf_hooks';
 import type { request as UndiciRequest } from 'undici';
 import type { DirectiveContext } from '../engine/context.js';
 import { egressAgent, checkLiteralHost, undici } from '../egress/egress-agent.js';
@@ -45,7 +46,12 @@ export async function send(ctx: DirectiveContext, request: OutgoingRequest): Pro
     const response = await ctx.api.callLocal({ verb: request.verb.toUpperCase(), path: request.path, rawQuery: request.query, rawHeaders, body, hop: ctx.request.hop }, request.timeoutMs);
     return { status: response.status, headers: response.headers.map((h, i) => (i % 2 === 0 ? h.toLowerCase() : h)), body: response.body };
   }
-  return network(ctx, request, headers);
+  const startedAt = performance.now();
+  try {
+    return await network(ctx, request, headers);
+  } finally {
+    ctx.api.outgoing.observe((performance.now() - startedAt) / 1000);
+  }
 }
 
 async function network(ctx: DirectiveContext, request: OutgoingRequest, headers: Record<string, string | string[]>): Promise<UpstreamResponse> {

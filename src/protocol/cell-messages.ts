@@ -64,7 +64,18 @@ export type CellToRouter =
   /** A thread could not start (bad release, …): requests waiting for it should fail. */
   | { type: 'thread-failed'; actor: string; thread: number; error: string }
   | { type: 'thread-exit'; actor: string; thread: number; code: number }
+  /** The cell process's own figures, every few seconds (router metrics `anvil_cell_*`). */
+  | { type: 'process'; stats: CellProcessStats }
   | LogMessage;
+
+export interface CellProcessStats {
+  /** CPU (user + system) since the process started, every thread of it included. */
+  cpuSeconds: number;
+  residentBytes: number;
+  heapUsedBytes: number;
+  /** The cell's main event loop: the 99th percentile of its delay over the last report period. */
+  eventLoopLagSeconds: number;
+}
 
 /** Cell → actor thread (a spare until then): the API release it serves from now on. */
 export type CellToThread = { type: 'assign'; data: ThreadData };

@@ -21,6 +21,10 @@ export interface ThreadStats {
   quotaRefusals?: Array<[string, number]>;
   /** [reason (age, size), files] its log retention removed since the last report. */
   logFilesRemoved?: Array<[string, number]>;
+  /** [kind (cpu, wall, memory, crash), calls] of custom directive calls that breached their sandbox since the last report. */
+  sandboxBreaches?: Array<[string, number]>;
+  /** Outgoing HTTP requests since the last report: [count, seconds summed, count per LATENCY_BUCKETS bucket (+Inf last)]. */
+  outgoing?: [number, number, number[]];
 }
 
 /** [directive, calls, CPU seconds summed, calls per SANDBOX_CPU_BUCKETS bucket (+Inf last)] (metrics/buckets.ts). */

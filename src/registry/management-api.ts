@@ -6,8 +6,9 @@ import type { ApiDirectory } from '../router/api-directory.js';
 import { sendError, sendJson } from '../router/http-response.js';
 import { readBody } from '../http/body.js';
 import { serveOpenApi } from '../openapi/openapi-endpoint.js';
-import { updateAction, type NoteAction } from '../audit/management-audit.js';
+import { type NoteAction } from '../audit/management-audit.js';
 import type { DeleteApiResult, PublicHost, Registry } from './registry.js';
+import { releaseChange, type ReleaseChange } from './release-change.js';
 
 export interface ManagementDeps {
   registry: Registry;
@@ -19,6 +20,13 @@ export interface ManagementDeps {
   retireApi(host: string, key: string): void;
   /** Records a deploy, update or delete (its outcome included) in the audit log. */
   note: NoteAction;
+  /** Told of every deploy's and release change's result (metrics). */
+  counted?: ManagementCounts;
+}
+
+export interface ManagementCounts {
+  deploy(host: string, ok: boolean, status: number): void;
+  releaseChange(host: string, key: string, change: ReleaseChange, result: 'ok' | 'unknown_api' | 'unknown_release'): void;
 }
 
 const API_KEY = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -62,9 +70,12 @@ async function deploy(req: IncomingMessage, res: ServerResponse, host: PublicHos
     result = await deps.deployUpload(req, host);
   } catch (error) {
     // Answered by the front door (a full disk's 507, say); recorded here.
-    await deps.note({ action: 'deploy', status: (error as { status?: number }).status ?? 500, error: (error as Error).message });
+    const status = (error as { status?: number }).status ?? 500;
+    deps.counted?.deploy(host.name, false, status);
+    await deps.note({ action: 'deploy', status, error: (error as Error).message });
     throw error;
   }
+  deps.counted?.deploy(host.name, result.ok, result.ok ? 201 : result.status);
   if (!result.ok) {
     const summary = result.errors.length === 1 ? result.errors[0]! : `${result.errors.length} errors: ${result.errors.join('; ')}`;
     await deps.note({ action: 'deploy', status: result.status, error: summary });
@@ -101,8 +112,10 @@ async function update(req: IncomingMessage, res: ServerResponse, host: PublicHos
 
   const change = { active: fields.active as boolean, release: fields.release as string, public: fields.public as boolean };
   const before = deps.registry.getApi(host.name, key);
+  const kind = releaseChange(before, change);
   const outcome = deps.registry.updateApi(host.name, key, change);
-  const note = { action: updateAction(before, change), api: key, release: change.release, detail: { ...change, previousRelease: before?.release ?? null } };
+  deps.counted?.releaseChange(host.name, key, kind, outcome === 'ok' ? 'ok' : outcome === 'unknown-api' ? 'unknown_api' : 'unknown_release');
+  const note = { action: kind, api: key, release: change.release, detail: { ...change, previousRelease: before?.release ?? null } };
   const failure = outcome === 'unknown-api' ? `unknown API "${key}"` : outcome === 'unknown-release' ? `unknown release "${change.release}" of API "${key}"` : null;
   if (failure !== null) {
     await deps.note({ ...note, status: 404, error: failure });

@@ -180,8 +180,8 @@ export class ActorTable {
       },
       (reported) => {
         this.noteCpu(actor, Date.now());
-        const { served, peerCalls, sandboxCpu, quotaRefusals, logFilesRemoved } = reported.stats;
-        if ([served, peerCalls, sandboxCpu, quotaRefusals, logFilesRemoved].some((counted) => counted !== undefined)) this.threadReport(actor.spec, reported.stats);
+        const { served, peerCalls, sandboxCpu, quotaRefusals, logFilesRemoved, sandboxBreaches, outgoing } = reported.stats;
+        if ([served, peerCalls, sandboxCpu, quotaRefusals, logFilesRemoved, sandboxBreaches, outgoing].some((counted) => counted !== undefined)) this.threadReport(actor.spec, reported.stats);
       },
     );
     actor.attach(link);
@@ -273,6 +273,11 @@ export class ActorTable {
       actor.failWaiting();
     }
     this.sweep(Date.now());
+  }
+
+  /** Until when (ms since epoch) the fault policy pauses the API; 0 when it does not. */
+  pausedUntil(api: ApiId): number {
+    return this.faults.placement(api)?.pausedUntil ?? 0;
   }
 
   /** Per API (its releases summed: an old one may still be draining), for /anvil/metrics. */

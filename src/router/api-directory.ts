@@ -40,6 +40,11 @@ export class ApiDirectory {
     return [...this.hosts.values()].filter((h): h is PublicHost => h.kind === 'public');
   }
 
+  /** The APIs of a public host, by key. */
+  apisOf(host: string): IterableIterator<ApiEntry> {
+    return (this.apis.get(host) ?? new Map<string, ApiEntry>()).values();
+  }
+
   api(host: string, key: string): ApiEntry | undefined {
     return this.apis.get(host)?.get(key);
   }

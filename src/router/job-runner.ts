@@ -1,5 +1,6 @@
 import { AnvilError, QuotaError } from '../errors.js';
-import type { JobInfo, JobQueue, JobQuota, RunResult } from '../jobs/job-queue.js';
+import type { JobInfo, JobQueue, JobQuota, QueueCounts, RunResult } from '../jobs/job-queue.js';
+import { retryDelay } from '../jobs/job-checks.js';
 
 import { formatApiId, parseApiId } from '../protocol/api-id.js';
 import type { ActorSpec } from '../protocol/cell-messages.js';
@@ -7,6 +8,7 @@ import type { EnqueueOutcome, EnqueueRequest } from '../protocol/enqueue.js';
 import { readResponse } from '../protocol/requests.js';
 import type { ApiDirectory } from './api-directory.js';
 import type { Dispatcher } from './dispatcher.js';
+import type { JobOutcome } from './operation-meters.js';
 
 export interface JobRunnerOptions {
   /** Jobs running at once in all. */
@@ -32,7 +34,11 @@ export class JobRunner {
     private readonly dispatcher: Dispatcher,
     /** Told of every job refused by a quota (for `anvil_quota_refusals_total`). */
     private readonly onQuotaRefusal: (caller: ActorSpec, quota: string) => void,
+    /** Told how each run ended (for `anvil_job_runs_total` and the operator endpoints). */
+    private readonly onOutcome: (host: string, key: string, outcome: JobOutcome) => void = () => {},
   ) {}
+
+  private retryPolicy = { retries: 3, backoffMs: 1_000 };
 
   /**
    * Stores a job of `caller` under the API's quotas: what its thread sent (api.yaml), capped by the
@@ -57,11 +63,25 @@ export class JobRunner {
   }
 
   start(options: JobRunnerOptions): void {
-    this.queue.start((job) => this.run(job), { ...options, perApi: 1 });
+    this.retryPolicy = { retries: options.retries, backoffMs: options.backoffMs };
+    this.queue.start((job) => this.runCounted(job), { ...options, perApi: 1 });
+  }
+
+  /** Jobs of one API (`<host>/<env>/<key>`) per state. */
+  counts(api: string): Promise<QueueCounts> {
+    return this.queue.counts(api);
   }
 
   close(timeoutMs: number): Promise<void> {
     return this.queue.close(timeoutMs);
+  }
+
+  /** `job.attempts` counts this run: the queue fails it for good when no retry delay is left. */
+  private async runCounted(job: JobInfo): Promise<RunResult> {
+    const result = await this.run(job);
+    const { host, key } = parseApiId(job.api);
+    this.onOutcome(host, key, result.ok ? 'completed' : retryDelay(job.attempts, this.retryPolicy) === null ? 'failed' : 'retried');
+    return result;
   }
 
   private run(job: JobInfo): Promise<RunResult> {

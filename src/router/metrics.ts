@@ -1,5 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Counter, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { CellProcessMeters } from './cell-process-meters.js';
+import { LiveFigures } from './live-figures.js';
+import { OperationMeters, type JobOutcome } from './operation-meters.js';
 import { RequestMeters } from './request-meters.js';
 import { SandboxCpuMeters } from './sandbox-cpu-meters.js';
 import type { ThreadStats } from '../protocol/stats.js';
@@ -68,12 +71,23 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor(private readonly token: string | null) {}
+  /** Deploys, rollbacks, job outcomes, sandbox breaches, outgoing calls. */
+  readonly operations = new OperationMeters(this.registry);
+  /** What each cell process reports of itself (CPU, memory, event-loop lag). */
+  readonly cells = new CellProcessMeters(this.registry);
+  /** The rolling windows of the operator endpoints (GET /anvil/overview, /anvil/api/<key>/stats). */
+  readonly live = new LiveFigures();
+
+  constructor(private readonly token: string | null) {
+    // The router's own process: CPU, memory, GC, handles, event-loop lag (nodejs_eventloop_lag_*).
+    collectDefaultMetrics({ register: this.registry });
+  }
 
   /** Counts one request; cheap on the hot path (plain numbers until a scrape). */
   observe(o: RequestObservation): void {
     const route = o.route === '' ? NO_ROUTE : o.route;
     this.requests.observe(o.host, o.api, route, o.status, o.seconds);
+    this.live.request(o.host, o.api, route, o.status, o.seconds);
     this.countOutcome(o.host, o.api, route, o.status, o.failure, 1);
   }
 
@@ -92,12 +106,24 @@ export class Metrics {
     for (const [route, status, count, sum, buckets] of stats.served ?? []) {
       const label = route === '' ? NO_ROUTE : route;
       this.requests.add(host, api, label, status, count, sum, buckets);
+      this.live.requests(host, api, label, status, count, buckets);
       this.countOutcome(host, api, label, status, null, count);
     }
     if (stats.peerCalls !== undefined && stats.peerCalls > 0) this.busCalls.inc({ host, api }, stats.peerCalls);
     if (stats.sandboxCpu !== undefined) this.sandboxCpu.add(host, api, stats.sandboxCpu);
     for (const [quota, count] of stats.quotaRefusals ?? []) this.quotaRefusals.inc({ host, api, quota }, count);
     for (const [reason, count] of stats.logFilesRemoved ?? []) this.logFilesRemoved.inc({ host, api, reason }, count);
+    for (const [kind, count] of stats.sandboxBreaches ?? []) {
+      this.operations.sandboxBreaches.inc({ host, api, kind }, count);
+      this.live.sandboxBreaches(host, api, count);
+    }
+    if (stats.outgoing !== undefined) this.operations.outgoing(host, api, stats.outgoing);
+  }
+
+  /** How a job run ended. */
+  jobOutcome(host: string, api: string, outcome: JobOutcome): void {
+    this.operations.jobRuns.inc({ host, api, outcome });
+    if (outcome === 'failed') this.live.jobFailed(host, api);
   }
 
   /** Mailbox depth, threads and isolate heap per API, read when metrics are scraped. */
