@@ -1,4 +1,5 @@
 import type { DirectiveContext } from '../engine/context.js';
+import type { CatalogueEntry } from '../errors.js';
 
 /** JSON Schema (draft 2020-12 subset ajv understands) of a directive's parameter object. */
 export type ParamSchema = {
@@ -40,15 +41,15 @@ export interface RunsDirective {
   readonly ownParams: readonly string[];
 }
 
-/** Memory keys a directive reads or writes; a parameter's name in backquotes stands for its value (`target`). */
+/** Memory keys a directive reads or writes; `<param>` stands for the key a parameter names (`<target>`). */
 export interface MemoryEffects {
   readonly reads?: readonly string[];
   readonly writes?: readonly string[];
 }
 
-/** A status a directive can end the request with, and when. */
+/** An error a directive can end the request with (its code and status come from the catalogue), and when. */
 export interface DirectiveFailure {
-  readonly status: number;
+  readonly error: CatalogueEntry;
   readonly when: string;
 }
 

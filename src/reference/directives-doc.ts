@@ -42,10 +42,11 @@ function section(d: Directive): string {
     const lines = [];
     if (memory.reads !== undefined && memory.reads.length > 0) lines.push(`- reads ${memory.reads.map(code).join(', ')}`);
     if (memory.writes !== undefined && memory.writes.length > 0) lines.push(`- writes ${memory.writes.map(code).join(', ')}`);
-    if (lines.length > 0) parts.push(`**Memory**\n\n${lines.join('\n')}`);
+    if (lines.length > 0) parts.push(`**Memory** (\`<param>\`: the key the parameter names)\n\n${lines.join('\n')}`);
   }
   if (d.failures !== undefined && d.failures.length > 0) {
-    parts.push(`**Fails with**\n\n${d.failures.map((f) => `- \`${f.status}\` ${f.when}`).join('\n')}`);
+    const failures = d.failures.map((f) => `- ${f.error.status === 'caller' ? 'the status it is given' : `\`${f.error.status}\``} (\`${f.error.code}\`) ${f.when}`);
+    parts.push(`**Fails with**\n\n${failures.join('\n')}`);
   }
   const label = d.example === undefined ? 'Example (its required parameters)' : 'Example';
   parts.push(`**${label}**\n\n\`\`\`yaml\n${d.name}: ${yamlFlow({ directive: d.name, ...exampleParams(d) })}\n\`\`\``);
