@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Ajv as AjvDraft07 } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { YAML_LIMITS } from '../../../src/config/input-limits.js';
@@ -114,5 +115,40 @@ describe('schema/api.schema.json and the validator agree', () => {
       const text = `key: agree\nlimits: ${limits}\nendpoints:\n  ${route}:\n    Ping: { directive: Ping }\n`;
       expect(checkSchema(data(text)), text).toBe(validateApiYaml(text, ctx).errors.length === 0);
     }
+  });
+});
+
+// yaml-language-server (VS Code's YAML extension) checks a schema against the draft-07 meta-schema
+// whatever its $schema says, and knows draft-07's keywords: the schema keeps to them ($defs is a
+// plain place for definitions there, reached by JSON pointer).
+describe('schema/api.schema.json for draft-07 editors', () => {
+  const schema = apiJsonSchema(builtinDirectives);
+  const DRAFT_07 = new Set([
+    '$schema', '$ref', '$defs', 'title', 'description', 'default', 'examples', 'type', 'enum', 'const', 'not', 'anyOf', 'allOf', 'oneOf',
+    'if', 'then', 'else', 'properties', 'patternProperties', 'additionalProperties', 'propertyNames', 'required', 'items', 'minItems',
+    'maxItems', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength', 'maxLength', 'pattern', 'writeOnly',
+  ]);
+  const SCHEMA_MAPS = new Set(['properties', 'patternProperties', '$defs']);
+  const SCHEMA_ONE = new Set(['not', 'if', 'then', 'else', 'additionalProperties', 'propertyNames', 'items']);
+  const SCHEMA_LISTS = new Set(['anyOf', 'allOf', 'oneOf']);
+
+  function keywords(node: unknown, out: Set<string>): Set<string> {
+    if (node === null || typeof node !== 'object' || Array.isArray(node)) return out;
+    for (const [key, value] of Object.entries(node)) {
+      out.add(key);
+      if (SCHEMA_MAPS.has(key)) for (const sub of Object.values(value as object)) keywords(sub, out);
+      else if (SCHEMA_ONE.has(key)) keywords(value, out);
+      else if (SCHEMA_LISTS.has(key)) for (const sub of value as unknown[]) keywords(sub, out);
+    }
+    return out;
+  }
+
+  it('is valid against the draft-07 meta-schema', () => {
+    const meta = new AjvDraft07({ strict: false }).getSchema('http://json-schema.org/draft-07/schema')!;
+    expect(meta(schema) ? [] : meta.errors).toEqual([]);
+  });
+
+  it('uses only keywords draft-07 knows', () => {
+    expect([...keywords(schema, new Set())].filter((k) => !DRAFT_07.has(k))).toEqual([]);
   });
 });
