@@ -3,6 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { API_KEY_PATTERN, RESERVED_KEYS } from '../config/api-schema.js';
 import { CliError, out, run } from './output.js';
+import { schemaModeline } from './templates/schema-modeline.js';
 import { skeletonFiles } from './templates/skeleton.js';
 import { shownPath } from './validate.js';
 
@@ -37,6 +38,7 @@ export function registerCreateApi(program: Command): void {
         const folder = resolve(flags.dir, name);
         checkTarget(folder, flags.force);
         const files = skeletonFiles(name);
+        files['api.yaml'] = `${schemaModeline(folder)}${files['api.yaml'] ?? ''}`;
         for (const [file, content] of Object.entries(files)) {
           const path = join(folder, file);
           mkdirSync(dirname(path), { recursive: true });

@@ -39,7 +39,8 @@ export interface SchemaIssue {
   message: string;
 }
 
-const entrySchema = {
+/** The fields of an entry the structure knows (the rest are parameters); exported for the editor schema (src/reference). */
+export const entrySchema = {
   type: 'object',
   required: ['directive'],
   properties: {

@@ -9,6 +9,8 @@ interface Params {
 export default defineDirective<Params>({
   name: 'AnonymizeIp',
   summary: 'Stores `ip` masked in memory `target`: IPv4 last octet zeroed, IPv6 last 80 bits zeroed; null when it is not an address.',
+  example: { ip: '$.memory.ip', target: 'anonymousIp' },
+  memory: { writes: ['<target>'] },
   params: {
     type: 'object',
     properties: { ip: { type: ['string', 'null'] }, target: { type: 'string', minLength: 1 } },

@@ -18,6 +18,11 @@ interface Params {
 export default defineDirective<Params>({
   name: 'Authenticate',
   summary: 'HTTP Basic or Bearer authentication against `users` / `tokens` (usually from $.map…); 401 with www-authenticate otherwise.',
+  example: { scheme: 'basic', users: '$.map.main.users', realm: 'reports' },
+  memory: { writes: ['user'] },
+  failures: [
+    { error: Errors.unauthorized, when: 'without credentials, or with ones `users` / `tokens` do not hold (with www-authenticate)' },
+  ],
   params: {
     type: 'object',
     properties: {

@@ -16,6 +16,7 @@ interface Params {
 export default defineDirective<Params>({
   name: 'CacheStatic',
   summary: 'Marks static answers cacheable for expiresMinutes (default 5) and keeps them for Smart to answer from.',
+  example: { expiresMinutes: 60 },
   params: {
     type: 'object',
     properties: { expiresMinutes: CACHE_MINUTES_SCHEMA, expirationMinutes: CACHE_MINUTES_SCHEMA },

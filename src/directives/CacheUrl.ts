@@ -14,6 +14,7 @@ interface Params {
 export default defineDirective<Params>({
   name: 'CacheUrl',
   summary: 'Sets cache-control: public, max-age and expires for expirationMinutes (default 5), whatever the answer.',
+  example: { expirationMinutes: 10 },
   params: {
     type: 'object',
     properties: { expirationMinutes: CACHE_MINUTES_SCHEMA, expiresMinutes: CACHE_MINUTES_SCHEMA },

@@ -11,6 +11,8 @@ interface Params {
 export default defineDirective<Params>({
   name: 'CachedFileGet',
   summary: "Reads the value kept under `name` in the API's file cache into memory `target` (null when missing or expired).",
+  example: { name: 'forecast.json', target: 'forecast' },
+  memory: { writes: ['<target>'] },
   params: NAME_AND_TARGET_PARAMS,
   async run(ctx, params) {
     const segments = fileSegments('CachedFileGet', params.name);

@@ -17,12 +17,13 @@ interface Params {
 export default defineDirective<Params>({
   name: 'CachedFileSet',
   summary: "Keeps `content` under `name` in the API's file cache for expirationMinutes (default 5).",
+  example: { name: 'forecast.json', content: '$.memory.forecast', expirationMinutes: 30 },
   params: {
     type: 'object',
     properties: {
       name: FILE_NAME_SCHEMA,
       content: {},
-      expirationMinutes: { type: 'number', exclusiveMinimum: 0, maximum: 525_600 },
+      expirationMinutes: { type: 'number', exclusiveMinimum: 0, maximum: 525_600, default: 5 },
     },
     required: ['name'],
     additionalProperties: false,

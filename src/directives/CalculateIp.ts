@@ -3,6 +3,7 @@ import { defineDirective, noParams } from './types.js';
 export default defineDirective({
   name: 'CalculateIp',
   summary: "Stores the client's address in memory `ip`: the peer (or what a --trusted-proxy forwarded), 127.0.0.1 over the bus, 0.0.0.0 in a job without one.",
+  memory: { writes: ['ip'] },
   params: noParams,
   run(ctx) {
     // The router found the address (src/http/client-address.ts), as RateLimit sees it; a job

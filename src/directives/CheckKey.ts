@@ -10,6 +10,10 @@ interface Params {
 export default defineDirective<Params>({
   name: 'CheckKey',
   summary: 'Refuses with 401 unless `current` equals `expected` (compared in constant time); an empty `expected` always refuses.',
+  example: { expected: '$.map.main.apiKey', current: '$.message.header.api-key' },
+  failures: [
+    { error: Errors.unauthorized, when: 'when `current` differs from `expected`, or `expected` is empty' },
+  ],
   params: {
     type: 'object',
     properties: {

@@ -12,6 +12,10 @@ const BODY_EXCERPT = 200;
 export default defineDirective<Params>({
   name: 'CheckStatus',
   summary: 'After Http (or anything that sets the status): fails with `status` (502) and `message` ("Server Side Error") when the message status is 400 or more.',
+  example: { status: 502, message: 'Server Side Error' },
+  failures: [
+    { error: Errors.statusCheckFailed, when: 'with `status` (502) when the message status is 400 or more' },
+  ],
   params: statusAndMessageParams,
   describe: (params) => ({ responses: { [typeof params.status === 'number' ? params.status : 502]: 'the upstream answered an error' } }),
   run(ctx, params) {

@@ -7,6 +7,8 @@ const ELEMENT = /^element([1-9][0-9]*)$/;
 export default defineDirective<Params>({
   name: 'Concat',
   summary: 'Joins element1 … elementN, in number order, into memory `target`.',
+  example: { target: 'greeting', element1: 'Hello, ', element2: '$.message.pathParam.name' },
+  memory: { writes: ['<target>'] },
   params: {
     type: 'object',
     properties: { target: { type: 'string', minLength: 1 } },

@@ -1,3 +1,4 @@
+import { Errors } from '../errors.js';
 import { beginTransaction } from '../database/request-database.js';
 import { defineDirective, noParams } from './types.js';
 
@@ -6,6 +7,10 @@ export default defineDirective({
   summary:
     "Begins a transaction on the API's database for this request: its statements are committed by DatabaseCommitTransaction, " +
     'and rolled back by DatabaseRollback, by a directive that fails, or when the pass ends with it open. One request at a time per thread: another waits its turn (up to 5 s, then 503).',
+  failures: [
+    { error: Errors.transactionAlreadyOpen, when: 'when the request already has a transaction open' },
+    { error: Errors.transactionBusy, when: 'when another request\'s transaction holds the database for more than 5 s' },
+  ],
   params: noParams,
   async run(ctx) {
     await beginTransaction(ctx);

@@ -8,6 +8,7 @@ interface Params {
 export default defineDirective<Params>({
   name: 'Delay',
   summary: 'Waits `ms` milliseconds without blocking the thread (for demos and for testing timeouts).',
+  example: { ms: 250 },
   params: {
     type: 'object',
     properties: { ms: { type: 'integer', minimum: 0, maximum: 60000 } },

@@ -20,6 +20,11 @@ interface Params {
 export default defineDirective<Params>({
   name: 'DeleteFile',
   summary: "Deletes the file `name` of the API's storage folder; with verify, a missing file fails with status/message.",
+  example: { name: '$.message.pathParam.name', verify: true, status: 404 },
+  failures: [
+    { error: Errors.fileNotFound, when: 'when `verify` is true and there is no such file (without `status`)' },
+    { error: Errors.thrown, when: 'the same, with `status` and `message` when they are given' },
+  ],
   params: {
     type: 'object',
     properties: {

@@ -15,6 +15,7 @@ interface Params {
 export default defineDirective<Params>({
   name: 'EnableDebug',
   summary: "Traces every later entry of the request (parameters in, changes out) into one line of the API's log, secrets hidden; `redact` names more fields to hide.",
+  example: { redact: ['ssn', 'iban'] },
   params: {
     type: 'object',
     properties: {

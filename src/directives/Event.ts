@@ -17,6 +17,7 @@ interface Params {
 export default defineDirective<Params>({
   name: 'Event',
   summary: "POSTs the current body to another API of this host (`target` /<api>/…) over the bus; its status and body replace the message's, its headers merge in.",
+  example: { target: '/audit/events' },
   params: {
     type: 'object',
     properties: {

@@ -17,6 +17,7 @@ const OWN_PARAMS = ['if', 'execute'] as const;
 export default defineDirective<Params>({
   name: 'ExecuteIf',
   summary: 'Runs the directive `execute` with the remaining parameters when `if` is truthy.',
+  example: { if: '$.memory.isAdmin', execute: 'SetMemory', target: 'role', value: 'admin' },
   params: {
     type: 'object',
     properties: {

@@ -11,6 +11,8 @@ interface Params {
 export default defineDirective<Params>({
   name: 'FileSize',
   summary: "Stores the size in bytes of the file `name` of the API's storage folder in memory `target` (null when missing).",
+  example: { name: 'report.pdf', target: 'reportSize' },
+  memory: { writes: ['<target>'] },
   params: NAME_AND_TARGET_PARAMS,
   async run(ctx, params) {
     const found = await apiFiles(ctx.api).stat('FileSize', 'storage', fileSegments('FileSize', params.name));

@@ -20,10 +20,16 @@ interface Params {
 export default defineDirective<Params>({
   name: 'ForTheWorker',
   summary: "Queues the rest of the endpoint as a job (after `delay` seconds); with `identifier` answers 202 with the job id and writes the job's record.",
+  example: { identifier: true },
+  memory: { writes: ['jobId'] },
+  failures: [
+    { error: Errors.quotaJobPayload, when: 'when the job is larger than the API\'s job payload quota' },
+    { error: Errors.quotaQueuedJobs, when: 'when the API already has its quota of jobs queued' },
+  ],
   params: {
     type: 'object',
     properties: {
-      delay: { type: 'number', minimum: 0, maximum: 31_536_000 },
+      delay: { type: 'number', minimum: 0, maximum: 31_536_000, default: 0 },
       identifier: { type: 'boolean' },
     },
     additionalProperties: false,

@@ -10,6 +10,7 @@ interface Params {
 export default defineDirective<Params>({
   name: 'Groups',
   summary: 'Disables all groups, then disables and enables the listed ones; does nothing when `if` is given and falsy.',
+  example: { enable: ['admin_flow'], disable: ['normal_flow'] },
   params: {
     type: 'object',
     properties: {

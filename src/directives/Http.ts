@@ -1,3 +1,4 @@
+import { Errors } from '../errors.js';
 import { endToEnd, headerTable } from '../http/hop-by-hop.js';
 import { send } from '../outgoing/send.js';
 import { defineDirective } from './types.js';
@@ -17,12 +18,18 @@ interface Params {
 export default defineDirective<Params>({
   name: 'Http',
   summary: 'Proxies the current message to `host` and replaces it with the upstream response (no redirects followed).',
+  example: { host: 'https://api.example.com', timeout: 10 },
+  failures: [
+    { error: Errors.upstreamTimeout, when: 'when the upstream does not answer within `timeout`' },
+    { error: Errors.upstreamFailed, when: 'when the upstream cannot be reached' },
+    { error: Errors.upstreamTooLarge, when: 'when its answer is larger than 10 MiB' },
+  ],
   params: {
     type: 'object',
     properties: {
       host: { type: 'string', minLength: 1 },
-      timeout: { type: 'number', exclusiveMinimum: 0, maximum: 300 },
-      connectTimeout: { type: 'number', exclusiveMinimum: 0, maximum: 60 },
+      timeout: { type: 'number', exclusiveMinimum: 0, maximum: 300, default: 30 },
+      connectTimeout: { type: 'number', exclusiveMinimum: 0, maximum: 60, default: 5 },
     },
     required: ['host'],
     additionalProperties: false,

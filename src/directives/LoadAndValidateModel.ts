@@ -1,3 +1,4 @@
+import { Errors } from '../errors.js';
 import { checkModelName, validateModel } from '../models/model-directive.js';
 import { WHOLE_BODY, defineDirective } from './types.js';
 
@@ -10,6 +11,12 @@ interface Params {
 export default defineDirective<Params>({
   name: 'LoadAndValidateModel',
   summary: 'LoadModel, then ValidateModel with the name `target` (the map Maps/<target>.json).',
+  example: { source: '$.message.body', target: 'order' },
+  memory: { writes: ['<target>'] },
+  failures: [
+    { error: Errors.modelInvalid, when: 'when the value does not match Maps/<target>.json' },
+    { error: Errors.modelServerSide, when: 'instead, with `server-side-error: true`' },
+  ],
   params: {
     type: 'object',
     properties: { source: {}, target: { type: 'string', minLength: 1 }, 'server-side-error': { type: 'boolean' } },

@@ -8,6 +8,8 @@ interface Params {
 export default defineDirective<Params>({
   name: 'LoadModel',
   summary: 'Stores `source` (usually `$.message.body`) in memory `target`, for ValidateModel.',
+  example: { source: '$.message.body', target: 'order' },
+  memory: { writes: ['<target>'] },
   params: {
     type: 'object',
     properties: { source: {}, target: { type: 'string', minLength: 1 } },

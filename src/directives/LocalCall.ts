@@ -24,10 +24,11 @@ export const LOCAL_CALL_TIMEOUT_MS = 10_000;
 export default defineDirective<Params>({
   name: 'LocalCall',
   summary: 'Calls another API of this host over the in-process bus (method, path /<api>/…, headers, queryParams, body); its answer becomes the message.',
+  example: { method: 'GET', path: '/users/42', headers: { accept: 'application/json' } },
   params: {
     type: 'object',
     properties: {
-      method: { type: 'string', pattern: '^[A-Za-z]+$' },
+      method: { type: 'string', pattern: '^[A-Za-z]+$', default: 'GET' },
       path: { type: 'string', pattern: '^/[a-z0-9]' },
       headers: headerMap,
       queryParams: queryMap,

@@ -4,6 +4,7 @@ import { defineDirective, noParams } from './types.js';
 export default defineDirective({
   name: 'Log',
   summary: "Appends one JSON line per request to the API's log (logs/YYYY-MM-DD.jsonl in its data dir, rotated and pruned under the API's log quotas).",
+  memory: { reads: ['correlationId'] },
   params: noParams,
   run(ctx) {
     const status = ctx.sent?.status ?? ctx.message.status;

@@ -17,6 +17,7 @@ const headerMap = { type: 'object', additionalProperties: { anyOf: [scalar, { ty
 export default defineDirective<Params>({
   name: 'ModifyMessage',
   summary: 'Edits the message: verb, path, headers (replaces all), addHeaders (adds to them), queryParams (replaces all), body, status.',
+  example: { status: 201, headers: { 'content-type': 'application/json' }, body: { id: '$.memory.id' } },
   params: {
     type: 'object',
     properties: {

@@ -7,6 +7,7 @@ const ACCEPTABLE = /^[\x21-\x7e]{1,128}$/;
 export default defineDirective({
   name: 'PropagateCorrelationId',
   summary: "Reuses the request's x-correlation-id (or keeps the generated one) for the response and outgoing calls.",
+  memory: { reads: ['correlationId'], writes: ['correlationId'] },
   params: noParams,
   run(ctx) {
     const incoming = ctx.message.header(HEADER);

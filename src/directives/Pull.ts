@@ -1,3 +1,4 @@
+import { Errors } from '../errors.js';
 import { endToEnd, headerTable } from '../http/hop-by-hop.js';
 import { cacheWhenReachable } from '../stores/cache-when-reachable.js';
 import { bodyOf, headerMap, headerRecord, upstreamFailure, queryMap, queryString } from '../outgoing/outgoing-params.js';
@@ -25,19 +26,26 @@ export default defineDirective<Params>({
   name: 'Pull',
   summary:
     'Requests host + path (POST when a body is given) and stores the parsed JSON answer in memory `target` (checked against Maps/<target>.json when there is one), or without `target` makes the answer the message; to this instance it goes over the in-process bus.',
+  example: { host: 'https://api.example.com', path: '/rates', queryParams: { base: 'EUR' }, target: 'rates' },
+  memory: { writes: ['<target>', 'pullStatus'] },
+  failures: [
+    { error: Errors.upstreamStatus, when: 'when the answer has a status of 400 or more (unless `verify: false`)' },
+    { error: Errors.pullSchemaMismatch, when: 'when the answer does not match the schema it is checked against' },
+    { error: Errors.upstreamTimeout, when: 'when the upstream does not answer within `timeout`' },
+  ],
   params: {
     type: 'object',
     properties: {
       host: { type: 'string', minLength: 1 },
-      path: { type: 'string', pattern: '^/' },
+      path: { type: 'string', pattern: '^/', default: '/' },
       target: { type: 'string', minLength: 1 },
       schema: { type: ['string', 'boolean'], minLength: 1 },
       queryParams: queryMap,
       headers: headerMap,
       body: {},
       cache: { type: 'integer', minimum: 0, maximum: 86_400 },
-      timeout: { type: 'number', exclusiveMinimum: 0, maximum: 300 },
-      verify: { type: 'boolean' },
+      timeout: { type: 'number', exclusiveMinimum: 0, maximum: 300, default: 10 },
+      verify: { type: 'boolean', default: true },
     },
     required: ['host'],
     additionalProperties: false,

@@ -1,3 +1,4 @@
+import { Errors } from '../errors.js';
 import { bodyOf, headerMap, headerRecord, upstreamFailure, hostOrLocal, queryMap, queryString } from '../outgoing/outgoing-params.js';
 import { send } from '../outgoing/send.js';
 import { defineDirective } from './types.js';
@@ -16,6 +17,10 @@ interface Params {
 export default defineDirective<Params>({
   name: 'Push',
   summary: 'Sends the message (or `body`) to host + path — by default this instance, over the bus, e.g. another API\'s job endpoint. POST, or PUT to path/id when `id` is given.',
+  example: { path: '/jobs/jobs', body: { kind: 'report' } },
+  failures: [
+    { error: Errors.upstreamStatus, when: 'when the answer has a status of 400 or more (unless `verify: false`)' },
+  ],
   params: {
     type: 'object',
     properties: {
@@ -26,7 +31,7 @@ export default defineDirective<Params>({
       headers: headerMap,
       queryParams: queryMap,
       body: {},
-      verify: { type: 'boolean' },
+      verify: { type: 'boolean', default: true },
     },
     required: ['path'],
     additionalProperties: false,

@@ -1,3 +1,4 @@
+import { Errors } from '../errors.js';
 import { applyClientQuota, CLIENT_QUOTA_PROPERTIES, CLIENT_QUOTA_WINDOWS_REQUIRED, keySubject, type ClientQuotaParams } from '../counters/client-quota.js';
 import { defineDirective } from './types.js';
 
@@ -13,6 +14,10 @@ type Params = ClientQuotaParams & { key: unknown };
 export default defineDirective<Params>({
   name: 'Quota',
   summary: 'Counts requests per client key per UTC day and month (429 over either); the status goes to memory `target`.',
+  example: { key: '$.message.header.api-key', day: 1000, month: 20000 },
+  failures: [
+    { error: Errors.clientQuotaExceeded, when: 'when the key used up its day or month quota' },
+  ],
   params: {
     type: 'object',
     properties: { key: { type: ['string', 'number', 'null'], maxLength: 4096 }, ...CLIENT_QUOTA_PROPERTIES },

@@ -1,3 +1,4 @@
+import { Errors } from '../errors.js';
 import { applyClientQuota, CLIENT_QUOTA_PROPERTIES, CLIENT_QUOTA_WINDOWS_REQUIRED, type ClientQuotaParams } from '../counters/client-quota.js';
 import { defineDirective } from './types.js';
 
@@ -9,6 +10,10 @@ import { defineDirective } from './types.js';
 export default defineDirective<ClientQuotaParams>({
   name: 'QuotaIp',
   summary: 'Counts requests per client IP per UTC day and month (429 over either); the status goes to memory `target`.',
+  example: { day: 100, month: 2000 },
+  failures: [
+    { error: Errors.clientQuotaExceeded, when: 'when the client IP used up its day or month quota' },
+  ],
   params: {
     type: 'object',
     properties: CLIENT_QUOTA_PROPERTIES,

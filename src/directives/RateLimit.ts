@@ -24,6 +24,11 @@ const limit = { type: 'integer', minimum: 1, maximum: 1_000_000_000 };
 export default defineDirective<Params>({
   name: 'RateLimit',
   summary: 'Fixed-window limits per minute and per day, for all clients and per client IP; 429 with retry-after and ratelimit-* headers.',
+  example: { minuteIp: 60, dayTotal: 100000 },
+  failures: [
+    { error: Errors.rateLimited, when: 'over a limit, with retry-after and ratelimit-* headers' },
+    { error: Errors.rateStoreDown, when: 'when the counter store cannot be reached and `failOpen` is false' },
+  ],
   params: {
     type: 'object',
     properties: {
@@ -32,7 +37,7 @@ export default defineDirective<Params>({
       dayIp: limit,
       minuteTotal: limit,
       minuteIp: limit,
-      failOpen: { type: 'boolean' },
+      failOpen: { type: 'boolean', default: true },
     },
     additionalProperties: false,
   },

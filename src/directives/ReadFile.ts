@@ -17,12 +17,17 @@ interface Params {
 export default defineDirective<Params>({
   name: 'ReadFile',
   summary: "Reads the file `name` of the API's storage folder into memory `target` (text, json or base64).",
+  example: { name: '$.message.pathParam.name', target: 'file', format: 'json' },
+  memory: { writes: ['<target>'] },
+  failures: [
+    { error: Errors.fileNotFound, when: 'when there is no such file' },
+  ],
   params: {
     type: 'object',
     properties: {
       name: FILE_NAME_SCHEMA,
       target: { type: 'string', minLength: 1 },
-      format: { enum: [...FILE_FORMATS] },
+      format: { enum: [...FILE_FORMATS], default: 'text' },
     },
     required: ['name', 'target'],
     additionalProperties: false,

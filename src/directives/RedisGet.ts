@@ -14,6 +14,8 @@ interface Params {
 export default defineDirective<Params>({
   name: 'RedisGet',
   summary: "Reads the value RedisSet kept under `key` (the API's key space, or with `global` its host and env's) into memory `target`; null when there is none.",
+  example: { key: 'session', target: 'session' },
+  memory: { writes: ['<target>'] },
   params: {
     type: 'object',
     properties: {

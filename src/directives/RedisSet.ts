@@ -21,12 +21,13 @@ export default defineDirective<Params>({
   summary:
     'Keeps `value` (any JSON value; null deletes) under `key` for `expire` seconds (default 600) in the API\'s key space, ' +
     'or with `global` in the one its public host and env share; on the embedded store, or Redis with REDIS_URL.',
+  example: { key: 'session', value: '$.memory.session', expire: 3600 },
   params: {
     type: 'object',
     properties: {
       key: { type: 'string', minLength: 1 },
       value: {},
-      expire: { type: ['number', 'null'], exclusiveMinimum: 0, maximum: 31_536_000 },
+      expire: { type: ['number', 'null'], exclusiveMinimum: 0, maximum: 31_536_000, default: 600 },
       global: { type: ['boolean', 'null'] },
     },
     required: ['key', 'value'],

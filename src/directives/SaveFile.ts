@@ -1,3 +1,4 @@
+import { Errors } from '../errors.js';
 import { apiFiles, contentBytes, FILE_FORMATS, type FileFormat } from '../files/content.js';
 import { FILE_NAME_SCHEMA, fileSegments } from '../files/names.js';
 import { defineDirective } from './types.js';
@@ -17,6 +18,10 @@ interface Params {
 export default defineDirective<Params>({
   name: 'SaveFile',
   summary: "Writes `content` to the file `name` in the API's storage folder (atomic, within its disk quota).",
+  example: { name: '$.message.pathParam.name', content: '$.message.body', format: 'text' },
+  failures: [
+    { error: Errors.quotaFilesBytes, when: 'when the file would take the API\'s files over their disk quota' },
+  ],
   params: {
     type: 'object',
     properties: {

@@ -24,6 +24,12 @@ interface Params {
 export default defineDirective<Params>({
   name: 'ServeCompiledStatic',
   summary: "Serves the files of a StaticNameGenerator URL (?r=<release>&f=a,b) from this release's Assets/<extension>/, joined.",
+  example: { extension: 'css' },
+  failures: [
+    { error: Errors.badRequest, when: 'when the query has no r (the release) or no f (the files)' },
+    { error: Errors.notFound, when: 'when a file is missing, or the URL names another release' },
+    { error: Errors.staticTooLarge, when: 'when the files joined are too large' },
+  ],
   params: {
     type: 'object',
     properties: {

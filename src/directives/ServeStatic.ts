@@ -37,6 +37,11 @@ interface Params {
 export default defineDirective<Params>({
   name: 'ServeStatic',
   summary: "Serves a file from the release's Assets/ (or, with storage: true, the API's storage folder); 404 when missing.",
+  example: { file: 'index.html' },
+  failures: [
+    { error: Errors.notFound, when: 'when the file is missing' },
+    { error: Errors.staticTooLarge, when: 'when the file is larger than 10 MiB' },
+  ],
   params: {
     type: 'object',
     properties: {

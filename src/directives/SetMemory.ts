@@ -8,6 +8,8 @@ interface Params {
 export default defineDirective<Params>({
   name: 'SetMemory',
   summary: 'Stores a value (aliases resolved) in memory `target` (dots make nested keys).',
+  example: { target: 'user.id', value: '$.message.pathParam.id' },
+  memory: { writes: ['<target>'] },
   params: {
     type: 'object',
     properties: { target: { type: 'string', minLength: 1 }, value: {} },

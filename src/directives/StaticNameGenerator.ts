@@ -16,10 +16,12 @@ interface Params {
 export default defineDirective<Params>({
   name: 'StaticNameGenerator',
   summary: 'Stores in memory `<type>StaticFile` the ServeCompiledStatic URL joining `files` of Assets/<type>/ of this release.',
+  example: { type: 'css', files: ['reset.css', 'site.css'] },
+  memory: { writes: ['<type>StaticFile'] },
   params: {
     type: 'object',
     properties: {
-      staticBasePath: { type: 'string', maxLength: 2048 },
+      staticBasePath: { type: 'string', maxLength: 2048, default: '/' },
       type: { type: 'string', pattern: STATIC_TYPE_PATTERN },
       files: { type: 'array', minItems: 1, maxItems: MAX_COMPILED_FILES, items: { type: 'string', minLength: 1, maxLength: 255, pattern: ASSET_NAME_PATTERN } },
     },

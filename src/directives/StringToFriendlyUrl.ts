@@ -9,6 +9,8 @@ interface Params {
 export default defineDirective<Params>({
   name: 'StringToFriendlyUrl',
   summary: 'Stores the URL slug of `string` (`Crème Brûlée & Co` → `creme-brulee-and-co`) in memory `target`.',
+  example: { string: '$.memory.post.title', target: 'slug' },
+  memory: { writes: ['<target>'] },
   params: {
     type: 'object',
     properties: { string: { type: 'string' }, target: { type: 'string', minLength: 1 } },

@@ -1,3 +1,4 @@
+import { Errors } from '../errors.js';
 import { checkModelName, validateModel } from '../models/model-directive.js';
 import { defineDirective } from './types.js';
 
@@ -9,6 +10,12 @@ interface Params {
 export default defineDirective<Params>({
   name: 'ValidateModel',
   summary: 'Validates memory `name` against the JSON Schema Maps/<name>.json: 400 with the reason, or 502 with `server-side-error: true`.',
+  example: { name: 'order' },
+  memory: { reads: ['<name>'] },
+  failures: [
+    { error: Errors.modelInvalid, when: 'when memory `name` does not match Maps/<name>.json' },
+    { error: Errors.modelServerSide, when: 'instead, with `server-side-error: true`' },
+  ],
   params: {
     type: 'object',
     properties: { name: { type: 'string', minLength: 1 }, 'server-side-error': { type: 'boolean' } },

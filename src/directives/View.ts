@@ -39,11 +39,12 @@ const assetNames = { type: 'array', items: assetName, maxItems: 100 };
 export default defineDirective<Params>({
   name: 'View',
   summary: 'Renders Assets/views/<name>.liquid with `data`, the fragments and the css/js URLs, as text/html.',
+  example: { name: 'home', css: ['site.css'] },
   params: {
     type: 'object',
     properties: {
       name: assetName,
-      staticBasePath: { type: 'string', maxLength: 2048 },
+      staticBasePath: { type: 'string', maxLength: 2048, default: '/' },
       css: assetNames,
       js: assetNames,
       fragments: assetNames,

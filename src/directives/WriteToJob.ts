@@ -14,6 +14,12 @@ interface Params {
 export default defineDirective<Params>({
   name: 'WriteToJob',
   summary: "Replaces the record of this flow's job (the job running, or the one ForTheWorker queued in this request) with `value`; ReadJob reads it, for 24 h.",
+  example: { value: { status: 'done' } },
+  memory: { reads: ['jobId'] },
+  failures: [
+    { error: Errors.jobRecordNoJob, when: 'when the flow has no job' },
+    { error: Errors.jobRecordNull, when: 'when `value` is null' },
+  ],
   params: {
     type: 'object',
     properties: { value: {} },

@@ -10,6 +10,12 @@ interface Params {
 export default defineDirective<Params>({
   name: 'XmlToModel',
   summary: 'Converts the XML text `source` into maps in memory `target` (root dropped, @attributes, lists for repeats); malformed XML is a 400.',
+  example: { source: '$.message.body', target: 'order' },
+  memory: { writes: ['<target>'] },
+  failures: [
+    { error: Errors.xmlMalformed, when: 'when the XML is malformed' },
+    { error: Errors.xmlTooLarge, when: 'when the XML is larger than 1 MiB' },
+  ],
   params: {
     type: 'object',
     properties: { source: { type: 'string' }, target: { type: 'string', minLength: 1 } },

@@ -1,4 +1,5 @@
 import type { DirectiveContext } from '../engine/context.js';
+import type { CatalogueEntry } from '../errors.js';
 
 /** JSON Schema (draft 2020-12 subset ajv understands) of a directive's parameter object. */
 export type ParamSchema = {
@@ -40,15 +41,34 @@ export interface RunsDirective {
   readonly ownParams: readonly string[];
 }
 
+/** Memory keys a directive reads or writes; `<param>` stands for the key a parameter names (`<target>`). */
+export interface MemoryEffects {
+  readonly reads?: readonly string[];
+  readonly writes?: readonly string[];
+}
+
+/** An error a directive can end the request with (its code and status come from the catalogue), and when. */
+export interface DirectiveFailure {
+  readonly error: CatalogueEntry;
+  readonly when: string;
+}
+
 /**
  * A built-in directive: a name, the schema of its parameters (checked at deploy time, and again at
  * run time for values that came from aliases) and the function that runs it.
  */
 export interface DirectiveDefinition<P = Record<string, unknown>> {
   readonly name: string;
+  /** One sentence: what it does (docs/directives.md, and the editor's hover on its name). */
   readonly summary: string;
   readonly params: ParamSchema;
   readonly runs?: RunsDirective;
+  /** What it reads from and writes to the request's memory, for docs/directives.md. */
+  readonly memory?: MemoryEffects;
+  /** How it can fail the request, for docs/directives.md. */
+  readonly failures?: readonly DirectiveFailure[];
+  /** The parameters of a typical entry, for docs/directives.md (a test checks them against `params`). */
+  readonly example?: Readonly<Record<string, unknown>>;
   /**
    * Deploy-time checks that need more of the release than the parameter values (e.g. a map a
    * parameter names). Runs once the parameters passed their schema; aliases are still `$.…` strings.

@@ -1,0 +1,35 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { generatedFiles } from '../../../src/reference/generated-files.js';
+import { LIMITS_TABLE_END, LIMITS_TABLE_START, limitsTable } from '../../../src/reference/limits-table.js';
+
+const root = new URL('../../../', import.meta.url);
+
+/** A checked-in file's text; '' when it is missing (reported like a stale file). */
+function read(path: string): string {
+  try {
+    return readFileSync(fileURLToPath(new URL(path, root)), 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+describe('the files generated from the code are up to date', () => {
+  it.each(Object.entries(generatedFiles(read)))('%s', (path, content) => {
+    const checkedIn = read(path);
+    // One clear message (and the first line that differs) rather than a diff of 10 000 lines.
+    expect(checkedIn === content, `${path} is stale (from line ${firstDifference(checkedIn, content)}): run \`npm run docs\` and commit the result`).toBe(true);
+  });
+
+  it('docs/api-yaml.md keeps the markers of its generated limits table', () => {
+    expect(read('docs/api-yaml.md')).toContain(`${LIMITS_TABLE_START}\n${limitsTable()}\n${LIMITS_TABLE_END}`);
+  });
+});
+
+function firstDifference(a: string, b: string): number {
+  const left = a.split('\n');
+  const right = b.split('\n');
+  const index = left.findIndex((line, i) => line !== right[i]);
+  return (index === -1 ? left.length : index) + 1;
+}
