@@ -4,6 +4,7 @@ import type { CellSupervisor } from '../cells/cell-supervisor.js';
 import type { ThreadServer } from '../protocol/thread-server.js';
 import type { DataDirLock } from '../registry/data-dir-lock.js';
 import type { Registry } from '../registry/registry.js';
+import type { ControlPlane } from '../control-plane/control-plane.js';
 import type { ApisWatcher } from '../releases/watch-apis.js';
 import type { DeployWorker } from '../releases/deploy-worker.js';
 import type { ActorTable } from '../router/actor-table.js';
@@ -24,6 +25,7 @@ export interface RunningParts {
   threadServer: ThreadServer;
   dispatcher: Dispatcher;
   registry: Registry;
+  controlPlane: ControlPlane;
   lock: DataDirLock;
 }
 
@@ -46,6 +48,7 @@ export async function drain(parts: RunningParts, drainTimeoutMs: number): Promis
   parts.threadServer.close();
   parts.actors.close();
   parts.dispatcher.close();
+  await parts.controlPlane.close();
   parts.registry.close();
   parts.lock.release();
 }

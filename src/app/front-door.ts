@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { DataPaths } from '../config/data-paths.js';
+import type { ControlPlane } from '../control-plane/control-plane.js';
 import type { InstanceLog } from '../logs/instance-log.js';
 import { clientAddresses } from '../http/client-address.js';
 import { QUOTA_NAMES } from '../quotas/api-quotas.js';
@@ -18,6 +19,7 @@ import type { InstanceOptions } from './instance-options.js';
 
 export interface FrontDoorParts {
   registry: Registry;
+  controlPlane: ControlPlane;
   paths: DataPaths;
   deployWorker: DeployWorker;
   directory: ApiDirectory;
@@ -31,9 +33,9 @@ export interface FrontDoorParts {
 
 /** The HTTP request handler: APIs, the management API (deploys included) and the metrics. */
 export function createFrontDoor(options: InstanceOptions, parts: FrontDoorParts): FrontDoor {
-  const { registry, paths, directory, metrics } = parts;
+  const { registry, controlPlane, paths, directory, metrics } = parts;
   const addresses = clientAddresses(options.trustedProxies);
-  const deployArchive = uploadDeployer(options, registry, paths, parts.deployWorker);
+  const deployArchive = uploadDeployer(options, controlPlane, paths, parts.deployWorker);
   const responses = new ResponseBuffer(options.responseBufferBytes, (owner) => metrics.quotaRefusals.inc({ host: owner.host, api: owner.key, quota: QUOTA_NAMES.responseBuffer }));
   metrics.watchResponseBuffer(() => responses.bytes);
   return new FrontDoor(
@@ -46,14 +48,14 @@ export function createFrontDoor(options: InstanceOptions, parts: FrontDoorParts)
       metrics: (req, res) => metrics.handle(req, res, addresses.of(req)),
       clientAddress: addresses.of,
       management: (req, res, path, host) =>
-        handleManagement(req, res, path, host, { registry, directory, paths, deployUpload: deployArchive, retireApi: (h, k) => parts.actors.supersedeApi(h, k) }),
+        handleManagement(req, res, path, host, { registry, controlPlane, directory, paths, deployUpload: deployArchive, retireApi: (h, k) => parts.actors.supersedeApi(h, k) }),
     },
     { bodyLimit: options.bodyLimit },
   );
 }
 
 /** Deploys an uploaded archive into a public host, within the upload limit. */
-function uploadDeployer(options: InstanceOptions, registry: Registry, paths: DataPaths, worker: DeployWorker): (req: IncomingMessage, host: PublicHost) => ReturnType<typeof deployUpload> {
+function uploadDeployer(options: InstanceOptions, controlPlane: ControlPlane, paths: DataPaths, worker: DeployWorker): (req: IncomingMessage, host: PublicHost) => ReturnType<typeof deployUpload> {
   const uploadLimits = { ...defaultUnpackLimits, maxUploadBytes: options.uploadLimit, maxUnpackedBytes: options.uploadLimit };
-  return (req, host) => deployUpload(req, uploadLimits, { registry, paths, host, worker });
+  return (req, host) => deployUpload(req, uploadLimits, { controlPlane, paths, host, worker });
 }

@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { rm } from 'node:fs/promises';
 import type { DataPaths } from '../config/data-paths.js';
+import type { ControlPlane } from '../control-plane/control-plane.js';
+import { AnvilError, Errors } from '../errors.js';
 import type { DeployResult } from '../releases/deploy.js';
 import type { ApiDirectory } from '../router/api-directory.js';
 import { sendError, sendJson } from '../router/http-response.js';
@@ -8,7 +10,10 @@ import { readBody } from '../http/body.js';
 import type { PublicHost, Registry } from './registry.js';
 
 export interface ManagementDeps {
+  /** Reads: the local registry (a replica in cluster mode). */
   registry: Registry;
+  /** Writes: through the control plane (local, or Postgres in cluster mode). */
+  controlPlane: ControlPlane;
   directory: ApiDirectory;
   paths: DataPaths;
   /** Receives an uploaded archive and deploys it into the host (unpacked and validated in the deploy worker). */
@@ -24,6 +29,16 @@ const API_KEY = /^[a-z0-9][a-z0-9-]{0,62}$/;
  * (publish, disable, rollback), deploy and delete APIs. `path` is the part after `/anvil`.
  */
 export async function handleManagement(req: IncomingMessage, res: ServerResponse, path: string, host: PublicHost, deps: ManagementDeps): Promise<void> {
+  try {
+    await route(req, res, path, host, deps);
+  } catch (error) {
+    // Meant for the operator, so said in full: the 503 names the control plane, the APIs keep serving.
+    if (!(error instanceof AnvilError) || error.code !== Errors.controlPlaneUnavailable.code || res.headersSent) throw error;
+    sendError(res, error.status, error.message, { 'retry-after': '5' });
+  }
+}
+
+async function route(req: IncomingMessage, res: ServerResponse, path: string, host: PublicHost, deps: ManagementDeps): Promise<void> {
   const method = req.method ?? 'GET';
   const segments = path.split('/').filter((s) => s !== '');
   if (segments[0] !== 'api' || segments.length > 2) return sendError(res, 404, 'Not Found');
@@ -75,7 +90,7 @@ async function update(req: IncomingMessage, res: ServerResponse, host: PublicHos
   if (problems.length > 0) return sendJson(res, 400, { error: problems.join('; '), errors: problems });
 
   const change = { active: fields.active as boolean, release: fields.release as string, public: fields.public as boolean };
-  const outcome = deps.registry.updateApi(host.name, key, change);
+  const outcome = await deps.controlPlane.updateApi(host.name, key, change);
   if (outcome === 'unknown-api') return sendError(res, 404, `unknown API "${key}"`);
   if (outcome === 'unknown-release') return sendError(res, 404, `unknown release "${change.release}" of API "${key}"`);
   deps.directory.reload();
@@ -83,7 +98,7 @@ async function update(req: IncomingMessage, res: ServerResponse, host: PublicHos
 }
 
 async function remove(res: ServerResponse, host: PublicHost, key: string, deps: ManagementDeps): Promise<void> {
-  const outcome = deps.registry.deleteApi(host.name, key);
+  const outcome = await deps.controlPlane.deleteApi(host.name, key);
   if (outcome.status === 'unknown-api') return sendError(res, 404, `unknown API "${key}"`);
   if (outcome.status === 'active') return sendError(res, 409, `API "${key}" is active: disable it first (PUT {"active": false, …})`);
   deps.retireApi(host.name, key);
