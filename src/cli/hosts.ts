@@ -2,7 +2,11 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { DataPaths } from '../config/data-paths.js';
 import { generatePublicHostKey } from '../registry/public-host-key.js';
+import { PgHostStore } from '../control-plane/pg-host-store.js';
+import type { HostStore } from '../control-plane/host-store.js';
+import { AnvilError } from '../errors.js';
 import { Registry, RegistryValidationError } from '../registry/registry.js';
+import { readInstanceEnvironment } from './environment.js';
 import { envName } from './options.js';
 import { CliError, out, run } from './output.js';
 
@@ -11,25 +15,45 @@ interface HostFlags {
   json: boolean;
 }
 
-/** Runs `work` on the registry of `--data`; its refusals (a bad name, a host with APIs) become CLI errors. */
-function withRegistry<T>(data: string, work: (registry: Registry) => T): T {
-  const registry = Registry.open(new DataPaths(resolve(data)).registryFile);
+/**
+ * Runs `work` on the hosts: those of the control plane with DATABASE_URL (cluster mode), else those
+ * of the registry of `--data`. Refusals (a bad name, a host with APIs) become CLI errors.
+ */
+async function withHosts<T>(data: string, work: (hosts: HostStore) => Promise<T>): Promise<T> {
+  const url = readInstanceEnvironment().databaseUrl;
+  const hosts: HostStore = url === null ? localHosts(Registry.open(new DataPaths(resolve(data)).registryFile)) : await PgHostStore.open(url);
   try {
-    return work(registry);
+    return await work(hosts);
   } catch (error) {
     if (error instanceof RegistryValidationError) throw new CliError(error.message);
+    if (error instanceof AnvilError) throw new CliError(error.message);
     throw error;
   } finally {
-    registry.close();
+    await hosts.close();
   }
+}
+
+function localHosts(registry: Registry): HostStore {
+  return {
+    listHosts: async () => registry.listHosts(),
+    addAdminHost: async (name) => registry.addAdminHost(name),
+    addPublicHost: async (host) => registry.addPublicHost(host),
+    removeHost: async (name) => registry.removeHost(name),
+    close: async () => registry.close(),
+  };
+}
+
+/** Where the hosts are, for messages. */
+function hostsPlace(data: string): string {
+  return readInstanceEnvironment().databaseUrl === null ? resolve(data) : 'the control plane (DATABASE_URL)';
 }
 
 const common = (command: Command) => command.option('--data <dir>', 'data directory of the instance', './data').option('--json', 'print JSON for scripts', false);
 const example = (...lines: string[]) => `\nExample${lines.length > 1 ? 's' : ''}:\n${lines.map((l) => `  ${l}\n`).join('')}`;
 
 /**
- * `anvil hosts …`: the virtual hosts of a data directory's registry (always the local one: Anvil's
- * registry is embedded). A running instance picks changes up within a second.
+ * `anvil hosts …`: the virtual hosts of a data directory's registry, or with DATABASE_URL those of
+ * the cluster's control plane. A running instance picks changes up within a second.
  */
 export function registerHosts(program: Command): void {
   const hosts = program
@@ -42,8 +66,8 @@ export function registerHosts(program: Command): void {
     .option('--show-keys', 'include public host keys', false)
     .addHelpText('after', example('anvil hosts list --show-keys'))
     .action((flags: HostFlags & { showKeys: boolean }) =>
-      run(flags.json, () => {
-        const list = withRegistry(flags.data, (r) => r.listHosts()).map((h) => (h.kind === 'public' && !flags.showKeys ? { ...h, key: '…' } : h));
+      run(flags.json, async () => {
+        const list = (await withHosts(flags.data, (r) => r.listHosts())).map((h) => (h.kind === 'public' && !flags.showKeys ? { ...h, key: '…' } : h));
         if (flags.json) return out.json(list);
         for (const h of list) {
           out.line(h.kind === 'admin' ? `admin   ${h.name}` : `public  ${h.name}  env ${h.env}${h.path ? `  path ${h.path}` : ''}${flags.showKeys ? `  key ${h.key}` : ''}`);
@@ -55,8 +79,8 @@ export function registerHosts(program: Command): void {
     .description('Add an admin host (management API and private calls)')
     .addHelpText('after', example('anvil hosts add-admin admin.example.com'))
     .action((name: string, flags: HostFlags) =>
-      run(flags.json, () => {
-        withRegistry(flags.data, (r) => r.addAdminHost(name));
+      run(flags.json, async () => {
+        await withHosts(flags.data, (r) => r.addAdminHost(name));
         if (flags.json) out.json({ ok: true, kind: 'admin', name: name.toLowerCase() });
         else out.line(`${out.c.green('added')} admin host ${name.toLowerCase()}`);
       }),
@@ -69,9 +93,9 @@ export function registerHosts(program: Command): void {
     .option('--path <path>', 'serve only the API /<key> on this host')
     .addHelpText('after', example('anvil hosts add-public shop.localhost --env pro --path /shop'))
     .action((name: string, flags: HostFlags & { env: string; key?: string; path?: string }) =>
-      run(flags.json, () => {
+      run(flags.json, async () => {
         const key = flags.key ?? generatePublicHostKey();
-        withRegistry(flags.data, (r) => r.addPublicHost({ name, key, env: flags.env, path: flags.path ?? null }));
+        await withHosts(flags.data, (r) => r.addPublicHost({ name, key, env: flags.env, path: flags.path ?? null }));
         if (flags.json) return out.json({ ok: true, kind: 'public', name: name.toLowerCase(), env: flags.env, path: flags.path ?? null, key });
         out.line(`${out.c.green('added')} public host ${name.toLowerCase()} (env ${flags.env}${flags.path ? `, path ${flags.path}` : ''})`);
         if (flags.key === undefined) out.line(`key: ${key}`);
@@ -82,9 +106,9 @@ export function registerHosts(program: Command): void {
     .description('Remove a host (a public host must have no APIs left)')
     .addHelpText('after', example('anvil hosts remove shop.localhost'))
     .action((name: string, flags: HostFlags) =>
-      run(flags.json, () => {
-        const removed = withRegistry(flags.data, (r) => r.removeHost(name));
-        if (!removed) throw new CliError(`no host named "${name}" in ${resolve(flags.data)}`);
+      run(flags.json, async () => {
+        const removed = await withHosts(flags.data, (r) => r.removeHost(name));
+        if (!removed) throw new CliError(`no host named "${name}" in ${hostsPlace(flags.data)}`);
         if (flags.json) out.json({ ok: true, removed: name.toLowerCase() });
         else out.line(`${out.c.green('removed')} host ${name.toLowerCase()}`);
       }),
