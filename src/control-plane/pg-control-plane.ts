@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import type pg from 'pg';
 import type { DataPaths } from '../config/data-paths.js';
+import { AnvilError, Errors } from '../errors.js';
 import type { InstanceLog } from '../logs/instance-log.js';
 import type { DefaultHostsResult } from '../registry/default-hosts.js';
 import type { DeleteApiResult, UpdateApiResult } from '../registry/records.js';
@@ -46,7 +47,8 @@ export class PgControlPlane implements ControlPlane {
       return { controlPlane: new PgControlPlane(pool, sync, options.log), hosts };
     } catch (error) {
       await pool.end().catch(() => undefined);
-      throw error;
+      if (error instanceof AnvilError) throw error;
+      throw Errors.controlPlaneStart(shownUrl(options.url), error instanceof Error ? error.message : String(error));
     }
   }
 
@@ -76,5 +78,16 @@ export class PgControlPlane implements ControlPlane {
   async close(): Promise<void> {
     await this.sync.close();
     await this.pool.end().catch(() => undefined);
+  }
+}
+
+/** The URL without its password, for messages. */
+function shownUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== '') parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '(not a URL)';
   }
 }

@@ -200,6 +200,7 @@ export const Errors = {
     'the control plane (PostgreSQL, DATABASE_URL) cannot be reached: management writes are refused until it is back; the APIs keep serving',
     true,
   ),
+  controlPlaneStart: coded('ANVIL_ERR_CONTROL_PLANE_START', 503, 'cluster mode: the control plane at DATABASE_URL=%s cannot be used: %s', true),
   controlPlaneSchema: coded('ANVIL_ERR_CONTROL_PLANE_SCHEMA', 500, "control plane: the database's schema version %s is newer than this Anvil's (%s)", true),
   controlPlaneRelease: coded('ANVIL_ERR_CONTROL_PLANE_RELEASE', 500, 'control plane: release %s could not be fetched: %s', true),
   dataDirInUse: dataDirRefusal(
