@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import type { DataPaths } from '../config/data-paths.js';
 import type { ControlPlane } from '../control-plane/control-plane.js';
 import { LocalControlPlane } from '../control-plane/local-control-plane.js';
-import { PgControlPlane } from '../control-plane/pg-control-plane.js';
+import type { PgControlPlane } from '../control-plane/pg-control-plane.js';
 import type { InstanceLog } from '../logs/instance-log.js';
 import { ensureDefaultHosts, type DefaultHostsResult } from '../registry/default-hosts.js';
 import { Registry, type PublicHost } from '../registry/registry.js';
@@ -48,6 +48,8 @@ export async function openRegistry(options: InstanceOptions, log: InstanceLog, p
       controlPlane = new LocalControlPlane(registry);
       hosts = ensureDefaultHosts(registry, paths, defaults);
     } else {
+      // Loaded only in cluster mode: one instance never loads the Postgres client.
+      const { PgControlPlane } = await import('../control-plane/pg-control-plane.js');
       const cluster = await PgControlPlane.start({ url: options.databaseUrl, registry, paths, log, defaults });
       ({ controlPlane, hosts } = cluster);
       sync = cluster.controlPlane.sync;

@@ -2,7 +2,6 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { DataPaths } from '../config/data-paths.js';
 import { generatePublicHostKey } from '../registry/public-host-key.js';
-import { PgHostStore } from '../control-plane/pg-host-store.js';
 import type { HostStore } from '../control-plane/host-store.js';
 import { AnvilError } from '../errors.js';
 import { Registry, RegistryValidationError } from '../registry/registry.js';
@@ -21,7 +20,9 @@ interface HostFlags {
  */
 async function withHosts<T>(data: string, work: (hosts: HostStore) => Promise<T>): Promise<T> {
   const url = readInstanceEnvironment().databaseUrl;
-  const hosts: HostStore = url === null ? localHosts(Registry.open(new DataPaths(resolve(data)).registryFile)) : await PgHostStore.open(url);
+  let hosts: HostStore;
+  if (url === null) hosts = localHosts(Registry.open(new DataPaths(resolve(data)).registryFile));
+  else hosts = await (await import('../control-plane/pg-host-store.js')).PgHostStore.open(url);
   try {
     return await work(hosts);
   } catch (error) {
