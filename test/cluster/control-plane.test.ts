@@ -170,6 +170,10 @@ describe('the control plane in Postgres (three instances)', () => {
     const reply = await instances[0]!.admin('/anvil/api/hello', { method: 'PUT', body: JSON.stringify({ active: false, release: 'r-20260101-000000000-abcd', public: true }) });
     expect(reply.status).toBe(503);
     expect(reply.json().error).toMatch(/control plane \(PostgreSQL, DATABASE_URL\) cannot be reached/);
+    expect(reply.headers['retry-after']).toBe('5');
+    const deploy = await instances[1]!.admin('/anvil/api', { method: 'POST', body: tarGz({ 'api.yaml': variantApi('four') }), headers: { 'content-type': 'application/gzip' } });
+    expect(deploy.status).toBe(503);
+    expect(deploy.json().error).toMatch(/management writes are refused until it is back/);
     for (const instance of instances) {
       expect((await instance.request('/hello/hi')).status).toBe(200);
       expect((await instance.admin('/anvil/api/hello')).status).toBe(200);
