@@ -6,6 +6,7 @@ import type { LogFollowers } from '../logs/follow/log-followers.js';
 import type { ThreadServer } from '../protocol/thread-server.js';
 import type { DataDirLock } from '../registry/data-dir-lock.js';
 import type { Registry } from '../registry/registry.js';
+import type { ControlPlane } from '../control-plane/control-plane.js';
 import type { ApisWatcher } from '../releases/watch-apis.js';
 import type { DeployWorker } from '../releases/deploy-worker.js';
 import type { ActorTable } from '../router/actor-table.js';
@@ -28,6 +29,7 @@ export interface RunningParts {
   registry: Registry;
   audit: AuditLog;
   followers: LogFollowers;
+  controlPlane: ControlPlane;
   lock: DataDirLock;
 }
 
@@ -52,6 +54,7 @@ export async function drain(parts: RunningParts, drainTimeoutMs: number): Promis
   parts.threadServer.close();
   parts.actors.close();
   parts.dispatcher.close();
+  await parts.controlPlane.close();
   parts.registry.close();
   parts.audit.close();
   parts.lock.release();

@@ -3,6 +3,7 @@ import type { AuditLog } from '../audit/audit-log.js';
 import { noteActionsOf } from '../audit/management-audit.js';
 import type { LogFollowers } from '../logs/follow/log-followers.js';
 import type { DataPaths } from '../config/data-paths.js';
+import type { ControlPlane } from '../control-plane/control-plane.js';
 import type { InstanceLog } from '../logs/instance-log.js';
 import { clientAddresses } from '../http/client-address.js';
 import { QUOTA_NAMES } from '../quotas/api-quotas.js';
@@ -25,6 +26,7 @@ import { routeOperatorViews } from './operator-views.js';
 
 export interface FrontDoorParts {
   registry: Registry;
+  controlPlane: ControlPlane;
   paths: DataPaths;
   deployWorker: DeployWorker;
   directory: ApiDirectory;
@@ -42,9 +44,9 @@ export interface FrontDoorParts {
 
 /** The HTTP request handler: APIs, the management API (deploys included) and the metrics. */
 export function createFrontDoor(options: InstanceOptions, parts: FrontDoorParts): FrontDoor {
-  const { registry, paths, directory, metrics, audit, followers } = parts;
+  const { registry, controlPlane, paths, directory, metrics, audit, followers } = parts;
   const addresses = clientAddresses(options.trustedProxies);
-  const deployArchive = uploadDeployer(options, registry, paths, parts.deployWorker);
+  const deployArchive = uploadDeployer(options, controlPlane, paths, parts.deployWorker);
   const responses = new ResponseBuffer(options.responseBufferBytes, (owner) => metrics.quotaRefusals.inc({ host: owner.host, api: owner.key, quota: QUOTA_NAMES.responseBuffer }));
   metrics.watchResponseBuffer(() => responses.bytes);
   const counted: ManagementCounts = {
@@ -66,6 +68,7 @@ export function createFrontDoor(options: InstanceOptions, parts: FrontDoorParts)
         routeOperatorViews(req, res, path, host, { audit, followers, registry, paths }) ??
         handleManagement(req, res, path, host, {
           registry,
+          controlPlane,
           directory,
           paths,
           deployUpload: deployArchive,
@@ -79,7 +82,7 @@ export function createFrontDoor(options: InstanceOptions, parts: FrontDoorParts)
 }
 
 /** Deploys an uploaded archive into a public host, within the upload limit. */
-function uploadDeployer(options: InstanceOptions, registry: Registry, paths: DataPaths, worker: DeployWorker): (req: IncomingMessage, host: PublicHost) => ReturnType<typeof deployUpload> {
+function uploadDeployer(options: InstanceOptions, controlPlane: ControlPlane, paths: DataPaths, worker: DeployWorker): (req: IncomingMessage, host: PublicHost) => ReturnType<typeof deployUpload> {
   const uploadLimits = { ...defaultUnpackLimits, maxUploadBytes: options.uploadLimit, maxUnpackedBytes: options.uploadLimit };
-  return (req, host) => deployUpload(req, uploadLimits, { registry, paths, host, worker });
+  return (req, host) => deployUpload(req, uploadLimits, { controlPlane, paths, host, worker });
 }

@@ -56,6 +56,8 @@ export interface InstanceOptions {
   publicHostKey: string | null;
   /** Shared stores and the job queue in this Redis (REDIS_URL); null: embedded (SQLite). */
   redisUrl: string | null;
+  /** Cluster mode: the control plane (hosts, APIs, releases) in this PostgreSQL (DATABASE_URL); null: the local registry only. */
+  databaseUrl: string | null;
   /** Keeps instances that share a Redis apart (ANVIL_REDIS_PREFIX, default `anvil:`). */
   redisPrefix: string;
   /** Exceptions to the egress policy (ANVIL_EGRESS_ALLOW: names, addresses, CIDRs, comma-separated). */

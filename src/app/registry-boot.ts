@@ -1,7 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import type { DataPaths } from '../config/data-paths.js';
+import type { ControlPlane } from '../control-plane/control-plane.js';
+import { LocalControlPlane } from '../control-plane/local-control-plane.js';
+import type { PgControlPlane } from '../control-plane/pg-control-plane.js';
 import type { InstanceLog } from '../logs/instance-log.js';
-import { ensureDefaultHosts } from '../registry/default-hosts.js';
+import { ensureDefaultHosts, type DefaultHostsResult } from '../registry/default-hosts.js';
 import { Registry, type PublicHost } from '../registry/registry.js';
 import { bootDeploy, type BootDeployReport } from '../releases/boot-deploy.js';
 import type { DeployTarget } from '../releases/deploy.js';
@@ -13,7 +16,12 @@ import type { InstanceOptions } from './instance-options.js';
 const DEPLOY_WORKER_MEMORY_MB = 256;
 
 export interface OpenedRegistry {
+  /** Reads (the request path): local SQLite, a replica of the control plane's in cluster mode. */
   registry: Registry;
+  /** Writes: the local registry, or Postgres with DATABASE_URL. */
+  controlPlane: ControlPlane;
+  /** Cluster mode: the replica's sync, which tells the instance about others' changes. */
+  sync: PgControlPlane['sync'] | null;
   publicHost: PublicHost;
   /** The default public host's key when this boot generated it (printed once); null otherwise. */
   generatedKey: string | null;
@@ -23,20 +31,39 @@ export interface OpenedRegistry {
   boot: BootDeployReport | null;
 }
 
-/** Opens the registry with its default hosts, starts the deploy worker, and deploys `--apis`. */
+/**
+ * Opens the registry with its default hosts (in cluster mode: migrates the control plane and makes
+ * the registry its replica), starts the deploy worker, and deploys `--apis`.
+ */
 export async function openRegistry(options: InstanceOptions, log: InstanceLog, paths: DataPaths): Promise<OpenedRegistry> {
   mkdirSync(paths.tmpDir, { recursive: true });
   const registry = Registry.open(paths.registryFile);
-  sweepDeployLeftovers(paths, registry, log);
-  const { publicHost, generatedKey } = ensureDefaultHosts(registry, paths, {
-    env: options.env,
-    envExplicit: options.envExplicit,
-    keyFromEnv: options.publicHostKey ?? undefined,
-  });
-  const deployWorker = new DeployWorker({ budgetMs: options.deployTimeoutMs, memoryMb: DEPLOY_WORKER_MEMORY_MB });
-  const target: DeployTarget = { registry, paths, host: publicHost, worker: deployWorker };
-  const boot = options.apisDir === null ? null : await deployAtBoot(options.apisDir, target, options.publish, log);
-  return { registry, publicHost, generatedKey, deployWorker, target, boot };
+  try {
+    sweepDeployLeftovers(paths, registry, log);
+    const defaults = { env: options.env, envExplicit: options.envExplicit, keyFromEnv: options.publicHostKey ?? undefined };
+    let controlPlane: ControlPlane;
+    let sync: OpenedRegistry['sync'] = null;
+    let hosts: DefaultHostsResult;
+    if (options.databaseUrl === null) {
+      controlPlane = new LocalControlPlane(registry);
+      hosts = ensureDefaultHosts(registry, paths, defaults);
+    } else {
+      // Loaded only in cluster mode: one instance never loads the Postgres client.
+      const { PgControlPlane } = await import('../control-plane/pg-control-plane.js');
+      const cluster = await PgControlPlane.start({ url: options.databaseUrl, registry, paths, log, defaults });
+      ({ controlPlane, hosts } = cluster);
+      sync = cluster.controlPlane.sync;
+      log.info({}, 'cluster mode: the registry is a replica of the control plane in PostgreSQL (DATABASE_URL)');
+    }
+    const { publicHost, generatedKey } = hosts;
+    const deployWorker = new DeployWorker({ budgetMs: options.deployTimeoutMs, memoryMb: DEPLOY_WORKER_MEMORY_MB });
+    const target: DeployTarget = { controlPlane, paths, host: publicHost, worker: deployWorker };
+    const boot = options.apisDir === null ? null : await deployAtBoot(options.apisDir, target, options.publish, log);
+    return { registry, controlPlane, sync, publicHost, generatedKey, deployWorker, target, boot };
+  } catch (error) {
+    registry.close();
+    throw error;
+  }
 }
 
 async function deployAtBoot(apisDir: string, target: DeployTarget, publish: boolean, log: InstanceLog): Promise<BootDeployReport> {

@@ -14,6 +14,7 @@ import { wireBus } from './bus.js';
 import { startCells } from './cells.js';
 import { lockDataDir, notePort } from './data-dir.js';
 import { drain, type RunningParts } from './drain.js';
+import { followControlPlane } from './follow-control-plane.js';
 import { createFrontDoor } from './front-door.js';
 import { listenHttp } from './http-server.js';
 import type { InstanceOptions, StartedInstance } from './instance-options.js';
@@ -40,7 +41,7 @@ export async function startInstance(options: InstanceOptions, log: InstanceLog):
 }
 
 async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPaths, lock: DataDirLock): Promise<StartedInstance> {
-  const { registry, publicHost, generatedKey, deployWorker, target, boot } = await openRegistry(options, log, paths);
+  const { registry, controlPlane, sync, publicHost, generatedKey, deployWorker, target, boot } = await openRegistry(options, log, paths);
   let port = options.port;
   const { actors, directory } = createApiActors(options, log, registry, paths, () => `http://localhost:${port}`);
   const threads = await openThreadServer(log, actors);
@@ -55,11 +56,12 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
   const audit = await AuditLog.open(SqliteAuditStore.open(paths.auditFile), log, options.auditRetention);
   const followers = new LogFollowers(options.logFollow, (dir) => log.info({ dir }, 'request log follower dropped: it read too slowly'));
   const operator = operatorSources({ directory, actors, metrics, jobs, cells: () => cells.count });
-  const frontDoor = createFrontDoor(options, { registry, paths, deployWorker, directory, dispatcher, actors, metrics, log, audit, followers, operator, ready: () => serving });
+  const frontDoor = createFrontDoor(options, { registry, controlPlane, paths, deployWorker, directory, dispatcher, actors, metrics, log, audit, followers, operator, ready: () => serving });
   const http = await listenHttp(options, frontDoor.handle, metrics, log);
   port = http.port;
   notePort(lock, port, paths, log);
   directory.reload();
+  followControlPlane(sync, directory, actors, paths);
 
   // A live run renews its lease every few seconds; a run orphaned by a crash runs again once its
   // lease is out (at most 10 s after the restart).
@@ -68,7 +70,7 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
   refresher.unref();
   const watcher = watchApis(options, log, target, directory);
 
-  const running: RunningParts = { server: http.server, listener: http.listener, refresher, watcher, actors, jobs, deployWorker, cells, threadServer: threads.server, dispatcher, registry, audit, followers, lock };
+  const running: RunningParts = { server: http.server, listener: http.listener, refresher, watcher, actors, jobs, deployWorker, cells, threadServer: threads.server, dispatcher, registry, controlPlane, audit, followers, lock };
   let stopping: Promise<void> | null = null;
   const stop = (): Promise<void> => {
     // Health turns 503 at once; requests are still served for the drain delay, until a balancer's

@@ -3,7 +3,10 @@ import type { Command } from 'commander';
 import { auditedCliAction } from '../audit/cli-audit.js';
 import { DataPaths } from '../config/data-paths.js';
 import { generatePublicHostKey } from '../registry/public-host-key.js';
+import type { HostStore } from '../control-plane/host-store.js';
+import { AnvilError } from '../errors.js';
 import { Registry, RegistryValidationError } from '../registry/registry.js';
+import { readInstanceEnvironment } from './environment.js';
 import { envName } from './options.js';
 import { CliError, out, run } from './output.js';
 
@@ -12,25 +15,47 @@ interface HostFlags {
   json: boolean;
 }
 
-/** Runs `work` on the registry of `--data`; its refusals (a bad name, a host with APIs) become CLI errors. */
-function withRegistry<T>(data: string, work: (registry: Registry) => T): T {
-  const registry = Registry.open(new DataPaths(resolve(data)).registryFile);
+/**
+ * Runs `work` on the hosts: those of the control plane with DATABASE_URL (cluster mode), else those
+ * of the registry of `--data`. Refusals (a bad name, a host with APIs) become CLI errors.
+ */
+async function withHosts<T>(data: string, work: (hosts: HostStore) => Promise<T>): Promise<T> {
+  const url = readInstanceEnvironment().databaseUrl;
+  let hosts: HostStore;
+  if (url === null) hosts = localHosts(Registry.open(new DataPaths(resolve(data)).registryFile));
+  else hosts = await (await import('../control-plane/pg-host-store.js')).PgHostStore.open(url);
   try {
-    return work(registry);
+    return await work(hosts);
   } catch (error) {
     if (error instanceof RegistryValidationError) throw new CliError(error.message);
+    if (error instanceof AnvilError) throw new CliError(error.message);
     throw error;
   } finally {
-    registry.close();
+    await hosts.close();
   }
+}
+
+function localHosts(registry: Registry): HostStore {
+  return {
+    listHosts: async () => registry.listHosts(),
+    addAdminHost: async (name) => registry.addAdminHost(name),
+    addPublicHost: async (host) => registry.addPublicHost(host),
+    removeHost: async (name) => registry.removeHost(name),
+    close: async () => registry.close(),
+  };
+}
+
+/** Where the hosts are, for messages. */
+function hostsPlace(data: string): string {
+  return readInstanceEnvironment().databaseUrl === null ? resolve(data) : 'the control plane (DATABASE_URL)';
 }
 
 const common = (command: Command) => command.option('--data <dir>', 'data directory of the instance', './data').option('--json', 'print JSON for scripts', false);
 const example = (...lines: string[]) => `\nExample${lines.length > 1 ? 's' : ''}:\n${lines.map((l) => `  ${l}\n`).join('')}`;
 
 /**
- * `anvil hosts …`: the virtual hosts of a data directory's registry (always the local one: Anvil's
- * registry is embedded). A running instance picks changes up within a second.
+ * `anvil hosts …`: the virtual hosts of a data directory's registry, or with DATABASE_URL those of
+ * the cluster's control plane. A running instance picks changes up within a second.
  */
 export function registerHosts(program: Command): void {
   const hosts = program
@@ -43,8 +68,8 @@ export function registerHosts(program: Command): void {
     .option('--show-keys', 'include public host keys', false)
     .addHelpText('after', example('anvil hosts list --show-keys'))
     .action((flags: HostFlags & { showKeys: boolean }) =>
-      run(flags.json, () => {
-        const list = withRegistry(flags.data, (r) => r.listHosts()).map((h) => (h.kind === 'public' && !flags.showKeys ? { ...h, key: '…' } : h));
+      run(flags.json, async () => {
+        const list = (await withHosts(flags.data, (r) => r.listHosts())).map((h) => (h.kind === 'public' && !flags.showKeys ? { ...h, key: '…' } : h));
         if (flags.json) return out.json(list);
         for (const h of list) {
           out.line(h.kind === 'admin' ? `admin   ${h.name}` : `public  ${h.name}  env ${h.env}${h.path ? `  path ${h.path}` : ''}${flags.showKeys ? `  key ${h.key}` : ''}`);
@@ -58,7 +83,7 @@ export function registerHosts(program: Command): void {
     .action((name: string, flags: HostFlags) =>
       run(flags.json, async () => {
         // An admin host serves every public host: instance-wide (no host), its name in the detail.
-        await auditedCliAction(flags.data, { action: 'host-add', host: null, detail: { kind: 'admin', name: name.toLowerCase() } }, () => withRegistry(flags.data, (r) => r.addAdminHost(name)));
+        await auditedCliAction(flags.data, { action: 'host-add', host: null, detail: { kind: 'admin', name: name.toLowerCase() } }, () => withHosts(flags.data, (r) => r.addAdminHost(name)));
         if (flags.json) out.json({ ok: true, kind: 'admin', name: name.toLowerCase() });
         else out.line(`${out.c.green('added')} admin host ${name.toLowerCase()}`);
       }),
@@ -74,7 +99,7 @@ export function registerHosts(program: Command): void {
       run(flags.json, async () => {
         const key = flags.key ?? generatePublicHostKey();
         const detail = { kind: 'public', env: flags.env, path: flags.path ?? null };
-        await auditedCliAction(flags.data, { action: 'host-add', host: name.toLowerCase(), detail }, () => withRegistry(flags.data, (r) => r.addPublicHost({ name, key, env: flags.env, path: flags.path ?? null })));
+        await auditedCliAction(flags.data, { action: 'host-add', host: name.toLowerCase(), detail }, () => withHosts(flags.data, (r) => r.addPublicHost({ name, key, env: flags.env, path: flags.path ?? null })));
         if (flags.json) return out.json({ ok: true, kind: 'public', name: name.toLowerCase(), env: flags.env, path: flags.path ?? null, key });
         out.line(`${out.c.green('added')} public host ${name.toLowerCase()} (env ${flags.env}${flags.path ? `, path ${flags.path}` : ''})`);
         if (flags.key === undefined) out.line(`key: ${key}`);
@@ -86,10 +111,10 @@ export function registerHosts(program: Command): void {
     .addHelpText('after', example('anvil hosts remove shop.localhost'))
     .action((name: string, flags: HostFlags) =>
       run(flags.json, async () => {
-        const kind = withRegistry(flags.data, (r) => r.getHost(name.toLowerCase())?.kind ?? null);
+        const kind = await withHosts(flags.data, async (r) => (await r.listHosts()).find((h) => h.name === name.toLowerCase())?.kind ?? null);
         const audited = kind === 'admin' ? { host: null, detail: { kind, name: name.toLowerCase() } } : { host: name.toLowerCase(), detail: { kind } };
-        await auditedCliAction(flags.data, { action: 'host-remove', ...audited }, () => {
-          if (!withRegistry(flags.data, (r) => r.removeHost(name))) throw new CliError(`no host named "${name}" in ${resolve(flags.data)}`);
+        await auditedCliAction(flags.data, { action: 'host-remove', ...audited }, async () => {
+          if (!(await withHosts(flags.data, (r) => r.removeHost(name)))) throw new CliError(`no host named "${name}" in ${hostsPlace(flags.data)}`);
         });
         if (flags.json) out.json({ ok: true, removed: name.toLowerCase() });
         else out.line(`${out.c.green('removed')} host ${name.toLowerCase()}`);

@@ -192,6 +192,17 @@ export const Errors = {
   // input was checked already (e.g. its host was removed meanwhile): the server's failure, a 500.
   // A refused start is printed by `anvil start` (exit 1), never sent: 409, the data directory is taken.
   registryInvalid: registryRefusal('ANVIL_ERR_REGISTRY_INVALID', 500, '%s: %s'),
+  // Cluster mode (DATABASE_URL): the control plane in Postgres. Unreachable, a management write is
+  // refused with 503 and the APIs keep serving from each instance's local replica.
+  controlPlaneUnavailable: coded(
+    'ANVIL_ERR_CONTROL_PLANE_UNAVAILABLE',
+    503,
+    'the control plane (PostgreSQL, DATABASE_URL) cannot be reached: management writes are refused until it is back; the APIs keep serving',
+    true,
+  ),
+  controlPlaneStart: coded('ANVIL_ERR_CONTROL_PLANE_START', 503, 'cluster mode: the control plane at DATABASE_URL=%s cannot be used: %s', true),
+  controlPlaneSchema: coded('ANVIL_ERR_CONTROL_PLANE_SCHEMA', 500, "control plane: the database's schema version %s is newer than this Anvil's (%s)", true),
+  controlPlaneRelease: coded('ANVIL_ERR_CONTROL_PLANE_RELEASE', 500, 'control plane: release %s could not be fetched: %s', true),
   dataDirInUse: dataDirRefusal(
     'ANVIL_ERR_DATA_DIR_IN_USE',
     409,

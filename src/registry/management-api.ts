@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { rm } from 'node:fs/promises';
 import type { DataPaths } from '../config/data-paths.js';
+import type { ControlPlane } from '../control-plane/control-plane.js';
+import { AnvilError, Errors } from '../errors.js';
 import type { DeployResult } from '../releases/deploy.js';
 import type { ApiDirectory } from '../router/api-directory.js';
 import { sendError, sendJson } from '../router/http-response.js';
@@ -11,7 +13,10 @@ import type { DeleteApiResult, PublicHost, Registry } from './registry.js';
 import { releaseChange, type ReleaseChange } from './release-change.js';
 
 export interface ManagementDeps {
+  /** Reads: the local registry (a replica in cluster mode). */
   registry: Registry;
+  /** Writes: through the control plane (local, or Postgres in cluster mode). */
+  controlPlane: ControlPlane;
   directory: ApiDirectory;
   paths: DataPaths;
   /** Receives an uploaded archive and deploys it into the host (unpacked and validated in the deploy worker). */
@@ -36,6 +41,16 @@ const API_KEY = /^[a-z0-9][a-z0-9-]{0,62}$/;
  * (publish, disable, rollback), deploy and delete APIs. `path` is the part after `/anvil`.
  */
 export async function handleManagement(req: IncomingMessage, res: ServerResponse, path: string, host: PublicHost, deps: ManagementDeps): Promise<void> {
+  try {
+    await route(req, res, path, host, deps);
+  } catch (error) {
+    // Meant for the operator, so said in full: the 503 names the control plane, the APIs keep serving.
+    if (!(error instanceof AnvilError) || error.code !== Errors.controlPlaneUnavailable.code || res.headersSent) throw error;
+    sendError(res, error.status, error.message, { 'retry-after': '5' });
+  }
+}
+
+async function route(req: IncomingMessage, res: ServerResponse, path: string, host: PublicHost, deps: ManagementDeps): Promise<void> {
   const method = req.method ?? 'GET';
   const segments = path.split('/').filter((s) => s !== '');
   if (segments[0] !== 'api' || segments.length > 3) return sendError(res, 404, 'Not Found');
@@ -113,7 +128,7 @@ async function update(req: IncomingMessage, res: ServerResponse, host: PublicHos
   const change = { active: fields.active as boolean, release: fields.release as string, public: fields.public as boolean };
   const before = deps.registry.getApi(host.name, key);
   const kind = releaseChange(before, change);
-  const outcome = deps.registry.updateApi(host.name, key, change);
+  const outcome = await deps.controlPlane.updateApi(host.name, key, change);
   deps.counted?.releaseChange(host.name, key, kind, outcome === 'ok' ? 'ok' : outcome === 'unknown-api' ? 'unknown_api' : 'unknown_release');
   const note = { action: kind, api: key, release: change.release, detail: { ...change, previousRelease: before?.release ?? null } };
   const failure = outcome === 'unknown-api' ? `unknown API "${key}"` : outcome === 'unknown-release' ? `unknown release "${change.release}" of API "${key}"` : null;
@@ -128,7 +143,7 @@ async function update(req: IncomingMessage, res: ServerResponse, host: PublicHos
 
 async function remove(res: ServerResponse, host: PublicHost, key: string, deps: ManagementDeps): Promise<void> {
   const release = deps.registry.getApi(host.name, key)?.release ?? null;
-  const outcome = deps.registry.deleteApi(host.name, key);
+  const outcome = await deps.controlPlane.deleteApi(host.name, key);
   const refusal = deleteRefusal(outcome, key);
   await deps.note({ action: 'delete', api: key, release, status: refusal?.status ?? 204, ...(refusal === null ? {} : { error: refusal.error }) });
   if (refusal !== null) return sendError(res, refusal.status, refusal.error);

@@ -5,11 +5,13 @@ import { Errors } from '../errors.js';
 import { ApiRecords } from './api-records.js';
 import { HostRecords } from './host-records.js';
 import type { ApiRecord, DeleteApiResult, HostRecord, StoredRelease, UpdateApiResult } from './records.js';
+import { replaceContents, type RegistryContents } from './replica-contents.js';
 import { migrate } from './schema.js';
 import { prepareStatements, type Statements } from './statements.js';
 
 export type { AdminHost, ApiRecord, DeleteApiResult, HostRecord, PublicHost, StoredRelease, UpdateApiResult } from './records.js';
 export { RegistryValidationError } from '../errors/anvil-error.js';
+export type { RegistryContents } from './replica-contents.js';
 
 /**
  * The registry: virtual hosts, API records and their releases, in one embedded SQLite file owned by
@@ -67,6 +69,11 @@ export class Registry {
   /** Changes when ANOTHER connection (e.g. the CLI) committed a write; this connection's own writes leave it as is. */
   dataVersion(): number {
     return this.stmt.dataVersion.get() ?? 0;
+  }
+
+  /** Cluster mode: this registry becomes a copy of the control plane's (replica-sync.ts). */
+  replaceContents(contents: RegistryContents): void {
+    replaceContents(this.db, contents);
   }
 
   // ---- hosts --------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ export interface BootDeployReport {
 export async function deployApisFolder(apisDir: string, name: string, target: DeployTarget, publish: boolean): Promise<FolderDeploy> {
   const result = await deployFolder(join(apisDir, name), target, { reuseUnchanged: true });
   if (!result.ok) return { ok: false, folder: name, errors: result.errors };
-  if (publish) target.registry.updateApi(target.host.name, result.key, { active: true, public: true, release: result.release });
+  if (publish) await target.controlPlane.updateApi(target.host.name, result.key, { active: true, public: true, release: result.release });
   return { ok: true, folder: name, key: result.key, release: result.release, created: result.created };
 }
 

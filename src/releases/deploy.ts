@@ -1,10 +1,11 @@
 import type { IncomingMessage } from 'node:http';
-import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { DataPaths } from '../config/data-paths.js';
+import type { ControlPlane } from '../control-plane/control-plane.js';
+import { COMPILED_FILE, type DataPaths } from '../config/data-paths.js';
 import { Errors } from '../errors.js';
 import { newReleaseId } from '../registry/release-id.js';
-import type { PublicHost, Registry } from '../registry/registry.js';
+import type { PublicHost } from '../registry/registry.js';
 import type { DeployWorker } from './deploy-worker.js';
 import { receiveUpload } from './receive-upload.js';
 import type { ReleaseSource } from './stage-release.js';
@@ -13,7 +14,7 @@ import type { Refusal, UnpackLimits } from './upload-limits.js';
 export type DeployResult = { ok: true; key: string; release: string; created: boolean } | Refusal;
 
 export interface DeployTarget {
-  registry: Registry;
+  controlPlane: ControlPlane;
   paths: DataPaths;
   host: PublicHost;
   worker: DeployWorker;
@@ -43,21 +44,28 @@ export function deployUpload(req: IncomingMessage, limits: UnpackLimits, target:
  * move the staged folder into place and record it.
  */
 async function deploy(source: ReleaseSource, workDir: string, target: DeployTarget, options: { reuseUnchanged: boolean }): Promise<DeployResult> {
-  const { registry, paths, host } = target;
+  const { controlPlane, paths, host } = target;
   const release = newReleaseId();
-  const staged = await target.worker.run({ source, workDir, host: host.name, env: host.env, release });
+  const pack = controlPlane.sharesReleaseFiles;
+  const staged = await target.worker.run({ source, workDir, host: host.name, env: host.env, release, pack });
   if (!staged.ok) return staged;
   const { key, digest } = staged;
+  const shared = pack ? { archive: await readFile(staged.archiveFile!), compiled: await readFile(join(staged.releaseDir, COMPILED_FILE), 'utf8') } : null;
 
-  const current = registry.getApi(host.name, key);
-  if (options.reuseUnchanged && current !== null && registry.currentDigest(host.name, key) === digest) {
-    return { ok: true, key, release: current.release, created: false };
-  }
+  // In place before it is recorded: a recorded release is served at once. Unrecorded, it goes.
+  const releaseDir = paths.releaseDir(host.name, key, release);
   await mkdir(paths.apiReleasesDir(host.name, key), { recursive: true });
-  await rename(staged.releaseDir, paths.releaseDir(host.name, key, release));
-  const { pruned } = registry.recordRelease(host.name, key, release, digest);
-  await Promise.all(pruned.map((old) => rm(paths.releaseDir(host.name, key, old), { recursive: true, force: true })));
-  return { ok: true, key, release, created: true };
+  await rename(staged.releaseDir, releaseDir);
+  let recorded;
+  try {
+    recorded = await controlPlane.recordRelease({ host: host.name, key, release, digest, reuseUnchanged: options.reuseUnchanged, shared });
+  } catch (error) {
+    await rm(releaseDir, { recursive: true, force: true });
+    throw error;
+  }
+  if (!recorded.created) await rm(releaseDir, { recursive: true, force: true });
+  await Promise.all(recorded.pruned.map((old) => rm(paths.releaseDir(host.name, key, old), { recursive: true, force: true })));
+  return { ok: true, key, release: recorded.release, created: recorded.created };
 }
 
 /** Runs `fn` with a fresh folder under the data directory's tmp (same file system as the releases), removed afterwards. */

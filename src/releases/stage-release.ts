@@ -11,6 +11,7 @@ import { MAX_LISTED_ERRORS } from '../config/input-limits.js';
 import { loadApiFolder } from '../config/load-api.js';
 import { formatConfigError, type CompiledRelease } from '../config/types.js';
 import { releaseDigest, releaseFileList } from './folder-files.js';
+import { packApiFolder } from './pack.js';
 import type { ReceivedUpload } from './receive-upload.js';
 import { unpackReceived } from './read-upload.js';
 import type { Refusal, UnpackLimits } from './upload-limits.js';
@@ -26,10 +27,12 @@ export interface StageTask {
   host: string;
   env: string;
   release: string;
+  /** Also pack the release's files as a .tar.gz (cluster mode: other instances fetch it). */
+  pack?: boolean;
 }
 
 export type StageResult =
-  | { ok: true; key: string; digest: string; /** Holds `files/` and `compiled.json`, as a release folder does. */ releaseDir: string }
+  | { ok: true; key: string; digest: string; /** Holds `files/` and `compiled.json`, as a release folder does. */ releaseDir: string; /** With `pack`. */ archiveFile?: string }
   | Refusal;
 
 export async function stageRelease(task: StageTask): Promise<StageResult> {
@@ -69,7 +72,10 @@ export async function stageRelease(task: StageTask): Promise<StageResult> {
   };
   await mkdir(releaseDir, { recursive: true });
   await writeFile(join(releaseDir, COMPILED_FILE), JSON.stringify(compiled));
-  return { ok: true, key, digest, releaseDir };
+  if (task.pack !== true) return { ok: true, key, digest, releaseDir };
+  const archiveFile = join(task.workDir, 'release-files.tar.gz');
+  await writeFile(archiveFile, (await packApiFolder(join(releaseDir, RELEASE_FILES_DIR))).archive);
+  return { ok: true, key, digest, releaseDir, archiveFile };
 }
 
 /** The first {@link MAX_LISTED_ERRORS} errors, and a line counting the others. */
