@@ -16,7 +16,7 @@ export interface ApiActors {
  */
 export function createApiActors(options: InstanceOptions, log: InstanceLog, registry: Registry, paths: DataPaths, localBaseUrl: () => string): ApiActors {
   const actors = new ActorTable(options.cells, options.maxCells, options.actors, (level, msg, fields) => log[level](fields ?? {}, msg));
-  const stores = { dataRoot: options.dataDir, redisUrl: options.redisUrl, redisPrefix: options.redisPrefix };
+  const stores = { dataRoot: options.dataDir, redisUrl: options.redisUrl, redisPrefix: options.redisPrefix, databaseUrl: options.databaseUrl };
   const directory = new ApiDirectory(registry, paths, localBaseUrl, options.sandbox, options.quotas, stores, options.egressAllow, options.maxJsonDepth, (ids) => ids.forEach((id) => actors.supersede(id)));
   directory.reload();
   return { actors, directory };

@@ -50,6 +50,8 @@ export interface InstanceOptions {
   publicHostKey: string | null;
   /** Shared stores and the job queue in this Redis (REDIS_URL); null: embedded (SQLite). */
   redisUrl: string | null;
+  /** The cluster's Postgres (DATABASE_URL): where APIs with `database: postgres` keep their data; null: none. */
+  databaseUrl: string | null;
   /** Keeps instances that share a Redis apart (ANVIL_REDIS_PREFIX, default `anvil:`). */
   redisPrefix: string;
   /** Exceptions to the egress policy (ANVIL_EGRESS_ALLOW: names, addresses, CIDRs, comma-separated). */

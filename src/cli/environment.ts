@@ -7,6 +7,8 @@ export interface InstanceEnvironment {
   publicHostKey: string | null;
   /** REDIS_URL: shared stores and the job queue in Redis. */
   redisUrl: string | null;
+  /** DATABASE_URL: the cluster's Postgres (APIs with `database: postgres` keep their data there). */
+  databaseUrl: string | null;
   /** ANVIL_REDIS_PREFIX (default `anvil:`): keeps instances that share a Redis apart (tests, several installations). */
   redisPrefix: string;
   /** ANVIL_EGRESS_ALLOW: exceptions to the egress policy. */
@@ -23,6 +25,7 @@ export function readInstanceEnvironment(env: NodeJS.ProcessEnv = process.env): I
   return {
     publicHostKey: env.ANVIL_PUBLIC_HOST_KEY ?? null,
     redisUrl: env.REDIS_URL ?? null,
+    databaseUrl: env.DATABASE_URL || null,
     redisPrefix: env.ANVIL_REDIS_PREFIX ?? 'anvil:',
     egressAllow: env.ANVIL_EGRESS_ALLOW ?? null,
     metricsToken: env.ANVIL_METRICS_TOKEN ?? null,

@@ -103,6 +103,7 @@ export function instanceOptions(flags: StartFlags, maxCells: number, envExplicit
     publicHostKey: environment.publicHostKey,
     redisUrl: environment.redisUrl,
     redisPrefix: environment.redisPrefix,
+    databaseUrl: environment.databaseUrl,
     egressAllow: environment.egressAllow,
     metricsToken: environment.metricsToken,
     cellNodeFlags: environment.cellNodeFlags,

@@ -1,3 +1,4 @@
+import { pgBegin } from '../database/postgres/pg-request.js';
 import { beginTransaction } from '../database/request-database.js';
 import { defineDirective, noParams } from './types.js';
 
@@ -8,6 +9,7 @@ export default defineDirective({
     'and rolled back by DatabaseRollback, by a directive that fails, or when the pass ends with it open. One request at a time per thread: another waits its turn (up to 5 s, then 503).',
   params: noParams,
   async run(ctx) {
+    if (ctx.api.database.mode === 'postgres') return pgBegin(ctx);
     await beginTransaction(ctx);
   },
 });

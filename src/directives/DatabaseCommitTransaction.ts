@@ -1,3 +1,4 @@
+import { pgEnd } from '../database/postgres/pg-request.js';
 import { commitTransaction } from '../database/request-database.js';
 import { defineDirective, noParams } from './types.js';
 
@@ -6,6 +7,7 @@ export default defineDirective({
   summary: "Commits the request's transaction (500 when none is open; a failed commit rolls it back).",
   params: noParams,
   run(ctx) {
+    if (ctx.api.database.mode === 'postgres') return pgEnd(ctx, 'commit');
     commitTransaction(ctx);
   },
 });

@@ -26,6 +26,8 @@ export interface StageTask {
   host: string;
   env: string;
   release: string;
+  /** Whether the instance has the cluster's Postgres (DATABASE_URL), which `database: postgres` needs. */
+  postgres: boolean;
 }
 
 export type StageResult =
@@ -42,7 +44,7 @@ export async function stageRelease(task: StageTask): Promise<StageResult> {
     root = task.source.dir;
   }
 
-  const loaded = await loadApiFolder(root, task.env);
+  const loaded = await loadApiFolder(root, task.env, undefined, { postgres: task.postgres });
   if (!loaded.ok) return { ok: false, status: 400, errors: listed(loaded.errors.map(formatConfigError)) };
   const key = loaded.definition.key;
   const files = await releaseFileList(root);
