@@ -34,7 +34,7 @@ export async function openRegistry(options: InstanceOptions, log: InstanceLog, p
     keyFromEnv: options.publicHostKey ?? undefined,
   });
   const deployWorker = new DeployWorker({ budgetMs: options.deployTimeoutMs, memoryMb: DEPLOY_WORKER_MEMORY_MB, postgres: options.databaseUrl !== null });
-  const target: DeployTarget = { registry, paths, host: publicHost, worker: deployWorker };
+  const target: DeployTarget = { registry, paths, host: publicHost, worker: deployWorker, databaseUrl: options.databaseUrl };
   const boot = options.apisDir === null ? null : await deployAtBoot(options.apisDir, target, options.publish, log);
   return { registry, publicHost, generatedKey, deployWorker, target, boot };
 }

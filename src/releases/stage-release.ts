@@ -31,7 +31,7 @@ export interface StageTask {
 }
 
 export type StageResult =
-  | { ok: true; key: string; digest: string; /** Holds `files/` and `compiled.json`, as a release folder does. */ releaseDir: string }
+  | { ok: true; key: string; digest: string; /** Holds `files/` and `compiled.json`, as a release folder does. */ releaseDir: string; /** api.yaml says `database: postgres`. */ postgres: boolean }
   | Refusal;
 
 export async function stageRelease(task: StageTask): Promise<StageResult> {
@@ -71,7 +71,7 @@ export async function stageRelease(task: StageTask): Promise<StageResult> {
   };
   await mkdir(releaseDir, { recursive: true });
   await writeFile(join(releaseDir, COMPILED_FILE), JSON.stringify(compiled));
-  return { ok: true, key, digest, releaseDir };
+  return { ok: true, key, digest, releaseDir, postgres: loaded.definition.database === 'postgres' };
 }
 
 /** The first {@link MAX_LISTED_ERRORS} errors, and a line counting the others. */

@@ -77,10 +77,10 @@ const REFUSED_FUNCTIONS: ReadonlyArray<[RegExp, string]> = [
 
 /** Names of the catalogs and of what reveals the server and the other APIs. */
 function refusedName(name: string): string | null {
+  for (const [pattern, refusal] of REFUSED_FUNCTIONS) if (pattern.test(name)) return refusal;
   if (name === 'pg_catalog' || name === 'information_schema' || name === 'pg_toast') return `${name} is not allowed (the catalogs show other APIs' schemas)`;
   if (/^pg_/.test(name) && name !== 'pg_sleep' && name !== 'pg_typeof' && name !== 'pg_column_size') return `${name} is not allowed (the catalogs show other APIs' schemas)`;
   if (/^reg(class|namespace|role|proc|procedure|oper|operator|type|config|dictionary|collation)$/.test(name)) return `${name} is not allowed (looking up names of the catalogs)`;
-  for (const [pattern, refusal] of REFUSED_FUNCTIONS) if (pattern.test(name)) return refusal;
   return null;
 }
 
