@@ -43,7 +43,7 @@ export function asciiLower(text: string): string {
 /**
  * Whose reading to follow. `postgres` differs where a difference could hide code from the policy:
  * `[` and backquotes are operators, not quotes; block comments nest; `::` is a cast, not a
- * parameter; `E'…'` strings (backslash escapes) and `$tag$…$tag$` strings are refused, as the
+ * parameter; `E'…'` strings (backslash escapes), `U&…` escapes and `$tag$…$tag$` strings are refused, as the
  * policy would have to read them exactly as PostgreSQL does (a bound parameter does the same job).
  */
 export type SqlDialect = 'sqlite' | 'postgres';
@@ -95,6 +95,9 @@ export function tokenizeSql(sql: string, dialect: SqlDialect = 'sqlite'): SqlTok
       push('comment', start, i);
     } else if (postgres && (c === 0x65 || c === 0x45) /* e E */ && sql.charCodeAt(i + 1) === 0x27) {
       throw Errors.sqlRefused("E'…' strings (backslash escapes) are not allowed: bind the value as a parameter");
+    } else if (postgres && (c === 0x75 || c === 0x55) /* u U */ && sql.charCodeAt(i + 1) === 0x26 /* & */ && (sql[i + 2] === "'" || sql[i + 2] === '"')) {
+      // U&"\0073et_config" names set_config: escapes in names and strings would hide them from the policy.
+      throw Errors.sqlRefused('U&… Unicode escapes are not allowed: write the characters themselves');
     } else if (postgres && c === 0x24 /* $ */ && !isDigit(sql.charCodeAt(i + 1))) {
       throw Errors.sqlRefused('dollar-quoted strings ($$…$$) are not allowed: bind the value as a parameter');
     } else if (postgres && c === 0x3a /* : */ && sql.charCodeAt(i + 1) === 0x3a) {

@@ -139,6 +139,17 @@ describe('database: postgres, between APIs and instances', () => {
       ["select 1 /* /* */ ' */ , set_config('a','b',false) --'", /set_config\(\) is not allowed/],
       ["select arr[1], set_config('a','b',false), x[2] from notes", /set_config\(\) is not allowed/],
       ["select lo_import('/etc/passwd')", /server functions/],
+      ['select U&"\\0073et_config"(\'a\', \'b\', false)', /Unicode escapes/],
+      ["select U&'\\0041'", /Unicode escapes/],
+      ['show listen_addresses', /SHOW is not allowed/],
+      ['select inet_server_addr()', /server's addresses/],
+      ['select * from pg_temp.t', /pg_temp is not allowed/],
+      ['drop owned by current_user', /DROP OWNED is not allowed/],
+      ['alter default privileges grant select on tables to public', /ALTER DEFAULT is not allowed/],
+      ['prepare p as select 1', /PREPARE is not allowed/],
+      ['declare c cursor for select 1', /DECLARE/],
+      ['create trigger t before insert on notes execute function f()', /CREATE TRIGGER is not allowed/],
+      ['create language plpythonu', /CREATE LANGUAGE is not allowed/],
       ["select pg_read_file('/etc/passwd')", /not allowed/],
     ];
     for (const [text, expected] of escapes) {

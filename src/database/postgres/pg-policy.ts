@@ -40,6 +40,7 @@ const REFUSED_FIRST: Readonly<Record<string, string>> = {
   move: 'cursors (MOVE) are not allowed',
   close: 'cursors (CLOSE) are not allowed',
   explain: 'EXPLAIN is not allowed',
+  show: 'SHOW is not allowed (the server\'s settings are not the API\'s)',
   security: 'SECURITY LABEL is not allowed',
   import: 'IMPORT FOREIGN SCHEMA is not allowed',
   reassign: 'REASSIGN OWNED is not allowed',
@@ -73,6 +74,7 @@ const REFUSED_FUNCTIONS: ReadonlyArray<[RegExp, string]> = [
   [/^to_reg/, 'looking up names of the catalogs is not allowed'],
   [/^has_.*_privilege$/, 'privilege checks on other objects are not allowed'],
   [/^current_setting$/, 'current_setting() is not allowed'],
+  [/^inet_(server|client)_(addr|port)$/, 'the server\'s addresses are not the API\'s'],
 ];
 
 /** Names of the catalogs and of what reveals the server and the other APIs. */
