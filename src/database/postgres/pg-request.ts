@@ -108,7 +108,7 @@ function check(pg: ThreadPg, schema: string, sql: string): Checked {
     const first = tokens[0]?.value;
     verdict = {
       variables: tokens.filter((t) => t.kind === 'variable'),
-      returnsRows: first === 'select' || first === 'with' || first === 'values' || first === 'table' || tokens.some((t) => t.kind === 'ident' && t.value === 'returning'),
+      returnsRows: first === '(' || first === 'select' || first === 'with' || first === 'values' || first === 'table' || tokens.some((t) => t.kind === 'ident' && t.value === 'returning'),
     };
   } catch (error) {
     if (!(error instanceof AnvilError)) throw error;

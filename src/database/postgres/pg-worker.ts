@@ -27,6 +27,7 @@ interface Ready {
 let ready: Promise<Ready> | null = null;
 const transactions = new Map<number, pg.PoolClient>();
 let nextTx = 1;
+const ignore = () => undefined;
 
 /** Role, schema and migrations, once; a failure is tried again by the next request. */
 function prepare(): Promise<Ready> {
@@ -65,9 +66,13 @@ async function operate(request: PgRequest): Promise<unknown> {
       return schema;
     case 'begin': {
       const client = await pool.connect();
+      // Held across requests' awaits: the server may end it meanwhile (idle_in_transaction_session_timeout);
+      // its next statement then fails, and nothing else does.
+      client.on('error', ignore);
       try {
         await client.query('BEGIN');
       } catch (error) {
+        client.off('error', ignore);
         client.release(true);
         throw error;
       }
@@ -102,6 +107,7 @@ async function endTransaction(tx: number, action: 'commit' | 'rollback'): Promis
   const client = transactions.get(tx);
   if (client === undefined) return null;
   transactions.delete(tx);
+  client.off('error', ignore);
   try {
     await client.query(action === 'commit' ? 'COMMIT' : 'ROLLBACK');
     client.release();
