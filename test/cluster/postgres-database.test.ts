@@ -196,7 +196,16 @@ describe('database: postgres, between APIs and instances', () => {
     expect(slow.status).toBe(500);
     expect(slow.json().error).toMatch(/ran longer than the API's statement_timeout \(5000 ms\) and was cancelled/);
     expect(Date.now() - started).toBeLessThan(8000);
-  }, 20_000);
+    // The same from a custom directive's state.db: its thread waited, its CPU limit (50 ms) was not spent.
+    const blocked = await two.request('/x/custom-sql', { method: 'POST', headers: json, body: JSON.stringify({ sql: 'select pg_sleep(8) as slept' }) });
+    expect(blocked.status).toBe(500);
+    expect(blocked.json().error).toMatch(/ran longer than the API's statement_timeout \(5000 ms\) and was cancelled/);
+    const refused = await two.request('/x/custom-sql', { method: 'POST', headers: json, body: JSON.stringify({ sql: "select set_config('statement_timeout', '0', false)" }) });
+    expect(refused.json().error).toMatch(/set_config\(\) is not allowed/);
+    const fine = await two.request('/x/custom-sql', { method: 'POST', headers: json, body: JSON.stringify({ sql: 'select count(*) as c from notes where n >= ?', params: [0] }) });
+    expect(fine.status).toBe(200);
+    expect(fine.json()[0].c).toBeGreaterThan(0);
+  }, 30_000);
 });
 
 describe('database: postgres without DATABASE_URL', () => {

@@ -42,6 +42,8 @@ ${mode === 'postgres' ? 'database: postgres\n' : ''}endpoints:
     Reply: { directive: ModifyMessage, body: $.memory.rows }
   post /custom:
     Add: { directive: AddNote }
+  post /custom-sql:
+    Run: { directive: RunSql }
   get /custom/{id}:
     Read: { directive: ReadNote }
   post /tx/{outcome}:
@@ -60,6 +62,11 @@ ${mode === 'postgres' ? 'database: postgres\n' : ''}endpoints:
   const run = state.db.run('insert into notes (title, n) values (?, ?) returning id', [title, body.n ?? 0]);
   const row = state.db.get('select id, title, n from notes where title = ?', [title]);
   if (!body.inside) state.message.body = { changes: run.changes, row };
+}
+`,
+    'Directives/RunSql.js': `export default function RunSql(state) {
+  const { sql, params } = state.message.body;
+  state.message.body = state.db.all(sql, params ?? []);
 }
 `,
     'Directives/ReadNote.js': `export default function ReadNote(state) {
