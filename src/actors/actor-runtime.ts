@@ -24,6 +24,7 @@ export class ActorRuntime implements ApiRuntime {
   readonly debug: boolean;
   readonly compat: CompatMode | null;
   readonly dataDir: string;
+  readonly database: ApiRuntime['database'];
   readonly releaseDir: string;
   readonly localBaseUrl: string;
   readonly egressAllow: string | null;
@@ -58,6 +59,7 @@ export class ActorRuntime implements ApiRuntime {
     this.debug = release.definition.debug;
     this.compat = release.definition.compat ?? null;
     this.dataDir = spec.dataDir;
+    this.database = { mode: release.definition.database ?? 'sqlite', url: spec.stores.databaseUrl };
     this.releaseDir = spec.releaseDir;
     this.localBaseUrl = spec.localBaseUrl;
     this.egressAllow = spec.egressAllow;

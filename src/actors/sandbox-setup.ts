@@ -1,4 +1,5 @@
 import type { CompiledRelease, SandboxLimits } from '../config/types.js';
+import { pgSandboxDatabase } from '../database/postgres/pg-request.js';
 import { requestDatabase } from '../database/request-database.js';
 import { builtinDirectives } from '../directives/catalogue.js';
 import { Sandbox, type SandboxOptions } from '../sandbox-host/sandbox.js';
@@ -25,7 +26,7 @@ export function createSandbox(
     directiveCode: release.directiveCode,
     services: {
       builtin: (name) => builtinDirectives.get(name),
-      database: (ctx) => requestDatabase(ctx),
+      database: (ctx) => (ctx.api.database.mode === 'postgres' ? pgSandboxDatabase(ctx) : requestDatabase(ctx)),
     },
     report,
     enter,

@@ -20,7 +20,7 @@ export function createApiActors(options: InstanceOptions, log: InstanceLog, regi
   const actors = new ActorTable(options.cells, options.maxCells, options.actors, (level, msg, fields) => log[level](fields ?? {}, msg));
   // Several instances on one Redis quarantine and pause a crashing API together.
   if (options.redisUrl) actors.shareFaults(new RedisFaultBoard({ url: options.redisUrl, prefix: options.redisPrefix, log: (level, msg, fields) => log[level](fields, msg) }));
-  const stores = { dataRoot: options.dataDir, redisUrl: options.redisUrl, redisPrefix: options.redisPrefix };
+  const stores = { dataRoot: options.dataDir, redisUrl: options.redisUrl, redisPrefix: options.redisPrefix, databaseUrl: options.databaseUrl };
   const directory = new ApiDirectory(registry, paths, localBaseUrl, options.sandbox, options.quotas, stores, options.egressAllow, options.maxJsonDepth, (ids) => ids.forEach((id) => actors.supersede(id)));
   directory.reload();
   return { actors, directory };

@@ -84,5 +84,5 @@ export function createFrontDoor(options: InstanceOptions, parts: FrontDoorParts)
 /** Deploys an uploaded archive into a public host, within the upload limit. */
 function uploadDeployer(options: InstanceOptions, controlPlane: ControlPlane, paths: DataPaths, worker: DeployWorker): (req: IncomingMessage, host: PublicHost) => ReturnType<typeof deployUpload> {
   const uploadLimits = { ...defaultUnpackLimits, maxUploadBytes: options.uploadLimit, maxUnpackedBytes: options.uploadLimit };
-  return (req, host) => deployUpload(req, uploadLimits, { controlPlane, paths, host, worker });
+  return (req, host) => deployUpload(req, uploadLimits, { controlPlane, paths, host, worker, databaseUrl: options.databaseUrl });
 }

@@ -56,7 +56,7 @@ export interface InstanceOptions {
   publicHostKey: string | null;
   /** Shared stores and the job queue in this Redis (REDIS_URL); null: embedded (SQLite). */
   redisUrl: string | null;
-  /** Cluster mode: the control plane (hosts, APIs, releases) in this PostgreSQL (DATABASE_URL); null: the local registry only. */
+  /** The cluster's PostgreSQL (DATABASE_URL): the control plane (hosts, APIs, releases) and the data of `database: postgres` APIs; null: the local registry only. */
   databaseUrl: string | null;
   /** Keeps instances that share a Redis apart (ANVIL_REDIS_PREFIX, default `anvil:`). */
   redisPrefix: string;

@@ -56,8 +56,8 @@ export async function openRegistry(options: InstanceOptions, log: InstanceLog, p
       log.info({}, 'cluster mode: the registry is a replica of the control plane in PostgreSQL (DATABASE_URL)');
     }
     const { publicHost, generatedKey } = hosts;
-    const deployWorker = new DeployWorker({ budgetMs: options.deployTimeoutMs, memoryMb: DEPLOY_WORKER_MEMORY_MB });
-    const target: DeployTarget = { controlPlane, paths, host: publicHost, worker: deployWorker };
+    const deployWorker = new DeployWorker({ budgetMs: options.deployTimeoutMs, memoryMb: DEPLOY_WORKER_MEMORY_MB, postgres: options.databaseUrl !== null });
+    const target: DeployTarget = { controlPlane, paths, host: publicHost, worker: deployWorker, databaseUrl: options.databaseUrl };
     const boot = options.apisDir === null ? null : await deployAtBoot(options.apisDir, target, options.publish, log);
     return { registry, controlPlane, sync, publicHost, generatedKey, deployWorker, target, boot };
   } catch (error) {

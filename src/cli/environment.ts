@@ -7,7 +7,7 @@ export interface InstanceEnvironment {
   publicHostKey: string | null;
   /** REDIS_URL: shared stores and the job queue in Redis. */
   redisUrl: string | null;
-  /** DATABASE_URL: cluster mode, the control plane (hosts, APIs, releases) in this PostgreSQL. */
+  /** DATABASE_URL: cluster mode: the control plane (hosts, APIs, releases) and the data of `database: postgres` APIs in this PostgreSQL. */
   databaseUrl: string | null;
   /** ANVIL_REDIS_PREFIX (default `anvil:`): keeps instances that share a Redis apart (tests, several installations). */
   redisPrefix: string;

@@ -9,9 +9,11 @@ import { pointerToPath, type PathKey, type PointAt } from './yaml-positions.js';
 
 export const API_KEY_PATTERN = '^[a-z0-9][a-z0-9-]{0,62}$';
 export const RESERVED_KEYS: ReadonlySet<string> = new Set(['anvil']);
-export const TOP_LEVEL_FIELDS = ['key', 'debug', 'compat', 'limits', 'before', 'endpoints', 'after'] as const;
+export const TOP_LEVEL_FIELDS = ['key', 'debug', 'compat', 'database', 'limits', 'before', 'endpoints', 'after'] as const;
 /** `compat:` values: the original system whose answers an API keeps where Anvil's differ. */
 export const COMPAT_MODES = ['hefesto'] as const;
+/** `database:` values: where the API's SQL data lives (README "The API's database"). */
+export const DATABASE_MODES = ['sqlite', 'postgres'] as const;
 
 /**
  * `limits:` of api.yaml: the API's own sandbox limits and its quotas on shared stores, each capped
@@ -60,6 +62,7 @@ export const apiYamlSchema = {
     key: { type: 'string', pattern: API_KEY_PATTERN },
     debug: { type: 'boolean' },
     compat: { enum: COMPAT_MODES },
+    database: { enum: DATABASE_MODES },
     limits: {
       type: 'object',
       properties: Object.fromEntries(Object.entries(LIMIT_FIELDS).map(([k, v]) => [k, { type: 'integer', minimum: v.minimum, maximum: v.maximum }])),
@@ -121,6 +124,7 @@ function structureIssue(error: ErrorObject): SchemaIssue {
   }
   if (top === 'debug' && path.length === 1) return { path, at: 'value', message: `"debug" must be true or false${got}` };
   if (top === 'compat' && path.length === 1) return { path, at: 'value', message: `"compat" must be one of: ${COMPAT_MODES.join(', ')}${got}` };
+  if (top === 'database' && path.length === 1) return { path, at: 'value', message: `"database" must be one of: ${DATABASE_MODES.join(', ')}${got}` };
   if (top === 'limits') {
     if (path.length === 1 && error.keyword === 'additionalProperties') {
       const field = String(params.additionalProperty);

@@ -50,6 +50,7 @@ export async function loadApiFolder(
   dir: string,
   env: string,
   directives: ReadonlyMap<string, DirectiveChecks> = builtinDirectives,
+  instance: Pick<ValidateContext, 'postgres'> = {},
 ): Promise<LoadApiResult> {
   const errors: ConfigError[] = [];
   const text = await readApiYaml(dir, errors);
@@ -73,6 +74,7 @@ export async function loadApiFolder(
       phpDirectives: new Set(custom.php),
       directives,
       maps: maps.maps,
+      ...instance,
     });
     errors.push(...result.errors);
     definition = result.definition;
@@ -126,6 +128,9 @@ class Validator implements Checker {
     for (const issue of checkStructure(data)) this.at(issue.path, issue.at, issue.message);
     if (!isPlainObject(data)) return this.result(null);
 
+    if (data.database === 'postgres' && this.ctx.postgres === false) {
+      this.at(['database'], 'value', 'database: postgres needs the cluster\'s Postgres: start the instance with DATABASE_URL (or remove the line for the API\'s own SQLite file)');
+    }
     if (typeof data.key === 'string' && RESERVED_KEYS.has(data.key)) {
       this.at(['key'], 'value', `key "${data.key}" is reserved for the platform (the management API lives under /${data.key}); choose another key`);
     }
@@ -136,7 +141,8 @@ class Validator implements Checker {
     if (this.errors.length > 0 || typeof data.key !== 'string') return this.result(null);
     const limits = isPlainObject(data.limits) ? (data.limits as Partial<ApiLimits>) : {};
     const compat = data.compat === 'hefesto' ? { compat: 'hefesto' as const } : {};
-    return this.result({ key: data.key, debug: data.debug === true, ...compat, limits, before, endpoints, after });
+    const database = data.database === 'postgres' ? { database: 'postgres' as const } : {};
+    return this.result({ key: data.key, debug: data.debug === true, ...compat, ...database, limits, before, endpoints, after });
   }
 
   where(path: readonly PathKey[], at: PointAt): SourcePosition {

@@ -58,6 +58,8 @@ export interface QuotaLimits {
 export type ApiLimits = SandboxLimits & QuotaLimits;
 
 export type CompatMode = 'hefesto';
+/** api.yaml `database:`: the API's own SQLite file (default), or its own schema in the cluster's Postgres. */
+export type DatabaseMode = 'sqlite' | 'postgres';
 
 export interface ApiDefinition {
   key: string;
@@ -65,6 +67,8 @@ export interface ApiDefinition {
   debug: boolean;
   /** `compat: hefesto`: the original's answers where Anvil's differ (README "Moving an API from the original"). */
   compat?: CompatMode;
+  /** `database: postgres` (absent: sqlite, so a release of an API that does not say stays as it was). */
+  database?: 'postgres';
   /** Only the limits api.yaml sets; the instance fills in the rest. */
   limits: Partial<ApiLimits>;
   before: EntryDefinition[];

@@ -15,6 +15,11 @@ export interface ValidateContext {
   directives: ReadonlyMap<string, DirectiveChecks>;
   /** The maps' content, for the directives' deploy-time checks (`checkRelease`); without it they are skipped. */
   maps?: Readonly<Record<string, unknown>>;
+  /**
+   * Whether the instance has the cluster's Postgres (DATABASE_URL): false refuses `database: postgres`
+   * at its line; undefined does not check (`anvil validate` checks the folder, not an instance).
+   */
+  postgres?: boolean;
   /** Structural limits of the file; YAML_LIMITS (input-limits.ts) when not given. */
   limits?: YamlLimits;
 }

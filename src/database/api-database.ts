@@ -13,29 +13,20 @@
  * with or without the prefix: `name`, `:name`, `NNN`). null/undefined bind NULL, booleans 1/0,
  * lists and maps their JSON text.
  */
-import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { ApiRuntime } from '../engine/context.js';
 import { AnvilError, Errors } from '../errors.js';
+import { DATABASE_LIMITS } from './database-limits.js';
+import { migrationFiles, migrationFolder } from './migration-files.js';
 import { sqlTextCache } from './sql-cache.js';
 import { checkSqlText } from './sql-checks.js';
 import { SqlPolicy } from './sql-policy.js';
 import { bindArguments, fromSqlite, toRow, type Row } from './sql-values.js';
 import { sqliteFailure } from './sqlite-failure.js';
 
-export const DATABASE_LIMITS = {
-  /** Longest SQL text of one query, in UTF-8 bytes. */
-  maxSqlBytes: 100 * 1024,
-  /** Most rows `all` gives back. */
-  maxRows: 10_000,
-  /** Prepared statements kept per connection (LRU), and the most SQL text they may hold in all. */
-  statementCache: 200,
-  statementCacheChars: 4 * 1024 * 1024,
-  /** Largest migration file, in bytes (a migration may hold many statements, seeds included). */
-  maxMigrationBytes: 10 * 1024 * 1024,
-  busyTimeoutMs: 5000,
-} as const;
+export { DATABASE_LIMITS } from './database-limits.js';
 
 export type { Row, SqlValue } from './sql-values.js';
 export interface RunResult {
@@ -311,26 +302,6 @@ export class ApiDatabase {
     }
     return prepared;
   }
-}
-
-function migrationFolder(releaseDir: string): { path: string; label: string } | null {
-  for (const label of ['Assets/db', 'Assets/sql']) {
-    const path = join(releaseDir, ...label.split('/'));
-    try {
-      if (statSync(path).isDirectory()) return { path, label };
-    } catch {
-      // not there
-    }
-  }
-  return null;
-}
-
-/** `*.sql` regular files, by file name (code-unit order, the same on every machine). */
-function migrationFiles(folder: string): string[] {
-  return readdirSync(folder, { withFileTypes: true })
-    .filter((entry) => entry.isFile() && entry.name.endsWith('.sql'))
-    .map((entry) => entry.name)
-    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
 /**

@@ -41,11 +41,20 @@ export function asciiLower(text: string): string {
 }
 
 /**
- * Splits SQL text into tokens as SQLite does. Throws a refusal for what SQLite could not read the
- * same way twice: a NUL character (SQLite stops reading there), an unterminated string literal or
- * quoted identifier.
+ * Whose reading to follow. `postgres` differs where a difference could hide code from the policy:
+ * `[` and backquotes are operators, not quotes; block comments nest; `::` is a cast, not a
+ * parameter; `E'…'` strings (backslash escapes), `U&…` escapes and `$tag$…$tag$` strings are refused, as the
+ * policy would have to read them exactly as PostgreSQL does (a bound parameter does the same job).
  */
-export function tokenizeSql(sql: string): SqlToken[] {
+export type SqlDialect = 'sqlite' | 'postgres';
+
+/**
+ * Splits SQL text into tokens as SQLite (or PostgreSQL, see SqlDialect) does. Throws a refusal for
+ * what could not be read the same way twice: a NUL character (SQLite stops reading there), an
+ * unterminated string literal or quoted identifier.
+ */
+export function tokenizeSql(sql: string, dialect: SqlDialect = 'sqlite'): SqlToken[] {
+  const postgres = dialect === 'postgres';
   const tokens: SqlToken[] = [];
   const n = sql.length;
   let i = 0;
@@ -81,6 +90,22 @@ export function tokenizeSql(sql: string): SqlToken[] {
       const k = sql.indexOf('\n', i);
       i = k < 0 ? n : k + 1;
       push('comment', start, i);
+    } else if (postgres && c === 0x2f /* / */ && sql.charCodeAt(i + 1) === 0x2a /* * */) {
+      i = nestedCommentEnd(sql, i);
+      push('comment', start, i);
+    } else if (postgres && (c === 0x65 || c === 0x45) /* e E */ && sql.charCodeAt(i + 1) === 0x27) {
+      throw Errors.sqlRefused("E'…' strings (backslash escapes) are not allowed: bind the value as a parameter");
+    } else if (postgres && (c === 0x75 || c === 0x55) /* u U */ && sql.charCodeAt(i + 1) === 0x26 /* & */ && (sql[i + 2] === "'" || sql[i + 2] === '"')) {
+      // U&"\0073et_config" names set_config: escapes in names and strings would hide them from the policy.
+      throw Errors.sqlRefused('U&… Unicode escapes are not allowed: write the characters themselves');
+    } else if (postgres && c === 0x24 /* $ */ && !isDigit(sql.charCodeAt(i + 1))) {
+      throw Errors.sqlRefused('dollar-quoted strings ($$…$$) are not allowed: bind the value as a parameter');
+    } else if (postgres && c === 0x3a /* : */ && sql.charCodeAt(i + 1) === 0x3a) {
+      i += 2;
+      push('punct', start, i);
+    } else if (postgres && (c === 0x5b || c === 0x5d || c === 0x60) /* [ ] ` */) {
+      i++;
+      push('punct', start, i);
     } else if (c === 0x2f /* / */ && sql.charCodeAt(i + 1) === 0x2a /* * */) {
       // Not nested; an unterminated comment runs to the end of the text (as in SQLite).
       const k = sql.indexOf('*/', i + 2);
@@ -145,6 +170,25 @@ export function tokenizeSql(sql: string): SqlToken[] {
     }
   }
   return tokens;
+}
+
+/** PostgreSQL's block comments nest; an unterminated one runs to the end of the text (PostgreSQL then refuses it). */
+function nestedCommentEnd(sql: string, start: number): number {
+  let depth = 0;
+  let i = start;
+  while (i < sql.length) {
+    if (sql.startsWith('/*', i)) {
+      depth++;
+      i += 2;
+    } else if (sql.startsWith('*/', i)) {
+      depth--;
+      i += 2;
+      if (depth === 0) return i;
+    } else {
+      i++;
+    }
+  }
+  return sql.length;
 }
 
 /** Whether a token counts (neither whitespace nor a comment). */

@@ -1,4 +1,5 @@
 import { Errors } from '../errors.js';
+import { pgBegin } from '../database/postgres/pg-request.js';
 import { beginTransaction } from '../database/request-database.js';
 import { defineDirective, noParams } from './types.js';
 
@@ -13,6 +14,7 @@ export default defineDirective({
   ],
   params: noParams,
   async run(ctx) {
+    if (ctx.api.database.mode === 'postgres') return pgBegin(ctx);
     await beginTransaction(ctx);
   },
 });

@@ -1,4 +1,5 @@
 import { Errors } from '../errors.js';
+import { pgEnd } from '../database/postgres/pg-request.js';
 import { commitTransaction } from '../database/request-database.js';
 import { defineDirective, noParams } from './types.js';
 
@@ -10,6 +11,7 @@ export default defineDirective({
   ],
   params: noParams,
   run(ctx) {
+    if (ctx.api.database.mode === 'postgres') return pgEnd(ctx, 'commit');
     commitTransaction(ctx);
   },
 });

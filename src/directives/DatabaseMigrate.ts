@@ -1,4 +1,5 @@
 import { apiDatabase } from '../database/api-database.js';
+import { pgReady } from '../database/postgres/pg-request.js';
 import { defineDirective, noParams } from './types.js';
 
 /** Kept so that the original's setup endpoints run unchanged (see README "Moving an API from the original"). */
@@ -7,6 +8,7 @@ export default defineDirective({
   summary: "The original's DatabaseMigrate: applies the release's pending migrations (Assets/db/*.sql, or Assets/sql/*.sql), each once; DatabaseConnect does the same on opening.",
   params: noParams,
   run(ctx) {
+    if (ctx.api.database.mode === 'postgres') return pgReady(ctx);
     apiDatabase(ctx.api);
   },
 });

@@ -1,4 +1,5 @@
 import { DATABASE_LIMITS } from '../database/api-database.js';
+import { pgStatement } from '../database/postgres/pg-request.js';
 import { withStatementDatabase } from '../database/request-database.js';
 import { Errors } from '../errors.js';
 import { defineDirective } from './types.js';
@@ -34,6 +35,11 @@ export default defineDirective<Params>({
   run(ctx, { sql, params, target, mode = 'all' }) {
     if (mode !== 'run' && (target === undefined || target === '')) {
       throw Errors.badParameter('"target"', 'DatabaseQuery', `is required for mode ${mode}`);
+    }
+    if (ctx.api.database.mode === 'postgres') {
+      return pgStatement(ctx, sql, params, mode).then((result) => {
+        if (target !== undefined && target !== '') ctx.memory.set(target, result);
+      });
     }
     return withStatementDatabase(ctx, sql, (db) => {
       const result = mode === 'all' ? db.all(sql, params) : mode === 'get' ? db.get(sql, params) : db.run(sql, params);

@@ -1,3 +1,4 @@
+import { pgEnd } from '../database/postgres/pg-request.js';
 import { rollbackTransaction } from '../database/request-database.js';
 import { defineDirective, noParams } from './types.js';
 
@@ -6,6 +7,7 @@ export default defineDirective({
   summary: "Rolls back the request's transaction; does nothing when none is open (one rolled back after an error, say).",
   params: noParams,
   run(ctx) {
+    if (ctx.api.database.mode === 'postgres') return pgEnd(ctx, 'rollback');
     rollbackTransaction(ctx);
   },
 });

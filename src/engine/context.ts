@@ -1,4 +1,4 @@
-import type { CompatMode } from '../config/types.js';
+import type { CompatMode, DatabaseMode } from '../config/types.js';
 import type { Continuation } from './continuation.js';
 import type { Groups } from './groups.js';
 import type { HeldResources } from './held-resources.js';
@@ -73,6 +73,8 @@ export interface ApiRuntime {
   readonly compat: CompatMode | null;
   readonly dataDir: string;
   readonly releaseDir: string;
+  /** api.yaml `database:`, and the cluster's Postgres (DATABASE_URL, null without one) that `postgres` needs. */
+  readonly database: { readonly mode: DatabaseMode; readonly url: string | null };
   /** This instance's own base URL (`$.memory.anvil-localhost`). */
   readonly localBaseUrl: string;
   /** The instance's ANVIL_EGRESS_ALLOW (hosts, addresses, CIDRs outgoing HTTP may reach besides public ones). */

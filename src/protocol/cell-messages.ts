@@ -24,7 +24,8 @@ export interface ActorSpec extends ApiId {
   /** The instance's ceilings on shared stores (api.yaml `limits:` may ask for less). */
   quotas: ApiQuotas;
   /** Where the shared stores are: the instance's data dir (embedded) or Redis. */
-  stores: { dataRoot: string; redisUrl: string | null; redisPrefix: string };
+  /** `databaseUrl`: the cluster's Postgres (DATABASE_URL) for APIs with `database: postgres`. */
+  stores: { dataRoot: string; redisUrl: string | null; redisPrefix: string; databaseUrl: string | null };
   /** ANVIL_EGRESS_ALLOW of the instance (threads see no environment). */
   egressAllow: string | null;
   /** How deep a JSON body may nest (`--max-json-depth`). */

@@ -6,7 +6,7 @@
  * that directive's parameters. Only keywords draft-07 editors also know are added (no
  * `unevaluatedProperties`), so yaml-language-server completes and checks it.
  */
-import { API_KEY_PATTERN, apiYamlSchema, COMPAT_MODES, entrySchema, LIMIT_FIELDS, RESERVED_KEYS, TOP_LEVEL_FIELDS } from '../config/api-schema.js';
+import { API_KEY_PATTERN, apiYamlSchema, COMPAT_MODES, DATABASE_MODES, entrySchema, LIMIT_FIELDS, RESERVED_KEYS, TOP_LEVEL_FIELDS } from '../config/api-schema.js';
 import { DIRECTIVE_NAME } from '../config/custom-directives.js';
 import { acceptAliases, ALIAS_SCHEMA } from '../config/param-schema.js';
 import { ROUTE_KEY_PATTERN } from '../config/route-key-pattern.js';
@@ -23,6 +23,7 @@ const FIELD_DESCRIPTIONS: Record<(typeof TOP_LEVEL_FIELDS)[number], string> = {
   key: `The API's name and base path (/<key>): ${API_KEY_PATTERN}, not ${[...RESERVED_KEYS].map((k) => `"${k}"`).join(', ')}.`,
   debug: "true: the messages of 5xx errors reach clients (the API's own errors; never the host's).",
   compat: `The original system whose answers the API keeps where Anvil's differ: ${COMPAT_MODES.join(', ')}.`,
+  database: `Where the API's SQL data lives: ${DATABASE_MODES.join(', ')} (sqlite, the default: its own file; postgres: its own schema and role in the cluster's PostgreSQL, DATABASE_URL).`,
   limits: "The API's own sandbox limits and quotas, each at most the instance's maximum.",
   before: 'Entries run before every endpoint\'s own, in order: "Label: { directive: Name, ...parameters }".',
   endpoints: 'Routes, "<verb> <path>" (get post put patch delete head options, or "all /requests", the catch-all), each a map of label to entry.',
@@ -36,6 +37,7 @@ export function apiJsonSchema(directives: Directives): Schema {
     key: { ...structure.key, not: { enum: [...RESERVED_KEYS] }, description: FIELD_DESCRIPTIONS.key },
     debug: { ...structure.debug, description: FIELD_DESCRIPTIONS.debug },
     compat: { ...structure.compat, description: FIELD_DESCRIPTIONS.compat },
+    database: { ...structure.database, description: FIELD_DESCRIPTIONS.database },
     limits: {
       ...structure.limits,
       description: FIELD_DESCRIPTIONS.limits,

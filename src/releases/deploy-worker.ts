@@ -22,6 +22,8 @@ export interface DeployWorkerOptions {
   budgetMs: number;
   /** The worker's heap (V8 old generation), MiB. */
   memoryMb: number;
+  /** Whether the instance has the cluster's Postgres (DATABASE_URL): APIs with `database: postgres` need it. */
+  postgres: boolean;
 }
 
 const entry = fileURLToPath(new URL('./deploy-worker-process.js', import.meta.url));
@@ -49,8 +51,8 @@ export class DeployWorker {
   constructor(private readonly options: DeployWorkerOptions) {}
 
   /** Runs `task` once the deploys before it are done. */
-  run(task: StageTask): Promise<StageResult> {
-    const result = this.queue.then(() => this.runNow(task));
+  run(task: Omit<StageTask, 'postgres'>): Promise<StageResult> {
+    const result = this.queue.then(() => this.runNow({ ...task, postgres: this.options.postgres }));
     this.queue = result.catch(() => undefined);
     return result;
   }

@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ControlPlane } from '../control-plane/control-plane.js';
 import { COMPILED_FILE, type DataPaths } from '../config/data-paths.js';
+import { provisionApi } from '../database/postgres/pg-provision.js';
 import { Errors } from '../errors.js';
 import { newReleaseId } from '../registry/release-id.js';
 import type { PublicHost } from '../registry/registry.js';
@@ -11,13 +12,17 @@ import { receiveUpload } from './receive-upload.js';
 import type { ReleaseSource } from './stage-release.js';
 import type { Refusal, UnpackLimits } from './upload-limits.js';
 
-export type DeployResult = { ok: true; key: string; release: string; created: boolean } | Refusal;
+/** 503: the cluster's Postgres could not make the schema and role of a `database: postgres` API. */
+export type Unavailable = { ok: false; status: 503; errors: string[] };
+export type DeployResult = { ok: true; key: string; release: string; created: boolean } | Refusal | Unavailable;
 
 export interface DeployTarget {
   controlPlane: ControlPlane;
   paths: DataPaths;
   host: PublicHost;
   worker: DeployWorker;
+  /** The cluster's Postgres (DATABASE_URL): an API with `database: postgres` gets its schema and role there at deploy. */
+  databaseUrl?: string | null;
 }
 
 /**
@@ -50,6 +55,10 @@ async function deploy(source: ReleaseSource, workDir: string, target: DeployTarg
   const staged = await target.worker.run({ source, workDir, host: host.name, env: host.env, release, pack });
   if (!staged.ok) return staged;
   const { key, digest } = staged;
+  if (staged.postgres && target.databaseUrl) {
+    const refused = await provisionAtDeploy(target.databaseUrl, host, key);
+    if (refused !== null) return refused;
+  }
   const shared = pack ? { archive: await readFile(staged.archiveFile!), compiled: await readFile(join(staged.releaseDir, COMPILED_FILE), 'utf8') } : null;
 
   // In place before it is recorded: a recorded release is served at once. Unrecorded, it goes.
@@ -66,6 +75,17 @@ async function deploy(source: ReleaseSource, workDir: string, target: DeployTarg
   if (!recorded.created) await rm(releaseDir, { recursive: true, force: true });
   await Promise.all(recorded.pruned.map((old) => rm(paths.releaseDir(host.name, key, old), { recursive: true, force: true })));
   return { ok: true, key, release: recorded.release, created: recorded.created };
+}
+
+/** The API's schema and role, made at its first deploy (idempotent: later deploys only look them up). */
+async function provisionAtDeploy(databaseUrl: string, host: PublicHost, key: string): Promise<Unavailable | null> {
+  try {
+    await provisionApi(databaseUrl, { host: host.name, env: host.env, key });
+    return null;
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    return { ok: false, status: 503, errors: [`database: postgres: the API's schema and role could not be made in the cluster's Postgres (${why})`] };
+  }
 }
 
 /** Runs `fn` with a fresh folder under the data directory's tmp (same file system as the releases), removed afterwards. */

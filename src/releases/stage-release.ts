@@ -29,10 +29,22 @@ export interface StageTask {
   release: string;
   /** Also pack the release's files as a .tar.gz (cluster mode: other instances fetch it). */
   pack?: boolean;
+  /** Whether the instance has the cluster's Postgres (DATABASE_URL), which `database: postgres` needs. */
+  postgres: boolean;
 }
 
 export type StageResult =
-  | { ok: true; key: string; digest: string; /** Holds `files/` and `compiled.json`, as a release folder does. */ releaseDir: string; /** With `pack`. */ archiveFile?: string }
+  | {
+      ok: true;
+      key: string;
+      digest: string;
+      /** Holds `files/` and `compiled.json`, as a release folder does. */
+      releaseDir: string;
+      /** With `pack`. */
+      archiveFile?: string;
+      /** api.yaml says `database: postgres`. */
+      postgres: boolean;
+    }
   | Refusal;
 
 export async function stageRelease(task: StageTask): Promise<StageResult> {
@@ -45,7 +57,7 @@ export async function stageRelease(task: StageTask): Promise<StageResult> {
     root = task.source.dir;
   }
 
-  const loaded = await loadApiFolder(root, task.env);
+  const loaded = await loadApiFolder(root, task.env, undefined, { postgres: task.postgres });
   if (!loaded.ok) return { ok: false, status: 400, errors: listed(loaded.errors.map(formatConfigError)) };
   const key = loaded.definition.key;
   const files = await releaseFileList(root);
@@ -72,10 +84,11 @@ export async function stageRelease(task: StageTask): Promise<StageResult> {
   };
   await mkdir(releaseDir, { recursive: true });
   await writeFile(join(releaseDir, COMPILED_FILE), JSON.stringify(compiled));
-  if (task.pack !== true) return { ok: true, key, digest, releaseDir };
+  const postgres = loaded.definition.database === 'postgres';
+  if (task.pack !== true) return { ok: true, key, digest, releaseDir, postgres };
   const archiveFile = join(task.workDir, 'release-files.tar.gz');
   await writeFile(archiveFile, (await packApiFolder(join(releaseDir, RELEASE_FILES_DIR))).archive);
-  return { ok: true, key, digest, releaseDir, archiveFile };
+  return { ok: true, key, digest, releaseDir, archiveFile, postgres };
 }
 
 /** The first {@link MAX_LISTED_ERRORS} errors, and a line counting the others. */

@@ -19,7 +19,7 @@ describe('readInstanceEnvironment', () => {
     const env = readInstanceEnvironment({
       ANVIL_PUBLIC_HOST_KEY: 'key',
       REDIS_URL: 'redis://127.0.0.1:6379',
-      DATABASE_URL: 'postgres://anvil@db.internal/anvil',
+      DATABASE_URL: 'postgres://anvil@db.internal:5432/anvil',
       ANVIL_REDIS_PREFIX: 'other:',
       ANVIL_EGRESS_ALLOW: '127.0.0.1,10.0.0.0/8',
       ANVIL_METRICS_TOKEN: 'token',
@@ -29,7 +29,7 @@ describe('readInstanceEnvironment', () => {
     expect(env).toEqual({
       publicHostKey: 'key',
       redisUrl: 'redis://127.0.0.1:6379',
-      databaseUrl: 'postgres://anvil@db.internal/anvil',
+      databaseUrl: 'postgres://anvil@db.internal:5432/anvil',
       redisPrefix: 'other:',
       egressAllow: '127.0.0.1,10.0.0.0/8',
       metricsToken: 'token',
