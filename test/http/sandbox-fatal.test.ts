@@ -75,10 +75,12 @@ describe('process-aborting allocations', () => {
     const quarantinePid = cellPid(anvil.pid, 2);
 
     // Second abort, with the other allocation, in its own cell: paused for 1 s.
+    // The next request is sent at once: the verdict comes before the API takes it (a wait for the
+    // log line first could outlast the 1 s pause on a loaded machine).
     expect((await anvil.request('/killer/PropertyGrowth')).status).toBe(502);
+    const refused = await anvil.request('/killer/ping');
     const paused = await eventually(() => logged('API killed its quarantine cell again; paused', 'killer')[0]);
     expect(paused).toMatchObject({ cell: 2, pausedMs: 1000 });
-    const refused = await anvil.request('/killer/ping');
     expect(refused.status).toBe(503);
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(refused.json().error).toMatch(/paused/);
