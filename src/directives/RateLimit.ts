@@ -16,8 +16,9 @@ const limit = { type: 'integer', minimum: 1, maximum: 1_000_000_000 };
 
 /**
  * Fixed windows (SPEC §7): a counter per API + label (+ client IP for the *Ip limits) for the
- * minute and for the day (a window counter: a clock step never grants a request twice), in the shared store, so limits hold across threads, cells and restarts (and
- * instances sharing Redis). Each count is one atomic operation. Over any limit: 429 with
+ * minute and for the day (a window counter: a clock step never grants a request twice), in the
+ * shared store, so limits hold across threads, cells and restarts (and instances sharing Redis).
+ * Each count is one atomic operation. Over any limit: 429 with
  * retry-after and ratelimit-* headers. When the store cannot be reached the request is let through
  * (failOpen, default) or refused with 503, and the event is logged either way.
  */
