@@ -1,37 +1,21 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
+import { killerApi } from '../helpers/killer-api.js';
 
 // The client gets its 502 when the dying cell's sockets close; the router learns of the cell's death
 // (and gives its verdict: quarantine, or pause) from the process's exit a moment later. A request
 // sent at once after the 502 used to land in that moment: queued for the dead cell, then refused
-// with a plain 503 "not ready" (or served by a fresh cell) instead of the pause. The scenario runs
-// several times, each with an API of its own, since the order of those two events varies.
-const killers = join(import.meta.dirname, '../fixtures/apis/killers/Directives');
-const directive = (name: string) => readFileSync(join(killers, `${name}.js`), 'utf8');
+// with a plain 503 "Service Unavailable" instead of the pause (2 rounds of 3 here, before the fix).
+// The scenario runs several times, each with an API of its own, since the order of those two
+// events varies.
 const ROUNDS = 3;
 const keys = Array.from({ length: ROUNDS }, (_, i) => `killer-${i}`);
-const killerApi = (key: string) => ({
-  'api.yaml': `key: ${key}
-limits: { memoryMb: 32, cpuMs: 5000, wallMs: 10000 }
-endpoints:
-  get /ArrayFill:
-    Try: { directive: ArrayFill }
-  get /PropertyGrowth:
-    Try: { directive: PropertyGrowth }
-  get /ping:
-    Ping: { directive: Ping }
-`,
-  'Directives/ArrayFill.js': directive('ArrayFill'),
-  'Directives/PropertyGrowth.js': directive('PropertyGrowth'),
-});
 
 let anvil: TestInstance;
 
 beforeAll(async () => {
   anvil = await startInstance({
-    apis: Object.fromEntries(keys.map((key) => [key, killerApi(key)])),
+    apis: Object.fromEntries(keys.map((key) => [key, killerApi(key, ['ArrayFill', 'PropertyGrowth'])])),
     // As in sandbox-fatal.test.ts: room for the allocations to abort their process on a loaded machine.
     args: ['--cells', '2', '--request-timeout', '6s', '--max-directive-cpu', '10s'],
   });
