@@ -135,6 +135,18 @@ export function windowCounterContract(name: string, makeBackend: (clock: TestClo
       expect(await kv.get('ratelimit:x:minute')).toBe('hello');
     });
 
+    it("counts against the API's key-value quota: refused and nothing stored when it does not fit", async () => {
+      const { clock } = await setup();
+      const backend = await makeBackend(clock);
+      opened.push(backend);
+      const name = `clock-${randomUUID().slice(0, 8)}/api`;
+      const tight = backend.namespace(name, { maxBytes: 30 });
+      await expect(limiterOn(tight, clock).minute()).rejects.toMatchObject({ code: 'ANVIL_ERR_QUOTA_KV_BYTES' });
+      expect(await tight.get('ratelimit:test:minute')).toBeNull();
+      const roomy = backend.namespace(name, { maxBytes: 100 });
+      expect(await limiterOn(roomy, clock).minute()).toMatchObject({ used: 1 });
+    });
+
     it('stores the count and the window end as <count>@<end>', async () => {
       const { kv } = await setup();
       await kv.countInWindow('c', 1, { endsAt: START + 10_000, spanMs: MINUTE_MS }, 70_000);
