@@ -2,9 +2,10 @@
  * When a thread's socket closes with requests in flight, the router cannot yet tell whether the
  * thread died alone or its whole cell is dying: the client already has its 502, but the cell's exit
  * (and with it the fault policy's verdict: quarantine or pause) comes a moment later. Were the
- * API's next request let through in that moment, it would run before the verdict, in the dying
- * cell's mailbox or, once the cell is gone, in a fresh one. So the actor takes no new work until
- * one of these says what happened:
+ * API's next request let through in that moment, it would be taken before the verdict: sent to
+ * another thread of the API in the dying cell whose socket has not closed yet (a second 502), or
+ * a thread start asked of the dying cell. So the actor takes no new work until one of these says
+ * what happened:
  *
  * - its cell went down: the verdict has been given (and a paused API's waiting requests refused);
  * - the cell reported the thread's exit: the cell lives, the thread died alone;

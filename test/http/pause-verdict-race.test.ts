@@ -5,9 +5,10 @@ import { killerApi } from '../helpers/killer-api.js';
 // The client gets its 502 when the dying cell's sockets close; the router learns of the cell's death
 // (and gives its verdict: quarantine, or pause) from the process's exit a moment later. A request
 // sent at once after the 502 used to land in that moment: queued for the dead cell, then refused
-// with a plain 503 "Service Unavailable" instead of the pause (2 rounds of 3 here, before the fix).
-// The scenario runs several times, each with an API of its own, since the order of those two
-// events varies.
+// with a plain 503 "Service Unavailable" instead of the pause (2 rounds of 3 here, before the fix);
+// with a second thread of the API in the cell, sent to it and failed with a second 502. The
+// scenario runs several times, each with an API of its own, since the order of those two events
+// varies.
 const ROUNDS = 3;
 const keys = Array.from({ length: ROUNDS }, (_, i) => `killer-${i}`);
 
