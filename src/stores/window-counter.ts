@@ -40,15 +40,14 @@ export function decodeWindowCount(text: string): WindowCount | undefined {
   return Number.isSafeInteger(value) && Number.isSafeInteger(endsAt) ? { value, endsAt } : undefined;
 }
 
-/** The counter after counting `by` in `window` (see the header). */
-export function nextWindowCount(stored: WindowCount | null, by: number, window: CountWindow): WindowCount {
-  if (stored === null || stored.endsAt < window.endsAt) return { value: by, endsAt: window.endsAt };
-  const endsAt = stored.endsAt - window.endsAt > window.spanMs ? window.endsAt : stored.endsAt;
-  return { value: stored.value + by, endsAt };
-}
-
-/** What a request in `window` sees of the counter without counting (0 for a window that ended). */
+/** What a request in `window` sees of the counter without counting (0 in a fresh window). */
 export function seenWindowCount(stored: WindowCount | null, window: CountWindow): WindowCount {
   if (stored === null || stored.endsAt < window.endsAt) return { value: 0, endsAt: window.endsAt };
   return { value: stored.value, endsAt: stored.endsAt - window.endsAt > window.spanMs ? window.endsAt : stored.endsAt };
+}
+
+/** The counter after counting `by` in `window` (see the header). */
+export function nextWindowCount(stored: WindowCount | null, by: number, window: CountWindow): WindowCount {
+  const seen = seenWindowCount(stored, window);
+  return { value: seen.value + by, endsAt: seen.endsAt };
 }
