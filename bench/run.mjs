@@ -3,6 +3,7 @@
 // BENCH_COLD_SAMPLES (50), BENCH_ONLY (e.g. "throughput,bus"). A quick smoke run:
 //   BENCH_SECONDS=1 BENCH_RUNS=1 npm run bench
 // Each benchmark file also runs on its own and prints its result as JSON: node bench/memory.mjs
+// The soak (issue 24, not in CI): npm run bench -- soak [minutes]   (see bench/soak.mjs)
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { run as busVsHttp } from './bus-vs-http.mjs';
@@ -31,6 +32,12 @@ const BENCHMARKS = [
 if (!existsSync(join(ROOT, 'dist', 'cli', 'main.js'))) {
   process.stderr.write('bench: dist/ is missing; run `npm run build` first (npm run bench does)\n');
   process.exit(1);
+}
+
+// `npm run bench -- soak [minutes]`: the long soak of issue 24 instead of the benchmarks (bench/soak.mjs).
+if (process.argv[2] === 'soak') {
+  const { soakMain } = await import('./soak.mjs');
+  process.exit(await soakMain(process.argv.slice(3)));
 }
 
 cleanupOnSignals();

@@ -6,7 +6,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, closeSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -85,14 +85,15 @@ export function freePort() {
 /**
  * Writes the API folders of `specs` into `dir`: each spec is { from: <folder of bench/apis>, key?,
  * maps?: { main: {...} } } — a copy of bench/apis/<from> deployed under `key` (its `key:` line
- * rewritten) with `maps.main` merged into its Maps/main.json.
+ * rewritten) with `maps.main` merged into its Maps/main.json. `from` may also be an absolute path
+ * (an example of apis/, say).
  */
 export function writeApis(dir, specs) {
   for (const spec of specs) {
-    const key = spec.key ?? spec.from;
+    const key = spec.key ?? basename(spec.from);
     const target = join(dir, key);
-    cpSync(join(BENCH_DIR, 'apis', spec.from), target, { recursive: true });
-    if (key !== spec.from) {
+    cpSync(isAbsolute(spec.from) ? spec.from : join(BENCH_DIR, 'apis', spec.from), target, { recursive: true });
+    if (key !== basename(spec.from)) {
       const yamlPath = join(target, 'api.yaml');
       const yaml = readFileSync(yamlPath, 'utf8');
       if (!/^key: .*$/m.test(yaml)) throw new Error(`bench/apis/${spec.from}/api.yaml has no top-level "key:" line`);

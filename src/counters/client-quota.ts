@@ -40,15 +40,15 @@ export async function applyClientQuota(ctx: DirectiveContext, directive: string,
   const windows: LimitWindow[] = [];
   const add = (name: 'day' | 'month', max: number | undefined) => {
     if (max === undefined) return;
-    const { index, endsAt } = name === 'day' ? spanWindow(DAY_MS, now) : monthWindow(now);
-    windows.push({ name, max, key: `quota:${label}:${name}:${index}:${subject}`, endsAt });
+    const { endsAt, spanMs } = name === 'day' ? spanWindow(DAY_MS, now) : monthWindow(now);
+    windows.push({ name, max, key: `quota:${label}:${name}:${subject}`, endsAt, spanMs });
   };
   add('day', params.day);
   add('month', params.month);
   if (windows.length === 0) return;
 
   const counting = params.count ?? true;
-  const counts = await countWindows(ctx, directive, windows, { count: counting, failOpen: params.failOpen ?? true });
+  const counts = await countWindows(ctx, directive, windows, { count: counting, failOpen: params.failOpen ?? true }, now);
   if (counts === null) {
     if (params.target !== undefined) ctx.memory.set(params.target, null);
     return;

@@ -1,13 +1,19 @@
 import type { DirectiveContext } from '../engine/context.js';
 import type { Message } from '../engine/message.js';
 import { Errors, QuotaError } from '../errors.js';
+import type { KvStore } from '../stores/kv-store.js';
+import { decodeWindowCount, seenWindowCount, type WindowCount } from '../stores/window-counter.js';
 
-/** One limit to count a request against: its counter's key in the API's store, its maximum and when it ends. */
+/**
+ * One limit to count a request against: its counter's key in the API's store (one key per limit,
+ * whatever the window), its maximum, and the window the clock is in.
+ */
 export interface LimitWindow {
   name: string;
   max: number;
   key: string;
   endsAt: number;
+  spanMs: number;
 }
 
 /** A window with the requests counted in it and the time left, ms. */
@@ -24,24 +30,33 @@ export interface LimitVerdict {
 }
 
 /**
- * Counts the request in every window (one atomic increment each, which also sets the counter's
- * expiry to the window's end), or with `count: false` only reads them. When the store fails the
- * event is logged and the request goes on (`failOpen`, the default: null is returned) or is refused:
- * the API's own key-value quota error as is, an unreachable store with 503.
+ * Counts the request in every window at `now` (the caller's clock: one window counter each, one
+ * atomic step, see src/stores/window-counter.ts for what a clock step does), or with `count: false`
+ * only reads them. The store forgets a counter a window after its window ends.
  */
-export async function countWindows(ctx: DirectiveContext, directive: string, windows: LimitWindow[], options: { count: boolean; failOpen: boolean }): Promise<LimitCount[] | null> {
-  const now = Date.now();
+export async function countAt(kv: KvStore, windows: LimitWindow[], count: boolean, now: number): Promise<LimitCount[]> {
+  return Promise.all(
+    windows.map(async (window) => {
+      const span = { endsAt: window.endsAt, spanMs: window.spanMs };
+      const counted = count ? await kv.countInWindow(window.key, 1, span, window.endsAt - now + window.spanMs) : seenWindowCount(stored(await kv.get(window.key)), span);
+      return { window, used: counted.value, msLeft: Math.max(0, counted.endsAt - now) };
+    }),
+  );
+}
+
+/** A counter as stored; one that is not a window counter (written before, or by other code) counts as none. */
+function stored(text: string | null): WindowCount | null {
+  return text === null ? null : (decodeWindowCount(text) ?? null);
+}
+
+/**
+ * `countAt` now, for a directive. When the store fails the event is logged and the request goes
+ * on (`failOpen`, the default: null is returned) or is refused: the API's own key-value quota
+ * error as is, an unreachable store with 503.
+ */
+export async function countWindows(ctx: DirectiveContext, directive: string, windows: LimitWindow[], options: { count: boolean; failOpen: boolean }, now: number): Promise<LimitCount[] | null> {
   try {
-    return await Promise.all(
-      windows.map(async (window) => {
-        if (options.count) {
-          const { value, ttlMs } = await ctx.api.kv.increment(window.key, 1, window.endsAt - now);
-          return { window, used: value, msLeft: ttlMs };
-        }
-        const stored = Number(await ctx.api.kv.get(window.key));
-        return { window, used: Number.isSafeInteger(stored) ? stored : 0, msLeft: window.endsAt - now };
-      }),
-    );
+    return await countAt(ctx.api.kv, windows, options.count, now);
   } catch (error) {
     const quota = error instanceof QuotaError;
     ctx.api.log('warn', quota ? `${directive}: the API's key-value quota is full` : `${directive}: the store cannot be reached`, { error: (error as Error).message, failOpen: options.failOpen });

@@ -15,9 +15,10 @@ interface Params {
 const limit = { type: 'integer', minimum: 1, maximum: 1_000_000_000 };
 
 /**
- * Fixed windows (SPEC §7): a counter per API + label (+ client IP for the *Ip limits) per minute
- * and per day, in the shared store, so limits hold across threads, cells and restarts (and
- * instances sharing Redis). Each increment is one atomic operation. Over any limit: 429 with
+ * Fixed windows (SPEC §7): a counter per API + label (+ client IP for the *Ip limits) for the
+ * minute and for the day (a window counter: a clock step never grants a request twice), in the
+ * shared store, so limits hold across threads, cells and restarts (and instances sharing Redis).
+ * Each count is one atomic operation. Over any limit: 429 with
  * retry-after and ratelimit-* headers. When the store cannot be reached the request is let through
  * (failOpen, default) or refused with 503, and the event is logged either way.
  */
@@ -48,8 +49,8 @@ export default defineDirective<Params>({
     const windows: LimitWindow[] = [];
     const add = (name: string, max: number | undefined, spanMs: number, perIp: boolean) => {
       if (max === undefined) return;
-      const { index, endsAt } = spanWindow(spanMs, now);
-      windows.push({ name, max, key: `ratelimit:${label}:${name}:${index}${perIp ? `:ip:${ctx.request.ip}` : ''}`, endsAt });
+      const { endsAt } = spanWindow(spanMs, now);
+      windows.push({ name, max, key: `ratelimit:${label}:${name}${perIp ? `:ip:${ctx.request.ip}` : ''}`, endsAt, spanMs });
     };
     add('minute', params.minuteTotal, MINUTE_MS, false);
     add('minute', params.minuteIp, MINUTE_MS, true);
@@ -57,7 +58,7 @@ export default defineDirective<Params>({
     add('day', params.dayIp, DAY_MS, true);
     if (windows.length === 0) return;
 
-    const counts = await countWindows(ctx, 'RateLimit', windows, { count: true, failOpen: params.failOpen ?? true });
+    const counts = await countWindows(ctx, 'RateLimit', windows, { count: true, failOpen: params.failOpen ?? true }, now);
     if (counts === null) return;
     const verdict = judge(counts);
     setLimitHeaders(ctx.message, verdict);

@@ -15,5 +15,6 @@ export function kvCountingRefusals(store: KvStore, refusals: Tally): KvStore {
     setIfAbsent: (key, value, ttlMs) => noted(store.setIfAbsent(key, value, ttlMs)),
     delete: (key) => store.delete(key),
     increment: (key, by, ttlMs) => noted(store.increment(key, by, ttlMs)),
+    countInWindow: (key, by, window, keepMs) => noted(store.countInWindow(key, by, window, keepMs)),
   };
 }

@@ -1,8 +1,9 @@
-import { Errors } from '../errors.js';
+import { Errors, type AnvilError } from '../errors.js';
 import type { ActorSpec } from '../protocol/cell-messages.js';
 import { Fifo } from './fifo.js';
 import type { Job } from './job.js';
 import type { ThreadLink } from './thread-link.js';
+import { VerdictHold } from './verdict-hold.js';
 
 export interface ActorLimits {
   /** Threads per actor at most (SPEC §10: 2). */
@@ -31,6 +32,8 @@ export interface ThreadStarter {
 }
 
 const START_FAILURE_BACKOFF_MS = 1_000;
+/** How long new work waits, at most, for the verdict on a thread lost with requests in flight (verdict-hold.ts). */
+const VERDICT_WAIT_MS = 2_000;
 
 /**
  * The router's view of one actor (one API release in its cell): its threads, its bounded mailbox,
@@ -53,6 +56,8 @@ export class ActorHandle {
   private failedUntil = 0;
   /** False once a newer release took over: the actor drains and is retired. */
   current = true;
+  /** New work waits here while the router cannot tell yet whether a lost thread's cell is dying. */
+  readonly hold = new VerdictHold(VERDICT_WAIT_MS, () => this.pump());
 
   constructor(
     readonly spec: ActorSpec,
@@ -114,7 +119,7 @@ export class ActorHandle {
   dispatch(job: Job): void {
     const now = Date.now();
     const thread = this.leastLoaded();
-    if (thread !== null && thread.load < this.limits.threadConcurrency && this.waiting.length === 0) {
+    if (thread !== null && thread.load < this.limits.threadConcurrency && this.waiting.length === 0 && !this.hold.held) {
       thread.send(job);
       if (thread.load >= this.limits.scaleUpAtLoad || (thread.load > 1 && thread.oldestAge(now) >= this.limits.scaleUpAfterMs)) this.startThread();
       return;
@@ -178,13 +183,13 @@ export class ActorHandle {
     }
   }
 
-  /** Fails every waiting request (shutdown). */
-  failWaiting(): void {
-    for (const job of this.waiting.drain()) job.fail(Errors.notReady(), 1);
+  /** Fails every waiting request (shutdown: not ready; a paused API: paused, with the pause's retry-after). */
+  failWaiting(error: () => AnvilError = Errors.notReady, retryAfterSeconds = 1): void {
+    for (const job of this.waiting.drain()) job.fail(error(), retryAfterSeconds);
   }
 
   private pump(): void {
-    while (this.waiting.length > 0) {
+    while (this.waiting.length > 0 && !this.hold.held) {
       const head = this.waiting.peek()!;
       if (head.done) {
         this.waiting.shift();
@@ -207,6 +212,7 @@ export class ActorHandle {
   }
 
   private startThread(): void {
+    if (this.hold.held) return;
     if (this.threads.length + this.starting >= this.limits.maxThreads) return;
     if (!this.starter.isCellReady(this.cell)) return;
     if (this.starter.startThread(this.cell, this.spec, this.nextThread)) {

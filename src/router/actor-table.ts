@@ -171,6 +171,8 @@ export class ActorTable {
       hello.peer,
       () => actor.settled(),
       (closed) => {
+        // Held before detaching, so that no thread is started for the waiting requests meanwhile.
+        if (closed.lostWork && this.control!.isCellReady(closed.cell)) actor.hold.threadLost(closed.cell, closed.thread);
         actor.detach(closed);
         if (closed.lostWork) this.faults.noteLostWork(actor.spec, closed.cell, Date.now());
       },
@@ -205,12 +207,12 @@ export class ActorTable {
       for (const actor of this.actors.values()) {
         if (actor.links.some((l) => l.cell === cell && l.load > 0)) this.faults.noteLostWork(actor.spec, cell, now);
       }
-      const paused: ApiId[] = [];
+      const paused: Array<{ api: ApiId; forMs: number }> = [];
       for (const { api, verdict } of this.faults.judge(cell, now, [...culprits.values()])) {
         const { host, env, key } = api;
         if (verdict.action === 'pause') {
           this.log('error', 'API killed its quarantine cell again; paused', { api: key, host, env, cell, pausedMs: verdict.forMs });
-          paused.push(api);
+          paused.push({ api, forMs: verdict.forMs });
           continue;
         }
         const quarantine = this.quarantine.place(api, now);
@@ -220,16 +222,20 @@ export class ActorTable {
       for (const actor of this.actors.values()) if (actor.cell === cell) actor.cellDown();
       // A paused API's cell is not kept for it: its waiting requests fail, and after the pause it
       // starts over in a new quarantine cell.
-      for (const api of paused) {
-        for (const actor of this.actors.values()) if (sameApi(actor.spec, api)) actor.failWaiting();
+      for (const { api, forMs } of paused) {
+        for (const actor of this.actors.values()) if (sameApi(actor.spec, api)) actor.failWaiting(Errors.paused, Math.ceil(forMs / 1000));
         this.quarantine.release(api);
       }
+      // The verdict is given: work held since a thread of this cell was lost goes on (verdict-hold.ts).
+      for (const actor of this.actors.values()) actor.hold.cellDown(cell);
     },
     threadFailed: (_cell, actorId, thread, error) => {
       this.log('error', 'actor thread failed to start', { actor: actorId, thread, error });
       this.actors.get(actorId)?.threadFailed();
     },
-    threadExit: () => {},
+    threadExit: (cell, actorId, thread) => {
+      this.actors.get(actorId)?.hold.threadExited(cell, thread);
+    },
   };
 
   /** Where an API's actor lives: its quarantine cell, the low-priority cell while it is CPU-heavy, or its hashed cell. */

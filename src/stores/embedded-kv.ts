@@ -19,9 +19,10 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { AnvilError, Errors } from '../errors.js';
-import { checkIncrement, checkKey, checkNamespace, checkQuota, checkTtl, checkValue } from './kv-checks.js';
+import { checkIncrement, checkKey, checkNamespace, checkQuota, checkTtl, checkValue, checkWindow } from './kv-checks.js';
 import type { KvBackend, KvQuota, KvStore } from './kv-store.js';
 import { sqliteFailure } from '../database/sqlite-failure.js';
+import { decodeWindowCount, encodeWindowCount, nextWindowCount } from './window-counter.js';
 
 export const EMBEDDED_KV_DEFAULTS = {
   busyTimeoutMs: 5000,
@@ -168,14 +169,17 @@ export class EmbeddedKvBackend implements KvBackend {
     checkNamespace(ns);
     checkQuota(quota);
     const maxBytes = quota?.maxBytes;
-    /** Runs one write; under a quota, refuses (and undoes) it when it grew the namespace past it. */
-    const write = <T>(work: () => T, now: bigint): T => {
-      if (maxBytes === undefined) return this.run(work);
+    /**
+     * Runs one write; under a quota, refuses (and undoes) it when it grew the namespace past it.
+     * `atomic`: in an IMMEDIATE transaction even without a quota (a read, then a write).
+     */
+    const write = <T>(work: () => T, now: bigint, atomic = false): T => {
+      if (maxBytes === undefined && !atomic) return this.run(work);
       const guarded = this.db.transaction((): T => {
         const before = this.usage(ns);
         const result = work();
         const grown = this.usage(ns);
-        if (grown > before && grown > maxBytes) {
+        if (maxBytes !== undefined && grown > before && grown > maxBytes) {
           this.stmt.sweepNamespace.run({ ns, now });
           const after = this.usage(ns);
           if (after > maxBytes) throw Errors.quotaKvBytes(after, maxBytes);
@@ -224,6 +228,28 @@ export class EmbeddedKvBackend implements KvBackend {
         }
         this.wrote();
         return { value: row.value, ttlMs: Math.max(0, row.expires_at - Number(now)) };
+      },
+      countInWindow: async (key, by, window, keepMs) => {
+        checkKey(key);
+        checkIncrement(by);
+        checkWindow(window);
+        const keep = BigInt(checkTtl(keepMs, true) as number);
+        const now = this.now();
+        const counted = write(
+          () => {
+            const row = this.stmt.get.get({ ns, key, now });
+            const stored = row === undefined ? null : decodeWindowCount(String(row.value));
+            if (stored === undefined) throw Errors.kvFailed('the key holds a value that is not a window counter');
+            const next = nextWindowCount(stored, by, window);
+            if (!Number.isSafeInteger(next.value)) throw Errors.kvOutOfRange();
+            this.stmt.set.run({ ns, key, value: encodeWindowCount(next), expires: now + keep });
+            return next;
+          },
+          now,
+          true,
+        );
+        this.wrote();
+        return counted;
       },
     };
   }

@@ -59,3 +59,10 @@ export function checkQuota(quota: KvQuota | undefined): void {
     throw Errors.kvBadArgument(`the quota must be { maxBytes: an integer >= 1 }, got ${JSON.stringify(quota)}`);
   }
 }
+
+export function checkWindow(window: unknown): void {
+  const { endsAt, spanMs } = (window ?? {}) as Record<string, unknown>;
+  if (!Number.isSafeInteger(endsAt) || (endsAt as number) < 0 || !Number.isSafeInteger(spanMs) || (spanMs as number) < 1) {
+    throw Errors.kvBadArgument(`the window must be { endsAt: epoch ms, spanMs: an integer >= 1 }, got ${JSON.stringify(window)}`);
+  }
+}

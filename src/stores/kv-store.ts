@@ -11,6 +11,8 @@
  *
  * The types only: the backends implement them, and open-kv.ts picks one.
  */
+import type { CountWindow, WindowCount } from './window-counter.js';
+
 export interface KvStore {
   get(key: string): Promise<string | null>;
   /** No ttl = no expiry (and an earlier ttl of the key is dropped). */
@@ -31,6 +33,14 @@ export interface KvStore {
    * a non-integer value or the result would leave ±(2^53-1); the counter is then unchanged.
    */
   increment(key: string, by: number, ttlMs: number): Promise<{ value: number; ttlMs: number }>;
+  /**
+   * Counts `by` (an integer) in the fixed window the caller's clock is in, in one atomic step, and
+   * returns the count and the end of the window it was counted in, which a clock step can make
+   * differ from `window.endsAt` (window-counter.ts has the rule: no step of any clock grants a
+   * request twice). The value is `<count>@<window end>`; the store forgets the key after `keepMs`.
+   * Rejects when the key holds another kind of value or the count would leave ±(2^53-1).
+   */
+  countInWindow(key: string, by: number, window: CountWindow, keepMs: number): Promise<WindowCount>;
 }
 
 /** What one namespace (an API) may hold: UTF-8 bytes of its keys and values, an integer as its decimal text. */

@@ -27,8 +27,9 @@
 import { createRequire } from 'node:module';
 import type { Redis, RedisOptions } from 'ioredis';
 import { AnvilError, Errors } from '../errors.js';
-import { checkIncrement, checkKey, checkNamespace, checkQuota, checkTtl, checkValue } from './kv-checks.js';
+import { checkIncrement, checkKey, checkNamespace, checkQuota, checkTtl, checkValue, checkWindow } from './kv-checks.js';
 import type { KvBackend, KvQuota, KvStore } from './kv-store.js';
+import { DELETE_LUA, INCREMENT_LUA, SET_LUA, WINDOW_COUNT_LUA } from './redis-kv-lua.js';
 
 export const REDIS_KV_DEFAULTS = {
   prefix: 'anvil:',
@@ -53,109 +54,11 @@ export function usageKeys(prefix: string, ns: string): { bytes: string; sizes: s
   return { bytes: `${base}bytes`, sizes: `${base}sizes`, expiry: `${base}expiry` };
 }
 
-// Every script: KEYS = the data key, then the namespace's bytes, sizes and expiry; the key as the
-// API wrote it is an argument (its entry in sizes and expiry). A quota of '' is none.
-const ACCOUNTING_LUA = `
-local function now_ms()
-  local time = redis.call('TIME')
-  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-end
-local function reap(now, limit)
-  local gone = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, limit)
-  for _, member in ipairs(gone) do
-    local size = redis.call('HGET', KEYS[3], member)
-    if size then
-      redis.call('DECRBY', KEYS[2], size)
-      redis.call('HDEL', KEYS[3], member)
-    end
-    redis.call('ZREM', KEYS[4], member)
-  end
-end
-local function used()
-  return tonumber(redis.call('GET', KEYS[2]) or '0')
-end
-local function counted(key)
-  return tonumber(redis.call('HGET', KEYS[3], key) or '0')
-end
--- Whether a write that makes \`key\` take \`size\` bytes fits the quota (a write that does not grow always does).
-local function fits(key, size, quota, now)
-  if quota == '' or size <= counted(key) then return true end
-  if used() - counted(key) + size <= tonumber(quota) then return true end
-  reap(now, 10000)
-  return used() - counted(key) + size <= tonumber(quota)
-end
-local function account(key, size, expires_at)
-  redis.call('INCRBY', KEYS[2], size - counted(key))
-  redis.call('HSET', KEYS[3], key, size)
-  if expires_at then redis.call('ZADD', KEYS[4], expires_at, key) else redis.call('ZREM', KEYS[4], key) end
-end
-`;
-
-// ARGV: key, value, ttl ms ('' = none), quota, '1' to write only when the key holds no value.
-// Returns {1, 0}, {2, 0} when the key held a value (nothing written), or {0, bytes the write would make}.
-const SET_LUA = `${ACCOUNTING_LUA}
-local now = now_ms()
-reap(now, 100)
-if ARGV[5] == '1' and redis.call('EXISTS', KEYS[1]) == 1 then return {2, 0} end
-local size = string.len(ARGV[1]) + string.len(ARGV[2])
-if not fits(ARGV[1], size, ARGV[4], now) then return {0, used() - counted(ARGV[1]) + size} end
-if ARGV[3] == '' then
-  redis.call('SET', KEYS[1], ARGV[2])
-  account(ARGV[1], size, nil)
-else
-  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-  account(ARGV[1], size, now + tonumber(ARGV[3]))
-end
-return {1, 0}
-`;
-
-// ARGV: key.
-const DELETE_LUA = `${ACCOUNTING_LUA}
-redis.call('UNLINK', KEYS[1])
-redis.call('DECRBY', KEYS[2], counted(ARGV[1]))
-redis.call('HDEL', KEYS[3], ARGV[1])
-redis.call('ZREM', KEYS[4], ARGV[1])
-return 1
-`;
-
-// ARGV: by, ttl ms, key, quota. INCRBY checks the value (an integer) and is undone when the result
-// leaves ±(2^53-1) (Lua numbers are doubles: the check is exact there, where JS needs it) or the
-// quota; PEXPIRE only when the key has no expiry yet (new, or expired and so gone).
-const INCREMENT_LUA = `${ACCOUNTING_LUA}
-local now = now_ms()
-reap(now, 100)
-local existed = redis.call('EXISTS', KEYS[1])
-local value = redis.call('INCRBY', KEYS[1], ARGV[1])
-local function undo()
-  if existed == 0 then redis.call('DEL', KEYS[1]) else redis.call('DECRBY', KEYS[1], ARGV[1]) end
-end
-if value > 9007199254740991 or value < -9007199254740991 then
-  undo()
-  return redis.error_reply('ANVIL_OUT_OF_RANGE counter would leave the safe integer range')
-end
-local size = string.len(ARGV[3]) + redis.call('STRLEN', KEYS[1])
-if not fits(ARGV[3], size, ARGV[4], now) then
-  local would = used() - counted(ARGV[3]) + size
-  undo()
-  return redis.error_reply('ANVIL_KV_QUOTA ' .. would)
-end
-local ttl = redis.call('PTTL', KEYS[1])
-local expires_at = nil
-if ttl < 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  ttl = tonumber(ARGV[2])
-  expires_at = now + ttl
-else
-  expires_at = tonumber(redis.call('ZSCORE', KEYS[4], ARGV[3]) or (now + ttl))
-end
-account(ARGV[3], size, expires_at)
-return {value, ttl}
-`;
-
 type ScriptedRedis = Redis & {
   anvilSet(key: string, bytes: string, sizes: string, expiry: string, name: string, value: string, ttlMs: string, quota: string, onlyIfAbsent: string): Promise<[number, number]>;
   anvilDelete(key: string, bytes: string, sizes: string, expiry: string, name: string): Promise<number>;
   anvilIncrement(key: string, bytes: string, sizes: string, expiry: string, by: string, ttlMs: string, name: string, quota: string): Promise<[number, number]>;
+  anvilCountInWindow(key: string, bytes: string, sizes: string, expiry: string, name: string, by: string, endsAt: string, spanMs: string, keepMs: string, quota: string): Promise<[number, number]>;
 };
 
 /** The URL without its credentials, for messages. */
@@ -201,6 +104,7 @@ export class RedisKvBackend implements KvBackend {
     this.redis.defineCommand('anvilSet', { numberOfKeys: 4, lua: SET_LUA });
     this.redis.defineCommand('anvilDelete', { numberOfKeys: 4, lua: DELETE_LUA });
     this.redis.defineCommand('anvilIncrement', { numberOfKeys: 4, lua: INCREMENT_LUA });
+    this.redis.defineCommand('anvilCountInWindow', { numberOfKeys: 4, lua: WINDOW_COUNT_LUA });
     // Without a listener ioredis prints every failed reconnection; keep the last for messages.
     this.redis.on('error', (error: Error) => {
       this.lastError = error;
@@ -247,6 +151,17 @@ export class RedisKvBackend implements KvBackend {
         const [value, left] = await this.call(() => this.redis.anvilIncrement(at(key), usage.bytes, usage.sizes, usage.expiry, String(by), String(ttl), key, max), quota);
         return { value: Number(value), ttlMs: Number(left) };
       },
+      countInWindow: async (key, by, window, keepMs) => {
+        checkKey(key);
+        checkIncrement(by);
+        checkWindow(window);
+        const keep = checkTtl(keepMs, true) as number;
+        const [value, endsAt] = await this.call(
+          () => this.redis.anvilCountInWindow(at(key), usage.bytes, usage.sizes, usage.expiry, key, String(by), String(window.endsAt), String(window.spanMs), String(keep), max),
+          quota,
+        );
+        return { value: Number(value), endsAt: Number(endsAt) };
+      },
     };
   }
 
@@ -282,6 +197,7 @@ export class RedisKvBackend implements KvBackend {
       if (refused !== null && quota !== undefined) return Errors.quotaKvBytes(Number(refused[1]), quota.maxBytes);
       if (message.includes('ANVIL_OUT_OF_RANGE') || message.includes('overflow')) return Errors.kvOutOfRange();
       if (message.includes('not an integer')) return Errors.kvNotInteger();
+      if (message.includes('ANVIL_NOT_WINDOW')) return Errors.kvFailed('the key holds a value that is not a window counter');
       return Errors.kvFailed(`Redis replied: ${message}`);
     }
     const cause = this.lastError && this.lastError.message !== message ? `${message}; last connection error: ${this.lastError.message}` : message;

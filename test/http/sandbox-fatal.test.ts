@@ -1,34 +1,13 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backgroundLoad, type BackgroundLoad } from '../helpers/background-load.js';
 import { cellOf, cellPid, cellPids } from '../helpers/cells.js';
 import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
+import { killerApi } from '../helpers/killer-api.js';
 
 // Breaches no limit can stop: measured here, `new Array(5e7).fill(1)` and endless property growth
 // abort the whole process through isolated-vm, and an endless recursive SQL query is native code no
 // timeout interrupts. Cells contain them: the culprit is quarantined in a cell of its own, then
 // paused with a growing back-off; a stuck thread is recycled by the router's watchdog.
-const killers = join(import.meta.dirname, '../fixtures/apis/killers/Directives');
-const directive = (name: string) => readFileSync(join(killers, `${name}.js`), 'utf8');
-const killerApi = (key: string) => ({
-  'api.yaml': `key: ${key}
-limits: { memoryMb: 32, cpuMs: 5000, wallMs: 10000 }
-endpoints:
-  get /ArrayFill:
-    Try: { directive: ArrayFill }
-  get /PropertyGrowth:
-    Try: { directive: PropertyGrowth }
-  get /EndlessSql:
-    Try: { directive: EndlessSql }
-  get /ping:
-    Ping: { directive: Ping }
-`,
-  'Directives/ArrayFill.js': directive('ArrayFill'),
-  'Directives/PropertyGrowth.js': directive('PropertyGrowth'),
-  'Directives/EndlessSql.js': directive('EndlessSql'),
-});
-
 const neighbourKey = Array.from({ length: 50 }, (_, i) => `calm-${i}`).find((k) => cellOf(k, 2) !== cellOf('killer', 2))!;
 const sameCellKey = Array.from({ length: 50 }, (_, i) => `roommate-${i}`).find((k) => cellOf(k, 2) === cellOf('killer', 2))!;
 const ping = (key: string) => ({ 'api.yaml': `key: ${key}\nendpoints:\n  get /ping:\n    Ping: { directive: Ping }\n` });
@@ -75,10 +54,12 @@ describe('process-aborting allocations', () => {
     const quarantinePid = cellPid(anvil.pid, 2);
 
     // Second abort, with the other allocation, in its own cell: paused for 1 s.
+    // The next request is sent at once: the verdict comes before the API takes it (a wait for the
+    // log line first could outlast the 1 s pause on a loaded machine).
     expect((await anvil.request('/killer/PropertyGrowth')).status).toBe(502);
+    const refused = await anvil.request('/killer/ping');
     const paused = await eventually(() => logged('API killed its quarantine cell again; paused', 'killer')[0]);
     expect(paused).toMatchObject({ cell: 2, pausedMs: 1000 });
-    const refused = await anvil.request('/killer/ping');
     expect(refused.status).toBe(503);
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(refused.json().error).toMatch(/paused/);

@@ -8,6 +8,7 @@ import { openKvBackend } from '../../src/stores/open-kv.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 import { kvStoreContract } from './kv-contract.js';
 import { raceIncrements } from './kv-workers.js';
+import { windowCounterContract } from './window-counter-contract.js';
 
 // The worker-thread tests load dist/stores (build first: `npx tsc -p tsconfig.build.json`; npm test does it in pretest).
 
@@ -25,6 +26,8 @@ kvStoreContract(
   },
   () => ({ dataDir: temp.path() }),
 );
+
+windowCounterContract('embedded (SQLite), the store on the same clock', async (testClock) => EmbeddedKvBackend.open({ dataDir: temp.path(), now: () => testClock.now }));
 
 describe('embedded key-value store', () => {
   const opened: KvBackend[] = [];

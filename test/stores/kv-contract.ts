@@ -105,6 +105,7 @@ export function kvStoreContract(
         await expect(kv.get('k')).rejects.toMatchObject({ code: 'ANVIL_ERR_KV_CLOSED' });
         await expect(kv.set('k', 'v')).rejects.toMatchObject({ code: 'ANVIL_ERR_KV_CLOSED' });
         await expect(kv.increment('k', 1, 1000)).rejects.toMatchObject({ code: 'ANVIL_ERR_KV_CLOSED' });
+        await expect(kv.countInWindow('k', 1, { endsAt: 60_000, spanMs: 60_000 }, 1000)).rejects.toMatchObject({ code: 'ANVIL_ERR_KV_CLOSED' });
         await expect(backend.close()).resolves.toBeUndefined();
       });
     });

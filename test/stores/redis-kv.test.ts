@@ -8,6 +8,7 @@ import { openKvBackend } from '../../src/stores/open-kv.js';
 import { redisKey, usageKeys } from '../../src/stores/redis-kv.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 import { kvStoreContract } from './kv-contract.js';
+import { windowCounterContract } from './window-counter-contract.js';
 
 // Needs a running Redis: REDIS_URL, else redis://127.0.0.1:6379. When it cannot be reached every
 // test FAILS (never skips). Keys of this run live under a prefix of their own, deleted afterwards.
@@ -62,6 +63,9 @@ kvStoreContract(
   undefined,
   () => ({ dataDir: temp.path(), redisUrl, redisPrefix }),
 );
+
+// Redis keeps its own clock (it only forgets keys); the counters' clock is the injected one.
+windowCounterContract('Redis', async () => openKvBackend({ dataDir: temp.path(), redisUrl, redisPrefix }));
 
 describe('Redis key-value store', () => {
   const opened: KvBackend[] = [];
