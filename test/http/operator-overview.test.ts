@@ -158,7 +158,7 @@ describe('GET /anvil/overview and /anvil/api/<key>/stats', () => {
 
     const text = await scrapeMetrics(anvil);
     const changes = (api: string, change: string, result: string) => sample(text, 'anvil_release_changes_total', { host: 'localhost', api, change, result });
-    expect(changes('shop', 'update', 'ok')).toBe(1);
+    expect(changes('shop', 'publish', 'ok')).toBe(1); // a newer release, active and public (releaseChange)
     expect(changes('shop', 'rollback', 'ok')).toBe(1);
     expect(changes('shop', 'rollback', 'unknown_release')).toBe(1);
     expect(changes('quiet', 'disable', 'ok')).toBe(1);
