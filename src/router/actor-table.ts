@@ -17,6 +17,7 @@ import type { Job } from './job.js';
 import type { ActorGauges } from './metrics.js';
 import { ThreadLink } from './thread-link.js';
 import type { SwitchableReader } from '../protocol/thread-server.js';
+import { recentCpu } from './recent-cpu.js';
 
 export type Log = (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
 
@@ -37,8 +38,6 @@ const HEAVY_MS_PER_REQUEST = 5;
 const HEAVY_HOLD_MS = 30_000;
 /** The priority of the low-priority cell: weight 15 against the router's 1024 (nice 0). */
 const LOW_PRIORITY_NICE = 19;
-/** A thread's CPU report older than this is stale (it stopped reporting: it is idle). */
-const STATS_FRESH_MS = 3_000;
 
 /**
  * Every actor the router knows, by id (`<host>/<env>/<key>@<release>`): created on the first request
@@ -248,15 +247,7 @@ export class ActorTable {
 
   /** A thread reported its CPU: an API that keeps too many cores busy moves to the low-priority cell. */
   private noteCpu(actor: ActorHandle, now: number): void {
-    let cores = 0;
-    let cpuMs = 0;
-    let requests = 0;
-    for (const link of actor.links) {
-      if (now - link.statsAt >= STATS_FRESH_MS) continue;
-      cores += link.stats.cpuMs / Math.max(1, link.stats.windowMs);
-      cpuMs += link.stats.cpuMs;
-      requests += link.stats.requests;
-    }
+    const { cores, cpuMs, requests } = recentCpu(actor.links, now);
     // A request still running at the end of a window (an endless loop) makes its cost unbounded.
     const msPerRequest = requests === 0 ? Infinity : cpuMs / requests;
     if (!this.cpu.note(actor.spec, cores, msPerRequest, now) || this.faults.placement(actor.spec) !== undefined) return;

@@ -70,12 +70,24 @@ export class TestInstance {
   }
 
   async request(path: string, options: RequestOptions = {}): Promise<Reply> {
-    const response = await httpRequest(`http://127.0.0.1:${this.port}${path}`, {
-      method: (options.method ?? 'GET') as any,
-      headers: { host: options.host ?? 'localhost', ...options.headers },
-      body: options.body,
-      dispatcher: this.agent,
-    });
+    const send = () =>
+      httpRequest(`http://127.0.0.1:${this.port}${path}`, {
+        method: (options.method ?? 'GET') as any,
+        headers: { host: options.host ?? 'localhost', ...options.headers },
+        body: options.body,
+        dispatcher: this.agent,
+      });
+    let response: Awaited<ReturnType<typeof send>>;
+    try {
+      response = await send();
+    } catch (error) {
+      // A kept-alive connection the server closed while this process was blocked (a test waiting
+      // on spawnSync for a CLI command) is found closed only when reused: a safe method is sent
+      // again on a new connection, as HTTP clients do (RFC 9110 §9.2.2).
+      const safe = options.method === undefined || options.method === 'GET' || options.method === 'HEAD';
+      if (!safe || (error as { code?: string }).code !== 'UND_ERR_SOCKET') throw error;
+      response = await send();
+    }
     const text = await response.body.text();
     return {
       status: response.statusCode,
