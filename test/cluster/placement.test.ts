@@ -3,6 +3,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { notesApi } from '../database/api-database-contract.js';
 import { startInstance, type TestInstance } from '../helpers/instance.js';
+import { haproxyInstalled, startHaproxy, type RunningHaproxy } from '../helpers/haproxy.js';
 import { FreshPostgres } from '../helpers/postgres.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -187,5 +188,45 @@ describe('placement of database: sqlite APIs on an owner instance', () => {
     expect(Date.now() - exitedAt).toBeLessThan(LEASE_MS);
     const rows = await db.query<{ owner: string; epoch: string }>("SELECT owner, epoch FROM anvil_registry.placements WHERE key = 'notes'");
     expect(rows).toEqual([{ owner: staying.id, epoch: '3' }]);
+  });
+});
+
+const installed = haproxyInstalled();
+
+describe.skipIf(!installed && !process.env.CI)('placement behind HAProxy (deploy/haproxy.cfg as shipped)', () => {
+  let db: FreshPostgres;
+  const instances: TestInstance[] = [];
+  let haproxy: RunningHaproxy;
+
+  beforeAll(async () => {
+    db = await FreshPostgres.create('anvil_place');
+    for (let i = 0; i < 3; i++) {
+      instances.push(await startInstance({ apis: { notes: notesApi('sqlite'), echo: ECHO }, env: { DATABASE_URL: db.url }, args: ['--cells', '1', '--proxy-protocol', '--placement-lease', `${LEASE_MS}ms`] }));
+    }
+    haproxy = await startHaproxy(instances.map((i) => i.port) as [number, number, number]);
+    await waitFor(async () => (await postFrom(haproxy.port, '/notes/count', '{"min":0}', '127.0.0.1', {}).catch(() => null))?.status === 200, { what: 'HAProxy to answer', timeoutMs: 15_000 });
+  }, 120_000);
+
+  afterAll(async () => {
+    await haproxy?.stop();
+    await Promise.all(instances.map((i) => i.dispose()));
+    await db?.drop();
+  });
+
+  it('serves every row written round robin through the balancer, from one owner, with each client\'s own address', async () => {
+    const owners = new Set<unknown>();
+    for (let i = 0; i < 6; i++) {
+      const written = await postFrom(haproxy.port, '/notes/notes', JSON.stringify({ title: `lb-${i}`, n: i }), '127.0.0.1', {});
+      expect(written.status, written.body).toBe(200);
+      owners.add(written.servedBy);
+    }
+    expect(owners.size).toBe(1);
+    const counted = await postFrom(haproxy.port, '/notes/count', '{"min":0}', '127.0.0.1', {});
+    expect(JSON.parse(counted.body)).toEqual({ c: 7 });
+    // The address HAProxy read from the client reaches the owner, whichever instance took the connection.
+    for (let i = 0; i < 3; i++) {
+      const echoed = await postFrom(haproxy.port, '/echo/echo', '{"text":"abc"}', '127.0.0.9', {});
+      expect(JSON.parse(echoed.body)).toMatchObject({ ip: '127.0.0.9', size: 3 });
+    }
   });
 });
