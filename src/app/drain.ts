@@ -18,6 +18,9 @@ export interface RunningParts {
   server: Server;
   /** What listens (the HTTP server, or the PROXY protocol listener in front of it). */
   listener: NetServer;
+  /** Cluster mode: the internal listener (requests other instances forward) and the placement that gives its leases back. */
+  internal: { server: Server; listener: NetServer } | null;
+  placement: { close(): Promise<void> } | null;
   refresher: NodeJS.Timeout;
   watcher: ApisWatcher | null;
   actors: ActorTable;
@@ -44,13 +47,16 @@ export async function drain(parts: RunningParts, drainTimeoutMs: number): Promis
   const deadline = Date.now() + drainTimeoutMs;
   // Live log streams never end on their own.
   parts.followers.close();
-  await closeHttp(parts.listener, parts.server, parts.actors, deadline);
+  const listening = [parts, ...(parts.internal === null ? [] : [parts.internal])];
+  await closeHttp(listening, parts.actors, deadline);
+  // Nothing of this instance's placed APIs runs any more: the others may take them at once.
+  await parts.placement?.close();
   // Jobs stop being handed out; runs in flight finish (or run again after a restart).
   await parts.jobs.close(Math.max(0, deadline - Date.now()));
   await parts.deployWorker.close();
   parts.actors.retireAll();
   await parts.cells.drain(Math.max(1_000, deadline - Date.now()));
-  parts.server.closeAllConnections();
+  for (const { server } of listening) server.closeAllConnections();
   parts.threadServer.close();
   parts.actors.close();
   parts.dispatcher.close();
@@ -61,14 +67,16 @@ export async function drain(parts: RunningParts, drainTimeoutMs: number): Promis
 }
 
 /** Stops accepting connections and waits (until `deadline`) for open ones and the actors' work to end. */
-async function closeHttp(listener: NetServer, server: Server, actors: ActorTable, deadline: number): Promise<void> {
+async function closeHttp(listening: ReadonlyArray<{ listener: NetServer; server: Server }>, actors: ActorTable, deadline: number): Promise<void> {
   // close() calls back once every connection has ended: idle ones are closed below as soon
   // as their last response is written.
-  let connectionsOpen = true;
-  listener.close(() => (connectionsOpen = false));
-  server.closeIdleConnections();
-  while ((connectionsOpen || !actors.idle) && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 20));
+  let open = listening.length;
+  for (const { listener, server } of listening) {
+    listener.close(() => open--);
     server.closeIdleConnections();
+  }
+  while ((open > 0 || !actors.idle) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 20));
+    for (const { server } of listening) server.closeIdleConnections();
   }
 }

@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, RequestListener } from 'node:http';
 import type { AuditLog } from '../audit/audit-log.js';
 import { noteActionsOf } from '../audit/management-audit.js';
 import type { LogFollowers } from '../logs/follow/log-followers.js';
@@ -15,7 +15,7 @@ import { defaultUnpackLimits } from '../releases/upload-limits.js';
 import type { ActorTable } from '../router/actor-table.js';
 import type { ApiDirectory } from '../router/api-directory.js';
 import type { Dispatcher } from '../router/dispatcher.js';
-import { FrontDoor } from '../router/front-door.js';
+import { FrontDoor, type FrontDoorDeps } from '../router/front-door.js';
 import type { Metrics } from '../router/metrics.js';
 import { OperationMeters } from '../router/operation-meters.js';
 import { handleOperator } from '../router/operator-api.js';
@@ -42,8 +42,23 @@ export interface FrontDoorParts {
   operator: OperatorSources;
 }
 
-/** The HTTP request handler: APIs, the management API (deploys included) and the metrics. */
-export function createFrontDoor(options: InstanceOptions, parts: FrontDoorParts): FrontDoor {
+/** Cluster mode's placement (src/placement): the hooks of the public and the internal listener. */
+export interface FrontDoorPlacement {
+  place: NonNullable<FrontDoorDeps['place']>;
+  placeInternal: NonNullable<FrontDoorDeps['place']>;
+  /** On the internal port: the client's address the forwarding instance gave. */
+  internalClientAddress(req: IncomingMessage): string;
+}
+
+export interface FrontDoors {
+  /** The public listener's handler. */
+  handle: RequestListener;
+  /** The internal listener's (cluster mode): requests other instances forward to this one, once authenticated. */
+  internalHandle: RequestListener | null;
+}
+
+/** The HTTP request handlers: APIs, the management API (deploys included) and the metrics. */
+export function createFrontDoor(options: InstanceOptions, parts: FrontDoorParts, placement: FrontDoorPlacement | null = null): FrontDoors {
   const { registry, controlPlane, paths, directory, metrics, audit, followers } = parts;
   const addresses = clientAddresses(options.trustedProxies);
   const deployArchive = uploadDeployer(options, controlPlane, paths, parts.deployWorker);
@@ -54,31 +69,34 @@ export function createFrontDoor(options: InstanceOptions, parts: FrontDoorParts)
     // Not the key of an API the host does not have: any caller could add labels without end.
     releaseChange: (host, api, change, result) => metrics.operations.releaseChanges.inc({ host, api: result === 'unknown_api' ? '(unknown)' : api, change, result }),
   };
-  return new FrontDoor(
-    {
-      directory,
-      dispatcher: parts.dispatcher,
-      responses,
-      ready: parts.ready,
-      log: parts.log,
-      metrics: (req, res) => metrics.handle(req, res, addresses.of(req)),
-      clientAddress: addresses.of,
-      management: (req, res, path, host) =>
-        handleOperator(req, res, path, host, parts.operator) ??
-        routeOperatorViews(req, res, path, host, { audit, followers, registry, paths }) ??
-        handleManagement(req, res, path, host, {
-          registry,
-          controlPlane,
-          directory,
-          paths,
-          deployUpload: deployArchive,
-          retireApi: (h, k) => parts.actors.supersedeApi(h, k),
-          note: noteActionsOf(audit, host, addresses.of(req)),
-          counted,
-        }),
-    },
-    { bodyLimit: options.bodyLimit },
-  );
+  const deps: FrontDoorDeps = {
+    directory,
+    dispatcher: parts.dispatcher,
+    responses,
+    ready: parts.ready,
+    log: parts.log,
+    metrics: (req, res) => metrics.handle(req, res, addresses.of(req)),
+    clientAddress: addresses.of,
+    management: (req, res, path, host) =>
+      handleOperator(req, res, path, host, parts.operator) ??
+      routeOperatorViews(req, res, path, host, { audit, followers, registry, paths }) ??
+      handleManagement(req, res, path, host, {
+        registry,
+        controlPlane,
+        directory,
+        paths,
+        deployUpload: deployArchive,
+        retireApi: (h, k) => parts.actors.supersedeApi(h, k),
+        note: noteActionsOf(audit, host, addresses.of(req)),
+        counted,
+      }),
+  };
+  const doorOptions = { bodyLimit: options.bodyLimit };
+  if (placement === null) return { handle: new FrontDoor(deps, doorOptions).handle, internalHandle: null };
+  return {
+    handle: new FrontDoor({ ...deps, place: placement.place }, doorOptions).handle,
+    internalHandle: new FrontDoor({ ...deps, clientAddress: placement.internalClientAddress, place: placement.placeInternal }, doorOptions).handle,
+  };
 }
 
 /** Deploys an uploaded archive into a public host, within the upload limit. */

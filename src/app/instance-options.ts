@@ -58,6 +58,8 @@ export interface InstanceOptions {
   redisUrl: string | null;
   /** The cluster's PostgreSQL (DATABASE_URL): the control plane (hosts, APIs, releases) and the data of `database: postgres` APIs; null: the local registry only. */
   databaseUrl: string | null;
+  /** Cluster mode: placement of the APIs that keep data on an instance's disk (src/placement). */
+  placement: PlacementOptions;
   /** Keeps instances that share a Redis apart (ANVIL_REDIS_PREFIX, default `anvil:`). */
   redisPrefix: string;
   /** Exceptions to the egress policy (ANVIL_EGRESS_ALLOW: names, addresses, CIDRs, comma-separated). */
@@ -66,6 +68,16 @@ export interface InstanceOptions {
   metricsToken: string | null;
   /** More Node flags for the cell processes (ANVIL_CELL_NODE_FLAGS). */
   cellNodeFlags: readonly string[];
+}
+
+export interface PlacementOptions {
+  /** How long an owner's lease lasts (--placement-lease): a dead owner's APIs move after it. */
+  leaseMs: number;
+  /** Where the internal listener binds (--internal-listen, default --listen) and its port (--internal-port, 0: any free one). */
+  internalListen: string;
+  internalPort: number;
+  /** The address other instances dial (--internal-advertise, default --internal-listen). */
+  internalAdvertise: string;
 }
 
 export interface StartedInstance {

@@ -19,6 +19,7 @@ import { createFrontDoor } from './front-door.js';
 import { listenHttp } from './http-server.js';
 import type { InstanceOptions, StartedInstance } from './instance-options.js';
 import { openJobs } from './jobs.js';
+import { openPlacement } from './placement-boot.js';
 import { operatorSources } from './operator-sources.js';
 import { openRegistry } from './registry-boot.js';
 import { openThreadServer } from './thread-server.js';
@@ -56,8 +57,11 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
   const audit = await AuditLog.open(SqliteAuditStore.open(paths.auditFile), log, options.auditRetention);
   const followers = new LogFollowers(options.logFollow, (dir) => log.info({ dir }, 'request log follower dropped: it read too slowly'));
   const operator = operatorSources({ directory, actors, metrics, jobs, cells: () => cells.count });
-  const frontDoor = createFrontDoor(options, { registry, controlPlane, paths, deployWorker, directory, dispatcher, actors, metrics, log, audit, followers, operator, ready: () => serving });
-  const http = await listenHttp(options, frontDoor.handle, metrics, log);
+  const placement = await openPlacement(options, directory, log);
+  const doors = createFrontDoor(options, { registry, controlPlane, paths, deployWorker, directory, dispatcher, actors, metrics, log, audit, followers, operator, ready: () => serving }, placement?.hooks ?? null);
+  // Cluster mode: the internal listener and a first placement round, before any client request.
+  const internal = placement === null || doors.internalHandle === null ? null : await placement.listen(doors.internalHandle, metrics);
+  const http = await listenHttp(options, doors.handle, metrics, log);
   port = http.port;
   notePort(lock, port, paths, log);
   directory.reload();
@@ -70,7 +74,7 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
   refresher.unref();
   const watcher = watchApis(options, log, target, directory);
 
-  const running: RunningParts = { server: http.server, listener: http.listener, refresher, watcher, actors, jobs, deployWorker, cells, threadServer: threads.server, dispatcher, registry, controlPlane, audit, followers, lock };
+  const running: RunningParts = { server: http.server, listener: http.listener, internal, placement, refresher, watcher, actors, jobs, deployWorker, cells, threadServer: threads.server, dispatcher, registry, controlPlane, audit, followers, lock };
   let stopping: Promise<void> | null = null;
   const stop = (): Promise<void> => {
     // Health turns 503 at once; requests are still served for the drain delay, until a balancer's

@@ -24,6 +24,10 @@ export interface StartFlags {
   drainDelay: number;
   proxyProtocol: boolean;
   trustedProxy?: string;
+  placementLease: number;
+  internalListen?: string;
+  internalPort: number;
+  internalAdvertise?: string;
   maxThreads: number;
   threadConcurrency: number;
   mailbox: number;
@@ -47,6 +51,9 @@ export interface StartFlags {
   logFollowBuffer: number;
 }
 
+/** Addresses that mean "every interface": fine to bind, not to dial. */
+const WILDCARD_ADDRESSES: ReadonlySet<string> = new Set(['0.0.0.0', '::', '[::]', '']);
+
 /** Refuses flags that do not go together; returns the number of cells at most. */
 export function checkStartFlags(flags: StartFlags): number {
   if (flags.apis !== undefined && (!existsSync(flags.apis) || !statSync(flags.apis).isDirectory())) {
@@ -60,6 +67,11 @@ export function checkStartFlags(flags: StartFlags): number {
 
 /** The instance's options: the flags (checked), and the environment read by the CLI. */
 export function instanceOptions(flags: StartFlags, maxCells: number, envExplicit: boolean, environment: InstanceEnvironment): InstanceOptions {
+  const internalListen = flags.internalListen ?? flags.listen;
+  // Cluster mode only: one instance has no internal listener.
+  if (environment.databaseUrl !== null && flags.internalAdvertise === undefined && WILDCARD_ADDRESSES.has(internalListen)) {
+    throw new InvalidArgumentError(`--internal-advertise: the internal listener binds ${internalListen}, which other instances cannot dial; give the address they reach this one at`);
+  }
   return {
     dataDir: resolve(flags.data),
     port: flags.port,
@@ -81,6 +93,12 @@ export function instanceOptions(flags: StartFlags, maxCells: number, envExplicit
     drainDelayMs: flags.drainDelay,
     proxyProtocol: flags.proxyProtocol,
     trustedProxies: flags.trustedProxy ?? null,
+    placement: {
+      leaseMs: flags.placementLease,
+      internalListen,
+      internalPort: flags.internalPort,
+      internalAdvertise: flags.internalAdvertise ?? internalListen,
+    },
     actors: {
       maxThreads: flags.maxThreads,
       threadConcurrency: flags.threadConcurrency,

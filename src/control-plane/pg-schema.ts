@@ -50,6 +50,31 @@ const MIGRATIONS: readonly string[] = [
   );
   INSERT INTO ${SCHEMA}.state (id, version) VALUES (1, 0);
   `,
+  // Placement of `database: sqlite` APIs on one owner instance (src/placement).
+  `
+  -- The instances of the cluster, each start a new id; alive while its heartbeat is younger than a lease.
+  CREATE TABLE ${SCHEMA}.instances (
+    id           TEXT PRIMARY KEY,
+    internal_url TEXT NOT NULL,
+    started_at   TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
+    heartbeat_at TIMESTAMPTZ NOT NULL
+  );
+  -- The owner of each placed API: it alone serves the API until lease_until; a new owner bumps the epoch.
+  CREATE TABLE ${SCHEMA}.placements (
+    host        TEXT NOT NULL,
+    key         TEXT NOT NULL,
+    owner       TEXT NOT NULL,
+    epoch       BIGINT NOT NULL,
+    lease_until TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (host, key)
+  );
+  CREATE INDEX placements_owner ON ${SCHEMA}.placements (owner);
+  -- One row: the secret that authenticates requests between instances (the internal port).
+  CREATE TABLE ${SCHEMA}.cluster (
+    id     INTEGER PRIMARY KEY CHECK (id = 1),
+    secret TEXT NOT NULL
+  );
+  `,
 ];
 
 /**

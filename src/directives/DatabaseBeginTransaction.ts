@@ -5,6 +5,7 @@ import { defineDirective, noParams } from './types.js';
 
 export default defineDirective({
   name: 'DatabaseBeginTransaction',
+  localState: true,
   summary:
     "Begins a transaction on the API's database for this request: its statements are committed by DatabaseCommitTransaction, " +
     'and rolled back by DatabaseRollback, by a directive that fails, or when the pass ends with it open. One request at a time per thread: another waits its turn (up to 5 s, then 503).',

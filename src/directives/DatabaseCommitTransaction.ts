@@ -5,6 +5,7 @@ import { defineDirective, noParams } from './types.js';
 
 export default defineDirective({
   name: 'DatabaseCommitTransaction',
+  localState: true,
   summary: "Commits the request's transaction (500 when none is open; a failed commit rolls it back).",
   failures: [
     { error: Errors.transactionNotOpen, when: 'when the request has no transaction open' },

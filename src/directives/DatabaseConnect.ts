@@ -4,6 +4,7 @@ import { defineDirective, noParams } from './types.js';
 
 export default defineDirective({
   name: 'DatabaseConnect',
+  localState: true,
   summary: "Opens the API's database (SQLite: <data>/<host>/<env>/<key>/db.sqlite, WAL; with database: postgres its schema, made at first use) and applies pending migrations.",
   params: noParams,
   run(ctx) {

@@ -5,6 +5,7 @@ import { defineDirective, noParams } from './types.js';
 /** Kept so that the original's setup endpoints run unchanged (see README "Moving an API from the original"). */
 export default defineDirective({
   name: 'DatabaseMigrate',
+  localState: true,
   summary: "The original's DatabaseMigrate: applies the release's pending migrations (Assets/db/*.sql, or Assets/sql/*.sql), each once; DatabaseConnect does the same on opening.",
   params: noParams,
   run(ctx) {

@@ -13,6 +13,7 @@ interface Params {
 
 export default defineDirective<Params>({
   name: 'DatabaseQuery',
+  localState: true,
   summary:
     "Runs one parameterised statement against the API's own database (opening it and applying migrations if need be; in the request's transaction when one is open); " +
     'mode all: the rows, get: the first row or null, run: {changes, lastInsertRowid}; the result goes to memory `target`.',

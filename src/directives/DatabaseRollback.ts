@@ -4,6 +4,7 @@ import { defineDirective, noParams } from './types.js';
 
 export default defineDirective({
   name: 'DatabaseRollback',
+  localState: true,
   summary: "Rolls back the request's transaction; does nothing when none is open (one rolled back after an error, say).",
   params: noParams,
   run(ctx) {

@@ -19,6 +19,7 @@ interface Params {
  */
 export default defineDirective<Params>({
   name: 'DeleteFile',
+  localState: true,
   summary: "Deletes the file `name` of the API's storage folder; with verify, a missing file fails with status/message.",
   example: { name: '$.message.pathParam.name', verify: true, status: 404 },
   failures: [

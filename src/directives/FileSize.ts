@@ -10,6 +10,7 @@ interface Params {
 /** Memory `target` = the size in bytes of `name` in the API's `storage/` folder, or null when there is no such file. */
 export default defineDirective<Params>({
   name: 'FileSize',
+  localState: true,
   summary: "Stores the size in bytes of the file `name` of the API's storage folder in memory `target` (null when missing).",
   example: { name: 'report.pdf', target: 'reportSize' },
   memory: { writes: ['<target>'] },

@@ -16,6 +16,7 @@ interface Params {
  */
 export default defineDirective<Params>({
   name: 'ReadFile',
+  localState: true,
   summary: "Reads the file `name` of the API's storage folder into memory `target` (text, json or base64).",
   example: { name: '$.message.pathParam.name', target: 'file', format: 'json' },
   memory: { writes: ['<target>'] },

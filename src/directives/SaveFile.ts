@@ -17,6 +17,7 @@ interface Params {
  */
 export default defineDirective<Params>({
   name: 'SaveFile',
+  localState: true,
   summary: "Writes `content` to the file `name` in the API's storage folder (atomic, within its disk quota).",
   example: { name: '$.message.pathParam.name', content: '$.message.body', format: 'text' },
   failures: [

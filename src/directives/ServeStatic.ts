@@ -36,6 +36,8 @@ interface Params {
  */
 export default defineDirective<Params>({
   name: 'ServeStatic',
+  // Only the storage folder is the API's own data; Assets/ comes with the release.
+  localState: (params) => params.storage !== undefined && params.storage !== false,
   summary: "Serves a file from the release's Assets/ (or, with storage: true, the API's storage folder); 404 when missing.",
   example: { file: 'index.html' },
   failures: [

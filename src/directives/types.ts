@@ -67,6 +67,13 @@ export interface DirectiveDefinition<P = Record<string, unknown>> {
   readonly memory?: MemoryEffects;
   /** How it can fail the request, for docs/directives.md. */
   readonly failures?: readonly DirectiveFailure[];
+  /**
+   * It reads or writes the API's own data on this instance's disk (its SQLite database, its stored
+   * files): in cluster mode such an API is placed on one owner instance (src/placement). A function
+   * decides per entry from its parameters (aliases still `$.…`); `keepsState` answers for a
+   * directive the entry runs in turn.
+   */
+  readonly localState?: boolean | ((params: Readonly<Record<string, unknown>>, keepsState: (directive: string) => boolean) => boolean);
   /** The parameters of a typical entry, for docs/directives.md (a test checks them against `params`). */
   readonly example?: Readonly<Record<string, unknown>>;
   /**

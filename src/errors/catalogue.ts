@@ -203,6 +203,8 @@ export const Errors = {
   controlPlaneStart: coded('ANVIL_ERR_CONTROL_PLANE_START', 503, 'cluster mode: the control plane at DATABASE_URL=%s cannot be used: %s', true),
   controlPlaneSchema: coded('ANVIL_ERR_CONTROL_PLANE_SCHEMA', 500, "control plane: the database's schema version %s is newer than this Anvil's (%s)", true),
   controlPlaneRelease: coded('ANVIL_ERR_CONTROL_PLANE_RELEASE', 500, 'control plane: release %s could not be fetched: %s', true),
+  // Cluster mode: an API keeping data on an instance's disk is served by its owner instance only.
+  placementUnavailable: coded('ANVIL_ERR_PLACEMENT_UNAVAILABLE', 503, 'placement: %s; retry later'),
   dataDirInUse: dataDirRefusal(
     'ANVIL_ERR_DATA_DIR_IN_USE',
     409,

@@ -11,6 +11,7 @@ import { MAX_LISTED_ERRORS } from '../config/input-limits.js';
 import { loadApiFolder } from '../config/load-api.js';
 import { formatConfigError, type CompiledRelease } from '../config/types.js';
 import { releaseDigest, releaseFileList } from './folder-files.js';
+import { keepsLocalState } from './local-state.js';
 import { packApiFolder } from './pack.js';
 import type { ReceivedUpload } from './receive-upload.js';
 import { unpackReceived } from './read-upload.js';
@@ -81,6 +82,7 @@ export async function stageRelease(task: StageTask): Promise<StageResult> {
     maps: loaded.maps,
     customDirectives: loaded.customDirectives,
     directiveCode: loaded.directiveCode,
+    localState: keepsLocalState(loaded.definition, loaded.customDirectives),
   };
   await mkdir(releaseDir, { recursive: true });
   await writeFile(join(releaseDir, COMPILED_FILE), JSON.stringify(compiled));

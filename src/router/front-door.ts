@@ -32,6 +32,11 @@ export interface FrontDoorDeps {
   log: InstanceLog;
   /** The client's address: the PROXY header's or the peer's, then a trusted proxy's x-forwarded-for. */
   clientAddress(req: IncomingMessage): string;
+  /**
+   * Cluster mode: who serves an API request. It calls `serveHere` when this instance does, or
+   * answers itself (forwarded to the API's owner instance, refused). Absent: always here.
+   */
+  place?(req: IncomingMessage, res: ServerResponse, api: ApiEntry, serveHere: () => void): void;
 }
 
 /**
@@ -108,6 +113,18 @@ export class FrontDoor {
   }
 
   private forward(req: IncomingMessage, res: ServerResponse, hasBody: boolean, api: ApiEntry, path: string, rawQuery: string): void {
+    const place = this.deps.place;
+    if (place === undefined) return this.serve(req, res, hasBody, api, path, rawQuery);
+    place(req, res, api, () => {
+      try {
+        this.serve(req, res, hasBody, api, path, rawQuery);
+      } catch (error) {
+        this.fail(res, error);
+      }
+    });
+  }
+
+  private serve(req: IncomingMessage, res: ServerResponse, hasBody: boolean, api: ApiEntry, path: string, rawQuery: string): void {
     const receivedAt = Date.now();
     if (!hasBody) return this.dispatch(req, res, api, path, rawQuery, null, receivedAt);
     readBody(req, this.options.bodyLimit).then(

@@ -77,7 +77,7 @@ afterAll(async () => {
 describe('the control plane in Postgres (three instances)', () => {
   it('migrates once, and every instance shares the public host key and the APIs deployed at boot', async () => {
     const migrations = await db.query<{ version: number }>('SELECT version FROM anvil_registry.migrations ORDER BY version');
-    expect(migrations.map((m) => m.version)).toEqual([1]);
+    expect(migrations.map((m) => m.version)).toEqual([1, 2]);
     for (const instance of instances) {
       await waitFor(async () => (await instance.admin('/hello/hi')).status === 200, { what: `hello on :${instance.port}` });
       expect((await instance.request('/hello/hi')).json()).toEqual({ hi: 'there' });

@@ -1,0 +1,44 @@
+import type { RequestListener } from 'node:http';
+import { clientAddresses } from '../http/client-address.js';
+import type { InstanceLog } from '../logs/instance-log.js';
+import type { Metrics } from '../router/metrics.js';
+import type { ApiDirectory } from '../router/api-directory.js';
+import type { FrontDoorPlacement } from './front-door.js';
+import { listenHttp, type ListeningServer } from './http-server.js';
+import type { InstanceOptions } from './instance-options.js';
+
+export interface OpenedPlacement {
+  hooks: FrontDoorPlacement;
+  /** Starts the internal listener in front of `handle` (the cluster secret checked first) and the placement rounds. */
+  listen(handle: RequestListener, metrics: Metrics): Promise<ListeningServer>;
+  /** Gives the leases back; once the listeners are closed and in-flight work is done. */
+  close(): Promise<void>;
+}
+
+/**
+ * Cluster mode (DATABASE_URL) only: the placement of APIs that keep data on an instance's disk
+ * (src/placement, loaded here so that one instance never loads it). Null without DATABASE_URL.
+ */
+export async function openPlacement(options: InstanceOptions, directory: ApiDirectory, log: InstanceLog): Promise<OpenedPlacement | null> {
+  if (options.databaseUrl === null) return null;
+  const [{ Placement }, { internalClientAddress, internalDoor }] = await Promise.all([import('../placement/placement.js'), import('../placement/internal-door.js')]);
+  const { leaseMs, internalListen, internalPort, internalAdvertise } = options.placement;
+  const placement = await Placement.open({
+    databaseUrl: options.databaseUrl,
+    leaseMs,
+    requestTimeoutMs: options.requestTimeoutMs,
+    directory,
+    clientAddress: clientAddresses(options.trustedProxies).of,
+    log,
+  });
+  return {
+    hooks: { place: placement.place, placeInternal: placement.placeInternal, internalClientAddress },
+    async listen(handle, metrics) {
+      const internal = await listenHttp({ ...options, listen: internalListen, port: internalPort, proxyProtocol: false }, internalDoor(placement.secret, handle, log), metrics, log);
+      const host = internalAdvertise.includes(':') && !internalAdvertise.startsWith('[') ? `[${internalAdvertise}]` : internalAdvertise;
+      await placement.begin(`http://${host}:${internal.port}`);
+      return internal;
+    },
+    close: () => placement.close(),
+  };
+}
