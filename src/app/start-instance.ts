@@ -56,7 +56,7 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
   const audit = await AuditLog.open(SqliteAuditStore.open(paths.auditFile), log, options.auditRetention);
   const followers = new LogFollowers(options.logFollow, (dir) => log.info({ dir }, 'request log follower dropped: it read too slowly'));
   const operator = operatorSources({ directory, actors, metrics, jobs, cells: () => cells.count });
-  const frontDoor = createFrontDoor(options, { registry, controlPlane, paths, deployWorker, directory, dispatcher, actors, metrics, log, audit, followers, operator, ready: () => serving });
+  const frontDoor = createFrontDoor(options, { registry, controlPlane, paths, deployWorker, directory, dispatcher, actors, metrics, log, audit, followers, operator, jobs, ready: () => serving });
   const http = await listenHttp(options, frontDoor.handle, metrics, log);
   port = http.port;
   notePort(lock, port, paths, log);
