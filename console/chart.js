@@ -40,6 +40,13 @@ export function latencyChart(container) {
   };
 }
 
+/** Unix seconds → local HH:MM:SS (uPlot's default puts the date on the first tick, over its neighbour). */
+function clock(seconds) {
+  const date = new Date(seconds * 1000);
+  const pad = (n) => String(n).padStart(2, '0');
+  return `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
+}
+
 function options(width) {
   const msValue = (_, v) => (v === null || v === undefined ? '–' : `${v.toFixed(1)} ms`);
   return {
@@ -54,7 +61,7 @@ function options(width) {
       { label: 'req/s', scale: 'rps', stroke: '#16a34a', width: 1, fill: 'rgba(22, 163, 74, 0.08)', value: (_, v) => (v === null || v === undefined ? '–' : String(v)) },
     ],
     axes: [
-      {},
+      { values: (_, splits) => splits.map(clock) },
       { scale: 'ms', label: 'latency (ms)', size: 60 },
       { scale: 'rps', side: 1, label: 'req/s', grid: { show: false }, size: 50 },
     ],

@@ -25,6 +25,7 @@ export function overviewPage(view) {
   const tbody = h('tbody', { id: 'api-rows' });
   const rows = new OverviewRows(tbody);
   let latest = null;
+  let showPager = () => {};
 
   const render = () => {
     if (latest === null) return;
@@ -34,7 +35,7 @@ export function overviewPage(view) {
     state.page = Math.min(state.page, pages - 1);
     const sorted = sortApis(matching, state.sort, state.direction, state.window);
     rows.show(sorted.slice(state.page * PAGE_SIZE, (state.page + 1) * PAGE_SIZE), state.window);
-    renderPager(pager, matching.length, pages, render);
+    showPager(matching.length, pages);
     for (const th of headRow.children) th.setAttribute('aria-sort', th.dataset.column === state.sort ? (state.direction === 1 ? 'ascending' : 'descending') : 'none');
     if (firstRender) {
       firstRender = false;
@@ -67,6 +68,7 @@ export function overviewPage(view) {
     render();
   });
 
+  showPager = pagerOf(pager, () => render());
   fill(
     view,
     h('h1', {}, 'Overview'),
@@ -108,19 +110,28 @@ function renderSummary(summary, data, window) {
   );
 }
 
-function renderPager(pager, total, pages, render) {
-  const go = (page) => () => {
-    state.page = Math.max(0, Math.min(pages - 1, page));
+/**
+ * The pager's buttons are made once and updated in place: rebuilt every second, a button could be
+ * replaced between the press and the release of a click, and the click lost.
+ */
+function pagerOf(pager, render) {
+  const go = (to) => () => {
+    state.page = Math.max(0, Math.min(pages - 1, to()));
     render();
   };
-  const from = total === 0 ? 0 : state.page * PAGE_SIZE + 1;
-  const to = Math.min(total, (state.page + 1) * PAGE_SIZE);
-  fill(
-    pager,
-    h('button', { type: 'button', class: 'quiet', disabled: state.page === 0, on: { click: go(0) } }, '« First'),
-    h('button', { type: 'button', class: 'quiet', id: 'page-previous', disabled: state.page === 0, on: { click: go(state.page - 1) } }, '‹ Previous'),
-    h('span', { id: 'page-info' }, `${count(from)}–${count(to)} of ${count(total)} APIs · page ${state.page + 1} of ${pages}`),
-    h('button', { type: 'button', class: 'quiet', id: 'page-next', disabled: state.page >= pages - 1, on: { click: go(state.page + 1) } }, 'Next ›'),
-    h('button', { type: 'button', class: 'quiet', disabled: state.page >= pages - 1, on: { click: go(pages - 1) } }, 'Last »'),
-  );
+  let pages = 1;
+  const first = h('button', { type: 'button', class: 'quiet', id: 'page-first', on: { click: go(() => 0) } }, '« First');
+  const previous = h('button', { type: 'button', class: 'quiet', id: 'page-previous', on: { click: go(() => state.page - 1) } }, '‹ Previous');
+  const info = h('span', { id: 'page-info' });
+  const next = h('button', { type: 'button', class: 'quiet', id: 'page-next', on: { click: go(() => state.page + 1) } }, 'Next ›');
+  const last = h('button', { type: 'button', class: 'quiet', id: 'page-last', on: { click: go(() => pages - 1) } }, 'Last »');
+  fill(pager, first, previous, info, next, last);
+  return (total, pageCount) => {
+    pages = pageCount;
+    const from = total === 0 ? 0 : state.page * PAGE_SIZE + 1;
+    const to = Math.min(total, (state.page + 1) * PAGE_SIZE);
+    first.disabled = previous.disabled = state.page === 0;
+    next.disabled = last.disabled = state.page >= pages - 1;
+    setText(info, `${count(from)}–${count(to)} of ${count(total)} APIs · page ${state.page + 1} of ${pages}`);
+  };
 }

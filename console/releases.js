@@ -47,8 +47,10 @@ export function releasesPanel(key, { host, onChange }) {
   return {
     element: section,
     show(next) {
+      // Rebuilt only when it changed: a button replaced under the pointer would lose its click.
+      if (record !== null && JSON.stringify(record) === JSON.stringify(next)) return;
       record = next;
-      const serving = !record.active ? 'disabled' : record.public ? 'serving, public' : 'serving, private (admin host only)';
+      const serving = !record.active ? 'disabled' : record.public ? 'public' : 'private';
       fill(
         actions,
         !(record.active && record.public) ? h('button', { type: 'button', id: 'publish', on: { click: publish } }, 'Publish') : null,
@@ -66,7 +68,7 @@ export function releasesPanel(key, { host, onChange }) {
             h('td', { class: 'mono' }, release),
             h('td', {}, deployed === null ? '–' : when(deployed)),
             h('td', {}, current ? h('span', { class: `badge ${record.active ? 'status-public' : 'status-disabled'}` }, `current · ${serving}`) : 'kept'),
-            h('td', {}, current ? null : h('button', { type: 'button', class: release < record.release ? 'danger rollback' : 'switch', on: { click: () => switchTo(release) } }, release < record.release ? 'Roll back to this' : 'Switch to this')),
+            h('td', {}, current ? null : h('button', { type: 'button', class: release < record.release ? 'danger rollback' : 'switch', on: { click: () => switchTo(release) } }, release < record.release ? 'Roll back' : 'Switch')),
           );
         }),
       );

@@ -2,6 +2,7 @@ import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backgroundLoad } from '../helpers/background-load.js';
 import { consoleUrl, launchChromium, logIn, screenshot } from '../helpers/browser.js';
+import { FAILING_JOBS_API } from '../helpers/failing-jobs-api.js';
 import { eventually, startInstance, TEST_KEY, type TestInstance } from '../helpers/instance.js';
 import { tarGz } from '../helpers/tarball.js';
 
@@ -19,12 +20,6 @@ after:
   Log: { directive: Log, groups: [AFTER_FLOW] }
 `;
 const PING = (key: string) => `key: ${key}\nendpoints:\n  get /ping:\n    Ping: { directive: Ping }\n`;
-const WORKER = `key: worker
-endpoints:
-  post /fail:
-    Queue: { directive: ForTheWorker, identifier: true }
-    Fail: { directive: ThrowError, status: 500, message: this job always fails }
-`;
 
 let anvil: TestInstance;
 let browser: Browser;
@@ -35,7 +30,7 @@ const pageErrors: string[] = [];
 
 beforeAll(async () => {
   anvil = await startInstance({
-    apis: { shop: { 'api.yaml': SHOP('one') }, busy: { 'api.yaml': PING('busy') }, catalog: { 'api.yaml': PING('catalog') }, search: { 'api.yaml': PING('search') }, worker: { 'api.yaml': WORKER } },
+    apis: { shop: { 'api.yaml': SHOP('one') }, busy: { 'api.yaml': PING('busy') }, catalog: { 'api.yaml': PING('catalog') }, search: { 'api.yaml': PING('search') }, worker: { 'api.yaml': FAILING_JOBS_API } },
     args: ['--job-backoff', '20ms'],
   });
   firstRelease = (await anvil.admin('/anvil/api/shop')).json().release;
@@ -55,9 +50,10 @@ afterAll(async () => {
   await anvil?.dispose();
 });
 
-/** An attribute of every element the locator finds, in order. */
-async function attributes(found: Locator, name: string): Promise<Array<string | null>> {
-  return Promise.all((await found.all()).map((element) => element.getAttribute(name)));
+/** An attribute of every element the locator finds, in order, read at one moment (rows are replaced as the page updates). */
+function attributes(found: Locator, name: string): Promise<Array<string | null>> {
+  // Runs in the page; `any`: the tests are type-checked without the DOM's types.
+  return found.evaluateAll((elements: any[], attribute: string) => elements.map((e) => e.getAttribute(attribute)), name);
 }
 
 /** Waits until the figure in `cell` (as the console formats it) satisfies `wanted`; returns it. */
@@ -129,12 +125,24 @@ describe('the operator console', () => {
     expect(await failed.first().textContent()).toContain('GET /fail');
     expect(await failed.first().textContent()).toContain('the warehouse is not answering');
 
-    for (let i = 0; i < 20; i++) expect((await anvil.request('/shop/hello')).status).toBe(200);
+    // A few seconds of traffic, for the chart's line and the routes' percentiles.
+    const load = backgroundLoad(anvil, '/shop/hello', 2);
+    try {
+      await figure(page.locator('#api-figures [data-figure="requests"] .value'), (v) => v >= 50);
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+    } finally {
+      await load.stop();
+    }
+    expect(load.statuses().every((s) => s === 200)).toBe(true);
     const p99 = page.locator('#route-rows tr[data-route="get /hello"] td[data-field="p99"]');
     await p99.waitFor();
-    expect(await p99.textContent()).toMatch(/ms|s$/);
+    expect(await p99.textContent()).toMatch(/\d ms$|\d s$/);
     await page.locator('#latency-chart canvas').waitFor();
     await page.locator('#log-lines li[data-status="200"]').first().waitFor();
+    // The endpoint's filter, from the page: the last lines again, 5xx only.
+    await page.selectOption('#log-status', '5xx');
+    await eventually(async () => (await attributes(page.locator('#log-lines li'), 'data-status')).join() === '503');
+    await page.locator('#log-state.live').waitFor();
     await screenshot(page, 'api');
   });
 

@@ -77,7 +77,7 @@ describe('the overview with 1,000 APIs', () => {
     await page.fill('#api-filter', 'api-09');
     expect(await page.textContent('#page-info')).toBe('1–50 of 100 APIs · page 1 of 2');
     await page.fill('#api-filter', '');
-    await page.click('#pager button:first-child');
+    expect(await page.textContent('#page-info')).toBe('1–50 of 1,000 APIs · page 1 of 20');
     await screenshot(page, 'overview-1000');
   }, 120_000);
 });

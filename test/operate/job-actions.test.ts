@@ -1,19 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FAILING_JOBS_API } from '../helpers/failing-jobs-api.js';
 import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
 
 // Issue 26: an API's jobs on the admin host for the console — counts, requeue the failed ones,
 // flush — with the management API's credentials, audited like the other management actions.
 
-const WORKER = `key: worker
-endpoints:
-  post /fail:
-    Queue: { directive: ForTheWorker, identifier: true }
-    Fail: { directive: ThrowError, status: 500, message: this job always fails }
-`;
-
 let anvil: TestInstance;
 beforeAll(async () => {
-  anvil = await startInstance({ apis: { worker: { 'api.yaml': WORKER } }, args: ['--job-backoff', '20ms'] });
+  anvil = await startInstance({ apis: { worker: { 'api.yaml': FAILING_JOBS_API } }, args: ['--job-backoff', '20ms'] });
 });
 afterAll(async () => anvil?.dispose());
 
