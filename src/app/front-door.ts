@@ -1,4 +1,5 @@
 import type { IncomingMessage, RequestListener } from 'node:http';
+import { fileURLToPath } from 'node:url';
 import type { AuditLog } from '../audit/audit-log.js';
 import { noteActionsOf } from '../audit/management-audit.js';
 import type { LogFollowers } from '../logs/follow/log-followers.js';
@@ -15,7 +16,10 @@ import { defaultUnpackLimits } from '../releases/upload-limits.js';
 import type { ActorTable } from '../router/actor-table.js';
 import type { ApiDirectory } from '../router/api-directory.js';
 import type { Dispatcher } from '../router/dispatcher.js';
+import { ConsoleFiles } from '../router/console-files.js';
 import { FrontDoor, type FrontDoorDeps } from '../router/front-door.js';
+import { handleJobs } from '../router/jobs-endpoint.js';
+import type { JobRunner } from '../router/job-runner.js';
 import type { Metrics } from '../router/metrics.js';
 import { OperationMeters } from '../router/operation-meters.js';
 import { handleOperator } from '../router/operator-api.js';
@@ -40,6 +44,8 @@ export interface FrontDoorParts {
   ready(): boolean;
   /** What the operator endpoints (overview, stats) read. */
   operator: OperatorSources;
+  /** The job queue, for an API's job actions on the admin host. */
+  jobs: JobRunner;
 }
 
 /** Cluster mode's placement (src/placement): the hooks of the public and the internal listener. */
@@ -57,6 +63,9 @@ export interface FrontDoors {
   internalHandle: RequestListener | null;
 }
 
+/** The console's files: `console/` of the package (src/app and dist/app alike are two levels below it). */
+const CONSOLE_ROOT = fileURLToPath(new URL('../../console/', import.meta.url));
+
 /** The HTTP request handlers: APIs, the management API (deploys included) and the metrics. */
 export function createFrontDoor(options: InstanceOptions, parts: FrontDoorParts, placement: FrontDoorPlacement | null = null): FrontDoors {
   const { registry, controlPlane, paths, directory, metrics, audit, followers } = parts;
@@ -64,6 +73,7 @@ export function createFrontDoor(options: InstanceOptions, parts: FrontDoorParts,
   const deployArchive = uploadDeployer(options, controlPlane, paths, parts.deployWorker);
   const responses = new ResponseBuffer(options.responseBufferBytes, (owner) => metrics.quotaRefusals.inc({ host: owner.host, api: owner.key, quota: QUOTA_NAMES.responseBuffer }));
   metrics.watchResponseBuffer(() => responses.bytes);
+  const consoleFiles = new ConsoleFiles(CONSOLE_ROOT);
   const counted: ManagementCounts = {
     deploy: (host, ok, status) => metrics.operations.deploys.inc({ host, result: OperationMeters.deployResult(ok, status) }),
     // Not the key of an API the host does not have: any caller could add labels without end.
@@ -76,10 +86,12 @@ export function createFrontDoor(options: InstanceOptions, parts: FrontDoorParts,
     ready: parts.ready,
     log: parts.log,
     metrics: (req, res) => metrics.handle(req, res, addresses.of(req)),
+    console: (req, res, path) => consoleFiles.serve(req, res, path),
     clientAddress: addresses.of,
     management: (req, res, path, host) =>
       handleOperator(req, res, path, host, parts.operator) ??
       routeOperatorViews(req, res, path, host, { audit, followers, registry, paths }) ??
+      handleJobs(req, res, path, host, { jobs: parts.jobs, hasApi: (h, k) => registry.getApi(h, k) !== null, note: (action) => noteActionsOf(audit, host, addresses.of(req))(action) }) ??
       handleManagement(req, res, path, host, {
         registry,
         controlPlane,

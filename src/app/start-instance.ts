@@ -58,7 +58,7 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
   const followers = new LogFollowers(options.logFollow, (dir) => log.info({ dir }, 'request log follower dropped: it read too slowly'));
   const operator = operatorSources({ directory, actors, metrics, jobs, cells: () => cells.count });
   const placement = await openPlacement(options, directory, log);
-  const doors = createFrontDoor(options, { registry, controlPlane, paths, deployWorker, directory, dispatcher, actors, metrics, log, audit, followers, operator, ready: () => serving }, placement?.hooks ?? null);
+  const doors = createFrontDoor(options, { registry, controlPlane, paths, deployWorker, directory, dispatcher, actors, metrics, log, audit, followers, operator, jobs, ready: () => serving }, placement?.hooks ?? null);
   // Cluster mode: the internal listener and a first placement round, before any client request.
   const internal = placement === null || doors.internalHandle === null ? null : await placement.listen(doors.internalHandle, metrics);
   const http = await listenHttp(options, doors.handle, metrics, log);

@@ -11,6 +11,7 @@ import type { Dispatcher } from './dispatcher.js';
 import { readBody } from '../http/body.js';
 import { scanRequestHead } from './request-head.js';
 import { authenticateAdmin, hostOf } from './vhost-auth.js';
+import { CONSOLE_PATH } from './console-files.js';
 
 const PLATFORM_SEGMENT = '/anvil';
 
@@ -27,6 +28,8 @@ export interface FrontDoorDeps {
   ready(): boolean;
   /** Large response bodies held for clients, under the instance's cap. */
   responses: ResponseBuffer;
+  /** The operator console's static files under `/anvil/console` on the admin host: no credentials (they hold no data). */
+  console(req: IncomingMessage, res: ServerResponse, path: string): Promise<void>;
   /** `GET /anvil/metrics` on the admin host (it checks its own access). */
   metrics(req: IncomingMessage, res: ServerResponse): Promise<void>;
   log: InstanceLog;
@@ -98,6 +101,10 @@ export class FrontDoor {
     }
     if (path === `${PLATFORM_SEGMENT}/metrics`) {
       this.deps.metrics(req, res).catch((error: unknown) => this.fail(res, error));
+      return;
+    }
+    if (path === CONSOLE_PATH || path.startsWith(`${CONSOLE_PATH}/`)) {
+      this.deps.console(req, res, path).catch((error: unknown) => this.fail(res, error));
       return;
     }
     const host = authenticateAdmin(req, this.deps.directory);

@@ -72,6 +72,16 @@ export class JobRunner {
     return this.queue.counts(api);
   }
 
+  /** Removes the waiting, delayed, completed and failed jobs of one API; how many. */
+  flush(api: string): Promise<number> {
+    return this.queue.flush(api);
+  }
+
+  /** Puts the failed jobs of one API back to run again; how many. */
+  requeueFailed(api: string): Promise<number> {
+    return this.queue.requeueFailed(api);
+  }
+
   close(timeoutMs: number): Promise<void> {
     return this.queue.close(timeoutMs);
   }

@@ -3,7 +3,8 @@ import type { ApiId } from '../protocol/api-id.js';
 import { emptySums, windowFigures, type WindowFigures } from '../metrics/window-figures.js';
 import type { PublicHost } from '../registry/registry.js';
 import type { ApiDirectory, ApiEntry } from './api-directory.js';
-import type { LiveFigures } from './live-figures.js';
+import type { ApiRings, LiveFigures } from './live-figures.js';
+import { FIELD } from '../metrics/second-ring.js';
 import { apiWindow, covered, WINDOWS } from './live-windows.js';
 import type { ActorGauges } from './metrics.js';
 
@@ -42,7 +43,12 @@ export interface ApiOverview {
   jobs: { waiting: number; failed: number } | null;
   last1m: WindowFigures;
   last5m: WindowFigures;
+  /** Requests in each of the last RECENT_SECONDS whole seconds, oldest first (a sparkline); null when none in five minutes. */
+  recentRequests: number[] | null;
 }
+
+/** How many seconds `recentRequests` holds. */
+export const RECENT_SECONDS = 60;
 
 /** GET /anvil/overview: the instance, then every API of the public host the caller acts for. */
 export async function overview(sources: OperatorSources, host: PublicHost): Promise<unknown> {
@@ -117,5 +123,13 @@ function apiOverview(sources: OperatorSources, entry: ApiEntry, gauge: ActorGaug
     jobs: jobs === null ? null : { waiting: jobs.waiting + jobs.delayed, failed: jobs.failed },
     last1m: apiWindow(rings, at.now, WINDOWS['1m'], covered(WINDOWS['1m'], at.uptimeSeconds), at.sums1m),
     last5m: apiWindow(rings, at.now, WINDOWS['5m'], covered(WINDOWS['5m'], at.uptimeSeconds), at.sums5m),
+    recentRequests: rings === undefined ? null : recentRequests(rings, at.now),
   };
+}
+
+/** The seconds before `now` (the current one is still counting, so it would always dip). */
+function recentRequests(rings: ApiRings, now: number): number[] {
+  const counts: number[] = [];
+  for (let second = now - RECENT_SECONDS; second < now; second++) counts.push(rings.api.at(second)?.[FIELD.requests] ?? 0);
+  return counts;
 }

@@ -23,6 +23,8 @@ export interface StartOptions {
   dataDir?: string;
   /** Its own process group, as a terminal gives a command (signal it with `signalGroup`). */
   detached?: boolean;
+  /** How long it may take to serve (boot deploys of `apis` included); default 30 s. */
+  startTimeoutMs?: number;
 }
 
 export interface Reply {
@@ -163,7 +165,7 @@ export async function startInstance(options: StartOptions = {}): Promise<TestIns
   });
   const logs: string[] = [];
   const port = await new Promise<number>((resolvePort, reject) => {
-    const timer = setTimeout(() => reject(new Error(`instance did not start in time:\n${logs.join('')}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`instance did not start in time:\n${logs.join('')}`)), options.startTimeoutMs ?? 30_000);
     let buffered = '';
     child.stdout!.on('data', (chunk: Buffer) => {
       logs.push(chunk.toString());
