@@ -106,7 +106,7 @@ async function setUp(root) {
 
 function context(runtime) {
   const request = { verb: 'GET', path: '/item/7', rawQuery: '', rawHeaders: ['host', 'localhost'], body: null };
-  const facts = { id: 'bench', ip: '127.0.0.1', hop: 0, viaBus: false, receivedAt: 0, definitionVerb: 'get', definitionPath: '/item/{id}', verb: 'GET', path: '/item/7', query: '', job: false };
+  const facts = { id: 'bench', ip: '127.0.0.1', hop: 0, viaBus: false, receivedAt: 0, definitionVerb: 'get', definitionPath: '/item/{id}', verb: 'GET', path: '/item/7', query: '', headers: request.rawHeaders, job: false };
   return new RequestContext(new Message(request), runtime, facts, { id: '7' });
 }
 

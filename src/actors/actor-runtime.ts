@@ -10,6 +10,7 @@ import { kvCountingRefusals } from '../quotas/kv-refusals.js';
 import { Tally } from '../quotas/tally.js';
 import { JsonLinesLog } from '../logs/json-lines-log.js';
 import type { KvStore } from '../stores/kv-store.js';
+import type { Tracer } from '../tracing/trace-span.js';
 import { openKvBackend } from '../stores/open-kv.js';
 import type { BusClient } from './bus-client.js';
 import { LatencyMeter } from './latency-meter.js';
@@ -42,6 +43,8 @@ export class ActorRuntime implements ApiRuntime {
   private readonly pending = new Set<Promise<unknown>>();
   /** Set once the thread's socket exists. */
   bus: BusClient | null = null;
+  /** Set before the engine is made, when tracing is on. */
+  tracer: Tracer | null = null;
   private kvStore: KvStore | null = null;
   private envKvStore: KvStore | null = null;
   private readonly stores: ActorSpec['stores'];

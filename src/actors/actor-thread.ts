@@ -26,10 +26,16 @@ import { PeerServer } from './peer-server.js';
 import { ServedMeter } from './served-meter.js';
 import { SandboxMarker } from '../cells/sandbox-markers.js';
 import { createSandbox } from './sandbox-setup.js';
+import { tracingConfig } from '../tracing/tracing-config.js';
 
 // Work every API's thread needs, done while this thread is still the cell's spare: the checks of
 // every built-in, and the connection to the router (its hello names no API yet).
 prepareParamChecks(builtinDirectives);
+const tracing = tracingConfig();
+// Only when tracing is on is OpenTelemetry loaded at all, while this thread is still a spare.
+const tracerModule = tracing.enabled ? import('../tracing/otel-tracer.js') : null;
+// A failure is reported once the thread has its API (below); until then it must not count as unhandled.
+tracerModule?.catch(() => {});
 const spare = workerData as SpareData | undefined;
 const spareSocket = spare === undefined ? null : dial(spare);
 /** Everything this thread tells its cell. */
@@ -48,6 +54,17 @@ const release = JSON.parse(readFileSync(spec.compiledFile, 'utf8')) as CompiledR
 const runtime = new ActorRuntime(spec, release, (level, msg, fields) => {
   toCell({ type: 'log', level, msg, fields: { api: spec.key, host: spec.host, release: spec.release, ...fields } });
 });
+
+if (tracerModule !== null) {
+  try {
+    const tracer = (await tracerModule).openTracer(tracing, { 'anvil.cell': data.cell });
+    runtime.tracer = tracer;
+    // Closed (its last spans exported, for 2 s at most) when the thread stops.
+    runtime.resource('tracer', () => tracer);
+  } catch (error) {
+    runtime.log('error', `tracing is off in this thread: OpenTelemetry could not be loaded (${String(error)})`);
+  }
+}
 
 const reportError: ErrorReporter = (event) => {
   toCell({ type: 'log', level: 'warn', msg: 'directive error', fields: { api: spec.key, host: spec.host, release: spec.release, ...event } });

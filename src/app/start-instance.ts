@@ -24,6 +24,7 @@ import { operatorSources } from './operator-sources.js';
 import { openRegistry } from './registry-boot.js';
 import { openThreadServer } from './thread-server.js';
 import { watchApis } from './watcher.js';
+import { logTracing } from '../tracing/log-tracing.js';
 
 /**
  * One running `anvil start`: the registry, the cells, the socket actor threads dial, and the HTTP
@@ -43,6 +44,7 @@ export async function startInstance(options: InstanceOptions, log: InstanceLog):
 
 async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPaths, lock: DataDirLock): Promise<StartedInstance> {
   const { registry, controlPlane, sync, publicHost, generatedKey, deployWorker, target, boot } = await openRegistry(options, log, paths);
+  logTracing(log);
   let port = options.port;
   const { actors, directory } = createApiActors(options, log, registry, paths, () => `http://localhost:${port}`);
   const threads = await openThreadServer(log, actors);

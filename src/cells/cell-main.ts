@@ -8,6 +8,7 @@ import type { CellToRouter, CellToThread, RouterToCell, SpareData, ThreadData, T
 import { reportProcess } from './process-report.js';
 import { MarkerSlots } from './sandbox-markers.js';
 import { setThreadsNice } from './thread-priority.js';
+import { threadEnvironment } from '../tracing/tracing-config.js';
 
 const cell = Number(process.argv[process.argv.indexOf('--cell') + 1]);
 // Threads inherit the priority of the thread that starts them: set it before starting any, so the
@@ -24,6 +25,8 @@ const markerPath = process.env.ANVIL_CELL_MARKERS;
 const markers = markerPath === undefined ? null : new MarkerSlots(markerPath);
 
 const threadEntry = new URL('../actors/actor-thread.js', import.meta.url);
+/** Nothing of this process's environment, but the OTEL_* variables when tracing is on. */
+const threadEnv = threadEnvironment();
 const workers = new Set<Worker>();
 /**
  * Threads whose modules are loaded and which serve no API yet: the next API that needs a thread
@@ -48,7 +51,7 @@ function send(message: CellToRouter): void {
 
 function newWorker(): Worker {
   const workerData: SpareData = { socketPath, token, cell };
-  return new Worker(threadEntry, { env: {}, stdout: false, stderr: false, workerData });
+  return new Worker(threadEntry, { env: { ...threadEnv }, stdout: false, stderr: false, workerData });
 }
 
 /**

@@ -12,6 +12,7 @@ import { Message } from './message.js';
 import { RequestContext } from './request-context.js';
 import { renderError, renderFlowError } from './render-error.js';
 import { RouteTable } from './route-table.js';
+import { endEntrySpan, endRequestSpan, startEntrySpan, startRequestSpan, traceUnrouted } from '../tracing/request-spans.js';
 
 export type SendResponse = (response: OutgoingResponse) => void;
 
@@ -58,10 +59,12 @@ export class ApiEngine {
     if (request.job !== undefined) return this.resume(request, request.job, send);
     const match = this.routes.match(request.verb, request.path);
     if (match.kind === 'none') {
+      if (this.runtime.tracer !== null) traceUnrouted(this.runtime.tracer, request, this.runtime, 404);
       send(plainJson(404, { error: 'Not Found' }, request.id));
       return;
     }
     if (match.kind === 'options') {
+      if (this.runtime.tracer !== null) traceUnrouted(this.runtime.tracer, request, this.runtime, 204);
       send({ status: 204, headers: ['allow', match.allow.join(', '), CORRELATION_HEADER, request.id], body: null });
       return;
     }
@@ -82,10 +85,12 @@ export class ApiEngine {
       verb: request.verb.toUpperCase(),
       path: request.path,
       query: request.rawQuery,
+      headers: request.rawHeaders,
       job: false,
     };
     const ctx = new RequestContext(new Message(request, this.runtime.maxJsonDepth), this.runtime, facts, match.pathParams);
     ctx.lookup = this.lookup;
+    if (this.runtime.tracer !== null) ctx.requestSpan = startRequestSpan(this.runtime.tracer, request, this.runtime, endpoint.path, false);
     await this.run(ctx, this.lists.get(endpoint)!, 0, sendRouted);
   }
 
@@ -121,10 +126,12 @@ export class ApiEngine {
       verb: message.verb,
       path: message.path,
       query: message.queryString,
+      headers: [],
       job: true,
     };
     const ctx = new RequestContext(message, this.runtime, facts, continuation.pathParams, continuation.memory);
     ctx.lookup = this.lookup;
+    if (this.runtime.tracer !== null) ctx.requestSpan = startRequestSpan(this.runtime.tracer, request, this.runtime, endpoint.path, true);
     await this.run(ctx, list, index + 1, send);
   }
 
@@ -142,6 +149,7 @@ export class ApiEngine {
     }
     ctx.sent = response;
     send(response);
+    if (ctx.requestSpan !== null) endRequestSpan(ctx.requestSpan, response.status, ctx.error?.message);
     if (list.hasAfterFlow) {
       ctx.groups.reset([AFTER_FLOW]);
       await this.runPass(ctx, list.entries, 'after');
@@ -171,6 +179,7 @@ export class ApiEngine {
       ctx.entryKey = entry.key;
       const step: TraceStep = { label: entry.label, directive: entry.directiveName, pass };
       ctx.trace.push(step);
+      if (ctx.requestSpan !== null) ctx.entrySpan = startEntrySpan(ctx.requestSpan, entry.label, entry.directiveName, pass, this.runtime);
       try {
         const params = entry.params(ctx);
         ctx.stepWatcher?.before(step, params, entry.secretParams);
@@ -190,6 +199,10 @@ export class ApiEngine {
         if (pass === 'after' || isLoggedError(thrown, status)) {
           this.reportError({ requestId: ctx.id, label: entry.label, directive: entry.directiveName, status, message, pass });
         }
+      }
+      if (ctx.entrySpan !== null) {
+        endEntrySpan(ctx.entrySpan, step.error);
+        ctx.entrySpan = null;
       }
       ctx.stepWatcher?.after(step, ctx);
     }

@@ -8,6 +8,7 @@ import type { BusCall, BusResponse } from '../protocol/bus-calls.js';
 import type { OutgoingResponse } from '../protocol/requests.js';
 import type { ApiQuotas } from '../quotas/api-quotas.js';
 import type { KvStore } from '../stores/kv-store.js';
+import type { TraceSpan, Tracer } from '../tracing/trace-span.js';
 
 /** The error a flow carries once a directive threw: it fills `$.memory.error`. */
 export interface FlowError {
@@ -58,6 +59,8 @@ export interface RequestFacts {
   readonly path: string;
   /** The query string as received, without `?`. */
   readonly query: string;
+  /** The headers as received, flat [name, value, …], whatever directives do to the message since (empty for a job). */
+  readonly headers: readonly string[];
   /** True when this runs as a queued job: no client sees the answer, errors keep their real message. */
   readonly job: boolean;
 }
@@ -103,6 +106,8 @@ export interface ApiRuntime {
   readonly refusals: { add(quota: string): void };
   /** Times the API's outgoing HTTP requests (`anvil_outgoing_request_duration_seconds`). */
   readonly outgoing: { observe(seconds: number): void };
+  /** Makes the request and entry spans when tracing is on (OTEL_EXPORTER_OTLP_ENDPOINT); null: off, no span at all. */
+  readonly tracer: Tracer | null;
   /** The API's own view of the shared key-value store (counters, caches); no other API's keys. */
   readonly kv: KvStore;
   /**
@@ -132,6 +137,8 @@ export interface DirectiveContext {
   errorRenderer: ErrorRenderer | null;
   /** What watches the entries of this request, when a directive set it (null: nothing). */
   stepWatcher: StepWatcher | null;
+  /** Tracing on: the span of the running entry (outgoing calls and sandbox CPU go under it); null when off. */
+  readonly traceSpan: TraceSpan | null;
   /**
    * Runs another directive (a built-in or the API's own) on this request, as if it were the
    * running entry: its parameters are checked against its schema first (a 500 naming `where` and

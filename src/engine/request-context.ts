@@ -11,6 +11,7 @@ import type { OutgoingResponse } from '../protocol/requests.js';
 import { checkParams } from './param-check.js';
 import type { ResolveScope } from './resolve.js';
 import { originalSystemKey, systemMemory } from './system-memory.js';
+import type { TraceSpan } from '../tracing/trace-span.js';
 
 /** The state of one request as it goes through the flow; directives see it as a DirectiveContext. */
 export class RequestContext implements DirectiveContext, ResolveScope {
@@ -26,6 +27,9 @@ export class RequestContext implements DirectiveContext, ResolveScope {
   entryKey = '';
   /** The directives of the release, for runDirective (set by the engine). */
   lookup: DirectiveLookup = () => undefined;
+  /** Tracing on: the request's span (set by the engine), and the running entry's (null between entries). */
+  requestSpan: TraceSpan | null = null;
+  entrySpan: TraceSpan | null = null;
 
   constructor(
     readonly message: Message,
@@ -41,6 +45,11 @@ export class RequestContext implements DirectiveContext, ResolveScope {
 
   get id(): string {
     return this.request.id;
+  }
+
+  /** The running entry's span; the request's outside entries (an error being rendered). */
+  get traceSpan(): TraceSpan | null {
+    return this.entrySpan ?? this.requestSpan;
   }
 
   get maps(): Readonly<Record<string, unknown>> {

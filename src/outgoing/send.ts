@@ -1,7 +1,8 @@
 /**
  * Outgoing requests of Pull, Push and Http: to this instance's own base URL they go over the
  * in-process bus (no socket, private APIs allowed, hop counted); anywhere else over HTTP through
- * the egress policy, never following redirects. Every outgoing request carries the correlation id.
+ * the egress policy, never following redirects. Every outgoing request carries the correlation id,
+ * and the trace context (see tracing/outgoing-trace.ts).
  */
 import { performance } from 'node:perf_hooks';
 import type { request as UndiciRequest } from 'undici';
@@ -9,6 +10,7 @@ import type { DirectiveContext } from '../engine/context.js';
 import { egressAgent, checkLiteralHost, undici } from '../egress/egress-agent.js';
 import { egressPolicy } from '../egress/egress-policy.js';
 import { AnvilError, Errors } from '../errors.js';
+import { endHop, startHop } from '../tracing/outgoing-trace.js';
 
 export interface OutgoingRequest {
   /** Base URL: scheme, host and port (`$.memory.anvil-localhost` for the bus). */
@@ -39,13 +41,29 @@ export async function send(ctx: DirectiveContext, request: OutgoingRequest): Pro
   const headers = { ...request.headers };
   const correlationId = ctx.memory.get('correlationId');
   if (typeof correlationId === 'string' && headers[CORRELATION] === undefined) headers[CORRELATION] = correlationId;
-  if (sameOrigin(request.host, ctx.api.localBaseUrl)) {
-    const rawHeaders: string[] = [];
-    for (const [name, value] of Object.entries(headers)) for (const v of Array.isArray(value) ? value : [value]) rawHeaders.push(name, v);
-    const body = request.body === null ? null : Buffer.isBuffer(request.body) ? request.body : Buffer.from(request.body);
-    const response = await ctx.api.callLocal({ verb: request.verb.toUpperCase(), path: request.path, rawQuery: request.query, rawHeaders, body, hop: ctx.request.hop }, request.timeoutMs);
-    return { status: response.status, headers: response.headers.map((h, i) => (i % 2 === 0 ? h.toLowerCase() : h)), body: response.body };
+  const viaBus = sameOrigin(request.host, ctx.api.localBaseUrl);
+  const hop = startHop(ctx.traceSpan, ctx.request.headers, { verb: request.verb, host: request.host, path: request.path, viaBus }, headers);
+  if (hop === null) return viaBus ? bus(ctx, request, headers) : timedNetwork(ctx, request, headers);
+  let response: UpstreamResponse;
+  try {
+    response = viaBus ? await bus(ctx, request, headers) : await timedNetwork(ctx, request, headers);
+  } catch (error) {
+    endHop(hop, null, error);
+    throw error;
   }
+  endHop(hop, response.status);
+  return response;
+}
+
+async function bus(ctx: DirectiveContext, request: OutgoingRequest, headers: Record<string, string | string[]>): Promise<UpstreamResponse> {
+  const rawHeaders: string[] = [];
+  for (const [name, value] of Object.entries(headers)) for (const v of Array.isArray(value) ? value : [value]) rawHeaders.push(name, v);
+  const body = request.body === null ? null : Buffer.isBuffer(request.body) ? request.body : Buffer.from(request.body);
+  const response = await ctx.api.callLocal({ verb: request.verb.toUpperCase(), path: request.path, rawQuery: request.query, rawHeaders, body, hop: ctx.request.hop }, request.timeoutMs);
+  return { status: response.status, headers: response.headers.map((h, i) => (i % 2 === 0 ? h.toLowerCase() : h)), body: response.body };
+}
+
+async function timedNetwork(ctx: DirectiveContext, request: OutgoingRequest, headers: Record<string, string | string[]>): Promise<UpstreamResponse> {
   const startedAt = performance.now();
   try {
     return await network(ctx, request, headers);

@@ -286,6 +286,8 @@ export class Sandbox {
     if (!this.calls.delete(call.id)) return;
     call.bridge.close();
     this.cpu.observe(call.name, Number(call.cpuNs) / 1e9);
+    // Tracing on: the entry's span adds up the CPU of its calls (state.run's included).
+    call.ctx.traceSpan?.add('anvil.sandbox.cpu_us', Math.round(Number(call.cpuNs) / 1e3));
     const { box } = call;
     if (box.disposed) return;
     this.cpuSinceHeapCheckNs += call.cpuNs;
