@@ -1,7 +1,7 @@
 import type { IncomingMessage, RequestListener } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import type { AuditLog } from '../audit/audit-log.js';
-import { noteActionsOf } from '../audit/management-audit.js';
+import { noteActionsOf, type NoteAction } from '../audit/management-audit.js';
 import type { LogFollowers } from '../logs/follow/log-followers.js';
 import type { DataPaths } from '../config/data-paths.js';
 import type { ControlPlane } from '../control-plane/control-plane.js';
@@ -79,6 +79,8 @@ export function createFrontDoor(options: InstanceOptions, parts: FrontDoorParts,
     // Not the key of an API the host does not have: any caller could add labels without end.
     releaseChange: (host, api, change, result) => metrics.operations.releaseChanges.inc({ host, api: result === 'unknown_api' ? '(unknown)' : api, change, result }),
   };
+  // The caller's address and key fingerprint are worked out only when an action is recorded, not for every admin request.
+  const noteFor = (req: IncomingMessage, host: PublicHost): NoteAction => (action) => noteActionsOf(audit, host, addresses.of(req))(action);
   const deps: FrontDoorDeps = {
     directory,
     dispatcher: parts.dispatcher,
@@ -91,7 +93,7 @@ export function createFrontDoor(options: InstanceOptions, parts: FrontDoorParts,
     management: (req, res, path, host) =>
       handleOperator(req, res, path, host, parts.operator) ??
       routeOperatorViews(req, res, path, host, { audit, followers, registry, paths }) ??
-      handleJobs(req, res, path, host, { jobs: parts.jobs, hasApi: (h, k) => registry.getApi(h, k) !== null, note: (action) => noteActionsOf(audit, host, addresses.of(req))(action) }) ??
+      handleJobs(req, res, path, host, { jobs: parts.jobs, hasApi: (h, k) => registry.getApi(h, k) !== null, note: noteFor(req, host) }) ??
       handleManagement(req, res, path, host, {
         registry,
         controlPlane,
@@ -99,7 +101,7 @@ export function createFrontDoor(options: InstanceOptions, parts: FrontDoorParts,
         paths,
         deployUpload: deployArchive,
         retireApi: (h, k) => parts.actors.supersedeApi(h, k),
-        note: noteActionsOf(audit, host, addresses.of(req)),
+        note: noteFor(req, host),
         counted,
       }),
   };
