@@ -32,7 +32,9 @@ async function deployBesideNeighbour(on: TestInstance, files: Record<string, str
 describe('hostile deploys are refused, naming the file, the line and the limit', () => {
   let anvil: TestInstance;
   beforeAll(async () => {
-    anvil = await startInstance({ apis: { ping: { 'api.yaml': PING } } });
+    // These cases are about the structural limits, not the time budget (below): a 20,000-route file
+    // takes seconds to tokenise on a loaded machine, so the budget is raised out of their way.
+    anvil = await startInstance({ apis: { ping: { 'api.yaml': PING } }, args: ['--deploy-timeout', '60s'] });
   });
   afterAll(async () => anvil?.dispose());
 
