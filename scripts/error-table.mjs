@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Prints the error catalogue (src/errors/catalogue.ts) as a markdown table, for the README's
+// Prints the error catalogue (src/errors/catalogue.ts) as a markdown table, for docs/operate.md's
 // "Error codes" section. Reads the build: run `npm run build` first.
 import { errorTable } from '../dist/errors/error-table.js';
 

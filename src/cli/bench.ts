@@ -99,9 +99,28 @@ function sandboxCpu(before: Sample[], after: Sample[], match: Record<string, str
   return out;
 }
 
+type Autocannon = typeof import('autocannon');
+
+export const AUTOCANNON_MISSING = 'anvil bench needs the optional package autocannon: npm install autocannon';
+
+/**
+ * autocannon is an optional dependency (package.json `optionalDependencies`): only `anvil bench`
+ * loads it, on demand, and says how to install it when it is missing.
+ */
+export async function loadAutocannon(load: () => Promise<{ default: Autocannon }> = () => import('autocannon')): Promise<Autocannon> {
+  try {
+    return (await load()).default;
+  } catch (error) {
+    const { code, message } = error as { code?: unknown; message?: unknown };
+    const missing = (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && /['"]autocannon['"]/.test(String(message));
+    if (missing) throw new CliError(AUTOCANNON_MISSING);
+    throw error;
+  }
+}
+
 /** Drives load at one API with autocannon and reads the API's own figures from /anvil/metrics around it. */
 export async function runBench(key: string, path: string, flags: BenchFlags): Promise<BenchReport> {
-  const { default: autocannon } = await import('autocannon');
+  const autocannon = await loadAutocannon();
   const headers = headersOf(flags.header);
   const isLocal = flags.host === 'localhost' || flags.host.endsWith('.localhost');
   const target = `http://${flags.host}:${flags.port}/${key}${path.startsWith('/') ? path : `/${path}`}`;

@@ -12,7 +12,7 @@ export const RESERVED_KEYS: ReadonlySet<string> = new Set(['anvil']);
 export const TOP_LEVEL_FIELDS = ['key', 'debug', 'compat', 'database', 'limits', 'before', 'endpoints', 'after'] as const;
 /** `compat:` values: the original system whose answers an API keeps where Anvil's differ. */
 export const COMPAT_MODES = ['hefesto'] as const;
-/** `database:` values: where the API's SQL data lives (README "The API's database"). */
+/** `database:` values: where the API's SQL data lives (docs/directives-in-practice.md, "The API's database"). */
 export const DATABASE_MODES = ['sqlite', 'postgres'] as const;
 
 /**

@@ -177,9 +177,9 @@ function checkAliases(params: Record<string, unknown>, path: PathKey[], route: P
   }
 }
 
-/** What a leftover PHP directive needs (README "Moving an API from the original"). */
+/** What a leftover PHP directive needs (docs/migrating.md). */
 export function phpNotRun(name: string): string {
-  return `Directives/${name}.php is PHP, which Anvil does not run: translate it to Directives/${name}.js or .ts (README "Moving an API from the original")`;
+  return `Directives/${name}.php is PHP, which Anvil does not run: translate it to Directives/${name}.js or .ts (docs/migrating.md)`;
 }
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -65,7 +65,7 @@ export interface ApiDefinition {
   key: string;
   /** When true, messages of errors >= 500 are sent to clients instead of a generic text. */
   debug: boolean;
-  /** `compat: hefesto`: the original's answers where Anvil's differ (README "Moving an API from the original"). */
+  /** `compat: hefesto`: the original's answers where Anvil's differ (docs/migrating.md). */
   compat?: CompatMode;
   /** `database: postgres` (absent: sqlite, so a release of an API that does not say stays as it was). */
   database?: 'postgres';

@@ -2,7 +2,7 @@ import { apiDatabase } from '../database/api-database.js';
 import { pgReady } from '../database/postgres/pg-request.js';
 import { defineDirective, noParams } from './types.js';
 
-/** Kept so that the original's setup endpoints run unchanged (see README "Moving an API from the original"). */
+/** Kept so that the original's setup endpoints run unchanged (see docs/migrating.md). */
 export default defineDirective({
   name: 'DatabaseMigrate',
   localState: true,

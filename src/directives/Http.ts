@@ -13,7 +13,7 @@ interface Params {
  * Forwards the current message to `host` (its verb, path relative to the API, query, body, and
  * headers minus hop-by-hop ones) and makes the upstream's answer the message. Redirects are not
  * followed. To this instance's own address the request goes over the in-process bus. Bodies are
- * held in memory on their way (at most 10 MiB), not streamed: see README.
+ * held in memory on their way (at most 10 MiB), not streamed: see docs/directives-in-practice.md.
  */
 export default defineDirective<Params>({
   name: 'Http',

@@ -5,7 +5,7 @@ import { AnvilError, DataDirInUseError, QuotaError, RegistryValidationError } fr
 /**
  * The catalogue: every error code Anvil raises on purpose, with its HTTP status and message
  * template (`%s` takes the arguments in order), in one table. Make an error with
- * `Errors.someName(args…)`; `scripts/error-table.mjs` prints the table for the README.
+ * `Errors.someName(args…)`; `scripts/error-table.mjs` prints the table for docs/operate.md.
  */
 
 type Arg = string | number;

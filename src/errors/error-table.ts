@@ -1,6 +1,6 @@
 import { Errors, type CatalogueEntry } from './catalogue.js';
 
-/** The catalogue as a markdown table (code, status, message), sorted by code: the README's "Error codes". */
+/** The catalogue as a markdown table (code, status, message), sorted by code: docs/operate.md's "Error codes". */
 export function errorTable(entries: readonly CatalogueEntry[] = Object.values(Errors)): string {
   const rows = [...entries]
     .sort((a, b) => a.code.localeCompare(b.code) || a.template.localeCompare(b.template))

@@ -3,12 +3,12 @@ import { anvilCli } from '../helpers/cli.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
 // Issue 28 item 9: `anvil validate` says that the original's Directives/*.php files are not run
-// and must be translated, pointing at the README section; an entry that names one is an error.
+// and must be translated, pointing at docs/migrating.md; an entry that names one is an error.
 
 const work = useTempDir('anvil-php-');
 
 const validate = (...args: string[]) => anvilCli(['validate', ...args], { cwd: work.path(), env: { NO_COLOR: '1' } });
-const hint = 'is PHP, which Anvil does not run: translate it to Directives/Stamp.js or .ts (README "Moving an API from the original")';
+const hint = 'is PHP, which Anvil does not run: translate it to Directives/Stamp.js or .ts (docs/migrating.md)';
 
 async function writeApi(entry: string): Promise<void> {
   await work.put('jobs/api.yaml', `key: jobs\nendpoints:\n  get /stamp:\n    Stamp: { directive: ${entry} }\n`);

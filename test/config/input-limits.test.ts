@@ -6,7 +6,7 @@ import { builtinDirectives } from '../../src/directives/catalogue.js';
 import { aliasBomb, bigJson, deepJson, deepNesting, manyAliases, manyRoutes, wideJson } from '../helpers/hostile-files.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
-// The structural limits of a deploy's files (README, Limits): each hostile file is refused with one
+// The structural limits of a deploy's files (docs/operate.md, Limits): each hostile file is refused with one
 // error naming its line and the limit, before the work that would grow with it.
 
 const ctx: ValidateContext = { file: 'api.yaml', mapNames: new Set(), customDirectives: new Set(), directives: builtinDirectives };

@@ -17,7 +17,7 @@ const FILE_BYTES = 8 * MiB;
 /** A body made in memory, larger than what the kernel's socket buffers on loopback usually take of it
  * for a reader that stopped (a few MiB; tcp_rmem may grow to 32 MiB). */
 const BIG_BODY_BYTES = 16 * MiB;
-/** What 40 stalled readers of an 8 MiB file may add to the router's RSS (README, Limits and quotas). */
+/** What 40 stalled readers of an 8 MiB file may add to the router's RSS (docs/operate.md, Limits and quotas). */
 const RSS_GROWTH_BOUND_MB = 64;
 
 let anvil: TestInstance;

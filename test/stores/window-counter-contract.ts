@@ -18,7 +18,7 @@ const START = Date.UTC(2026, 10, 25, 12, 0, 50);
  * The rate-limit windows across clock steps, on a store (the embedded and the Redis test files both
  * call it), with an injected clock, never the machine's. `makeBackend` opens a backend whose own
  * clock (if it has one the tests can set: the embedded store) is `clock.now`; Redis keeps its own
- * clock, which only forgets keys. Policy (README "Reliability"): a step forward starts a fresh
+ * clock, which only forgets keys. Policy (docs/operate.md, "Reliability"): a step forward starts a fresh
  * window; a step back never grants a request the current window already refused.
  */
 export function windowCounterContract(name: string, makeBackend: (clock: TestClock) => Promise<KvBackend>): void {

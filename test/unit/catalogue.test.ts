@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { AnvilError, Errors, QuotaError } from '../../src/errors.js';
 import { errorTable } from '../../src/errors/error-table.js';
 
-const README = new URL('../../README.md', import.meta.url);
+const OPERATE = new URL('../../docs/operate.md', import.meta.url);
 
 describe('error catalogue', () => {
   it('fills a template with its arguments in order and keeps the entry status', () => {
@@ -37,10 +37,10 @@ describe('error catalogue', () => {
     expect(mixed).toEqual([]);
   });
 
-  it('is the table in the README (regenerate with `node scripts/error-table.mjs`)', () => {
-    const text = readFileSync(README, 'utf8');
+  it('is the table in docs/operate.md (regenerate with `node scripts/error-table.mjs`)', () => {
+    const text = readFileSync(OPERATE, 'utf8');
     const match = /<!-- error-table:start -->\n([\s\S]*?)\n<!-- error-table:end -->/.exec(text);
-    expect(match, 'README.md has no error-table markers').not.toBeNull();
+    expect(match, 'docs/operate.md has no error-table markers').not.toBeNull();
     expect(match![1]).toBe(errorTable());
   });
 });

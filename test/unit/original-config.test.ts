@@ -25,10 +25,10 @@ describe("validating the original's API files", () => {
     expect(result.errors).toEqual([]);
   });
 
-  it('names the PHP file and the README section for an entry whose directive is only Directives/<Name>.php', () => {
+  it('names the PHP file and docs/migrating.md for an entry whose directive is only Directives/<Name>.php', () => {
     const result = validate('key: a\nendpoints:\n  get /p:\n    Stamp: { directive: Stamp }\n', { phpDirectives: new Set(['Stamp']) });
     expect(result.errors).toMatchObject([
-      { line: 4, label: 'get /p › Stamp', message: 'unknown directive "Stamp": Directives/Stamp.php is PHP, which Anvil does not run: translate it to Directives/Stamp.js or .ts (README "Moving an API from the original")' },
+      { line: 4, label: 'get /p › Stamp', message: 'unknown directive "Stamp": Directives/Stamp.php is PHP, which Anvil does not run: translate it to Directives/Stamp.js or .ts (docs/migrating.md)' },
     ]);
   });
 });

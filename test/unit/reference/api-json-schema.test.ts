@@ -1,7 +1,7 @@
 /**
  * schema/api.schema.json against the validator (`anvil validate`): every example API it accepts,
  * the schema accepts; every broken fixture it refuses, the schema refuses too, except those whose
- * fault no JSON Schema can see (listed below, and in the README's "Decisions where the spec is silent").
+ * fault no JSON Schema can see (listed below, and in docs/decisions.md).
  */
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
