@@ -13,6 +13,7 @@ import { progress, standalone } from './lib/config.mjs';
 import { get, startAnvil } from './lib/instance.mjs';
 import { saturate } from './lib/load.mjs';
 import { median } from './lib/stats.mjs';
+import { fmt } from './lib/targets.mjs';
 
 const ADMIN_URL = process.env.PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const PATHS = ['/notes-sqlite/note/42', '/notes-postgres/note/42', '/notes-sqlite/custom/42', '/notes-postgres/custom/42'];
@@ -52,7 +53,7 @@ export async function run(config) {
     const summary = Object.fromEntries(
       PATHS.map((path) => [path, { rps: median(perRun.map((r) => r[path].rps)), p99: median(perRun.map((r) => r[path].p99)), errors: perRun.reduce((n, r) => n + r[path].errors, 0) }]),
     );
-    return { connections, seconds, runs, paths: summary, warnings: anvil.warnings() };
+    return section(summary, perRun, { connections, seconds, runs, warnings: anvil.warnings() });
   } finally {
     await anvil?.stop();
     const roles = await admin(`SELECT datname FROM pg_database WHERE datname = '${name}'`);
@@ -72,6 +73,36 @@ export async function run(config) {
       for (const role of apiRoles) await admin(`DROP ROLE IF EXISTS "${role}"`);
     }
   }
+}
+
+/** The report's section: each path's median throughput and p99, and Postgres ÷ SQLite per way of reading. */
+function section(summary, perRun, { connections, seconds, runs, warnings }) {
+  const [sqliteBuiltin, pgBuiltin, sqliteCustom, pgCustom] = PATHS;
+  const ratio = (pg, lite) => median(perRun.map((r) => r[pg].rps / r[lite].rps));
+  const row = (label, path) => [label, `\`GET ${path}\``, fmt(summary[path].rps), `${summary[path].p99.toFixed(2)} ms`, String(summary[path].errors)];
+  return {
+    id: 'postgres',
+    title: '11. An API on `database: postgres` against the same API on SQLite (issue 23)',
+    tables: [
+      {
+        caption: `Saturated (wrk, ${connections} connections, ${seconds} s), median of ${runs} runs; one instance with DATABASE_URL set to a fresh database`,
+        columns: ['read by primary key', 'request', 'req/s', 'p99', 'errors'],
+        rows: [
+          ['DatabaseQuery, SQLite', sqliteBuiltin],
+          ['DatabaseQuery, Postgres', pgBuiltin],
+          ['custom directive state.db, SQLite', sqliteCustom],
+          ['custom directive state.db, Postgres', pgCustom],
+        ].map(([label, path]) => row(label, path)),
+      },
+    ],
+    targets: [],
+    notes: [
+      `Postgres ÷ SQLite throughput (ratio within each run, median): DatabaseQuery ${ratio(pgBuiltin, sqliteBuiltin).toFixed(2)}×, custom directive ${ratio(pgCustom, sqliteCustom).toFixed(2)}×.`,
+      'A Postgres-mode API answers from any instance of a cluster; a SQLite one is placed on its owner. The SQLite read is in-process; the Postgres read crosses to the API\'s helper thread and the server (a custom directive blocks on it).',
+      ...(warnings ? [`Anvil warned: ${warnings}`] : []),
+    ],
+    perRun: perRun.map((r, i) => `run ${i + 1}: ${PATHS.map((p) => `${p} ${Math.round(r[p].rps)} req/s p99 ${r[p].p99.toFixed(2)} ms`).join('; ')}`),
+  };
 }
 
 standalone(import.meta.url, run);

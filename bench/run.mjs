@@ -7,6 +7,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { run as busVsHttp } from './bus-vs-http.mjs';
+import { run as cluster } from './cluster-deploy.mjs';
 import { run as coldStart } from './cold-start.mjs';
 import { run as cpuBudget } from './cpu-budget.mjs';
 import { run as edges } from './edges.mjs';
@@ -14,6 +15,7 @@ import { progress, readConfig } from './lib/config.mjs';
 import { ROOT, cleanupAll, cleanupOnSignals, interrupted } from './lib/instance.mjs';
 import { run as memory } from './memory.mjs';
 import { run as noisyNeighbour } from './noisy-neighbour.mjs';
+import { run as postgresMode } from './postgres-mode.mjs';
 import { machineFacts, writeReport } from './report.mjs';
 import { run as sandboxCall } from './sandbox-call.mjs';
 import { run as throughput } from './throughput.mjs';
@@ -27,6 +29,8 @@ const BENCHMARKS = [
   { name: 'sandbox', title: '7. One custom directive call (bench/sandbox-call.mjs)', run: sandboxCall },
   { name: 'edges', title: '8. Edges: a neighbour while another tenant deploys hostile files', run: edges },
   { name: 'budget', title: '9. CPU per request at saturation', run: cpuBudget },
+  { name: 'cluster', title: '10. Cluster: deploy-to-live across three instances (issue 23)', run: cluster },
+  { name: 'postgres', title: '11. An API on `database: postgres` against the same API on SQLite (issue 23)', run: postgresMode },
 ];
 
 if (!existsSync(join(ROOT, 'dist', 'cli', 'main.js'))) {
