@@ -116,6 +116,7 @@ export async function run() {
         'Served: each instance polled GET /shop/variant every 5 ms until it answered the new variant (the first request of a release starts its thread). The others learn of a release by Postgres NOTIFY, with a version poll as the fallback.',
         ...(warnings.length > 0 ? [`The instances warned: ${warnings.join('; ')}`] : []),
       ],
+      perRun: [`201 answered → served by the 2 others, each deploy in turn: ${propagation.map((ms) => Math.round(ms)).join(', ')} ms`],
     };
   } finally {
     await Promise.all(instances.map((instance) => instance.stop()));
