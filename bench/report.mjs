@@ -2,7 +2,7 @@
 // (measured, target, met/missed and by how much), then each benchmark's tables, notes and
 // per-run figures. A benchmark that failed gets its error instead of its figures.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { BENCH_DIR, ROOT } from './lib/instance.mjs';
@@ -91,8 +91,8 @@ export function writeReport(sections, { facts, config, seconds: elapsed, file = 
     }
   }
   // Analyses written by hand (profiles, probes) ride along, so a new run keeps them beside its figures.
-  const analyses = join(BENCH_DIR, 'notes', 'p99-profile.md');
-  if (existsSync(analyses)) out.push(readFileSync(analyses, 'utf8').trimEnd(), '');
+  const notes = join(BENCH_DIR, 'notes');
+  if (existsSync(notes)) for (const name of readdirSync(notes).filter((n) => n.endsWith('.md')).sort()) out.push(readFileSync(join(notes, name), 'utf8').trimEnd(), '');
   writeFileSync(file, out.join('\n'));
   return file;
 }
