@@ -31,14 +31,21 @@ const workers = new Set<Worker>();
 /**
  * Threads whose modules are loaded and which serve no API yet: the next API that needs a thread
  * gets one, so a cold start skips starting a worker and loading the engine (~400 ms → a few ms).
- * Two, because a spare takes ~400 ms to load: two cold starts in a row both find one ready. A taken
- * spare is replaced a moment later, off the path of the request that took it.
+ * Two, because a spare takes a few hundred ms to load: two cold starts in a row both find one ready.
+ * A taken spare is replaced a moment later, off the path of the request that took it.
  */
 const SPARES = 2;
 const SPARE_DELAY_MS = 100;
 const spares: Worker[] = [];
 /** Spares whose modules are loaded (they said `spare-ready`). */
 const readySpares = new Set<Worker>();
+/**
+ * Threads a request waits for that are still loading (a spare taken before it was ready, or a new
+ * worker when there was none). No spare loads meanwhile: on a busy machine two loads at once each
+ * take twice as long, and the request would wait for both (measured in cluster mode, three
+ * instances on two cores, a deploy every ~0.2 s: 1.5-2.5 s for the new release's first request).
+ */
+const awaited = new Set<Worker>();
 /** Removes the listeners a spare had while it waited. */
 const spareListeners = new Map<Worker, () => void>();
 /** `<actor>#<thread>` → its worker, for terminate-thread. */
@@ -55,12 +62,11 @@ function newWorker(): Worker {
 }
 
 /**
- * Starts one spare when there are fewer than SPARES. At boot they load one at a time, so they never
- * take more than one core from the first requests of a cell that just started; a replacement for a
- * taken spare starts at once (`replacing`), or a quick series of cold starts would outrun them.
+ * Starts one spare when there are fewer than SPARES and no other thread is loading: spares load one
+ * at a time, so a cold start that must take one still loading finds it as far along as it can be.
  */
-function startSpares(replacing = false): void {
-  if (draining || spares.length >= SPARES || (!replacing && spares.some((s) => !readySpares.has(s)))) return;
+function startSpares(): void {
+  if (draining || spares.length >= SPARES || awaited.size > 0 || spares.some((s) => !readySpares.has(s))) return;
   const worker = newWorker();
   spares.push(worker);
   const onMessage = (message: ThreadToCell) => {
@@ -85,12 +91,13 @@ function startSpares(replacing = false): void {
 function takeWorker(): Worker {
   const ready = spares.find((s) => readySpares.has(s));
   const worker = ready ?? spares[0] ?? newWorker();
+  if (ready === undefined) awaited.add(worker);
   const at = spares.indexOf(worker);
   if (at >= 0) spares.splice(at, 1);
   readySpares.delete(worker);
   spareListeners.get(worker)?.();
   spareListeners.delete(worker);
-  setTimeout(() => startSpares(true), SPARE_DELAY_MS).unref();
+  setTimeout(startSpares, SPARE_DELAY_MS).unref();
   return worker;
 }
 
@@ -106,9 +113,14 @@ function spawnThread(message: Extract<RouterToCell, { type: 'spawn-thread' }>): 
   byName.set(name, worker);
   let started = false;
   let failed = false;
+  const loaded = (): void => {
+    if (awaited.delete(worker)) setTimeout(startSpares, SPARE_DELAY_MS).unref();
+  };
   worker.on('message', (message: ThreadToCell) => {
-    if (message.type === 'started') started = true;
-    else if (message.type === 'log') send(message);
+    if (message.type === 'started') {
+      started = true;
+      loaded();
+    } else if (message.type === 'log') send(message);
   });
   worker.on('error', (error) => {
     if (started) {
@@ -119,6 +131,7 @@ function spawnThread(message: Extract<RouterToCell, { type: 'spawn-thread' }>): 
     send({ type: 'thread-failed', actor: message.actor.id, thread: message.thread, error: error.message });
   });
   worker.on('exit', (code) => {
+    loaded();
     if (slot !== null) markers?.release(slot);
     workers.delete(worker);
     byName.delete(name);

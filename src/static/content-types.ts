@@ -1,5 +1,11 @@
+import { createRequire } from 'node:module';
 import { extname } from 'node:path';
-import mime from 'mime-types';
+import type mimeTypes from 'mime-types';
+
+const require = createRequire(import.meta.url);
+let mimeModule: typeof mimeTypes | null = null;
+/** mime-db is loaded on first use: every spare actor thread would pay ~50 ms for it. */
+const mime = (): typeof mimeTypes => (mimeModule ??= require('mime-types') as typeof mimeTypes);
 
 /**
  * Anvil's own answers for a few extensions, ahead of mime-types (mime-db): SVG is text (XML) and is
@@ -34,8 +40,8 @@ function byExtension(extension: string): string {
   const key = extension.toLowerCase();
   if (Object.hasOwn(ANVIL_TYPES, key)) return ANVIL_TYPES[key]!;
   // The whole key, as before: `tar.gz` is unknown rather than mime-types' reading of its last part.
-  const type = Object.hasOwn(mime.types, key) ? mime.types[key] : undefined;
-  return (type !== undefined && mime.contentType(type)) || DEFAULT_CONTENT_TYPE;
+  const type = Object.hasOwn(mime().types, key) ? mime().types[key] : undefined;
+  return (type !== undefined && mime().contentType(type)) || DEFAULT_CONTENT_TYPE;
 }
 
 /**

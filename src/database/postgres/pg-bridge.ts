@@ -9,7 +9,7 @@ import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from '
 import { Errors } from '../../errors.js';
 import { fromPgFailure } from './pg-failure.js';
 import type { PgEnvelope, PgReply, PgRequest, PgWorkerInit } from './pg-protocol.js';
-import { PG_API_SETTINGS, type ApiIdentity } from './pg-provision.js';
+import { PG_API_SETTINGS, type ApiIdentity } from './pg-settings.js';
 
 const entry = new URL('./pg-worker.js', import.meta.url);
 /** Longest synchronous wait: a first use (role, schema, migrations) plus a statement's timeout. */

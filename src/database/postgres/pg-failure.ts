@@ -3,7 +3,7 @@
  * error factory and its arguments, so the actor throws the same AnvilError it would have made.
  */
 import { type AnvilError, Errors } from '../../errors.js';
-import { PG_API_SETTINGS } from './pg-provision.js';
+import { PG_API_SETTINGS } from './pg-settings.js';
 
 export type PgFailureKind = 'sqlFailed' | 'sqlConstraint' | 'sqlBusy' | 'sqlLimit' | 'sqlRefused' | 'diskFull' | 'migrationFailed' | 'migrationsUnreadable';
 export interface PgFailure {

@@ -1,7 +1,7 @@
 /** The messages between an actor thread (pg-bridge.ts) and its PostgreSQL helper thread (pg-worker.ts). */
 import type { MessagePort } from 'node:worker_threads';
 import type { PgFailure } from './pg-failure.js';
-import type { ApiIdentity } from './pg-provision.js';
+import type { ApiIdentity } from './pg-settings.js';
 
 export type StatementMode = 'all' | 'get' | 'run';
 

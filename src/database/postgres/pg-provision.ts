@@ -18,26 +18,12 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { apiSchemaName, lockKey, PRIVATE_SCHEMA } from './pg-names.js';
-
-export const PG_API_SETTINGS = {
-  statementTimeoutMs: 5000,
-  lockTimeoutMs: 5000,
-  idleInTransactionMs: 10_000,
-  /** Connections one API role may hold across the whole cluster. */
-  connectionLimit: 32,
-  tempFileLimit: '256MB',
-} as const;
+import { PG_API_SETTINGS, type ApiIdentity } from './pg-settings.js';
 
 export interface ApiLogin {
   /** The schema, which is also the role's name. */
   schema: string;
   password: string;
-}
-
-export interface ApiIdentity {
-  host: string;
-  env: string;
-  key: string;
 }
 
 /** The API's role and schema, made when missing; its login. */

@@ -5,25 +5,10 @@
  * bytea a base64 string. Parameters bind as in SQLite mode: booleans, numbers and strings as they
  * are, lists and maps as their JSON text, bytes as bytea.
  */
-import pg from 'pg';
 import { Errors } from '../../errors.js';
 
-const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
-const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
-const INT8 = 20;
-const AS_TEXT = new Set([1082 /* date */, 1083 /* time */, 1114 /* timestamp */, 1184 /* timestamptz */, 1266 /* timetz */, 1186 /* interval */]);
-
-/** The type parsers of the API's pool (given per pool: pg's global table is left alone). */
-export const pgTypes = {
-  getTypeParser(oid: number, format?: 'text' | 'binary'): (value: string) => unknown {
-    if (oid === INT8) return (text: string) => {
-      const n = BigInt(text);
-      return n >= MIN_SAFE && n <= MAX_SAFE ? Number(n) : text;
-    };
-    if (AS_TEXT.has(oid)) return (text: string) => text;
-    return pg.types.getTypeParser(oid, format ?? 'text') as (value: string) => unknown;
-  },
-};
+export const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
+export const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 export type PgValue = null | number | string | boolean | Record<string, unknown> | unknown[];
 export type PgRow = Record<string, PgValue>;

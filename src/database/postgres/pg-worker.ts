@@ -12,7 +12,8 @@ import { toPgFailure, type PgFailure } from './pg-failure.js';
 import { migratePostgres } from './pg-migrate.js';
 import type { PgEnvelope, PgReply, PgRequest, PgWorkerInit } from './pg-protocol.js';
 import { provisionApi } from './pg-provision.js';
-import { pgRow, pgTypes } from './pg-values.js';
+import { pgTypes } from './pg-type-parsers.js';
+import { pgRow } from './pg-values.js';
 
 const init = workerData as PgWorkerInit;
 const signal = new Int32Array(init.signal);

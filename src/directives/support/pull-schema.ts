@@ -3,12 +3,21 @@
  * `target` validated against `Maps/<target>.json`). Each schema is compiled once per release per
  * actor thread (a `resource` of the runtime), never per request.
  */
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import { createRequire } from 'node:module';
+import type { Ajv2020, ValidateFunction } from 'ajv/dist/2020.js';
 import type { DirectiveContext } from '../../engine/context.js';
 import { Errors } from '../../errors.js';
 
-/** Schemas are tenant input: no console output, formats left to ValidateModel. */
-const ajv = new Ajv2020({ strict: false, allErrors: false, logger: false, validateFormats: false });
+const require = createRequire(import.meta.url);
+let shared: Ajv2020 | null = null;
+
+/** Loaded on first use, in the thread of an API that checks a Pull's answer: every spare thread would pay ~100 ms for it. */
+function ajv(): Ajv2020 {
+  if (shared !== null) return shared;
+  const { Ajv2020: Ajv } = require('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
+  // Schemas are tenant input: no console output, formats left to ValidateModel.
+  return (shared = new Ajv({ strict: false, allErrors: false, logger: false, validateFormats: false }));
+}
 
 type Compiled = { validate: ValidateFunction } | { error: string };
 
@@ -38,7 +47,7 @@ function compile(ctx: DirectiveContext, name: string): Compiled | null {
   if (typeof schema !== 'boolean' && (schema === null || typeof schema !== 'object' || Array.isArray(schema))) return { error: 'a schema is an object (or true/false)' };
   try {
     // The maps are frozen and shared; ajv may annotate what it compiles, so it gets a copy.
-    return { validate: ajv.compile(structuredClone(schema) as object) };
+    return { validate: ajv().compile(structuredClone(schema) as object) };
   } catch (error) {
     return { error: error instanceof Error ? error.message : String(error) };
   }
