@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInstance, type TestInstance } from '../helpers/instance.js';
 import { sample, scrapeMetrics } from '../helpers/metrics.js';
+import { agreedOwner, memberOf, type Member } from '../helpers/placement-members.js';
 import { FreshPostgres } from '../helpers/postgres.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -13,15 +14,18 @@ const REDIS_URL = process.env.ANVIL_TEST_REDIS_URL ?? process.env.REDIS_URL ?? '
 const LEASE_MS = 2_000;
 const json = { 'content-type': 'application/json' };
 
-/** Placed (it keeps rows): each job writes one row, with the instance that ran it. */
+/** Placed (it keeps rows): each job writes one row where it runs, with the instance that queued it (a job keeps the memory of its request). */
 const LEDGER = {
   'api.yaml': `key: ledger
 endpoints:
   post /queue:
     Queue: { directive: ForTheWorker, identifier: true }
-    Write: { directive: DatabaseQuery, sql: "insert into runs (job, by) values (?, ?)", params: [$.id, $.memory.anvil-localhost], mode: run }
+    Write: { directive: DatabaseQuery, sql: "insert into runs (job, queued_by) values (?, ?)", params: [$.id, $.memory.anvil-localhost], mode: run }
+  post /later:
+    Queue: { directive: ForTheWorker, delay: 2, identifier: true }
+    Write: { directive: DatabaseQuery, sql: "insert into runs (job, queued_by) values (?, ?)", params: [$.id, $.memory.anvil-localhost], mode: run }
   get /runs:
-    All: { directive: DatabaseQuery, sql: "select job, by from runs order by id", target: rows }
+    All: { directive: DatabaseQuery, sql: "select job, queued_by from runs order by id", target: rows }
     Reply: { directive: ModifyMessage, body: $.memory.rows }
   post /notes:
     Add: { directive: DatabaseQuery, sql: "insert into notes (title) values (?)", params: [$.message.body.title], mode: run }
@@ -30,7 +34,7 @@ endpoints:
     All: { directive: DatabaseQuery, sql: "select title from notes order by id", target: rows }
     Reply: { directive: ModifyMessage, body: { by: $.memory.anvil-localhost, titles: $.memory.rows } }
 `,
-  'Assets/db/001-ledger.sql': `create table runs (id integer primary key, job text not null, by text not null);
+  'Assets/db/001-ledger.sql': `create table runs (id integer primary key, job text not null, queued_by text not null);
 create table notes (id integer primary key, title text not null);
 insert into notes (title) values ('seed');
 `,
@@ -47,19 +51,6 @@ endpoints:
     Call: { directive: LocalCall, method: POST, path: /ledger/notes, body: { title: $.message.body.title } }
 `,
 };
-
-interface Member {
-  instance: TestInstance;
-  id: string;
-  /** `$.memory.anvil-localhost` on this instance. */
-  url: string;
-}
-
-function memberOf(instance: TestInstance): Member {
-  const line = instance.logLines().find((l) => l.msg === 'placement: this instance takes part in placement');
-  if (line === undefined) throw new Error(`no placement line in the log:\n${instance.output()}`);
-  return { instance, id: line.instance, url: `http://localhost:${instance.port}` };
-}
 
 async function completedRuns(member: Member): Promise<number> {
   return sample(await scrapeMetrics(member.instance), 'anvil_job_runs_total', { host: 'localhost', api: 'ledger', outcome: 'completed' }) ?? 0;
@@ -78,14 +69,7 @@ describe('jobs and bus calls of a placed API run on its owner', () => {
       const instance = await startInstance({ apis: { ledger: LEDGER, reader: READER }, env, args: ['--cells', '1', '--placement-lease', `${LEASE_MS}ms`] });
       members.push(memberOf(instance));
     }
-    const servedBy = await waitFor(
-      async () => {
-        const seen = await Promise.all(members.map(async (m) => (await m.instance.request('/ledger/notes')).headers['x-anvil-served-by']));
-        return seen.every((s) => typeof s === 'string' && s === seen[0]) ? (seen[0] as string) : null;
-      },
-      { what: 'the three instances to agree on the owner of ledger', timeoutMs: 15_000 },
-    );
-    owner = members.find((m) => m.id === servedBy)!;
+    owner = await agreedOwner(members, '/ledger/notes', 'the three instances to agree on the owner of ledger');
     others = members.filter((m) => m !== owner);
     expect(others).toHaveLength(2);
   }, 120_000);
@@ -102,13 +86,14 @@ describe('jobs and bus calls of a placed API run on its owner', () => {
       expect(reply.status, reply.text).toBe(202);
       ids.push(reply.json().id);
     }
-    const read = async () => (await others[0]!.instance.request('/ledger/runs')).json() as Array<{ job: string; by: string }>;
+    const read = async () => (await others[0]!.instance.request('/ledger/runs')).json() as Array<{ job: string; queued_by: string }>;
     await waitFor(async () => (await read()).length >= 20, { what: '20 job runs in the owner\'s database', timeoutMs: 60_000 });
     // Time for a second run of any of them to show.
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     const runs = await read();
     expect(runs.map((r) => r.job).sort()).toEqual([...ids].sort());
-    expect(new Set(runs.map((r) => r.by))).toEqual(new Set([owner.url]));
+    // Queued by the owner (the requests were forwarded there), and run there: the rows are in its database.
+    expect(new Set(runs.map((r) => r.queued_by))).toEqual(new Set([owner.url]));
     // The non-owners' workers took some of them (each counts the runs it settled) and had the owner run them.
     const counted = await Promise.all(members.map(completedRuns));
     expect(counted.reduce((a, b) => a + b, 0)).toBe(20);
@@ -133,4 +118,27 @@ describe('jobs and bus calls of a placed API run on its owner', () => {
       expect(onOwner.titles).toContainEqual({ title });
     }
   });
+
+  it('runs a job whose owner died before it was due once, on the next owner', async () => {
+    const queuedAt = Date.now();
+    const replies = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => others[i % 2]!.instance.request('/ledger/later', { method: 'POST', body: '{}', headers: json })));
+    for (const reply of replies) expect(reply.status, reply.text).toBe(202);
+    const ids = replies.map((reply) => reply.json().id as string);
+    // Killed before the jobs are due (2 s), so that the owner never takes one. They are due about
+    // when its lease (2 s) runs out: the survivors' workers that take one wait for the next owner.
+    owner.instance.signal('SIGKILL');
+    expect(Date.now() - queuedAt, 'the jobs were queued too slowly for this test').toBeLessThan(1_500);
+    await owner.instance.waitForExit();
+    const read = async () => {
+      const reply = await others[0]!.instance.request('/ledger/runs');
+      return reply.status === 200 ? (reply.json() as Array<{ job: string; queued_by: string }>) : [];
+    };
+    await waitFor(async () => (await read()).length >= ids.length, { what: 'the delayed jobs to run on the next owner', timeoutMs: 30_000 });
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const runs = await read();
+    // The next owner started from its own data directory: these runs, once each, are all it has.
+    expect(runs.map((r) => r.job).sort()).toEqual([...ids].sort());
+    expect(new Set(runs.map((r) => r.queued_by))).toEqual(new Set([owner.url]));
+    expect(others.map((m) => m.url)).toContain((await others[1]!.instance.request('/ledger/notes')).json().by);
+  }, 60_000);
 });
