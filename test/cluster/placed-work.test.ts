@@ -117,6 +117,11 @@ describe('jobs and bus calls of a placed API run on its owner', () => {
       const onOwner = (await owner.instance.request('/ledger/notes')).json();
       expect(onOwner.titles).toContainEqual({ title });
     }
+    // A client cannot make its request an operation of the internal port: the header is dropped by the forwarder.
+    const job = JSON.stringify({ id: 'j-spoofed', api: 'localhost/production/ledger', payload: '{}', title: 'spoofed' });
+    const spoofed = await others[0]!.instance.request('/ledger/notes', { method: 'POST', body: job, headers: { ...json, 'anvil-internal-op': 'job-run' } });
+    expect(spoofed.status, spoofed.text).toBe(200);
+    expect(spoofed.json()).toEqual({ by: owner.url });
   });
 
   it('runs a job whose owner died before it was due once, on the next owner', async () => {
