@@ -5,7 +5,7 @@ import type { Dispatcher } from '../router/dispatcher.js';
 import type { Metrics } from '../router/metrics.js';
 
 /** Calls between APIs that go through the router, and the threads' stats into the metrics. */
-export function wireBus(directory: ApiDirectory, dispatcher: Dispatcher, actors: ActorTable, metrics: Metrics): void {
+export function wireBus(directory: ApiDirectory, dispatcher: Dispatcher, actors: ActorTable, metrics: Metrics): Bus {
   const bus = new Bus(directory, dispatcher);
   actors.useBus(
     (caller, call, reply, offerPeer) => {
@@ -14,4 +14,5 @@ export function wireBus(directory: ApiDirectory, dispatcher: Dispatcher, actors:
     },
     (spec, stats) => metrics.observeThread(spec.host, spec.key, stats),
   );
+  return bus;
 }

@@ -49,10 +49,11 @@ export async function drain(parts: RunningParts, drainTimeoutMs: number): Promis
   parts.followers.close();
   const listening = [parts, ...(parts.internal === null ? [] : [parts.internal])];
   await closeHttp(listening, parts.actors, deadline);
+  // Jobs stop being handed out; runs in flight finish (or run again after a restart), those of
+  // placed APIs this instance owns while it still holds their leases.
+  await parts.jobs.close(Math.max(0, deadline - Date.now()));
   // Nothing of this instance's placed APIs runs any more: the others may take them at once.
   await parts.placement?.close();
-  // Jobs stop being handed out; runs in flight finish (or run again after a restart).
-  await parts.jobs.close(Math.max(0, deadline - Date.now()));
   await parts.deployWorker.close();
   parts.actors.retireAll();
   await parts.cells.drain(Math.max(1_000, deadline - Date.now()));

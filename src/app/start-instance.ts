@@ -55,14 +55,18 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
   let serving = true;
   const dispatcher = new Dispatcher(actors, options.requestTimeoutMs, requestObserver(metrics, log));
   const jobs = await openJobs(options, { registry, directory, dispatcher, actors, metrics });
-  wireBus(directory, dispatcher, actors, metrics);
+  const bus = wireBus(directory, dispatcher, actors, metrics);
   const audit = await AuditLog.open(SqliteAuditStore.open(paths.auditFile), log, options.auditRetention);
   const followers = new LogFollowers(options.logFollow, (dir) => log.info({ dir }, 'request log follower dropped: it read too slowly'));
   const operator = operatorSources({ directory, actors, metrics, jobs, cells: () => cells.count });
-  const placement = await openPlacement(options, directory, log);
+  const placement = await openPlacement(options, directory, actors, log);
+  if (placement !== null) {
+    jobs.usePlacement(placement.placeJobRun);
+    bus.usePlacement(placement.placeBusCall);
+  }
   const doors = createFrontDoor(options, { registry, controlPlane, paths, deployWorker, directory, dispatcher, actors, metrics, log, audit, followers, operator, jobs, ready: () => serving }, placement?.hooks ?? null);
   // Cluster mode: the internal listener and a first placement round, before any client request.
-  const internal = placement === null || doors.internalHandle === null ? null : await placement.listen(doors.internalHandle, metrics);
+  const internal = placement === null || doors.internalHandle === null ? null : await placement.listen(doors.internalHandle, metrics, { jobs, bus });
   const http = await listenHttp(options, doors.handle, metrics, log);
   port = http.port;
   notePort(lock, port, paths, log);

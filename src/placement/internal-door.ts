@@ -1,10 +1,10 @@
-import type { IncomingMessage, RequestListener } from 'node:http';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import { peerAddress } from '../http/client-address.js';
 import type { InstanceLog } from '../logs/instance-log.js';
 import { sendError } from '../router/http-response.js';
 import { safeEqual } from '../security/safe-equal.js';
-import { CLIENT_ADDRESS_HEADER, CLUSTER_SECRET_HEADER, INTERNAL_HEADERS, PLACEMENT_EPOCH_HEADER } from './internal-headers.js';
+import { CLIENT_ADDRESS_HEADER, CLUSTER_SECRET_HEADER, INTERNAL_HEADERS, INTERNAL_OP_HEADER, PLACEMENT_EPOCH_HEADER } from './internal-headers.js';
 
 /** The client's address another instance forwarded with the request, by request. */
 const forwardedClients = new WeakMap<IncomingMessage, string>();
@@ -22,12 +22,16 @@ export function internalClientAddress(req: IncomingMessage): string {
   return forwardedClients.get(req) ?? peerAddress(req.socket);
 }
 
+/** An operation of the internal port itself (internal-ops.ts), named by its INTERNAL_OP_HEADER. */
+export type InternalOps = (op: string, req: IncomingMessage, res: ServerResponse) => void;
+
 /**
  * The internal listener's handler: a request without the cluster secret is refused with 401 before
- * anything else is read; an accepted one loses the internal headers (the API never sees the
- * secret) and keeps the client's address its forwarder gave, then goes to `handle`.
+ * anything else is read. An accepted operation (a job run, a bus call) goes to `ops`; a forwarded
+ * request loses the internal headers (the API never sees the secret) and keeps the client's
+ * address its forwarder gave, then goes to `handle`.
  */
-export function internalDoor(secret: string, handle: RequestListener, log: InstanceLog): RequestListener {
+export function internalDoor(secret: string, handle: RequestListener, ops: InternalOps, log: InstanceLog): RequestListener {
   return (req, res) => {
     const given = req.headers[CLUSTER_SECRET_HEADER];
     if (typeof given !== 'string' || !safeEqual(secret, given)) {
@@ -38,6 +42,8 @@ export function internalDoor(secret: string, handle: RequestListener, log: Insta
     if (typeof client === 'string' && isIP(client) !== 0) forwardedClients.set(req, client);
     const epoch = Number(req.headers[PLACEMENT_EPOCH_HEADER]);
     if (Number.isSafeInteger(epoch) && epoch > 0) forwardedEpochs.set(req, epoch);
+    const op = req.headers[INTERNAL_OP_HEADER];
+    if (typeof op === 'string') return ops(op, req, res);
     const raw = req.rawHeaders;
     const kept: string[] = [];
     for (let i = 0; i + 1 < raw.length; i += 2) if (!INTERNAL_HEADERS.has(raw[i]!.toLowerCase())) kept.push(raw[i]!, raw[i + 1]!);

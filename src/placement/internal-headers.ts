@@ -2,13 +2,22 @@ import { headerTable } from '../http/hop-by-hop.js';
 
 /**
  * Headers between instances on the internal port. A forwarding instance sets them; the internal
- * listener checks the secret and removes all three before the API sees the request, and the
- * forwarder drops any a client sent.
+ * listener checks the secret and removes them before the API sees the request, and the forwarder
+ * drops any a client sent.
  */
 export const CLUSTER_SECRET_HEADER = 'anvil-cluster-secret';
 export const CLIENT_ADDRESS_HEADER = 'anvil-client-address';
 export const PLACEMENT_EPOCH_HEADER = 'anvil-placement-epoch';
-export const INTERNAL_HEADERS: ReadonlySet<string> = new Set([CLUSTER_SECRET_HEADER, CLIENT_ADDRESS_HEADER, PLACEMENT_EPOCH_HEADER]);
+/**
+ * Set on the internal port's own operations (a job run, a bus call: owner-calls.ts), not on a
+ * forwarded request. Dropped from a client's request like the others: a client that could send it
+ * through a forwarder would have the owner run a job of its making.
+ */
+export const INTERNAL_OP_HEADER = 'anvil-internal-op';
+export const INTERNAL_HEADERS: ReadonlySet<string> = new Set([CLUSTER_SECRET_HEADER, CLIENT_ADDRESS_HEADER, PLACEMENT_EPOCH_HEADER, INTERNAL_OP_HEADER]);
+
+/** On a forwarded bus call: the host of the calling API (a bus call names an API of its caller's host). */
+export const CALLER_HOST_HEADER = 'anvil-caller-host';
 
 /** On the answers of placed APIs: the id of the instance that ran the request (its owner). */
 export const SERVED_BY_HEADER = 'x-anvil-served-by';

@@ -16,6 +16,8 @@ export interface LoopOptions {
   leaseMs: number;
   /** The placed APIs this instance serves (active, keeping local state). */
   wanted(): PlacedApi[];
+  /** This instance no longer owns the API (`placementId`): what runs it here must stop taking work. */
+  lost(id: string): void;
 }
 
 /** Rounds per lease: an owner renews several times per lease, and a lapse is noticed within an eighth of one. */
@@ -33,6 +35,8 @@ export class PlacementLoop {
   private closed = false;
   private failing = false;
   private lastRoundAt = -Infinity;
+  /** APIs whose loss was told (options.lost), until this instance owns them again. */
+  private readonly lossTold = new Set<string>();
   readonly intervalMs: number;
 
   constructor(
@@ -69,6 +73,8 @@ export class PlacementLoop {
         (error: unknown) => {
           if (!this.failing) this.log.warn({ err: error }, 'placement: the control plane cannot be reached; placed APIs stop being served here when their leases run out');
           this.failing = true;
+          // Leases that ran out by this instance's clock: lost as far as its threads go.
+          for (const id of this.map.ownIds()) if (!this.map.ownsNow(id)) this.lose(id);
           this.map.wake();
         },
       )
@@ -119,8 +125,18 @@ export class PlacementLoop {
       next.set(id, { owner: self, epoch, url: this.options.internalUrl, validUntil: sentAt + leaseMs });
       this.log.info({ host: api.host, api: api.key, epoch, previousOwner: lapsedOwner ?? null }, 'placement: this instance now owns the API');
     }
-    for (const id of this.map.ownIds()) if (next.get(id)?.owner !== self) this.log.warn({ api: id }, 'placement: this instance no longer owns the API (its lease ran out); it stops serving it');
+    const lost = this.map.ownIds().filter((id) => next.get(id)?.owner !== self);
     this.map.replace(next);
+    for (const [id, known] of next) if (known.owner === self) this.lossTold.delete(id);
+    for (const id of lost) this.lose(id);
+  }
+
+  /** Told once per loss, whether a round saw it or the lease ran out while Postgres could not be reached. */
+  private lose(id: string): void {
+    if (this.lossTold.has(id)) return;
+    this.lossTold.add(id);
+    this.log.warn({ api: id }, 'placement: this instance no longer owns the API (its lease ran out); it stops serving it');
+    this.options.lost(id);
   }
 
   /** Stops the rounds; with `leave`, gives the leases back so that the others take the APIs at once. */

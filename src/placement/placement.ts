@@ -3,11 +3,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { openPool } from '../control-plane/pg-session.js';
 import type { InstanceLog } from '../logs/instance-log.js';
 import type { ApiDirectory, ApiEntry } from '../router/api-directory.js';
-import { OwnerForwarder, refusePlacement } from './forward-to-owner.js';
+import { OwnerForwarder, refusePlacement, type OwnerTarget } from './forward-to-owner.js';
 import { forwardedEpoch } from './internal-door.js';
 import { SERVED_BY_HEADER } from './internal-headers.js';
+import { OwnerCalls } from './owner-calls.js';
+import { PlacedWork, type PlacementView } from './placed-work.js';
 import { PlacementLoop, type PlacedApi } from './placement-loop.js';
-import { PlacementMap } from './placement-map.js';
+import { PlacementMap, type Route } from './placement-map.js';
 import { PgPlacementStore } from './pg-placement-store.js';
 import { PlacedReleases, placementId } from './placed-releases.js';
 
@@ -18,6 +20,11 @@ export interface PlacementStart {
   directory: ApiDirectory;
   /** The client's address as the public listener sees it (PROXY header, trusted proxies). */
   clientAddress(req: IncomingMessage): string;
+  /**
+   * The API's threads here stop taking calls straight from other threads (peers): this instance
+   * no longer owns it, and a peer would bypass the router, which now sends its calls to the owner.
+   */
+  retirePeers(host: string, key: string): void;
   log: InstanceLog;
 }
 
@@ -35,6 +42,9 @@ export class Placement {
   private readonly map = new PlacementMap(this.self);
   private readonly placed = new PlacedReleases();
   private readonly forwarder: OwnerForwarder;
+  private readonly calls: OwnerCalls;
+  /** Jobs and bus calls of placed APIs: run by their owner (placed-work.ts). */
+  readonly work: PlacedWork;
   private loop: PlacementLoop | null = null;
   private closed = false;
 
@@ -48,12 +58,20 @@ export class Placement {
       secret,
       responseTimeoutMs: options.requestTimeoutMs + 5_000,
       clientAddress: options.clientAddress,
-      unreachable: (target) => {
-        this.loop?.soon();
-        return this.map.forget(target.api, target.owner);
-      },
+      unreachable: (target) => this.setAside(target),
       log: options.log,
     });
+    this.calls = new OwnerCalls(secret, options.requestTimeoutMs + 5_000);
+    const view: PlacementView = {
+      isPlaced: (api) => this.placed.isPlaced(api),
+      route: (id) => this.map.route(id),
+      routeBy: (id, deadline) => this.routeBy(id, deadline),
+      setAside: (target) => this.setAside(target),
+      callWaitMs: () => this.waitMs(),
+      // A dead owner's lease runs out, then a round (lease/8) gives the API to a live instance.
+      jobWaitMs: () => 2 * options.leaseMs + 2_000,
+    };
+    this.work = new PlacedWork(view, this.calls, options.log);
   }
 
   /** Opens its connections and reads (or makes) the cluster secret; `begin` starts the rounds. */
@@ -70,7 +88,7 @@ export class Placement {
 
   /** Registers this instance with its internal listener's URL and runs the first round before it resolves. */
   async begin(internalUrl: string): Promise<void> {
-    this.loop = new PlacementLoop(this.store, this.map, { self: this.self, internalUrl, leaseMs: this.options.leaseMs, wanted: () => this.wanted() }, this.options.log);
+    this.loop = new PlacementLoop(this.store, this.map, { self: this.self, internalUrl, leaseMs: this.options.leaseMs, wanted: () => this.wanted(), lost: (id) => this.lost(id) }, this.options.log);
     this.options.log.info({ instance: this.self, internalUrl, leaseMs: this.options.leaseMs }, 'placement: this instance takes part in placement');
     await this.loop.start();
   }
@@ -84,13 +102,37 @@ export class Placement {
   /** The internal listener's hook: forwarded requests are served by the owner only, never forwarded again. */
   readonly placeInternal: PlaceRequest = (req, res, api, serveHere) => {
     if (!this.placed.isPlaced(api)) return serveHere();
-    const route = this.map.route(placementId(api.spec.host, api.spec.key));
-    if (route.kind !== 'here') return refusePlacement(res, 'this instance does not own the API (its lease ran out or moved)');
-    // The forwarder knows of a later ownership than the one this instance holds: it is not the owner.
-    if (forwardedEpoch(req) > route.epoch) return refusePlacement(res, 'a later owner of the API exists');
+    const refused = this.refusal(placementId(api.spec.host, api.spec.key), forwardedEpoch(req));
+    if (refused !== null) return refusePlacement(res, refused);
     res.setHeader(SERVED_BY_HEADER, this.self);
     serveHere();
   };
+
+  /** On the internal port: null when this instance may run the API's work now, else why not. */
+  refusal(id: string, epoch: number): string | null {
+    const route = this.map.route(id);
+    if (route.kind !== 'here') return 'this instance does not own the API (its lease ran out or moved)';
+    // The forwarder knows of a later ownership than the one this instance holds: it is not the owner.
+    return epoch > route.epoch ? 'a later owner of the API exists' : null;
+  }
+
+  /** The owner did not answer (or refused): forgotten until the next round, which comes soon; true the first time. */
+  private setAside(target: OwnerTarget): boolean {
+    this.loop?.soon();
+    return this.map.forget(target.api, target.owner);
+  }
+
+  /** The API's route once an owner is known; `none` once `deadline` (Date.now()) passes or placement closes. */
+  private async routeBy(id: string, deadline: number): Promise<Route> {
+    for (;;) {
+      const route = this.map.route(id);
+      const left = deadline - Date.now();
+      if (route.kind !== 'none' || this.closed || left <= 0) return route;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.map.nextRound(), new Promise((resolve) => (timer = setTimeout(resolve, left)))]);
+      clearTimeout(timer);
+    }
+  }
 
   private route(req: IncomingMessage, res: ServerResponse, id: string, serveHere: () => void, deadline: number): void {
     const route = this.map.route(id);
@@ -117,6 +159,11 @@ export class Placement {
     return Math.min(this.options.requestTimeoutMs, 2 * this.options.leaseMs);
   }
 
+  private lost(id: string): void {
+    const slash = id.indexOf('/');
+    this.options.retirePeers(id.slice(0, slash), id.slice(slash + 1));
+  }
+
   private wanted(): PlacedApi[] {
     const wanted: PlacedApi[] = [];
     for (const host of this.options.directory.publicHosts()) {
@@ -131,6 +178,7 @@ export class Placement {
     await this.loop?.close(true);
     this.map.wake();
     this.forwarder.close();
+    this.calls.close();
     await this.pool.end().catch(() => undefined);
   }
 }

@@ -6,7 +6,7 @@ import { formatApiId, parseApiId } from '../protocol/api-id.js';
 import type { ActorSpec } from '../protocol/cell-messages.js';
 import type { EnqueueOutcome, EnqueueRequest } from '../protocol/enqueue.js';
 import { readResponse } from '../protocol/requests.js';
-import type { ApiDirectory } from './api-directory.js';
+import type { ApiDirectory, ApiEntry } from './api-directory.js';
 import type { Dispatcher } from './dispatcher.js';
 import type { JobOutcome } from './operation-meters.js';
 
@@ -19,6 +19,12 @@ export interface JobRunnerOptions {
   /** How long a run's lease lasts; a live run renews it, so it runs out only when this instance dies or stalls that long, and the job then runs again (at least once). */
   leaseMs: number;
 }
+
+/**
+ * Cluster mode: where a job of `api` runs. It calls `runHere` when this instance runs it, or has
+ * the API's owner instance run it and resolves to the owner's outcome.
+ */
+export type PlaceJobRun = (api: ApiEntry, job: JobInfo, runHere: () => Promise<RunResult>) => Promise<RunResult>;
 
 /**
  * Jobs (SPEC §8) in the router: actor threads ask it to store a job (ForTheWorker), and it hands
@@ -39,6 +45,12 @@ export class JobRunner {
   ) {}
 
   private retryPolicy = { retries: 3, backoffMs: 1_000 };
+  private place: PlaceJobRun | null = null;
+
+  /** Cluster mode: jobs of placed APIs run on their owner (src/placement). */
+  usePlacement(place: PlaceJobRun): void {
+    this.place = place;
+  }
 
   /**
    * Stores a job of `caller` under the API's quotas: what its thread sent (api.yaml), capped by the
@@ -95,12 +107,30 @@ export class JobRunner {
   }
 
   private run(job: JobInfo): Promise<RunResult> {
+    const api = this.activeApi(job);
+    if (typeof api === 'string') return Promise.resolve({ ok: false, error: api });
+    const place = this.place;
+    return place === null ? this.runOn(api, job) : place(api, job, () => this.runOn(api, job));
+  }
+
+  /**
+   * On the API's owner: a run another instance's worker took and handed over (that worker holds
+   * the job, its lock and its run slot, and settles it with this outcome).
+   */
+  runHere(job: Pick<JobInfo, 'id' | 'api' | 'payload'>): Promise<RunResult> {
+    const api = this.activeApi(job);
+    return typeof api === 'string' ? Promise.resolve({ ok: false, error: api }) : this.runOn(api, job);
+  }
+
+  /** The job's API, or why it cannot run. */
+  private activeApi(job: Pick<JobInfo, 'api'>): ApiEntry | string {
     // The queue keeps the API as the string it was stored with.
     const { host, env, key } = parseApiId(job.api);
     const api = this.directory.api(host, key);
-    if (api === undefined || !api.record.active || api.host.env !== env) {
-      return Promise.resolve({ ok: false, error: `API ${key} of ${host} (${env}) is not active` });
-    }
+    return api === undefined || !api.record.active || api.host.env !== env ? `API ${key} of ${host} (${env}) is not active` : api;
+  }
+
+  private runOn(api: ApiEntry, job: Pick<JobInfo, 'id' | 'payload'>): Promise<RunResult> {
     return new Promise((resolve) => {
       this.dispatcher.submit(
         api.spec,

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { notesApi } from '../database/api-database-contract.js';
 import { startInstance, type TestInstance } from '../helpers/instance.js';
 import { haproxyInstalled, startHaproxy, type RunningHaproxy } from '../helpers/haproxy.js';
+import { agreedOwner, memberOf, type Member } from '../helpers/placement-members.js';
 import { FreshPostgres } from '../helpers/postgres.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -27,20 +28,6 @@ endpoints:
     Reply: { directive: ModifyMessage, body: { ip: $.memory.ip, test: $.message.header.x-test, secret: $.message.header.anvil-cluster-secret, epoch: $.message.header.anvil-placement-epoch, size: $.memory.size.n } }
 `,
 };
-
-interface Member {
-  instance: TestInstance;
-  /** The instance's id in the placement tables (and in x-anvil-served-by). */
-  id: string;
-  internalPort: number;
-}
-
-/** What the instance logged when it joined the placement. */
-function memberOf(instance: TestInstance): Member {
-  const line = instance.logLines().find((l) => l.msg === 'placement: this instance takes part in placement');
-  if (line === undefined) throw new Error(`no placement line in the log:\n${instance.output()}`);
-  return { instance, id: line.instance, internalPort: Number(new URL(line.internalUrl).port) };
-}
 
 /** A request straight to an instance's internal port. */
 async function internal(member: Member, path: string, headers: Record<string, string>): Promise<{ status: number; text: string; servedBy: unknown }> {
@@ -73,15 +60,7 @@ describe('placement of database: sqlite APIs on an owner instance', () => {
       members.push(memberOf(instance));
     }
     // Every instance agrees on one owner.
-    const servedBy = await waitFor(
-      async () => {
-        const seen = await Promise.all(members.map(async (m) => (await m.instance.request('/notes/notes')).headers['x-anvil-served-by']));
-        return seen.every((s) => typeof s === 'string' && s === seen[0]) ? (seen[0] as string) : null;
-      },
-      { what: 'the three instances to agree on the owner of notes', timeoutMs: 15_000 },
-    );
-    owner = members.find((m) => m.id === servedBy)!;
-    expect(owner).toBeDefined();
+    owner = await agreedOwner(members, '/notes/notes', 'the three instances to agree on the owner of notes');
   }, 120_000);
 
   afterAll(async () => {
