@@ -57,8 +57,9 @@ describe('a memory bomb in a shared cell', () => {
     expect(cellProcesses()).toBe(2);
 
     // The roommate has a request in flight in the cell when the bomb goes off.
-    const inFlight = anvil.request(`/${roommateKey}/wait/3000`);
-    await waitForStarted(anvil, roommateKey, (l) => l.route === 'get /wait/{ms}', { what: `GET /${roommateKey}/wait/3000` });
+    // Long enough to outlast the bomb: its allocation took over 3 s to abort its cell on a slow machine.
+    const inFlight = anvil.request(`/${roommateKey}/wait/15000`);
+    await waitForStarted(anvil, roommateKey, (l) => l.route === 'get /wait/{ms}', { what: `GET /${roommateKey}/wait/15000` });
     expect((await anvil.request(`/${bombKey}/boom`)).status).toBe(502);
     expect((await inFlight).status).toBe(502);
 
