@@ -146,6 +146,7 @@ export const Errors = {
   sandboxMemory: coded('ANVIL_ERR_SANDBOX_MEMORY', 500, '%s used more than its %s MiB of memory'),
   sandboxCrashed: coded('ANVIL_ERR_DIRECTIVE_FAILED', 500, '%s: the sandbox failed: %s'),
   sandboxReset: coded('ANVIL_ERR_SANDBOX_RESET', 503, '%s: its sandbox was reset (%s); retry'),
+  sandboxBusy: coded('ANVIL_ERR_SANDBOX_BUSY', 503, '%s was stopped after %s ms in which the busy host ran it for only %s ms; retry'),
   sandboxBadCall: coded('ANVIL_ERR_SANDBOX_CALL', 500, '%s'),
   sandboxTooDeep: coded('ANVIL_ERR_SANDBOX_DEPTH', 508, 'Loop Detected: running %s would nest custom directives (state.run) more than %s deep'),
   directiveFailed: codedWithStatus('ANVIL_ERR_DIRECTIVE_FAILED', '%s'),

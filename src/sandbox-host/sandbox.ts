@@ -42,6 +42,8 @@ const WATCH_EVERY_MS = 20;
 const HEAP_CHECK_EVERY_CALLS = 32;
 const HEAP_CHECK_EVERY_CPU_NS = 1_000_000n;
 const MiB = 1024 * 1024;
+/** Below this share of its timeout spent on a core, a stretch its timeout stopped was starved (see `stretch`). */
+const STARVED_SHARE = 0.1;
 
 
 export interface SandboxOptions {
@@ -150,10 +152,10 @@ export class Sandbox {
     };
     this.calls.set(id, call);
 
-    const result = this.stretch(call, () => {
-      const broken = box.load(name, code, timeoutOf(call, this.options.limits));
+    const result = this.stretch(call, (timeout) => {
+      const broken = box.load(name, code, timeout);
       if (broken !== null) return `500 ${broken}`;
-      return box.call(id, name, JSON.stringify(config), ctx.id, timeoutOf(call, this.options.limits));
+      return box.call(id, name, JSON.stringify(config), ctx.id, timeout);
     });
     if (result !== 1) this.end(call, outcomeError(result as Outcome));
     this.finishEnded();
@@ -199,24 +201,37 @@ export class Sandbox {
     if (call.end !== null || call.box.disposed) return;
     // Past its wall time while it waited (before the watchdog saw it): it ends without running on.
     if (performance.now() - call.budget.startedAt > this.options.limits.wallMs) this.expire(call);
-    else this.stretch(call, () => call.box.settle(call.id, ticket, reply, timeoutOf(call, this.options.limits)));
+    else this.stretch(call, (timeout) => call.box.settle(call.id, ticket, reply, timeout));
     this.finishEnded();
   }
 
   /**
-   * Runs directive code of `call` synchronously, counting the isolate's CPU time to it. A breach
-   * (timeout, memory, an isolate that failed, a stretch that ended past the call's CPU time)
-   * disposes the context and fails every call in it.
+   * Runs directive code of `call` synchronously, with a timeout of what is left of its CPU time,
+   * counting the isolate's CPU time to it. A breach (timeout, memory, an isolate that failed, a
+   * stretch that ended past the call's CPU time) disposes the context and fails every call in it.
+   *
+   * The timeout is the only way to stop code running on this thread, and it runs on the clock, not
+   * on the thread's CPU: a thread that waits for a core (a busy host, a low-priority cell) uses its
+   * time without running. A stretch the timeout stopped is a CPU breach (as on an idle host, where
+   * the clock and the CPU agree), unless it ran less than STARVED_SHARE of that time on a core: then
+   * it was starved, not guilty, and its call fails with 503 (busy), no breach counted.
    */
-  private stretch(call: Call, run: () => unknown): unknown {
+  private stretch(call: Call, run: (timeout: number) => unknown): unknown {
     const { box } = call;
+    const timeout = timeoutOf(call, this.options.limits);
     let result: unknown;
     try {
-      result = run();
+      result = run(timeout);
     } catch (error) {
       const disposed = box.disposedAfterFailure();
-      countCpu(call, box.cpuSinceLastRead());
-      this.breach(call, disposed ? 'memory' : isTimeout(error) ? overrun(call, this.options.limits) ?? 'cpu' : 'crash', error);
+      const used = box.cpuSinceLastRead();
+      countCpu(call, used);
+      if (disposed || !isTimeout(error)) this.breach(call, disposed ? 'memory' : 'crash', error);
+      else {
+        const kind = overrun(call, this.options.limits);
+        if (kind === null && Number(used) / 1e6 < timeout * STARVED_SHARE) this.starved(call, timeout, used);
+        else this.breach(call, kind ?? 'cpu', error);
+      }
       return undefined;
     }
     countCpu(call, box.cpuSinceLastRead());
@@ -227,6 +242,16 @@ export class Sandbox {
     return result;
   }
 
+
+  /**
+   * Stopped by its timeout while its thread mostly waited: 503, and not counted as a breach (the
+   * host was busy, not the directive). Its code was cut off mid-way, so its context goes too.
+   */
+  private starved(call: Call, timeout: number, usedNs: bigint): void {
+    const failure = Errors.sandboxBusy(call.name, timeout, (Number(usedNs) / 1e6).toFixed(1));
+    for (let c: Call | null = call; c !== null; c = c.parent) this.end(c, failure);
+    this.reset(call.box, `${call.name} was stopped on a busy host`);
+  }
 
   /** The calls that ran this one (state.run) fail with its breach: it is theirs too (shared limits). */
   private breach(call: Call, kind: BreachKind, error: unknown): void {

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backgroundLoad, type BackgroundLoad } from '../helpers/background-load.js';
 import { cellOf } from '../helpers/cells.js';
 import { startInstance, type TestInstance } from '../helpers/instance.js';
+import { untilNotBusy } from '../helpers/until-not-busy.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 // The escape corpus (SECURITY.md): each attempt runs as a custom directive of the API `escapes`,
@@ -40,6 +41,8 @@ afterAll(async () => {
 });
 
 const attempt = (name: string, query = '') => anvil.request(`/escapes/${name}${query}`);
+/** An attempt that ran: a retry of one stopped on a starved thread (the cell is busy in CI). */
+const ran = (name: string) => untilNotBusy(() => attempt(name));
 
 describe('the escape corpus', () => {
   it('1. constructor chains reach only the isolate, never process/require/global', async () => {
@@ -132,23 +135,24 @@ describe('the escape corpus', () => {
   });
 
   it('15. an infinite loop is stopped at its CPU limit: an error for that request', async () => {
-    const reply = await attempt('InfiniteLoop');
+    const reply = await ran('InfiniteLoop');
     expect(reply.status).toBe(500);
     await expectLogged('InfiniteLoop used more than its 200 ms of CPU time');
   });
 
   it('16. an infinite loop after an await is stopped too (its continuation runs with the CPU the call has left)', async () => {
-    expect((await attempt('AsyncInfiniteLoop')).status).toBe(500);
+    expect((await ran('AsyncInfiniteLoop')).status).toBe(500);
     await expectLogged('AsyncInfiniteLoop used more than its 200 ms of CPU time');
   });
 
-  it('17. an allocation bomb ends in an error for that request (memory or CPU limit, whichever comes first)', async () => {
-    expect((await attempt('AllocationBomb')).status).toBe(500);
-    await expectLogged('AllocationBomb used more than its');
+  it('17. an allocation bomb ends in an error for that request (memory, CPU or wall-time limit, whichever comes first)', async () => {
+    // Wall time comes first on a starved thread: V8 does not stop for its timeout while it collects garbage near the limit.
+    expect([500, 504]).toContain((await ran('AllocationBomb')).status);
+    await waitFor(() => /AllocationBomb (used more than its|ran longer than its)/.test(anvil.output()), { what: 'the bomb\'s breach in the instance\'s log', timeoutMs: 2_000 });
     // A new isolate serves the next call.
-    expect((await attempt('Globals')).status).toBe(200);
+    expect((await ran('Globals')).status).toBe(200);
     // With CPU to spare, the memory limit is what stops it.
-    expect((await anvil.request('/bomb/')).status).toBe(500);
+    expect((await untilNotBusy(() => anvil.request('/bomb/'))).status).toBe(500);
     await expectLogged('AllocationBomb used more than its 16 MiB of memory');
   });
 
