@@ -135,7 +135,14 @@ const soup = fc
   )
   .map((parts) => parts.join(' '));
 
-const statement = fc.oneof(attack, soup);
+/**
+ * Statements that run when nothing is appended (one `?` for run, `:path` for all), with the same
+ * tails: without them, a run of 3000 random statements ran none about one time in twenty (the
+ * other forms are refused or fail on their parameters), and the check that some ran failed.
+ */
+const runnable = seq(fc.constantFrom('SELECT ? AS v', 'SELECT a FROM t WHERE a = ?', 'SELECT :path AS p', 'UPDATE t SET b = b WHERE a = ?'), gap, tail);
+
+const statement = fc.oneof(attack, soup, runnable);
 
 const outcomes = { ran: 0, refused: 0, failed: 0 };
 
