@@ -163,18 +163,6 @@ process.on('disconnect', () => {
   setTimeout(() => process.exit(0), 10_000).unref();
 });
 
-/** Once per instance, off the start path (see sandbox-host/cpu-clock-check.ts). */
-async function warnIfClockCountsWaiting(): Promise<void> {
-  const { isolateClockCountsWaiting } = await import('../sandbox-host/cpu-clock-check.js');
-  if (!isolateClockCountsWaiting()) return;
-  send({
-    type: 'log',
-    level: 'warn',
-    msg: 'isolated-vm counts time a thread waited as CPU time: on a busy host, custom directives will fail their CPU limit without using it; reinstall with npm install (scripts/isolated-vm-cpu-clock.mjs rebuilds it)',
-  });
-}
-
 startSpares();
 send({ type: 'ready', cell });
-if (cell === 0) setTimeout(() => void warnIfClockCountsWaiting(), 1_000).unref();
 reportProcess((stats) => send({ type: 'process', stats }));

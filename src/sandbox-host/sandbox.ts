@@ -25,6 +25,7 @@ import { Errors, type AnvilError } from '../errors.js';
 import type { SandboxCpuCount } from '../protocol/stats.js';
 import { breachError, outcomeError, type BreachKind } from './call-errors.js';
 import { BridgeOp, type BridgeOpCode } from './bridge-ops.js';
+import { CpuBound } from './cpu-bound.js';
 import { CpuMeter } from './cpu-meter.js';
 import { HostBridge, type BridgeServices, type HostReply, type NestedCalls } from './host-bridge.js';
 import { isTimeout, SandboxContext } from './sandbox-context.js';
@@ -71,6 +72,7 @@ export class Sandbox {
   private watchdog: NodeJS.Timeout | null = null;
   private snapshot: ivm.ExternalCopy<ArrayBuffer> | null = null;
   private readonly cpu = new CpuMeter();
+  private readonly cpuBound = new CpuBound();
   private callsSinceHeapCheck = 0;
   private cpuSinceHeapCheckNs = 0n;
   private closed = false;
@@ -210,21 +212,23 @@ export class Sandbox {
    * counting the isolate's CPU time to it. A breach (timeout, memory, an isolate that failed, a
    * stretch that ended past the call's CPU time) disposes the context and fails every call in it.
    *
-   * The timeout is the only way to stop code running on this thread, and it runs on the clock, not
-   * on the thread's CPU: a thread that waits for a core (a busy host, a low-priority cell) uses its
-   * time without running. A stretch the timeout stopped is a CPU breach (as on an idle host, where
-   * the clock and the CPU agree), unless it ran less than STARVED_SHARE of that time on a core: then
+   * The timeout is the only way to stop code running on this thread, and it runs on the clock, as
+   * does isolated-vm's CPU time: a thread that waits for a core (a busy host, a low-priority cell)
+   * uses its time without running. A long stretch is charged no more than the process's CPU time
+   * over it (cpu-bound.ts). A stretch the timeout stopped is a CPU breach (as on an idle host, where
+   * the clock and the CPU agree), unless it was charged less than STARVED_SHARE of that time: then
    * it was starved, not guilty, and its call fails with 503 (busy), no breach counted.
    */
   private stretch(call: Call, run: (timeout: number) => unknown): unknown {
     const { box } = call;
+    this.cpuBound.beforeStretch(performance.now());
     const timeout = timeoutOf(call, this.options.limits);
     let result: unknown;
     try {
       result = run(timeout);
     } catch (error) {
       const disposed = box.disposedAfterFailure();
-      const used = box.cpuSinceLastRead();
+      const used = this.cpuBound.refine(box.cpuSinceLastRead());
       countCpu(call, used);
       if (disposed || !isTimeout(error)) this.breach(call, disposed ? 'memory' : 'crash', error);
       else {
@@ -234,7 +238,7 @@ export class Sandbox {
       }
       return undefined;
     }
-    countCpu(call, box.cpuSinceLastRead());
+    countCpu(call, this.cpuBound.refine(box.cpuSinceLastRead()));
     if (Number(call.budget.cpuNs) / 1e6 > this.options.limits.cpuMs) {
       this.breach(call, 'cpu', null);
       return undefined;
