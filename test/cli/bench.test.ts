@@ -69,9 +69,12 @@ describe('anvil bench', () => {
     const [pong, ...others] = report.server.sandboxCpu;
     expect(others).toEqual([]);
     expect(pong.directive).toBe('Pong');
-    // Every answered request was one call (the counts come from the threads' reports, not the client).
+    // Every answered request was one call (the counts come from the threads' reports, not the
+    // client), and at most 4 calls (-c 4) were still in flight when the client stopped counting. A
+    // call can fail on a loaded machine (its thread starved past its timeout: 503, or a client
+    // timeout): it counts too.
     expect(pong.calls).toBeGreaterThanOrEqual(report.client.byClass['2xx']);
-    expect(pong.calls).toBeLessThanOrEqual(report.client.byClass['2xx'] + 4);
+    expect(pong.calls).toBeLessThanOrEqual(report.client.requests + report.client.errors + 4);
     expect(pong.meanUs).toBeGreaterThan(0);
     expect(pong.p99Us).toBeGreaterThanOrEqual(pong.p50Us);
   });
