@@ -63,11 +63,10 @@ export function overrun(call: Call, limits: SandboxLimits): 'cpu' | 'wall' | nul
 }
 
 /**
- * Milliseconds the call's code may run from now: what is left of its CPU and of its wall time,
- * rounded up to the timeout grid (see TIMEOUT_GRID_MS).
+ * Milliseconds the call's code may run from `now` (performance.now()): what is left of its CPU and
+ * of its wall time, rounded up to the timeout grid (see TIMEOUT_GRID_MS).
  */
-export function timeoutOf(call: Call, limits: SandboxLimits): number {
-  const now = performance.now();
+export function timeoutOf(call: Call, limits: SandboxLimits, now: number): number {
   const left = Math.min(limits.cpuMs - Number(call.budget.cpuNs) / 1e6, limits.wallMs - (now - call.budget.startedAt));
   return Math.max(1, Math.ceil(left)) + TIMEOUT_GRID_MS - (Math.floor(now) % TIMEOUT_GRID_MS);
 }

@@ -221,15 +221,15 @@ export class Sandbox {
    */
   private stretch(call: Call, run: (timeout: number) => unknown): unknown {
     const { box } = call;
-    this.cpuBound.beforeStretch(performance.now());
-    const timeout = timeoutOf(call, this.options.limits);
+    const now = performance.now();
+    this.cpuBound.beforeStretch(now);
+    const timeout = timeoutOf(call, this.options.limits, now);
     let result: unknown;
     try {
       result = run(timeout);
     } catch (error) {
       const disposed = box.disposedAfterFailure();
-      const used = this.cpuBound.refine(box.cpuSinceLastRead());
-      countCpu(call, used);
+      const used = this.charge(call);
       if (disposed || !isTimeout(error)) this.breach(call, disposed ? 'memory' : 'crash', error);
       else {
         const kind = overrun(call, this.options.limits);
@@ -238,7 +238,7 @@ export class Sandbox {
       }
       return undefined;
     }
-    countCpu(call, this.cpuBound.refine(box.cpuSinceLastRead()));
+    this.charge(call);
     if (Number(call.budget.cpuNs) / 1e6 > this.options.limits.cpuMs) {
       this.breach(call, 'cpu', null);
       return undefined;
@@ -246,6 +246,13 @@ export class Sandbox {
     return result;
   }
 
+
+  /** Counts to the call the CPU its stretch just used (isolated-vm's charge, bounded: cpu-bound.ts), and returns it. */
+  private charge(call: Call): bigint {
+    const used = this.cpuBound.refine(call.box.cpuSinceLastRead());
+    countCpu(call, used);
+    return used;
+  }
 
   /**
    * Stopped by its timeout while its thread mostly waited: 503, and not counted as a breach (the

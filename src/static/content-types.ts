@@ -40,8 +40,9 @@ function byExtension(extension: string): string {
   const key = extension.toLowerCase();
   if (Object.hasOwn(ANVIL_TYPES, key)) return ANVIL_TYPES[key]!;
   // The whole key, as before: `tar.gz` is unknown rather than mime-types' reading of its last part.
-  const type = Object.hasOwn(mime().types, key) ? mime().types[key] : undefined;
-  return (type !== undefined && mime().contentType(type)) || DEFAULT_CONTENT_TYPE;
+  const { types, contentType } = mime();
+  const type = Object.hasOwn(types, key) ? types[key] : undefined;
+  return (type !== undefined && contentType(type)) || DEFAULT_CONTENT_TYPE;
 }
 
 /**
