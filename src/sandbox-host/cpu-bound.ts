@@ -1,13 +1,19 @@
+import { closeSync, openSync, readSync } from 'node:fs';
+
 /**
- * A tighter charge for a long stretch of directive code, from the process's CPU time.
+ * A tighter charge for a long stretch of directive code, from the CPU time of the thread it ran on.
  *
  * isolated-vm charges an isolate the time it ran on the clock (its build files drop the Linux thread
  * CPU clock, and building it in would cost every call into the isolate two or more clock syscalls,
  * ~1 µs each here, measured), so a thread that waited for a core — a busy host, the low-priority
- * cell — is charged its wait. The process's CPU time since a moment before the stretch began bounds
- * what the stretch used (all of the process's threads together used that much). It is read only for
- * a stretch charged more than REFINE_ABOVE_NS, from a mark taken as a stretch starts, at most every
- * MARK_EVERY_MS: at high call rates one `getrusage` per few milliseconds, not one per call.
+ * cell — is charged its wait. The CPU time of the calling thread since a moment before the stretch
+ * began bounds what the stretch used: the isolate runs on this thread (calls are synchronous). It is
+ * read only for a stretch charged more than REFINE_ABOVE_NS, from a mark taken as a stretch starts,
+ * at most every MARK_EVERY_MS: at high call rates one read per few milliseconds, not one per call.
+ *
+ * The thread's own CPU time is the kernel's `/proc/thread-self/schedstat` (Node 20 has no per-thread
+ * `cpuUsage`); where that cannot be read, the process's CPU time, which also bounds it, but counts
+ * the other threads of the cell too (a busy neighbour API makes it loose).
  */
 const MARK_EVERY_MS = 5;
 const REFINE_ABOVE_NS = 1_000_000n;
@@ -15,23 +21,58 @@ const REFINE_ABOVE_NS = 1_000_000n;
 export class CpuBound {
   private markAt = Number.NEGATIVE_INFINITY;
   private markNs = 0n;
+  private thread = threadCpuClock();
+  private clock = this.thread?.read ?? processCpuNs;
 
   /** As a stretch starts (`now`: performance.now()). */
   beforeStretch(now: number): void {
     if (now - this.markAt <= MARK_EVERY_MS) return;
     this.markAt = now;
-    this.markNs = processCpuNs();
+    this.markNs = this.clock();
   }
 
-  /** What a stretch that has just ended may be charged: `chargedNs`, or the process's CPU since the mark when that is less. */
+  /** What a stretch that has just ended may be charged: `chargedNs`, or the thread's CPU since the mark when that is less. */
   refine(chargedNs: bigint): bigint {
     if (chargedNs <= REFINE_ABOVE_NS) return chargedNs;
-    const bound = processCpuNs() - this.markNs;
+    const bound = this.clock() - this.markNs;
     return bound < chargedNs ? bound : chargedNs;
+  }
+
+  /** Its sandbox is closed: the descriptor goes. */
+  close(): void {
+    this.thread?.close();
+    this.thread = null;
+    this.clock = processCpuNs;
   }
 }
 
 function processCpuNs(): bigint {
   const used = process.cpuUsage();
   return BigInt(used.user + used.system) * 1000n;
+}
+
+/**
+ * The calling thread's CPU time in ns, read from the descriptor of its schedstat (opened here, so it
+ * stays this thread's: make the CpuBound on the thread that runs the isolate), or null off Linux.
+ */
+function threadCpuClock(): { read: () => bigint; close: () => void } | null {
+  let fd: number;
+  try {
+    fd = openSync('/proc/thread-self/schedstat', 'r');
+  } catch {
+    return null;
+  }
+  const buffer = Buffer.alloc(96);
+  const read = (): bigint => {
+    const length = readSync(fd, buffer, 0, buffer.length, 0);
+    const space = buffer.indexOf(0x20);
+    return BigInt(buffer.toString('latin1', 0, space > 0 && space < length ? space : length));
+  };
+  try {
+    read();
+    return { read, close: () => closeSync(fd) };
+  } catch {
+    closeSync(fd);
+    return null;
+  }
 }

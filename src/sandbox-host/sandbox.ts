@@ -43,7 +43,11 @@ const WATCH_EVERY_MS = 20;
 const HEAP_CHECK_EVERY_CALLS = 32;
 const HEAP_CHECK_EVERY_CPU_NS = 1_000_000n;
 const MiB = 1024 * 1024;
-/** Below this share of its timeout spent on a core, a stretch its timeout stopped was starved (see `stretch`). */
+/**
+ * Below this share of its timeout spent on a core, a stretch its timeout stopped was starved (see
+ * `stretch`). A tenth, not more: under an ordinary load (two test instances with their traffic on
+ * two cores) a runaway loop's thread gets a third to a half of a core, and must still be blamed.
+ */
 const STARVED_SHARE = 0.1;
 
 
@@ -120,6 +124,7 @@ export class Sandbox {
     this.closed = true;
     if (this.watchdog !== null) clearInterval(this.watchdog);
     this.current?.dispose();
+    this.cpuBound.close();
   }
 
   /**
@@ -214,7 +219,7 @@ export class Sandbox {
    *
    * The timeout is the only way to stop code running on this thread, and it runs on the clock, as
    * does isolated-vm's CPU time: a thread that waits for a core (a busy host, a low-priority cell)
-   * uses its time without running. A long stretch is charged no more than the process's CPU time
+   * uses its time without running. A long stretch is charged no more than its thread's CPU time
    * over it (cpu-bound.ts). A stretch the timeout stopped is a CPU breach (as on an idle host, where
    * the clock and the CPU agree), unless it was charged less than STARVED_SHARE of that time: then
    * it was starved, not guilty, and its call fails with 503 (busy), no breach counted.

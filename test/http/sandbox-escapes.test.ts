@@ -29,7 +29,9 @@ beforeAll(async () => {
       },
       other: { 'api.yaml': 'key: other\nendpoints:\n  get /init:\n    Init: { directive: DatabaseQuery, sql: "CREATE TABLE IF NOT EXISTS secrets (v TEXT)", mode: run }\n' },
     },
-    args: ['--cells', '2'],
+    // The bomb API asks for 10 s of CPU: allocating up to the memory limit takes ~240 ms of CPU
+    // (garbage collection near the limit), which a loaded host may stretch past the default 1 s cap.
+    args: ['--cells', '2', '--max-directive-cpu', '10s', '--max-directive-wall', '20s'],
   });
   routerPid = anvil.pid;
   neighbour = backgroundLoad(anvil, `/${neighbourKey}/ping`);

@@ -27,8 +27,6 @@ endpoints:
     Burn: { directive: Burn }
   get /burn-while-one-waits:
     Burn: { directive: Burn, onlyWhileOneWaits: true }
-  get /grow:
-    Grow: { directive: Grow }
   get /slow/{ms}:
     Slow: { directive: Slow, ms: $.message.pathParam.ms }
   get /builtins:
@@ -41,13 +39,6 @@ const STATE_FILES = {
   'Directives/Burn.js': `export default function (state, config) {
   if (config.onlyWhileOneWaits && !(globalThis.waiting > 0)) state.fail(409, 'no call is waiting yet');
   for (;;) {}
-}
-`,
-  // 1 MiB more kept by the module on every call.
-  'Directives/Grow.js': `const kept = [];
-export default function (state) {
-  kept.push(new Array(131072).fill(1.5));
-  state.message.body = { kept: kept.length };
 }
 `,
   'Directives/Slow.js': `export default async function (state, config) {
@@ -85,6 +76,20 @@ export default function (state) {
 `,
 };
 
+// Its own API: near its memory limit V8 collects garbage again and again, which takes CPU time, so
+// a CPU limit as small as the state API's could come first.
+const GROWING_FILES = {
+  'api.yaml': 'key: growing\nlimits: { memoryMb: 16, cpuMs: 2000, wallMs: 5000 }\nendpoints:\n  get /grow:\n    Grow: { directive: Grow }\n  get /counter:\n    Count: { directive: Counter }\n',
+  'Directives/Counter.js': COUNTER,
+  // 1 MiB more kept by the module on every call.
+  'Directives/Grow.js': `const kept = [];
+export default function (state) {
+  kept.push(new Array(131072).fill(1.5));
+  state.message.body = { kept: kept.length };
+}
+`,
+};
+
 let anvil: TestInstance;
 let neighbour: BackgroundLoad;
 
@@ -92,6 +97,7 @@ beforeAll(async () => {
   anvil = await startInstance({
     apis: {
       state: STATE_FILES,
+      growing: GROWING_FILES,
       twin: { 'api.yaml': 'key: twin\nendpoints:\n  get /counter:\n    Count: { directive: Counter }\n', 'Directives/Counter.js': COUNTER },
       calm: { 'api.yaml': 'key: calm\nendpoints:\n  get /ping:\n    Ping: { directive: Ping }\n' },
     },
@@ -143,15 +149,25 @@ describe('a long-lived sandbox per API release per thread', () => {
   });
 
   it('memory growth across calls ends in the memory error and a fresh sandbox; the neighbour answers throughout', async () => {
+    expect(await counter('growing')).toEqual({ module: 1, global: 1 });
+    // A call its timeout stopped while the loaded host starved its thread answers 503 and resets the
+    // sandbox (untilNotBusy's note): the growth then starts again, and the test keeps calling.
     const statuses: number[] = [];
-    for (let i = 0; i < 60 && !statuses.includes(500); i++) statuses.push((await anvil.request('/state/grow')).status);
-    // Every call before the last one succeeded: the limit was crossed by growth across calls.
-    expect(statuses.length).toBeGreaterThan(5);
-    expect(statuses.slice(0, -1).every((s) => s === 200), `${statuses.join(',')}\n${anvil.output().split('\n').filter((l) => l.includes('"Grow"')).join('\n')}`).toBe(true);
+    const kept: number[] = [];
+    for (let i = 0; i < 80 && !statuses.includes(500); i++) {
+      const reply = await anvil.request('/growing/grow');
+      statuses.push(reply.status);
+      kept.push(reply.status === 200 ? (reply.json() as { kept: number }).kept : 0);
+    }
+    const grown = `${statuses.join(',')}\n${anvil.output().split('\n').filter((l) => l.includes('Grow')).join('\n')}`;
+    // Every call before the last one succeeded (or was starved), and the one just before it had kept
+    // several MiB: the limit was crossed by growth across calls, not by one call.
+    expect(statuses.slice(0, -1).every((s) => s === 200 || s === 503), grown).toBe(true);
+    expect(kept.at(-2), grown).toBeGreaterThan(5);
     expect(statuses.at(-1)).toBe(500);
     await expectLogged('Grow used more than its 16 MiB of memory');
-    expect((await anvil.request('/state/grow')).json()).toEqual({ kept: 1 });
-    expect(await counter()).toEqual({ module: 1, global: 1 });
+    expect((await anvil.request('/growing/grow')).json()).toEqual({ kept: 1 });
+    expect(await counter('growing')).toEqual({ module: 1, global: 1 });
     expect(neighbour.statuses().length).toBeGreaterThan(20);
     expect(neighbour.statuses().every((s) => s === 200)).toBe(true);
   });
@@ -175,6 +191,8 @@ describe('a long-lived sandbox per API release per thread', () => {
       headers: { 'content-type': 'application/gzip' },
     });
     expect(deployed.status).toBe(201);
-    await eventually(async () => (await counter()).module === 1);
+    // The API sits in the low-priority cell after its breaches: on a loaded host its new thread is
+    // the last to get a core.
+    await eventually(async () => (await counter()).module === 1, 25_000);
   });
 });
