@@ -18,7 +18,8 @@ export interface ActorLimits {
   scaleUpAfterMs: number;
   /**
    * ...or has this many requests in flight, however short: a second thread then takes half of each
-   * batch while the first works on the other (measured here at saturation: +12-18 % req/s on /ping).
+   * batch while the first works on the other, which pays where there is a core to spare (Infinity:
+   * never; see start-options.ts for the default and why).
    */
   scaleUpAtLoad: number;
   /** A busy thread silent this long is probed; unanswered this long again, it is stopped. */
