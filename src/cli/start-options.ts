@@ -107,7 +107,7 @@ export function instanceOptions(flags: StartFlags, maxCells: number, envExplicit
       mailbox: flags.mailbox,
       idleMs: flags.idleTimeout,
       scaleUpAfterMs: 20,
-      scaleUpAtLoad: scaleUpAtLoad(flags.scaleUpAtLoad),
+      ...loadRule(flags.scaleUpAtLoad),
       stuckAfterMs: flags.requestTimeout,
     },
     jobs: { concurrency: flags.jobConcurrency, backoffMs: flags.jobBackoff },
@@ -137,14 +137,14 @@ export function instanceOptions(flags: StartFlags, maxCells: number, envExplicit
 }
 
 /**
- * In-flight requests that start an API's second thread however quick they are (Infinity: never;
- * a request in flight for 20 ms still does). A second thread for quick requests pays on a host with
- * a core to spare; on two cores, which the router, the load and the first thread already share, it
- * only adds switches between threads: measured on a 2-core host, saturated `/flow/custom`, 5
- * alternating rounds, one thread served a median 17 550 req/s at 34 µs of cell CPU per request,
- * two threads 16 430 req/s at 45 µs (`/flow/ping`: 24 740 at 19 µs, 20 030 at 23 µs).
+ * Whether quick requests spread over an API's two threads. With the load rule (more than 2 CPUs by
+ * default), a second thread starts when 8 requests are in flight on the first and new work goes to
+ * the least loaded. Without it (`--scale-up-at-load 0`, the default on 2 CPUs or fewer) a request in
+ * flight for 20 ms still starts the second thread, but new work goes to the first thread while it
+ * keeps up: on two cores, which the router, the load and the first thread already share, a second
+ * busy thread only adds switches between threads (bench/notes/one-thread-on-two-cores.md).
  */
-function scaleUpAtLoad(flag: number | undefined): number {
+function loadRule(flag: number | undefined): { scaleUpAtLoad: number; concentrate: boolean } {
   const atLoad = flag ?? (availableParallelism() > 2 ? 8 : 0);
-  return atLoad === 0 ? Number.POSITIVE_INFINITY : atLoad;
+  return atLoad === 0 ? { scaleUpAtLoad: Number.POSITIVE_INFINITY, concentrate: true } : { scaleUpAtLoad: atLoad, concentrate: false };
 }

@@ -22,6 +22,13 @@ export interface ActorLimits {
    * never; see start-options.ts for the default and why).
    */
   scaleUpAtLoad: number;
+  /**
+   * New work goes to the first thread that keeps up (none of its requests in flight for
+   * scaleUpAfterMs yet), not to the least loaded: one busy thread serves quick requests with less CPU
+   * than two half-busy ones, and the second thread still takes the work a stalled first one would
+   * hold up. Set where the load rule is off (see start-options.ts).
+   */
+  concentrate: boolean;
   /** A busy thread silent this long is probed; unanswered this long again, it is stopped. */
   stuckAfterMs: number;
 }
@@ -119,7 +126,7 @@ export class ActorHandle {
 
   dispatch(job: Job): void {
     const now = Date.now();
-    const thread = this.leastLoaded();
+    const thread = this.limits.concentrate ? this.firstKeepingUp(now) : this.leastLoaded();
     if (thread !== null && thread.load < this.limits.threadConcurrency && this.waiting.length === 0 && !this.hold.held) {
       thread.send(job);
       if (thread.load >= this.limits.scaleUpAtLoad || (thread.load > 1 && thread.oldestAge(now) >= this.limits.scaleUpAfterMs)) this.startThread();
@@ -204,6 +211,14 @@ export class ActorHandle {
       this.waiting.shift();
       thread.send(head);
     }
+  }
+
+  /** The first thread (the oldest) with room whose requests in flight are all younger than scaleUpAfterMs; else the least loaded. */
+  private firstKeepingUp(now: number): ThreadLink | null {
+    for (const t of this.threads) {
+      if (t.load < this.limits.threadConcurrency && (t.load === 0 || t.oldestAge(now) < this.limits.scaleUpAfterMs)) return t;
+    }
+    return this.leastLoaded();
   }
 
   private leastLoaded(): ThreadLink | null {
