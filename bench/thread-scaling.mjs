@@ -1,7 +1,7 @@
-// Not in `npm run bench`: an API's second thread for quick requests, on and off (issue 20,
-// notes/one-thread-on-two-cores.md). Fresh instances alternate between `--scale-up-at-load 8` (the
-// second thread starts when 8 requests are in flight) and `0` (only a request in flight for 20 ms
-// starts it); each is saturated with the load generator on GET /flow/custom and /flow/ping (req/s,
+// Not in `npm run bench`: an API on two threads against one (issue 20,
+// notes/one-thread-on-two-cores.md). Fresh instances alternate between `--max-threads 2` (the
+// default: the second thread starts when 8 requests are in flight, or one for 20 ms) and
+// `--max-threads 1`; each is saturated with the load generator on GET /flow/custom and /flow/ping (req/s,
 // and the router's and cells' CPU per request from /proc), then loaded at a fixed rate (p99).
 // Usage: node bench/thread-scaling.mjs   (BENCH_RUNS rounds, BENCH_SECONDS each; THREAD_RATE req/s, default 12000)
 import { readFileSync } from 'node:fs';
@@ -10,7 +10,7 @@ import { FLOW_HEADERS, cleanupAll, descendants, startAnvil } from './lib/instanc
 import { openLoop, saturate } from './lib/load.mjs';
 import { median } from './lib/stats.mjs';
 
-const SETTINGS = { 'load rule (8)': ['--scale-up-at-load', '8'], 'age rule only (0)': ['--scale-up-at-load', '0'] };
+const SETTINGS = { 'two threads': ['--max-threads', '2'], 'one thread': ['--max-threads', '1'] };
 const PATHS = ['/flow/custom', '/flow/ping'];
 
 /** utime + stime of a process, in µs. */

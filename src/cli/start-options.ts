@@ -1,5 +1,4 @@
 import { existsSync, statSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import type { InstanceOptions } from '../app/instance-options.js';
@@ -30,7 +29,6 @@ export interface StartFlags {
   internalPort: number;
   internalAdvertise?: string;
   maxThreads: number;
-  scaleUpAtLoad?: number;
   threadConcurrency: number;
   mailbox: number;
   idleTimeout: number;
@@ -107,7 +105,7 @@ export function instanceOptions(flags: StartFlags, maxCells: number, envExplicit
       mailbox: flags.mailbox,
       idleMs: flags.idleTimeout,
       scaleUpAfterMs: 20,
-      ...loadRule(flags.scaleUpAtLoad),
+      scaleUpAtLoad: 8,
       stuckAfterMs: flags.requestTimeout,
     },
     jobs: { concurrency: flags.jobConcurrency, backoffMs: flags.jobBackoff },
@@ -134,17 +132,4 @@ export function instanceOptions(flags: StartFlags, maxCells: number, envExplicit
     metricsToken: environment.metricsToken,
     cellNodeFlags: environment.cellNodeFlags,
   };
-}
-
-/**
- * Whether quick requests spread over an API's two threads. With the load rule (more than 2 CPUs by
- * default), a second thread starts when 8 requests are in flight on the first and new work goes to
- * the least loaded. Without it (`--scale-up-at-load 0`, the default on 2 CPUs or fewer) a request in
- * flight for 20 ms still starts the second thread, but new work goes to the first thread while it
- * keeps up: on two cores, which the router, the load and the first thread already share, a second
- * busy thread only adds switches between threads (bench/notes/one-thread-on-two-cores.md).
- */
-function loadRule(flag: number | undefined): { scaleUpAtLoad: number; concentrate: boolean } {
-  const atLoad = flag ?? (availableParallelism() > 2 ? 8 : 0);
-  return atLoad === 0 ? { scaleUpAtLoad: Number.POSITIVE_INFINITY, concentrate: true } : { scaleUpAtLoad: atLoad, concentrate: false };
 }

@@ -38,7 +38,6 @@ export function registerStart(program: Command): void {
     .option('--internal-port <n>', 'cluster mode: port of the internal listener (0: any free port; others find it in the control plane)', integer('--internal-port', 0, 65535), 0)
     .option('--internal-advertise <address>', 'cluster mode: the address other instances dial for the internal listener (default: --internal-listen)')
     .option('--max-threads <n>', 'threads per API at most', integer('--max-threads', 1, 64), 2)
-    .option('--scale-up-at-load <n>', 'requests in flight on an API\'s only thread that start its second one, however quick (0: only a request in flight for 20 ms does; default: 8 with more than 2 CPUs, else 0)', integer('--scale-up-at-load', 0, 4096))
     .option('--thread-concurrency <n>', 'requests in flight per thread before the mailbox is used', integer('--thread-concurrency', 1, 4096), 64)
     .option('--mailbox <n>', 'requests waiting per API before 503', integer('--mailbox', 0, 1_000_000), 256)
     .option('--idle-timeout <duration>', 'an idle API thread is stopped after this long', duration('--idle-timeout'), 30_000)

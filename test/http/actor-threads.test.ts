@@ -19,7 +19,7 @@ const threads = async () => sample(await scrapeMetrics(anvil), 'anvil_actor_thre
 
 beforeAll(async () => {
   // One cell, so the only actor threads in it are the pool API's; short idle timeout.
-  anvil = await startInstance({ apis: { pool: { 'api.yaml': SLOW } }, args: ['--cells', '1', '--idle-timeout', '600ms', '--thread-concurrency', '64', '--scale-up-at-load', '8'] });
+  anvil = await startInstance({ apis: { pool: { 'api.yaml': SLOW } }, args: ['--cells', '1', '--idle-timeout', '600ms', '--thread-concurrency', '64'] });
 });
 afterAll(async () => anvil?.dispose());
 
@@ -48,7 +48,7 @@ describe("an API's thread pool", () => {
     await eventually(async () => (await threads()) === 1);
   });
 
-  it('starts its second thread when 8 requests are in flight at once, even quick ones (--scale-up-at-load 8)', async () => {
+  it('starts its second thread when 8 requests are in flight at once, even quick ones', async () => {
     await eventually(async () => (await threads()) === 0, 10_000);
     expect((await anvil.request('/pool/wait/0')).status).toBe(200);
     await eventually(async () => (await threads()) === 1);

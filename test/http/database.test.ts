@@ -423,9 +423,8 @@ INSERT INTO hits VALUES (1), (2), (3);
     expect(existsSync(dbFile)).toBe(false);
     const first = race.request('/race/count');
     await waitFor(() => existsSync(dbFile), { what: 'the first request to create the race database (its migration begins)' });
-    // In flight past the actor's 20 ms (a real-time threshold): the next requests start the second
-    // thread (on two cores a burst of quick ones alone does not, see --scale-up-at-load). The
-    // migration runs a few hundred ms, so it is still running.
+    // In flight past the actor's 20 ms (a real-time threshold), so the next requests start the second
+    // thread by that rule whatever their number. The migration runs a few hundred ms: still running.
     await new Promise((resolve) => setTimeout(resolve, 30));
     const replies = await Promise.all([first, ...Array.from({ length: 15 }, () => race.request('/race/count'))]);
     expect(replies.map((r) => r.status)).toEqual(Array(16).fill(200));
