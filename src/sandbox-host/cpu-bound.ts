@@ -22,19 +22,18 @@ export class CpuBound {
   private markAt = Number.NEGATIVE_INFINITY;
   private markNs = 0n;
   private thread = threadCpuClock();
-  private clock = this.thread?.read ?? processCpuNs;
 
   /** As a stretch starts (`now`: performance.now()). */
   beforeStretch(now: number): void {
     if (now - this.markAt <= MARK_EVERY_MS) return;
     this.markAt = now;
-    this.markNs = this.clock();
+    this.markNs = this.cpuNs();
   }
 
   /** What a stretch that has just ended may be charged: `chargedNs`, or the thread's CPU since the mark when that is less. */
   refine(chargedNs: bigint): bigint {
     if (chargedNs <= REFINE_ABOVE_NS) return chargedNs;
-    const bound = this.clock() - this.markNs;
+    const bound = this.cpuNs() - this.markNs;
     return bound < chargedNs ? bound : chargedNs;
   }
 
@@ -42,7 +41,11 @@ export class CpuBound {
   close(): void {
     this.thread?.close();
     this.thread = null;
-    this.clock = processCpuNs;
+  }
+
+  /** The thread's CPU time, or the process's where the thread's cannot be read. */
+  private cpuNs(): bigint {
+    return this.thread !== null ? this.thread.read() : processCpuNs();
   }
 }
 
