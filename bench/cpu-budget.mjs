@@ -12,6 +12,7 @@
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { progress, standalone } from './lib/config.mjs';
+import { processCpuUs } from './lib/cpu.mjs';
 import { FLOW_HEADERS, descendants, startAnvil, startServer, tempDir } from './lib/instance.mjs';
 import { saturate, saturationTool } from './lib/load.mjs';
 import { median } from './lib/stats.mjs';
@@ -29,20 +30,6 @@ const CONTENDERS = [
   { id: 'anvil-custom-db', label: 'Anvil full flow — ReadUser (custom directive read)', server: 'anvil', path: '/flow/custom-item/7' },
 ];
 
-const TICK_US = 1e6 / 100; // USER_HZ
-
-/** utime + stime of a process (all its threads), in µs; with `children`, also of its children it has waited for (wrk). */
-function cpuUs(pid, children = false) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const own = Number(fields[11]) + Number(fields[12]);
-    return (children ? own + Number(fields[13]) + Number(fields[14]) : own) * TICK_US;
-  } catch {
-    return 0;
-  }
-}
-
 /** The server's processes: for Anvil the router and its cells (the deploy worker idles), else the server. */
 function processesOf(server) {
   return [{ role: 'server', pid: server.pid }, ...descendants(server.pid).filter((pid) => isNode(pid)).map((pid) => ({ role: 'child', pid }))];
@@ -58,11 +45,11 @@ function isNode(pid) {
 
 async function measure(server, path, seconds, connections) {
   const processes = processesOf(server);
-  const before = processes.map((p) => cpuUs(p.pid));
-  const generatorBefore = cpuUs(process.pid, true);
+  const before = processes.map((p) => processCpuUs(p.pid));
+  const generatorBefore = processCpuUs(process.pid, true);
   const result = await saturate(server.url(path), { seconds, connections, headers: FLOW_HEADERS });
-  const generator = (cpuUs(process.pid, true) - generatorBefore) / result.requests;
-  const perProcess = processes.map((p, i) => ({ ...p, us: (cpuUs(p.pid) - before[i]) / result.requests })).filter((p) => p.us >= 0.05);
+  const generator = (processCpuUs(process.pid, true) - generatorBefore) / result.requests;
+  const perProcess = processes.map((p, i) => ({ ...p, us: (processCpuUs(p.pid) - before[i]) / result.requests })).filter((p) => p.us >= 0.05);
   const server_ = perProcess.reduce((a, p) => a + p.us, 0);
   return { rps: result.rps, serverUs: server_, firstUs: perProcess[0]?.us ?? 0, restUs: server_ - (perProcess[0]?.us ?? 0), generatorUs: generator };
 }

@@ -4,8 +4,8 @@
 // `--max-threads 1`; each is saturated with the load generator on GET /flow/custom and /flow/ping (req/s,
 // and the router's and cells' CPU per request from /proc), then loaded at a fixed rate (p99).
 // Usage: node bench/thread-scaling.mjs   (BENCH_RUNS rounds, BENCH_SECONDS each; THREAD_RATE req/s, default 12000)
-import { readFileSync } from 'node:fs';
 import { progress, readConfig } from './lib/config.mjs';
+import { processCpuUs } from './lib/cpu.mjs';
 import { FLOW_HEADERS, cleanupAll, descendants, startAnvil } from './lib/instance.mjs';
 import { openLoop, saturate } from './lib/load.mjs';
 import { median } from './lib/stats.mjs';
@@ -13,28 +13,17 @@ import { median } from './lib/stats.mjs';
 const SETTINGS = { 'two threads': ['--max-threads', '2'], 'one thread': ['--max-threads', '1'] };
 const PATHS = ['/flow/custom', '/flow/ping'];
 
-/** utime + stime of a process, in µs. */
-function cpuUs(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10_000;
-  } catch {
-    return 0;
-  }
-}
-
 async function measure(setting, path, { seconds, connections, rate }) {
   const anvil = await startAnvil({ apis: [{ from: 'flow' }], args: ['--idle-timeout', '10m', ...SETTINGS[setting]] });
   try {
     const url = anvil.url(path);
     await saturate(url, { seconds: 2, connections, headers: FLOW_HEADERS });
     const cells = descendants(anvil.pid);
-    const router0 = cpuUs(anvil.pid);
-    const cells0 = cells.reduce((a, pid) => a + cpuUs(pid), 0);
+    const router0 = processCpuUs(anvil.pid);
+    const cells0 = cells.reduce((a, pid) => a + processCpuUs(pid), 0);
     const saturated = await saturate(url, { seconds, connections, headers: FLOW_HEADERS });
-    const routerUs = (cpuUs(anvil.pid) - router0) / saturated.requests;
-    const cellUs = (cells.reduce((a, pid) => a + cpuUs(pid), 0) - cells0) / saturated.requests;
+    const routerUs = (processCpuUs(anvil.pid) - router0) / saturated.requests;
+    const cellUs = (cells.reduce((a, pid) => a + processCpuUs(pid), 0) - cells0) / saturated.requests;
     const paced = await openLoop(url, { rate, seconds, headers: FLOW_HEADERS });
     return { rps: saturated.rps, routerUs, cellUs, p99: paced.p99 };
   } finally {

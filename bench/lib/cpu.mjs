@@ -12,6 +12,21 @@ function ticksOf(stat) {
   return Number(fields[11]) + Number(fields[12]);
 }
 
+/**
+ * utime + stime of a process (all its threads), in µs, 0 once it is gone; with `children`, also of
+ * its children it has waited for (wrk).
+ */
+export function processCpuUs(pid, children = false) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const own = Number(fields[11]) + Number(fields[12]);
+    return (children ? own + Number(fields[13]) + Number(fields[14]) : own) * (1e6 / TICKS);
+  } catch {
+    return 0;
+  }
+}
+
 /** The process's ticks and tid → { comm, ticks }. */
 function sample(pid) {
   const threads = new Map();
