@@ -61,11 +61,30 @@ export function toJobInfo(job: AnvilJob, state: JobState, runAt: number): JobInf
   };
 }
 
+/** Reads of a job that keeps changing state before one is taken as it stands. */
+const CONSISTENT_READ_TRIES = 5;
+
+/**
+ * The job and its state, read so that they agree: the job's fields and its state are two reads,
+ * and a run that ends between them would pair the last run's counters with the new state (a
+ * failed job shown with one attempt too few). The state is read on both sides of the fields.
+ */
+async function readJobAndState(queue: AnvilQueue, id: string): Promise<{ job: AnvilJob; state: string } | null> {
+  for (let tries = 1; ; tries++) {
+    const before = await queue.getJobState(id);
+    const job = (await queue.getJob(id)) as AnvilJob | undefined;
+    if (!job) return null;
+    const after = await job.getState();
+    if (before === after || tries >= CONSISTENT_READ_TRIES) return { job, state: after };
+  }
+}
+
 /** The job as a JobInfo; null when there is none (or in a state we do not report). */
 export async function readJobInfo(queue: AnvilQueue, redis: Redis, id: string): Promise<JobInfo | null> {
-  const job = (await queue.getJob(id)) as AnvilJob | undefined;
-  if (!job) return null;
-  const state = STATE_OF[await job.getState()];
+  const read = await readJobAndState(queue, id);
+  if (!read) return null;
+  const { job } = read;
+  const state = STATE_OF[read.state];
   if (!state) return null;
   let runAt = Math.min(Date.now(), job.timestamp + (job.delay ?? 0));
   if (state === 'delayed') {

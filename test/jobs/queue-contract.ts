@@ -151,6 +151,32 @@ export function jobQueueContract(name: string, makeQueue: () => Promise<JobQueue
         expect(await queue.counts(api)).toEqual({ ...ZERO, failed: 1 });
       });
 
+      it('a job read while its runs end shows the counters of the state it is shown in', async () => {
+        const queue = await open();
+        const retries = 8;
+        queue.start(async () => ({ ok: false, error: 'no' }), options({ retries, backoffMs: 5 }));
+        const id = await queue.add({ api, payload: 'x', delayMs: 0 });
+        const seen: JobInfo[] = [];
+        // Several readers with no pause but a turn of the event loop (a queue that reads
+        // synchronously would otherwise never let its runs happen), so reads meet each run's end.
+        const read = async () => {
+          for (;;) {
+            const job = await queue.get(id);
+            if (job) seen.push(job);
+            if (job?.state === 'failed') return;
+            await new Promise(setImmediate);
+          }
+        };
+        await Promise.all([read(), read(), read(), read()]);
+        const failed = seen.filter((job) => job.state === 'failed');
+        expect(failed.length).toBeGreaterThanOrEqual(3);
+        for (const job of failed) expect(job).toMatchObject({ attempts: retries + 1, error: 'no' });
+        for (const job of seen.filter((each) => each.state === 'delayed')) {
+          expect(job.attempts).toBeGreaterThanOrEqual(1);
+          expect(job.error).toBe('no');
+        }
+      });
+
       it('a job waiting for its retry is delayed, with the error of the failed run', async () => {
         const queue = await open();
         let runs = 0;
