@@ -43,7 +43,7 @@ export interface InstanceOptions {
   /** Maxima for custom directives (api.yaml `limits:` cannot go above) and isolates per thread. */
   sandbox: ActorSpec['sandbox'];
   /** Jobs running at once (one per API at most), and the backoff of the first retry. */
-  jobs: { concurrency: number; backoffMs: number };
+  jobs: { concurrency: number; backoffMs: number; leaseMs: number };
   /** Ceilings (and defaults) of every API's quotas on shared stores. */
   quotas: ApiQuotas;
   /** How long the audit log keeps entries (--audit-days, --audit-rows). */

@@ -28,12 +28,13 @@ export interface OpenedRegistry {
   deployWorker: DeployWorker;
   /** Deploys into the default public host (boot and `--watch`). */
   target: DeployTarget;
-  boot: BootDeployReport | null;
+  /** Deploys `--apis` (null without it); the caller starts the cells meanwhile. */
+  deployAtBoot(): Promise<BootDeployReport | null>;
 }
 
 /**
  * Opens the registry with its default hosts (in cluster mode: migrates the control plane and makes
- * the registry its replica), starts the deploy worker, and deploys `--apis`.
+ * the registry its replica) and readies the deploy worker; `deployAtBoot` deploys `--apis`.
  */
 export async function openRegistry(options: InstanceOptions, log: InstanceLog, paths: DataPaths): Promise<OpenedRegistry> {
   mkdirSync(paths.tmpDir, { recursive: true });
@@ -58,15 +59,16 @@ export async function openRegistry(options: InstanceOptions, log: InstanceLog, p
     const { publicHost, generatedKey } = hosts;
     const deployWorker = new DeployWorker({ budgetMs: options.deployTimeoutMs, memoryMb: DEPLOY_WORKER_MEMORY_MB, postgres: options.databaseUrl !== null });
     const target: DeployTarget = { controlPlane, paths, host: publicHost, worker: deployWorker, databaseUrl: options.databaseUrl };
-    const boot = options.apisDir === null ? null : await deployAtBoot(options.apisDir, target, options.publish, log);
-    return { registry, controlPlane, sync, publicHost, generatedKey, deployWorker, target, boot };
+    const { apisDir } = options;
+    const deployAtBoot = async () => (apisDir === null ? null : deployFolders(apisDir, target, options.publish, log));
+    return { registry, controlPlane, sync, publicHost, generatedKey, deployWorker, target, deployAtBoot };
   } catch (error) {
     registry.close();
     throw error;
   }
 }
 
-async function deployAtBoot(apisDir: string, target: DeployTarget, publish: boolean, log: InstanceLog): Promise<BootDeployReport> {
+async function deployFolders(apisDir: string, target: DeployTarget, publish: boolean, log: InstanceLog): Promise<BootDeployReport> {
   const boot = await bootDeploy(apisDir, target, publish);
   for (const bad of boot.invalid) log.error({ folder: bad.folder, errors: bad.errors }, `API folder "${bad.folder}" is invalid and was skipped`);
   return boot;

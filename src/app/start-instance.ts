@@ -43,14 +43,15 @@ export async function startInstance(options: InstanceOptions, log: InstanceLog):
 }
 
 async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPaths, lock: DataDirLock): Promise<StartedInstance> {
-  const { registry, controlPlane, sync, publicHost, generatedKey, deployWorker, target, boot } = await openRegistry(options, log, paths);
+  const { registry, controlPlane, sync, publicHost, generatedKey, deployWorker, target, deployAtBoot } = await openRegistry(options, log, paths);
   logTracing(log);
   let port = options.port;
-  const { actors, directory } = createApiActors(options, log, registry, paths, () => `http://localhost:${port}`);
+  const { actors, directory } = await createApiActors(options, log, registry, paths, () => `http://localhost:${port}`);
   const threads = await openThreadServer(log, actors);
   const metrics = new Metrics(options.metricsToken);
   metrics.watchActors(() => actors.gauges());
-  const cells = await startCells(options, log, threads, actors, metrics);
+  // The cells start while --apis is deployed (a process each, ~0.2 s); requests wait for both.
+  const [cells, boot] = await Promise.all([startCells(options, log, threads, actors, metrics), deployAtBoot()]);
 
   let serving = true;
   const dispatcher = new Dispatcher(actors, options.requestTimeoutMs, requestObserver(metrics, log));
@@ -73,9 +74,9 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
   directory.reload();
   followControlPlane(sync, directory, actors, paths);
 
-  // A live run renews its lease every few seconds; a run orphaned by a crash runs again once its
-  // lease is out (at most 10 s after the restart).
-  jobs.start({ concurrency: options.jobs.concurrency, retries: 3, backoffMs: options.jobs.backoffMs, leaseMs: 10_000 });
+  // A live run renews its lease (every third of --job-lease); a run orphaned by a crash runs again
+  // once its lease is out (at most --job-lease after the restart).
+  jobs.start({ concurrency: options.jobs.concurrency, retries: 3, backoffMs: options.jobs.backoffMs, leaseMs: options.jobs.leaseMs });
   const refresher = setInterval(() => directory.refreshIfChanged(), 1_000);
   refresher.unref();
   const watcher = watchApis(options, log, target, directory);

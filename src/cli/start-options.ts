@@ -37,6 +37,7 @@ export interface StartFlags {
   maxDirectiveWall: number;
   jobConcurrency: number;
   jobBackoff: number;
+  jobLease: number;
   maxJobPayload: number;
   maxQueuedJobs: number;
   maxKvBytes: number;
@@ -108,7 +109,7 @@ export function instanceOptions(flags: StartFlags, maxCells: number, envExplicit
       scaleUpAtLoad: 8,
       stuckAfterMs: flags.requestTimeout,
     },
-    jobs: { concurrency: flags.jobConcurrency, backoffMs: flags.jobBackoff },
+    jobs: { concurrency: flags.jobConcurrency, backoffMs: flags.jobBackoff, leaseMs: flags.jobLease },
     responseBufferBytes: flags.responseBuffer,
     auditRetention: { days: flags.auditDays, rows: flags.auditRows },
     logFollow: { perApi: flags.logFollowers, bufferedBytes: flags.logFollowBuffer },

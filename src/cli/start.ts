@@ -46,6 +46,7 @@ export function registerStart(program: Command): void {
     .option('--max-directive-wall <duration>', 'most wall time per custom directive call an API may set (limits.wallMs)', duration('--max-directive-wall'), 30_000)
     .option('--job-concurrency <n>', 'jobs running at once (at most one per API)', integer('--job-concurrency', 1, 1024), 4)
     .option('--job-backoff <duration>', 'wait before the first retry of a failed job (then doubled)', duration('--job-backoff'), 1_000)
+    .option('--job-lease <duration>', 'a run holds its job this long, renewed while it lives; a job whose instance died runs again after it', duration('--job-lease', 500), 10_000)
     .option('--max-job-payload <size>', 'largest job payload an API may queue (413 above; api.yaml limits.jobPayloadKb may ask for less)', byteSize('--max-job-payload'), DEFAULT_QUOTAS.jobPayloadBytes)
     .option('--max-queued-jobs <n>', 'jobs of an API queued and not finished (503 above; limits.queuedJobs)', integer('--max-queued-jobs', 1, 10_000_000), DEFAULT_QUOTAS.queuedJobs)
     .option('--max-kv-bytes <size>', 'keys and values an API may keep in the key-value store (507 above; limits.kvKb)', byteSize('--max-kv-bytes'), DEFAULT_QUOTAS.kvBytes)

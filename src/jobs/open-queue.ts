@@ -2,7 +2,6 @@
  * The job queue of the instance (SPEC §8): BullMQ when a Redis URL is set, else the embedded
  * SQLite queue in the data dir. Only the router process starts consuming (see each backend).
  */
-import { BullJobQueue } from './bullmq-queue.js';
 import { EmbeddedJobQueue } from './embedded-queue.js';
 import type { JobQueue } from './job-queue.js';
 
@@ -25,6 +24,8 @@ export interface OpenJobQueueOptions {
 /** Rejects with ANVIL_ERR_JOBS_UNAVAILABLE (503) when Redis cannot be reached. */
 export async function openJobQueue(options: OpenJobQueueOptions): Promise<JobQueue> {
   if (options.redisUrl) {
+    // BullMQ (and its Redis client) is loaded only then: ~220 ms of a start without REDIS_URL.
+    const { BullJobQueue } = await import('./bullmq-queue.js');
     return BullJobQueue.open({
       redisUrl: options.redisUrl,
       prefix: options.prefix === undefined ? undefined : options.prefix.replace(/:+$/, ''),

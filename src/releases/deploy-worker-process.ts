@@ -1,8 +1,10 @@
 /**
  * The deploy worker's process (started by deploy-worker.ts): takes one task at a time over its IPC
  * channel and answers with its result. It says it is ready once its modules are loaded and warm (the
- * structure schema and every built-in's parameter schema compiled, esbuild's service started), so
- * that a deploy's time budget counts the deploy's own work only. It runs at the `--nice` it is
+ * structure schema compiled, esbuild's service started), so that a deploy's time budget counts the
+ * deploy's own work only. A built-in's parameter schema is compiled when a deploy first uses the
+ * directive (~3 ms each; all of them up front took ~200 ms of every start, on the path of an
+ * instance's first deploy). It runs at the `--nice` it is
  * given, every thread of it and esbuild's service too. Asked to quit, it stops esbuild's
  * service (its own child, which it then reaps) and exits.
  */
@@ -10,8 +12,6 @@ import { stop as stopEsbuild } from 'esbuild';
 import { setThreadsNice } from '../cells/thread-priority.js';
 import { checkStructure } from '../config/api-schema.js';
 import { compileDirective } from '../config/compile-directive.js';
-import { paramValidator } from '../config/param-schema.js';
-import { builtinDirectives } from '../directives/catalogue.js';
 import type { FromDeployWorker, ToDeployWorker } from '../protocol/deploy-messages.js';
 import { stageRelease } from './stage-release.js';
 
@@ -24,7 +24,6 @@ const nice = Number(process.argv[process.argv.indexOf('--nice') + 1] ?? 0);
 if (nice > 0) setThreadsNice(nice);
 
 checkStructure({});
-for (const directive of builtinDirectives.values()) paramValidator(directive.params);
 await compileDirective('Directives/Warm.js', 'export default () => {};');
 
 process.on('message', (message: ToDeployWorker) => {

@@ -3,7 +3,6 @@ import { mkdir, mkdtemp, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ControlPlane } from '../control-plane/control-plane.js';
 import { COMPILED_FILE, type DataPaths } from '../config/data-paths.js';
-import { provisionApi } from '../database/postgres/pg-provision.js';
 import { Errors } from '../errors.js';
 import { newReleaseId } from '../registry/release-id.js';
 import type { PublicHost } from '../registry/registry.js';
@@ -80,6 +79,8 @@ async function deploy(source: ReleaseSource, workDir: string, target: DeployTarg
 /** The API's schema and role, made at its first deploy (idempotent: later deploys only look them up). */
 async function provisionAtDeploy(databaseUrl: string, host: PublicHost, key: string): Promise<Unavailable | null> {
   try {
+    // The Postgres client is loaded only for such an API: one instance never loads it.
+    const { provisionApi } = await import('../database/postgres/pg-provision.js');
     await provisionApi(databaseUrl, { host: host.name, env: host.env, key });
     return null;
   } catch (error) {
