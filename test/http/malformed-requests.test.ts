@@ -166,7 +166,9 @@ describe('garbage on a raw socket', () => {
 describe('request body limits (SPEC §10)', () => {
   it('answers 413 with JSON {error} to a body over 1 MiB declared by content-length', async () => {
     // Headers and the first part of the body; the router must answer without waiting for the rest.
-    const reply = await exchange(anvil.port, [`POST /ping/echo HTTP/1.1\r\n${HOST}Content-Type: application/octet-stream\r\nContent-Length: ${2 * 1024 * 1024}\r\n\r\n`, Buffer.alloc(64 * 1024, 'a')]);
+    // Half a second of silence after the answer ends the exchange (the connection would otherwise
+    // wait for the rest of the body until the keep-alive timeout); a second response would show.
+    const reply = await exchange(anvil.port, [`POST /ping/echo HTTP/1.1\r\n${HOST}Content-Type: application/octet-stream\r\nContent-Length: ${2 * 1024 * 1024}\r\n\r\n`, Buffer.alloc(64 * 1024, 'a')], { endWhenIdleMs: 500 });
     expectJsonError(reply, 413);
     await expectHealthy();
   });
@@ -175,7 +177,7 @@ describe('request body limits (SPEC §10)', () => {
     const chunk = Buffer.alloc(64 * 1024, 'b');
     const chunks: Array<Buffer | string> = [`POST /ping/echo HTTP/1.1\r\n${HOST}Transfer-Encoding: chunked\r\n\r\n`];
     for (let sent = 0; sent <= 1024 * 1024; sent += chunk.length) chunks.push(`${chunk.length.toString(16)}\r\n`, chunk, '\r\n');
-    const reply = await exchange(anvil.port, chunks);
+    const reply = await exchange(anvil.port, chunks, { endWhenIdleMs: 500 });
     expectJsonError(reply, 413);
     await expectHealthy();
   });
