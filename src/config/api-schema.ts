@@ -4,7 +4,8 @@
  * parameters are checked against its directive's schema in param-schema.ts, which shares
  * `SchemaIssue`, the ajv instance, `describeValue` and `dedupeIssues` from here.
  */
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { createRequire } from 'node:module';
+import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { pointerToPath, type PathKey, type PointAt } from './yaml-positions.js';
 
 export const API_KEY_PATTERN = '^[a-z0-9][a-z0-9-]{0,62}$';
@@ -76,13 +77,24 @@ export const apiYamlSchema = {
   additionalProperties: false,
 };
 
-/** The one ajv instance that compiles the structure schema and every directive's parameter schema. */
-export const ajv = new Ajv2020({ allErrors: true, verbose: true, strict: false, allowUnionTypes: true });
+const require = createRequire(import.meta.url);
+let compiler: Ajv2020 | null = null;
+
+/**
+ * The one ajv instance that compiles the structure schema and every directive's parameter schema,
+ * made at first use: loading ajv and making it costs ~90 ms, which most CLI commands and the
+ * router's start never need (they import this file for its constants).
+ */
+export function schemaCompiler(): Ajv2020 {
+  if (compiler !== null) return compiler;
+  const { Ajv2020: Ajv } = require('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
+  return (compiler = new Ajv({ allErrors: true, verbose: true, strict: false, allowUnionTypes: true }));
+}
 let structureValidator: ValidateFunction | null = null;
 
 /** Checks the parsed file against {@link apiYamlSchema}. */
 export function checkStructure(value: unknown): SchemaIssue[] {
-  structureValidator ??= ajv.compile(apiYamlSchema);
+  structureValidator ??= schemaCompiler().compile(apiYamlSchema);
   if (structureValidator(value)) return [];
   return dedupeIssues((structureValidator.errors ?? []).map(structureIssue));
 }

@@ -5,7 +5,7 @@
  */
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import type { ParamSchema } from '../directives/types.js';
-import { ajv, dedupeIssues, describeValue, type SchemaIssue } from './api-schema.js';
+import { dedupeIssues, describeValue, schemaCompiler, type SchemaIssue } from './api-schema.js';
 import { pointerToPath, type PathKey } from './yaml-positions.js';
 
 /** What an alias looks like to the schema: any string starting with `$.` (its form is checked apart). */
@@ -64,7 +64,7 @@ function inner(schema: Record<string, unknown>): Record<string, unknown> {
 export function paramValidator(schema: ParamSchema): ValidateFunction {
   let validate = paramValidators.get(schema);
   if (validate === undefined) {
-    validate = ajv.compile(acceptAliases(schema));
+    validate = schemaCompiler().compile(acceptAliases(schema));
     paramValidators.set(schema, validate);
   }
   return validate;
