@@ -18,6 +18,8 @@ export interface InstanceOptions {
   /** True when --env was given: it then updates the default public host's env. */
   envExplicit: boolean;
   cells: number;
+  /** Loaded threads each cell keeps for the next API that needs one. */
+  spareThreads: number;
   /** Every cell at most, the low-priority and quarantine cells included (at least cells + 2). */
   maxCells: number;
   apisDir: string | null;

@@ -31,10 +31,11 @@ const workers = new Set<Worker>();
 /**
  * Threads whose modules are loaded and which serve no API yet: the next API that needs a thread
  * gets one, so a cold start skips starting a worker and loading the engine (~400 ms → a few ms).
- * Two, because a spare takes a few hundred ms to load: two cold starts in a row both find one ready.
- * A taken spare is replaced a moment later, off the path of the request that took it.
+ * Two by default (--spare-threads), because a spare takes a few hundred ms to load: two cold starts
+ * in a row both find one ready. A taken spare is replaced a moment later, off the path of the
+ * request that took it.
  */
-const SPARES = 2;
+const SPARES = process.argv.includes('--spares') ? Number(process.argv[process.argv.indexOf('--spares') + 1]) : 2;
 const SPARE_DELAY_MS = 100;
 const spares: Worker[] = [];
 /** Spares whose modules are loaded (they said `spare-ready`). */

@@ -23,6 +23,8 @@ export interface CellEvents {
 
 export interface CellOptions {
   count: number;
+  /** Loaded threads each cell keeps for the next API that needs one (cell-main.ts). */
+  spareThreads: number;
   socketPath: string;
   token: string;
   /** More Node flags for every cell process (diagnostics such as --cpu-prof or --trace-gc). */
@@ -173,7 +175,7 @@ export class CellSupervisor {
     cell.ready = false;
     const markers = this.markerPath(cell);
     markerFile.reset(markers);
-    const child = fork(entry, ['--cell', String(cell.index), '--nice', String(cell.nice)], {
+    const child = fork(entry, ['--cell', String(cell.index), '--nice', String(cell.nice), '--spares', String(this.options.spareThreads)], {
       ...launcher(cell.nice > CELL_NICE, this.options.nodeFlags),
       // An abstract socket name starts with a NUL byte, which the environment cannot carry: send it as '@'.
       env: { ...process.env, ANVIL_ROUTER_SOCKET: this.options.socketPath.replace(/^\0/, '@'), ANVIL_CELL_TOKEN: this.options.token, ANVIL_CELL_MARKERS: markers },

@@ -13,6 +13,7 @@ export interface StartFlags {
   data: string;
   env: string;
   cells: number;
+  spareThreads: number;
   maxCells?: number;
   bodyLimit: number;
   maxJsonDepth: number;
@@ -80,6 +81,7 @@ export function instanceOptions(flags: StartFlags, maxCells: number, envExplicit
     env: flags.env,
     envExplicit,
     cells: flags.cells,
+    spareThreads: flags.spareThreads,
     maxCells,
     apisDir: flags.apis === undefined ? null : resolve(flags.apis),
     publish: flags.publish,

@@ -22,6 +22,7 @@ export function registerStart(program: Command): void {
     .option('--data <dir>', 'data directory (registry, releases, API data)', './data')
     .option('--env <name>', 'env of the default public host (dev, pro, …)', envName, 'dev')
     .option('--cells <n>', 'cell processes (default: number of CPUs)', integer('--cells', 1, 256), availableParallelism())
+    .option('--spare-threads <n>', 'actor threads each cell keeps loaded for the next API that needs one (0: a cold start loads its thread)', integer('--spare-threads', 0, 8), 2)
     .option('--max-cells <n>', 'cell processes at most, quarantine and low-priority cells included (default: --cells + 8)', integer('--max-cells', 3, 512))
     .option('--body-limit <size>', 'largest request body an API accepts (413 above)', byteSize('--body-limit'), 1024 * 1024)
     .option('--max-json-depth <n>', 'deepest nesting of a JSON request body (400 deeper)', integer('--max-json-depth', 1, 100_000), DEFAULT_MAX_JSON_DEPTH)
