@@ -2,7 +2,7 @@
  * The JSON Schema of api.yaml's structure (key, debug, before, endpoints, after, entries), checked
  * with ajv, and the translation of ajv's errors into sentences a user understands. Each entry's
  * parameters are checked against its directive's schema in param-schema.ts, which shares
- * `SchemaIssue`, the ajv instance, `describeValue` and `dedupeIssues` from here.
+ * `SchemaIssue`, the ajv instance (`schemaCompiler`), `describeValue` and `dedupeIssues` from here.
  */
 import { createRequire } from 'node:module';
 import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';

@@ -4,9 +4,9 @@
  * structure schema compiled, esbuild's service started), so that a deploy's time budget counts the
  * deploy's own work only. A built-in's parameter schema is compiled when a deploy first uses the
  * directive (~3 ms each; all of them up front took ~200 ms of every start, on the path of an
- * instance's first deploy). It runs at the `--nice` it is
- * given, every thread of it and esbuild's service too. Asked to quit, it stops esbuild's
- * service (its own child, which it then reaps) and exits.
+ * instance's first deploy). It runs at the `--nice` it is given, every thread of it and esbuild's
+ * service too. Asked to quit, it stops esbuild's service (its own child, which it then reaps) and
+ * exits.
  */
 import { stop as stopEsbuild } from 'esbuild';
 import { setThreadsNice } from '../cells/thread-priority.js';
