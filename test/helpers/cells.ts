@@ -19,6 +19,11 @@ export function cellPid(routerPid: number, index: number): number {
   return found[0];
 }
 
+/** Whether a process of cell `index` of an instance runs. */
+export function hasCellProcess(routerPid: number, index: number): boolean {
+  return cells(routerPid).some(([, cell]) => cell === index);
+}
+
 /** The pids of every cell process of an instance. */
 export function cellPids(routerPid: number): number[] {
   return cells(routerPid).map(([pid]) => pid);
