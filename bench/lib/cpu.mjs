@@ -6,9 +6,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 const TICKS = 100; // USER_HZ on Linux
 
+/** The fields of a /proc stat line after the command name: [0] is field 3 (state). */
+function statFields(stat) {
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
 /** utime + stime of a /proc stat line. */
 function ticksOf(stat) {
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // fields[0] is field 3 (state)
+  const fields = statFields(stat);
   return Number(fields[11]) + Number(fields[12]);
 }
 
@@ -19,9 +24,10 @@ function ticksOf(stat) {
 export function processCpuUs(pid, children = false) {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const own = Number(fields[11]) + Number(fields[12]);
-    return (children ? own + Number(fields[13]) + Number(fields[14]) : own) * (1e6 / TICKS);
+    const own = ticksOf(stat);
+    if (!children) return own * (1e6 / TICKS);
+    const fields = statFields(stat);
+    return (own + Number(fields[13]) + Number(fields[14])) * (1e6 / TICKS);
   } catch {
     return 0;
   }
