@@ -13,6 +13,11 @@ export const TEST_KEY = 'test-public-host-key-0123456789';
 /** An API folder as a map of relative path → file content. */
 export type ApiFiles = Record<string, string>;
 
+/** An API with one endpoint, `get /ping`, answered by Ping. */
+export function pingApi(key: string): ApiFiles {
+  return { 'api.yaml': `key: ${key}\nendpoints:\n  get /ping:\n    Ping: { directive: Ping }\n` };
+}
+
 export interface StartOptions {
   /** API folders to deploy at boot: name → files, or a path to copy. */
   apis?: Record<string, ApiFiles | string>;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backgroundLoad, type BackgroundLoad } from '../helpers/background-load.js';
 import { cellOf, cellPid, cellPids } from '../helpers/cells.js';
-import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
+import { eventually, pingApi, startInstance, type TestInstance } from '../helpers/instance.js';
 import { killerApi } from '../helpers/killer-api.js';
 
 // Breaches no limit can stop: measured here, `new Array(5e7).fill(1)` and endless property growth
@@ -10,14 +10,13 @@ import { killerApi } from '../helpers/killer-api.js';
 // router's watchdog recycles, is in sandbox-stuck-native.test.ts, under a short request timeout.)
 const neighbourKey = Array.from({ length: 50 }, (_, i) => `calm-${i}`).find((k) => cellOf(k, 2) !== cellOf('killer', 2))!;
 const sameCellKey = Array.from({ length: 50 }, (_, i) => `roommate-${i}`).find((k) => cellOf(k, 2) === cellOf('killer', 2))!;
-const ping = (key: string) => ({ 'api.yaml': `key: ${key}\nendpoints:\n  get /ping:\n    Ping: { directive: Ping }\n` });
 
 let anvil: TestInstance;
 let neighbour: BackgroundLoad;
 
 beforeAll(async () => {
   anvil = await startInstance({
-    apis: { killer: killerApi('killer', ['ArrayFill', 'PropertyGrowth']), [neighbourKey]: ping(neighbourKey), [sameCellKey]: ping(sameCellKey) },
+    apis: { killer: killerApi('killer', ['ArrayFill', 'PropertyGrowth']), [neighbourKey]: pingApi(neighbourKey), [sameCellKey]: pingApi(sameCellKey) },
     // The API's own limits (5 s of CPU) must not cut the allocations short: raise the instance's maximum.
     // An allocation takes a while to abort its process on a loaded machine (seen past 6 s while the
     // whole suite ran, then a 504 instead of the 502): the request timeout leaves it room.

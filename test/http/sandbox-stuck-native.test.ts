@@ -1,21 +1,20 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { backgroundLoad, type BackgroundLoad } from '../helpers/background-load.js';
 import { cellOf } from '../helpers/cells.js';
-import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
+import { eventually, pingApi, startInstance, type TestInstance } from '../helpers/instance.js';
 import { killerApi } from '../helpers/killer-api.js';
 
 // An endless recursive SQL query is native code no timeout interrupts: the router's watchdog
 // recycles the stuck thread, and kills its cell when terminating the thread cannot stop it.
 // (The process-aborting allocations are in sandbox-fatal.test.ts, under a longer request timeout.)
 const neighbourKey = Array.from({ length: 50 }, (_, i) => `calm-${i}`).find((k) => cellOf(k, 2) !== cellOf('stuck', 2))!;
-const ping = (key: string) => ({ 'api.yaml': `key: ${key}\nendpoints:\n  get /ping:\n    Ping: { directive: Ping }\n` });
 
 let anvil: TestInstance;
 let neighbour: BackgroundLoad;
 
 beforeAll(async () => {
   anvil = await startInstance({
-    apis: { stuck: killerApi('stuck', ['EndlessSql']), [neighbourKey]: ping(neighbourKey) },
+    apis: { stuck: killerApi('stuck', ['EndlessSql']), [neighbourKey]: pingApi(neighbourKey) },
     // The watchdog's steps each wait a request timeout (silent → probed → terminated) and then 3 s:
     // a short timeout keeps the test short.
     args: ['--cells', '2', '--request-timeout', '3s'],
