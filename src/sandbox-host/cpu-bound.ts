@@ -14,9 +14,25 @@ import { closeSync, openSync, readSync } from 'node:fs';
  * The thread's own CPU time is the kernel's `/proc/thread-self/schedstat` (Node 20 has no per-thread
  * `cpuUsage`); where that cannot be read, the process's CPU time, which also bounds it, but counts
  * the other threads of the cell too (a busy neighbour API makes it loose).
+ *
+ * schedstat's figure for a thread that is running moves only at a scheduler tick or when the thread
+ * is switched out (measured here: steps of 4 ms, CONFIG_HZ=250; reading it does not move it), so a
+ * stretch may have used up to a tick more than it shows. The charge's bound adds TICK_SLACK_NS, a
+ * tick at the lowest rate Linux is built with (100 Hz): without it, a 1–4 ms stretch between two
+ * ticks was charged 0 (seen in a trace's `anvil.sandbox.cpu_us`). Whether a stretch stopped by its
+ * timeout was starved asks the opposite question (did its thread run it at all?), so it gets the
+ * figure without the slack (`ran`).
  */
 const MARK_EVERY_MS = 5;
+const TICK_SLACK_NS = 10_000_000n;
 const REFINE_ABOVE_NS = 1_000_000n;
+
+export interface StretchCpu {
+  /** What the stretch is charged: isolated-vm's figure, or its thread's CPU since the mark plus a tick when that is less. */
+  charge: bigint;
+  /** What its thread is seen to have run: isolated-vm's figure, or its thread's CPU since the mark when that is less. */
+  ran: bigint;
+}
 
 export class CpuBound {
   private markAt = Number.NEGATIVE_INFINITY;
@@ -30,11 +46,11 @@ export class CpuBound {
     this.markNs = this.cpuNs();
   }
 
-  /** What a stretch that has just ended may be charged: `chargedNs`, or the thread's CPU since the mark when that is less. */
-  refine(chargedNs: bigint): bigint {
-    if (chargedNs <= REFINE_ABOVE_NS) return chargedNs;
-    const bound = this.cpuNs() - this.markNs;
-    return bound < chargedNs ? bound : chargedNs;
+  /** The CPU of a stretch that has just ended, which isolated-vm charged `chargedNs` (a small charge is kept as it is). */
+  refine(chargedNs: bigint): StretchCpu {
+    if (chargedNs <= REFINE_ABOVE_NS) return { charge: chargedNs, ran: chargedNs };
+    const seen = this.cpuNs() - this.markNs;
+    return { charge: min(chargedNs, seen + TICK_SLACK_NS), ran: min(chargedNs, seen) };
   }
 
   /** Its sandbox is closed: the descriptor goes. */
@@ -48,6 +64,8 @@ export class CpuBound {
     return this.thread !== null ? this.thread.read() : processCpuNs();
   }
 }
+
+const min = (a: bigint, b: bigint): bigint => (a < b ? a : b);
 
 function processCpuNs(): bigint {
   const used = process.cpuUsage();

@@ -27,8 +27,9 @@ describe('CpuBound', () => {
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300);
     await exited;
     const chargedNs = 300_000_000n;
-    const refined = bound.refine(chargedNs);
+    const refined = bound.refine(chargedNs).charge;
     bound.close();
+    // Charged this thread's CPU (near none) and a scheduler tick's slack (10 ms), not the 300 ms.
     expect(Number(refined) / 1e6).toBeLessThan(60);
   });
 
@@ -39,9 +40,28 @@ describe('CpuBound', () => {
     // the clock is less CPU than that (seen: 39 ms while npm compiled on both cores).
     const start = threadCpuMs();
     while (threadCpuMs() - start < 100);
-    expect(Number(bound.refine(100_000_000n)) / 1e6).toBeGreaterThan(50);
-    expect(bound.refine(500_000n)).toBe(500_000n);
+    expect(Number(bound.refine(100_000_000n).charge) / 1e6).toBeGreaterThan(50);
+    expect(bound.refine(500_000n)).toEqual({ charge: 500_000n, ran: 500_000n });
     bound.close();
     bound.close();
+  });
+
+  it('keeps the charge of a short stretch that ran between two scheduler ticks', () => {
+    // A running thread's schedstat moves only at a tick (every 4 ms here): a 3 ms stretch often
+    // shows no CPU at all. Twenty of them, each charged what it spun on the clock, keep their charge,
+    // or (when this thread was switched out meanwhile, on a loaded machine) at least a tick's 10 ms.
+    const bound = new CpuBound();
+    const charges: Array<[charged: bigint, refined: bigint]> = [];
+    for (let i = 0; i < 20; i++) {
+      const started = performance.now();
+      bound.beforeStretch(started);
+      while (performance.now() - started < 3);
+      const chargedNs = BigInt(Math.round((performance.now() - started) * 1e6));
+      charges.push([chargedNs, bound.refine(chargedNs).charge]);
+      // The next stretch takes a fresh mark (one per MARK_EVERY_MS at most).
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 6);
+    }
+    bound.close();
+    expect(charges.filter(([charged, refined]) => refined < (charged < 10_000_000n ? charged : 10_000_000n))).toEqual([]);
   });
 });
