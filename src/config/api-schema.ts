@@ -6,10 +6,10 @@
  */
 import { createRequire } from 'node:module';
 import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import { API_KEY_PATTERN } from './api-key.js';
 import { pointerToPath, type PathKey, type PointAt } from './yaml-positions.js';
 
-export const API_KEY_PATTERN = '^[a-z0-9][a-z0-9-]{0,62}$';
-export const RESERVED_KEYS: ReadonlySet<string> = new Set(['anvil']);
+export { API_KEY_PATTERN, RESERVED_KEYS } from './api-key.js';
 export const TOP_LEVEL_FIELDS = ['key', 'debug', 'compat', 'database', 'limits', 'before', 'endpoints', 'after'] as const;
 /** `compat:` values: the original system whose answers an API keeps where Anvil's differ. */
 export const COMPAT_MODES = ['hefesto'] as const;

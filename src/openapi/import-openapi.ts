@@ -4,7 +4,7 @@
  * the flow. Path parameter names api.yaml cannot take (`{user-id}`) are renamed (`{user_id}`).
  */
 import { parse as parseYaml } from 'yaml';
-import { API_KEY_PATTERN, RESERVED_KEYS } from '../config/api-schema.js';
+import { API_KEY_PATTERN, RESERVED_KEYS } from '../config/api-key.js';
 import { PARAM_NAME } from '../config/route-path.js';
 import { VERBS } from '../config/types.js';
 
