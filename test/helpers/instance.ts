@@ -161,9 +161,10 @@ export async function startInstance(options: StartOptions = {}): Promise<TestIns
   const args = [ANVIL_BIN, 'start', '--port', '0', '--data', dataDir, '--apis', apisDir];
   if (options.publish !== false) args.push('--publish');
   // A test's own --drain-delay and --spare-threads (later in the list) win; the balancer's grace
-  // second is not needed elsewhere, and one spare thread per cell instead of two saves a quarter of
-  // an instance's start (docs/operate.md, "Spare threads").
-  args.push('--drain-delay', '0', '--spare-threads', '1');
+  // second is not needed elsewhere, and without spare threads an instance's start costs half the
+  // CPU: a spare, and the one started again after each is taken, were most of it (docs/operate.md,
+  // "Spare threads"). An API's first request then starts its thread.
+  args.push('--drain-delay', '0', '--spare-threads', '0');
   args.push(...(options.args ?? []));
   const child = spawn(process.execPath, args, {
     env: { ...process.env, ANVIL_PUBLIC_HOST_KEY: TEST_KEY, ...options.env },

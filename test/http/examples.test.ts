@@ -16,7 +16,12 @@ const folders = readdirSync(APIS, { withFileTypes: true })
 let anvil: TestInstance;
 
 beforeAll(async () => {
-  anvil = await startInstance({ apis: Object.fromEntries(folders.map((name) => [name, join(APIS, name)])) });
+  anvil = await startInstance({
+    apis: Object.fromEntries(folders.map((name) => [name, join(APIS, name)])),
+    // As `npm start` runs, with its spare threads (the other tests keep none): each API's first
+    // request here takes a loaded spare, and the cell loads another.
+    args: ['--spare-threads', '2'],
+  });
 });
 afterAll(async () => anvil?.dispose());
 

@@ -173,7 +173,7 @@ for (const backend of [embedded, redisBackend]) {
       ready();
       expect(threads()).toBe(0);
       expect((await anvil.request('/limits/ping')).status).toBe(200);
-      // The cell's spare thread became this API's; the cell starts a new spare a moment later.
+      // The first request gave the API its thread (the tests' instances keep no spare threads).
       await eventually(() => threads() === 1);
 
       await awayFromWindowEnd(60_000);
