@@ -21,18 +21,11 @@ import { closeSync, openSync, readSync } from 'node:fs';
  * tick at the lowest rate Linux is built with (100 Hz): without it, a 1–4 ms stretch between two
  * ticks was charged 0 (seen in a trace's `anvil.sandbox.cpu_us`). Whether a stretch stopped by its
  * timeout was starved asks the opposite question (did its thread run it at all?), so it gets the
- * figure without the slack (`ran`).
+ * figure without the slack (`ran`, read only on that rare path).
  */
 const MARK_EVERY_MS = 5;
 const TICK_SLACK_NS = 10_000_000n;
 const REFINE_ABOVE_NS = 1_000_000n;
-
-export interface StretchCpu {
-  /** What the stretch is charged: isolated-vm's figure, or its thread's CPU since the mark plus a tick when that is less. */
-  charge: bigint;
-  /** What its thread is seen to have run: isolated-vm's figure, or its thread's CPU since the mark when that is less. */
-  ran: bigint;
-}
 
 export class CpuBound {
   private markAt = Number.NEGATIVE_INFINITY;
@@ -46,11 +39,16 @@ export class CpuBound {
     this.markNs = this.cpuNs();
   }
 
-  /** The CPU of a stretch that has just ended, which isolated-vm charged `chargedNs` (a small charge is kept as it is). */
-  refine(chargedNs: bigint): StretchCpu {
-    if (chargedNs <= REFINE_ABOVE_NS) return { charge: chargedNs, ran: chargedNs };
-    const seen = this.cpuNs() - this.markNs;
-    return { charge: min(chargedNs, seen + TICK_SLACK_NS), ran: min(chargedNs, seen) };
+  /** What a stretch that has just ended, which isolated-vm charged `chargedNs`, is charged: that, or its thread's CPU since the mark plus a tick when that is less. */
+  refine(chargedNs: bigint): bigint {
+    if (chargedNs <= REFINE_ABOVE_NS) return chargedNs;
+    return min(chargedNs, this.cpuNs() - this.markNs + TICK_SLACK_NS);
+  }
+
+  /** What its thread is seen to have run of such a stretch: `chargedNs`, or its thread's CPU since the mark when that is less (no slack). */
+  ran(chargedNs: bigint): bigint {
+    if (chargedNs <= REFINE_ABOVE_NS) return chargedNs;
+    return min(chargedNs, this.cpuNs() - this.markNs);
   }
 
   /** Its sandbox is closed: the descriptor goes. */

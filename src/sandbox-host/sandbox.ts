@@ -25,7 +25,7 @@ import { Errors, type AnvilError } from '../errors.js';
 import type { SandboxCpuCount } from '../protocol/stats.js';
 import { breachError, outcomeError, type BreachKind } from './call-errors.js';
 import { BridgeOp, type BridgeOpCode } from './bridge-ops.js';
-import { CpuBound, type StretchCpu } from './cpu-bound.js';
+import { CpuBound } from './cpu-bound.js';
 import { CpuMeter } from './cpu-meter.js';
 import { HostBridge, type BridgeServices, type HostReply, type NestedCalls } from './host-bridge.js';
 import { isTimeout, SandboxContext } from './sandbox-context.js';
@@ -234,10 +234,11 @@ export class Sandbox {
       result = run(timeout);
     } catch (error) {
       const disposed = box.disposedAfterFailure();
-      const { ran } = this.charge(call);
+      const charged = this.charge(call);
       if (disposed || !isTimeout(error)) this.breach(call, disposed ? 'memory' : 'crash', error);
       else {
         const kind = overrun(call, this.options.limits);
+        const ran = this.cpuBound.ran(charged);
         if (kind === null && Number(ran) / 1e6 < timeout * STARVED_SHARE) this.starved(call, timeout, ran);
         else this.breach(call, kind ?? 'cpu', error);
       }
@@ -252,11 +253,11 @@ export class Sandbox {
   }
 
 
-  /** Counts to the call the CPU its stretch just used (isolated-vm's charge, bounded: cpu-bound.ts), and returns it. */
-  private charge(call: Call): StretchCpu {
-    const used = this.cpuBound.refine(call.box.cpuSinceLastRead());
-    countCpu(call, used.charge);
-    return used;
+  /** Counts to the call the CPU its stretch just used (isolated-vm's charge, bounded: cpu-bound.ts); returns isolated-vm's charge. */
+  private charge(call: Call): bigint {
+    const charged = call.box.cpuSinceLastRead();
+    countCpu(call, this.cpuBound.refine(charged));
+    return charged;
   }
 
   /**
