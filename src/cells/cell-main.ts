@@ -5,17 +5,18 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { CellToRouter, CellToThread, RouterToCell, SpareData, ThreadData, ThreadToCell } from '../protocol/cell-messages.js';
+import { numberArg } from './process-args.js';
 import { reportProcess } from './process-report.js';
 import { MarkerSlots } from './sandbox-markers.js';
 import { setThreadsNice } from './thread-priority.js';
 import { threadEnvironment } from '../tracing/tracing-config.js';
 
-const cell = Number(process.argv[process.argv.indexOf('--cell') + 1]);
+const cell = numberArg('--cell', 0);
 // Threads inherit the priority of the thread that starts them: set it before starting any, so the
 // actor threads and the isolates' threads run at the cell's priority (below the router's; a
 // low-priority cell's below everything else). V8's and libuv's threads, already running, are
 // lowered too.
-const nice = Number(process.argv[process.argv.indexOf('--nice') + 1] ?? 0);
+const nice = numberArg('--nice', 0);
 if (nice > 0) setThreadsNice(nice);
 const socketPath = (process.env.ANVIL_ROUTER_SOCKET ?? '').replace(/^@/, '\0');
 const token = process.env.ANVIL_CELL_TOKEN ?? '';
@@ -35,7 +36,7 @@ const workers = new Set<Worker>();
  * in a row both find one ready. A taken spare is replaced a moment later, off the path of the
  * request that took it.
  */
-const SPARES = process.argv.includes('--spares') ? Number(process.argv[process.argv.indexOf('--spares') + 1]) : 2;
+const SPARES = numberArg('--spares', 2);
 const SPARE_DELAY_MS = 100;
 const spares: Worker[] = [];
 /** Spares whose modules are loaded (they said `spare-ready`). */

@@ -9,6 +9,7 @@
  * exits.
  */
 import { stop as stopEsbuild } from 'esbuild';
+import { numberArg } from '../cells/process-args.js';
 import { setThreadsNice } from '../cells/thread-priority.js';
 import { checkStructure } from '../config/api-schema.js';
 import { compileDirective } from '../config/compile-directive.js';
@@ -20,7 +21,7 @@ const send = (message: FromDeployWorker): void => {
 };
 
 // Before esbuild's service and libuv's pool start: threads and processes made later inherit it.
-const nice = Number(process.argv[process.argv.indexOf('--nice') + 1] ?? 0);
+const nice = numberArg('--nice', 0);
 if (nice > 0) setThreadsNice(nice);
 
 checkStructure({});
