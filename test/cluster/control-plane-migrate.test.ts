@@ -13,9 +13,27 @@ beforeAll(async () => {
   db = await FreshPostgres.create();
 });
 afterAll(async () => {
-  await Promise.all(pools.map((p) => p.end()));
+  await Promise.all(pools.map(endPool));
   await db?.drop();
 });
+
+/**
+ * Ends a pool once its connections have closed. pg's `Pool.end()` resolves as soon as it has asked
+ * them to close; the drop (WITH FORCE) then cut one still closing, whose FATAL message the pool
+ * re-emitted as an 'error' nobody listened to: an uncaught exception in the test worker (seen in CI
+ * once the integration files shared their worker). pg-pool emits 'remove' as each one has closed.
+ */
+async function endPool(p: pg.Pool): Promise<void> {
+  let open = p.totalCount;
+  const closed = new Promise<void>((resolve) => {
+    if (open === 0) resolve();
+    p.on('remove', () => {
+      if (--open === 0) resolve();
+    });
+  });
+  await p.end();
+  await closed;
+}
 
 function pool(): pg.Pool {
   const p = new pg.Pool({ connectionString: db.url, max: 2 });
