@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { anvilCli } from '../helpers/cli.js';
 import { FreshPostgres } from '../helpers/postgres.js';
-import { startInstance, TEST_KEY, type TestInstance } from '../helpers/instance.js';
+import { DEFAULT_SPARES, startInstance, TEST_KEY, type TestInstance } from '../helpers/instance.js';
 import { tarGz } from '../helpers/tarball.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -14,12 +14,8 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const LIVE_WITHIN_MS = 1_500;
 /** A notice missed: the version poll (every second) finds the change instead. */
 const POLLED_WITHIN_MS = 1_000 + LIVE_WITHIN_MS;
-/**
- * With the default spare threads (the tests' instances keep none): the bounds are about a change
- * reaching a real host, where the first request after it takes a loaded thread; loading one cold on
- * a loaded CI machine took the silent change to 2.6 s.
- */
-const MEMBER_ARGS = ['--cells', '1', '--spare-threads', '2'];
+/** The bounds are about a change reaching a real host (without spares, the silent change once took 2.6 s in CI). */
+const MEMBER_ARGS = ['--cells', '1', ...DEFAULT_SPARES];
 
 function variantApi(variant: string): string {
   return `key: shop\nendpoints:\n  get /variant:\n    Reply: { directive: ModifyMessage, body: { variant: ${variant} } }\n`;

@@ -150,6 +150,13 @@ export function writeApi(dir: string, files: ApiFiles): void {
   }
 }
 
+/**
+ * The runtime's default spare threads, for a test that times what a real host does after a change
+ * (a first request takes a loaded thread; loading one cold on a loaded CI machine broke such bounds)
+ * or that exercises the spares themselves. The other tests keep none (see startInstance).
+ */
+export const DEFAULT_SPARES = ['--spare-threads', '2'];
+
 /** Starts `anvil start` as a real child process on a free port and waits until it serves. */
 export async function startInstance(options: StartOptions = {}): Promise<TestInstance> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'anvil-data-'));

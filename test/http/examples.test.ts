@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startInstance, type TestInstance } from '../helpers/instance.js';
+import { DEFAULT_SPARES, startInstance, type TestInstance } from '../helpers/instance.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 // The whole real apis/ folder, as `npm start` serves it (every sub-folder deployed and published),
@@ -20,7 +20,7 @@ beforeAll(async () => {
     apis: Object.fromEntries(folders.map((name) => [name, join(APIS, name)])),
     // As `npm start` runs, with its spare threads (the other tests keep none): each API's first
     // request here takes a loaded spare, and the cell loads another.
-    args: ['--spare-threads', '2'],
+    args: DEFAULT_SPARES,
   });
 });
 afterAll(async () => anvil?.dispose());
