@@ -91,7 +91,8 @@ export class ApiEngine {
     const ctx = new RequestContext(new Message(request, this.runtime.maxJsonDepth), this.runtime, facts, match.pathParams);
     ctx.lookup = this.lookup;
     if (this.runtime.tracer !== null) ctx.requestSpan = startRequestSpan(this.runtime.tracer, request, this.runtime, endpoint.path, false);
-    await this.run(ctx, this.lists.get(endpoint)!, 0, sendRouted);
+    const pending = this.run(ctx, this.lists.get(endpoint)!, 0, sendRouted);
+    if (pending !== undefined) await pending;
   }
 
   /**
@@ -132,27 +133,68 @@ export class ApiEngine {
     const ctx = new RequestContext(message, this.runtime, facts, continuation.pathParams, continuation.memory);
     ctx.lookup = this.lookup;
     if (this.runtime.tracer !== null) ctx.requestSpan = startRequestSpan(this.runtime.tracer, request, this.runtime, endpoint.path, true);
-    await this.run(ctx, list, index + 1, send);
+    const pending = this.run(ctx, list, index + 1, send);
+    if (pending !== undefined) await pending;
   }
 
-  private async run(ctx: RequestContext, list: EntryList, start: number, send: SendResponse): Promise<void> {
+  /**
+   * The passes run synchronously for as long as their directives do (most requests never wait):
+   * only from the first directive that returns a promise on does the rest of the request continue
+   * asynchronously. Returns a promise only then.
+   */
+  private run(ctx: RequestContext, list: EntryList, start: number, send: SendResponse): void | Promise<void> {
+    let main: number | Promise<number>;
+    try {
+      main = this.runPass(ctx, list.entries, 'main', start);
+    } catch (error) {
+      return this.respond(ctx, list, send, this.engineFailure(ctx, error));
+    }
+    if (typeof main === 'number') return this.completeMain(ctx, list, main, send);
+    return main.then(
+      (versionAtError) => this.completeMain(ctx, list, versionAtError, send),
+      (error: unknown) => this.respond(ctx, list, send, this.engineFailure(ctx, error)),
+    );
+  }
+
+  /** After the main pass: the error settled (asynchronously: rendering it may wait), then the response. */
+  private completeMain(ctx: RequestContext, list: EntryList, versionAtError: number, send: SendResponse): void | Promise<void> {
+    if (ctx.error !== null) return this.settleThenRespond(ctx, list, ctx.error, versionAtError, send);
     let response: OutgoingResponse;
     try {
-      const versionAtError = await this.runPass(ctx, list.entries, 'main', start);
-      if (ctx.error !== null) await this.settleError(ctx, ctx.error, versionAtError);
       response = this.finish(ctx);
     } catch (error) {
-      // Only a defect of the engine itself lands here: directive errors are handled in the pass.
-      const { message } = toStatusError(error);
-      this.reportError({ requestId: ctx.id, label: '(engine)', directive: '(engine)', status: 500, message, pass: 'main' });
-      response = plainJson(500, { error: publicMessage(500, message, this.runtime.debug) }, ctx.id);
+      response = this.engineFailure(ctx, error);
     }
+    return this.respond(ctx, list, send, response);
+  }
+
+  private async settleThenRespond(ctx: RequestContext, list: EntryList, error: FlowError, versionAtError: number, send: SendResponse): Promise<void> {
+    let response: OutgoingResponse;
+    try {
+      await this.settleError(ctx, error, versionAtError);
+      response = this.finish(ctx);
+    } catch (thrown) {
+      response = this.engineFailure(ctx, thrown);
+    }
+    return this.respond(ctx, list, send, response);
+  }
+
+  /** Only a defect of the engine itself lands here: directive errors are handled in the pass. */
+  private engineFailure(ctx: RequestContext, error: unknown): OutgoingResponse {
+    const { message } = toStatusError(error);
+    this.reportError({ requestId: ctx.id, label: '(engine)', directive: '(engine)', status: 500, message, pass: 'main' });
+    return plainJson(500, { error: publicMessage(500, message, this.runtime.debug) }, ctx.id);
+  }
+
+  /** Sends the response, then runs the AFTER_FLOW pass. */
+  private respond(ctx: RequestContext, list: EntryList, send: SendResponse, response: OutgoingResponse): void | Promise<void> {
     ctx.sent = response;
     send(response);
     if (ctx.requestSpan !== null) endRequestSpan(ctx.requestSpan, response.status, ctx.error?.message);
     if (list.hasAfterFlow) {
       ctx.groups.reset([AFTER_FLOW]);
-      await this.runPass(ctx, list.entries, 'after');
+      const after = this.runPass(ctx, list.entries, 'after');
+      if (typeof after !== 'number') return after.then(() => ctx.stepWatcher?.finish(ctx));
     }
     ctx.stepWatcher?.finish(ctx);
   }
@@ -163,16 +205,26 @@ export class ApiEngine {
    * when the last error was caught (-1: no error), so `settleError` can tell whether anyone rendered it.
    * What the request still holds when the pass ends (an open transaction) is released then.
    */
-  private async runPass(ctx: RequestContext, list: readonly CompiledEntry[], pass: 'main' | 'after', start = 0): Promise<number> {
+  private runPass(ctx: RequestContext, list: readonly CompiledEntry[], pass: 'main' | 'after', start = 0): number | Promise<number> {
+    let result: number | Promise<number>;
     try {
-      return await this.runEntries(ctx, list, pass, start);
-    } finally {
+      result = this.runEntries(ctx, list, pass, start, -1);
+    } catch (error) {
       this.releaseHeld(ctx, 'end', pass);
+      throw error;
     }
+    if (typeof result === 'number') {
+      this.releaseHeld(ctx, 'end', pass);
+      return result;
+    }
+    return result.finally(() => this.releaseHeld(ctx, 'end', pass));
   }
 
-  private async runEntries(ctx: RequestContext, list: readonly CompiledEntry[], pass: 'main' | 'after', start: number): Promise<number> {
-    let versionAtError = -1;
+  /**
+   * The entries from `start` on, synchronously until one returns a promise (then `continueAfter`
+   * waits for it and goes on). `versionAtError`: as `runPass` returns it, for the entries before `start`.
+   */
+  private runEntries(ctx: RequestContext, list: readonly CompiledEntry[], pass: 'main' | 'after', start: number, versionAtError: number): number | Promise<number> {
     for (let i = start; i < list.length; i++) {
       const entry = list[i]!;
       if (!ctx.groups.anyEnabled(entry.groups)) continue;
@@ -184,29 +236,52 @@ export class ApiEngine {
         const params = entry.params(ctx);
         ctx.stepWatcher?.before(step, params, entry.secretParams);
         const result = entry.directive.run(ctx, params);
-        if (result !== undefined && typeof (result as Promise<void>).then === 'function') await result;
+        if (result !== undefined && typeof (result as Promise<void>).then === 'function') {
+          return this.continueAfter(ctx, list, pass, i, step, result as Promise<void>, versionAtError);
+        }
       } catch (thrown) {
-        const { status, message, code } = toStatusError(thrown);
-        step.error = { status, message };
-        // What the request held (a transaction) is let go of before anything else runs.
-        this.releaseHeld(ctx, 'error', pass);
-        if (pass === 'main') {
-          ctx.error = { status, message, code, label: entry.label, directive: entry.directiveName };
-          ctx.memory.set('error', { status, message });
-          ctx.groups.enable(ERROR_FLOW);
-          versionAtError = ctx.message.version;
-        }
-        if (pass === 'after' || isLoggedError(thrown, status)) {
-          this.reportError({ requestId: ctx.id, label: entry.label, directive: entry.directiveName, status, message, pass });
-        }
+        versionAtError = this.caught(ctx, entry, step, pass, thrown, versionAtError);
       }
-      if (ctx.entrySpan !== null) {
-        endEntrySpan(ctx.entrySpan, step.error);
-        ctx.entrySpan = null;
-      }
-      ctx.stepWatcher?.after(step, ctx);
+      this.endEntry(ctx, step);
     }
     return versionAtError;
+  }
+
+  /** Entry `i` returned a promise: once it settles, the entries after it. */
+  private async continueAfter(ctx: RequestContext, list: readonly CompiledEntry[], pass: 'main' | 'after', i: number, step: TraceStep, pending: Promise<void>, versionAtError: number): Promise<number> {
+    try {
+      await pending;
+    } catch (thrown) {
+      versionAtError = this.caught(ctx, list[i]!, step, pass, thrown, versionAtError);
+    }
+    this.endEntry(ctx, step);
+    return this.runEntries(ctx, list, pass, i + 1, versionAtError);
+  }
+
+  /** A directive threw: the flow switches to ERROR_FLOW (main pass) or the error is only reported (AFTER_FLOW). */
+  private caught(ctx: RequestContext, entry: CompiledEntry, step: TraceStep, pass: 'main' | 'after', thrown: unknown, versionAtError: number): number {
+    const { status, message, code } = toStatusError(thrown);
+    step.error = { status, message };
+    // What the request held (a transaction) is let go of before anything else runs.
+    this.releaseHeld(ctx, 'error', pass);
+    if (pass === 'main') {
+      ctx.error = { status, message, code, label: entry.label, directive: entry.directiveName };
+      ctx.memory.set('error', { status, message });
+      ctx.groups.enable(ERROR_FLOW);
+      versionAtError = ctx.message.version;
+    }
+    if (pass === 'after' || isLoggedError(thrown, status)) {
+      this.reportError({ requestId: ctx.id, label: entry.label, directive: entry.directiveName, status, message, pass });
+    }
+    return versionAtError;
+  }
+
+  private endEntry(ctx: RequestContext, step: TraceStep): void {
+    if (ctx.entrySpan !== null) {
+      endEntrySpan(ctx.entrySpan, step.error);
+      ctx.entrySpan = null;
+    }
+    ctx.stepWatcher?.after(step, ctx);
   }
 
   /** Releases what the request still holds; a failure to do so is reported (the flow goes on). */
