@@ -115,16 +115,33 @@ function serve(number: number, request: EngineRequest, to: FrameWriter, fromPeer
   inFlight++;
   arrived++;
   const startedAt = fromPeer ? performance.now() : 0;
-  engine
-    .handle(request, (response) => {
+  let pending: void | Promise<void> = undefined;
+  try {
+    pending = engine.handle(request, (response) => {
       to.write(encodeResponse(number, response));
       if (fromPeer) served.observe(response.route ?? '', response.status, (performance.now() - startedAt) / 1000);
-    })
-    .catch((error: unknown) => reportError({ requestId: request.id, label: '(thread)', directive: '(thread)', status: 500, message: String(error), pass: 'main' }))
-    .finally(() => {
-      inFlight--;
-      if (retiring) void exitWhenIdle();
     });
+  } catch (error) {
+    failed(request, error);
+  }
+  if (pending === undefined) requestOver();
+  else {
+    pending.then(requestOver, (error: unknown) => {
+      failed(request, error);
+      requestOver();
+    });
+  }
+}
+
+/** A defect of the engine (directive errors never land here). */
+function failed(request: EngineRequest, error: unknown): void {
+  reportError({ requestId: request.id, label: '(thread)', directive: '(thread)', status: 500, message: String(error), pass: 'main' });
+}
+
+/** A request is over (its AFTER_FLOW pass included). */
+function requestOver(): void {
+  inFlight--;
+  if (retiring) void exitWhenIdle();
 }
 
 const reader = new FrameReader((type, payload) => {

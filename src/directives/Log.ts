@@ -1,3 +1,4 @@
+import type { TraceStep } from '../engine/context.js';
 import { isoTime } from '../logs/iso-time.js';
 import { defineDirective, noParams } from './types.js';
 
@@ -13,15 +14,33 @@ export default defineDirective({
       id: ctx.request.id,
       verb: ctx.request.verb,
       path: ctx.request.path,
-      route: `${ctx.request.definitionVerb} ${ctx.request.definitionPath}`,
+      route: ctx.request.route,
       status,
       durationMs: Math.round((performance.timeOrigin + performance.now() - ctx.request.receivedAt) * 1000) / 1000,
       correlationId: ctx.memory.get('correlationId'),
       release: ctx.api.release,
-      entries: ctx.trace.map((step) => (step.pass === 'after' ? `${step.label} (after)` : step.label)),
-      errors: ctx.trace
-        .filter((step) => step.error !== undefined)
-        .map((step) => ({ label: step.label, directive: step.directive, ...step.error })),
+      entries: entriesOf(ctx.trace),
+      errors: errorsOf(ctx.trace),
     });
   },
 });
+
+function entriesOf(trace: readonly TraceStep[]): string[] {
+  const entries = new Array<string>(trace.length);
+  for (let i = 0; i < trace.length; i++) {
+    const step = trace[i]!;
+    entries[i] = step.pass === 'after' ? `${step.label} (after)` : step.label;
+  }
+  return entries;
+}
+
+/** Most requests have none: one shared empty list then. */
+function errorsOf(trace: readonly TraceStep[]): ReadonlyArray<Record<string, unknown>> {
+  let errors: Array<Record<string, unknown>> | null = null;
+  for (const step of trace) {
+    if (step.error !== undefined) (errors ??= []).push({ label: step.label, directive: step.directive, ...step.error });
+  }
+  return errors ?? NO_ERRORS;
+}
+
+const NO_ERRORS: ReadonlyArray<Record<string, unknown>> = Object.freeze([]);

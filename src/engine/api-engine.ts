@@ -22,6 +22,8 @@ export type ErrorReporter = (event: { requestId: string; label: string; directiv
 const CORRELATION_HEADER = 'x-correlation-id';
 
 interface EntryList {
+  /** `get /users/{id}` (RequestFacts.route). */
+  route: string;
   entries: readonly CompiledEntry[];
   /** False when no entry names AFTER_FLOW: the second pass is skipped. */
   hasAfterFlow: boolean;
@@ -50,12 +52,16 @@ export class ApiEngine {
     for (const endpoint of def.endpoints) {
       this.endpointsByKey.set(`${endpoint.verb} ${endpoint.path}`, endpoint);
       const entries = [...before, ...endpoint.entries.map((e) => compileEntry(e, 'endpoint', lookup)), ...after];
-      this.lists.set(endpoint, { entries, hasAfterFlow: entries.some((e) => e.groups.includes(AFTER_FLOW)) });
+      this.lists.set(endpoint, { route: `${endpoint.verb} ${endpoint.path}`, entries, hasAfterFlow: entries.some((e) => e.groups.includes(AFTER_FLOW)) });
     }
   }
 
-  /** Runs the request; `send` is called exactly once, before the AFTER_FLOW pass. */
-  async handle(request: EngineRequest, send: SendResponse): Promise<void> {
+  /**
+   * Runs the request; `send` is called exactly once, before the AFTER_FLOW pass. Returns a promise
+   * only when the request waits for something (a directive's promise, a job's continuation); a
+   * defect of the engine may then reject it, or else throw here.
+   */
+  handle(request: EngineRequest, send: SendResponse): void | Promise<void> {
     if (request.job !== undefined) return this.resume(request, request.job, send);
     const match = this.routes.match(request.verb, request.path);
     if (match.kind === 'none') {
@@ -69,7 +75,8 @@ export class ApiEngine {
       return;
     }
     const endpoint = match.endpoint;
-    const route = `${endpoint.verb} ${endpoint.path}`;
+    const list = this.lists.get(endpoint)!;
+    const route = list.route;
     // Not `{ ...response, route }`: on Node 20's V8 a spread followed by a new property takes a slow
     // path (12x slower in isolation) whose objects get promoted to the old generation; with it every
     // actor thread promoted ~130 KB per young GC and ran a Mark-Compact every few seconds.
@@ -82,6 +89,7 @@ export class ApiEngine {
       receivedAt: request.receivedAt,
       definitionVerb: endpoint.verb,
       definitionPath: endpoint.path,
+      route,
       verb: request.verb.toUpperCase(),
       path: request.path,
       query: request.rawQuery,
@@ -91,8 +99,7 @@ export class ApiEngine {
     const ctx = new RequestContext(new Message(request, this.runtime.maxJsonDepth), this.runtime, facts, match.pathParams);
     ctx.lookup = this.lookup;
     if (this.runtime.tracer !== null) ctx.requestSpan = startRequestSpan(this.runtime.tracer, request, this.runtime, endpoint.path, false);
-    const pending = this.run(ctx, this.lists.get(endpoint)!, 0, sendRouted);
-    if (pending !== undefined) await pending;
+    return this.run(ctx, list, 0, sendRouted);
   }
 
   /**
@@ -124,6 +131,7 @@ export class ApiEngine {
       receivedAt: request.receivedAt,
       definitionVerb: endpoint.verb,
       definitionPath: endpoint.path,
+      route: list.route,
       verb: message.verb,
       path: message.path,
       query: message.queryString,

@@ -55,6 +55,8 @@ export interface RequestFacts {
   readonly receivedAt: number;
   readonly definitionVerb: string;
   readonly definitionPath: string;
+  /** `get /users/{id}`: the endpoint as defined (its verb and path), as logs and metrics name it. */
+  readonly route: string;
   readonly verb: string;
   readonly path: string;
   /** The query string as received, without `?`. */

@@ -52,6 +52,7 @@ export class Groups {
 
   /** Replaces the whole set; used by the engine to start the AFTER_FLOW pass. */
   reset(only: readonly string[]): void {
-    this.enabled = new Set(only);
+    this.enabled.clear();
+    for (const group of only) this.enabled.add(group);
   }
 }

@@ -13,25 +13,28 @@ export interface HeldResource {
   release(reason: ReleaseReason): void;
 }
 
+const NOTHING: ReadonlyArray<{ name: string; error: unknown }> = Object.freeze([]);
+
 export class HeldResources {
-  private readonly items = new Map<string, HeldResource>();
+  /** Made when something is first held: most requests hold nothing. */
+  private items: Map<string, HeldResource> | null = null;
 
   get<T extends HeldResource>(name: string): T | undefined {
-    return this.items.get(name) as T | undefined;
+    return this.items?.get(name) as T | undefined;
   }
 
   hold(name: string, resource: HeldResource): void {
-    this.items.set(name, resource);
+    (this.items ??= new Map()).set(name, resource);
   }
 
   /** Forgets a thing its directive ended itself (committed): the engine will not release it. */
   forget(name: string): void {
-    this.items.delete(name);
+    this.items?.delete(name);
   }
 
   /** Releases everything held, in the order it was taken; returns the failures (each thing is released whatever the others did). */
-  releaseAll(reason: ReleaseReason): Array<{ name: string; error: unknown }> {
-    if (this.items.size === 0) return [];
+  releaseAll(reason: ReleaseReason): ReadonlyArray<{ name: string; error: unknown }> {
+    if (this.items === null || this.items.size === 0) return NOTHING;
     const failures: Array<{ name: string; error: unknown }> = [];
     const held = [...this.items];
     this.items.clear();

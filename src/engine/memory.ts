@@ -10,6 +10,7 @@ export class Memory {
   readonly data: Record<string, unknown>;
 
   /**
+   * `initial`: taken over, not copied, when it has no prototype (the caller lets go of it).
    * `budget`: what values stored here count against (host-memory.ts); none for initial values.
    * `unset`: what a top-level key nobody set reads as (undefined: null, as any missing key).
    */
@@ -18,7 +19,8 @@ export class Memory {
     private readonly budget: HostMemoryBudget | null = null,
     private readonly unset: ((data: Readonly<Record<string, unknown>>, key: string) => unknown) | null = null,
   ) {
-    this.data = Object.assign(Object.create(null) as Record<string, unknown>, initial);
+    // An object without a prototype is taken as it is (systemMemory makes one for each request).
+    this.data = Object.getPrototypeOf(initial) === null ? initial : Object.assign(Object.create(null) as Record<string, unknown>, initial);
     if (budget !== null) {
       budget.onBreach = (places) => {
         for (const place of places) if (place !== RESPONSE_BODY) this.store(splitPath(place), null);
@@ -27,6 +29,8 @@ export class Memory {
   }
 
   get(path: string | readonly string[]): unknown {
+    // A top-level key (most reads: `correlationId`, a directive's target) needs no split.
+    if (typeof path === 'string' && path !== '' && !path.includes('.')) return this.getTop(path);
     const parts = typeof path === 'string' ? splitPath(path) : path;
     const top = parts[0];
     if (this.unset !== null && top !== undefined && !Object.hasOwn(this.data, top)) {
@@ -37,10 +41,28 @@ export class Memory {
   }
 
   set(path: string | readonly string[], value: unknown): void {
+    if (typeof path === 'string' && path !== '' && !path.includes('.')) {
+      this.budget?.charge(path, value);
+      // `data` has no prototype: assigning `__proto__` there makes an own key, as defineOwn would.
+      this.data[path] = value;
+      return;
+    }
     const parts = typeof path === 'string' ? splitPath(path) : path;
     if (parts.length === 0) throw new TypeError('memory path is empty');
     this.budget?.charge(typeof path === 'string' ? path : parts.join('.'), value);
     this.store(parts, value);
+  }
+
+  private getTop(key: string): unknown {
+    if (Object.hasOwn(this.data, key)) {
+      const value = this.data[key];
+      return value === undefined ? null : value;
+    }
+    if (this.unset !== null) {
+      const value = this.unset(this.data, key);
+      if (value !== undefined) return value;
+    }
+    return null;
   }
 
   private store(parts: readonly string[], value: unknown): void {

@@ -70,7 +70,7 @@ export class RequestContext implements DirectiveContext, ResolveScope {
   continuation(): Continuation {
     return {
       format: 1,
-      endpoint: `${this.request.definitionVerb} ${this.request.definitionPath}`,
+      endpoint: this.request.route,
       after: this.entryKey,
       // A deep copy through JSON: what the job gets is what memory held at this moment.
       memory: JSON.parse(JSON.stringify(this.memory.data)) as Record<string, unknown>,

@@ -1,8 +1,9 @@
 import type { ApiRuntime, RequestFacts } from './context.js';
 
-/** The memory keys every request starts with (SPEC §5). */
+/** The memory keys every request starts with (SPEC §5), in an object without a prototype (Memory takes it as it is). */
 export function systemMemory(api: ApiRuntime, request: RequestFacts): Record<string, unknown> {
   return {
+    __proto__: null,
     'anvil-api': api.key,
     'anvil-env': api.env,
     'anvil-host': api.host,

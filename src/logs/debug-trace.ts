@@ -85,7 +85,7 @@ export class DebugTrace implements StepWatcher {
         time: isoTime(Date.now()),
         id: ctx.request.id,
         debug: true,
-        route: `${ctx.request.definitionVerb} ${ctx.request.definitionPath}`,
+        route: ctx.request.route,
         release: ctx.api.release,
         request: this.request,
         status: ctx.sent?.status ?? ctx.message.status,

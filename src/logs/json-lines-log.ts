@@ -42,6 +42,7 @@ export class JsonLinesLog {
   private nextSizeCheck = 0;
   /** When the current file's UTC day ends (the next line goes to a new file). */
   private dayEndsAt = 0;
+  /** Lines waiting to be written, each without its newline (`joined` adds them). */
   private pending: string[] = [];
   private pendingBytes = 0;
   private timer: NodeJS.Timeout | null = null;
@@ -62,8 +63,10 @@ export class JsonLinesLog {
 
   append(record: Record<string, unknown>): void {
     const now = Date.now();
-    const line = JSON.stringify(record) + '\n';
-    const bytes = Buffer.byteLength(line);
+    // The newline is added when the lines are joined: appending it here would make a string that
+    // byteLength must first copy flat.
+    const line = JSON.stringify(record);
+    const bytes = Buffer.byteLength(line) + 1;
     try {
       if (now >= this.dayEndsAt || this.fd === null) this.openDay(now);
       if (this.size >= this.nextSizeCheck) this.readSize();
@@ -90,7 +93,7 @@ export class JsonLinesLog {
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
     if (this.writing || this.pending.length === 0 || this.fd === null) return;
-    const text = this.pending.join('');
+    const text = joined(this.pending);
     this.pending = [];
     this.pendingBytes = 0;
     this.writing = true;
@@ -166,7 +169,7 @@ export class JsonLinesLog {
     this.fd = null;
     if (this.pending.length > 0) {
       try {
-        writeSync(fd, this.pending.join(''));
+        writeSync(fd, joined(this.pending));
       } catch (error) {
         this.warn(error as Error);
       }
@@ -179,6 +182,10 @@ export class JsonLinesLog {
   private warn(error: Error): void {
     process.emitWarning(`log write failed in ${this.dir}: ${error.message}`);
   }
+}
+
+function joined(lines: readonly string[]): string {
+  return `${lines.join('\n')}\n`;
 }
 
 function closeQuietly(fd: number): void {
