@@ -14,7 +14,7 @@ import type { CompiledRelease } from '../config/types.js';
 import { builtinDirectives } from '../directives/catalogue.js';
 import { ApiEngine, type ErrorReporter } from '../engine/api-engine.js';
 import { prepareParamChecks } from '../engine/param-check.js';
-import { emptyFrame, FrameReader, FrameType, FrameWriter } from '../protocol/frames.js';
+import { emptyFrame, FrameReader, FrameType, FrameWriter, REQUEST_PATH_WRITE_AT_ONCE } from '../protocol/frames.js';
 import type { CellToThread, SpareData, ThreadData, ThreadToCell } from '../protocol/cell-messages.js';
 import { encodeHello, WIRE_VERSION, type ThreadHello } from '../protocol/hello.js';
 import { decodePeerOffer } from '../protocol/peers.js';
@@ -93,7 +93,7 @@ const served = new ServedMeter();
 
 // A spare's connection broke meanwhile (or it had none): dial now.
 const socket = spareSocket === null || spareSocket.destroyed ? dial(data) : spareSocket;
-const writer = new FrameWriter(socket);
+const writer = new FrameWriter(socket, REQUEST_PATH_WRITE_AT_ONCE);
 const hello: ThreadHello = { version: WIRE_VERSION, token: data.token, cell: data.cell, actor: spec.id, thread: data.thread };
 const bus = new BusClient(writer, hello);
 runtime.bus = bus;

@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import { Errors } from '../errors.js';
-import { emptyFrame, FrameReader, FrameType, FrameWriter } from '../protocol/frames.js';
+import { emptyFrame, FrameReader, FrameType, FrameWriter, REQUEST_PATH_WRITE_AT_ONCE } from '../protocol/frames.js';
 import { callResultHead, decodeCall, type BusCall, type CallReply } from '../protocol/bus-calls.js';
 import { decodeEnqueue, encodeEnqueueResult, type EnqueueOutcome, type EnqueueRequest } from '../protocol/enqueue.js';
 import { encodePeerOffer, type PeerOffer } from '../protocol/peers.js';
@@ -51,7 +51,7 @@ export class ThreadLink {
     /** The thread reported what it holds and the CPU it used. */
     private readonly onStats: (link: ThreadLink) => void = () => {},
   ) {
-    this.writer = new FrameWriter(socket);
+    this.writer = new FrameWriter(socket, REQUEST_PATH_WRITE_AT_ONCE);
     reader.replace((type, payload) => this.onFrame(type, payload));
     socket.on('close', () => this.close());
   }
@@ -69,11 +69,13 @@ export class ThreadLink {
     // Ended meanwhile (timed out in the mailbox): a done job no longer holds its request.
     if (job.done) return;
     const now = Date.now();
+    // A thread with nothing to do gets its request at once; one that is busy gets requests in batches.
+    const idle = this.inFlight.size === 0;
     const number = this.inFlight.add(job, now);
     this.lastActive = now;
     const request = job.request;
     // The body goes after the head as it is (readBody's chunks, or a bus call's body): not copied.
-    this.writer.writeFrame(encodeRequestHead(number, request), request.body);
+    this.writer.writeFrame(encodeRequestHead(number, request), request.body, idle);
   }
 
   /** No more requests will be sent; the thread finishes its work and exits. */

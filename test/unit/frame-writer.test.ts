@@ -7,7 +7,7 @@
 import type { Socket } from 'node:net';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bodySize, envelopeHead, FrameReader, FrameType, FrameWriter, u32Frame, type BodyBytes } from '../../src/protocol/frames.js';
+import { bodySize, envelopeHead, FrameReader, FrameType, FrameWriter, REQUEST_PATH_WRITE_AT_ONCE, u32Frame, type BodyBytes } from '../../src/protocol/frames.js';
 
 /** What a socket was handed: each write, and whether it came between cork and uncork. */
 class RecordingSocket {
@@ -33,9 +33,9 @@ class RecordingSocket {
   }
 }
 
-function writerOn(): { socket: RecordingSocket; writer: FrameWriter } {
+function writerOn(writeAtOnce?: number): { socket: RecordingSocket; writer: FrameWriter } {
   const socket = new RecordingSocket();
-  return { socket, writer: new FrameWriter(socket as unknown as Socket) };
+  return { socket, writer: new FrameWriter(socket as unknown as Socket, writeAtOnce) };
 }
 
 const head = (number: number, body: BodyBytes): Buffer => envelopeHead(FrameType.Request, number, 0, ['m'], bodySize(body));
@@ -82,6 +82,30 @@ describe('FrameWriter.writeFrame (a body written as it is)', () => {
     writer.writeFrame(frames[2]!, []);
     writer.write(frames[3]!);
     expect(socket.writes).toEqual([{ buffer: Buffer.concat(frames), corked: false }]);
+  });
+
+  it('writes a frame asked for now at once, after what was queued before it', () => {
+    const { socket, writer } = writerOn(16);
+    const queued = u32Frame(FrameType.Pong, 1);
+    const urgent = head(2, null);
+    writer.write(queued);
+    expect(socket.writes).toEqual([]);
+    writer.writeFrame(urgent, null, true);
+    expect(socket.writes).toEqual([{ buffer: Buffer.concat([queued, urgent]), corked: false }]);
+  });
+
+  it('batches as many frames as it was made to (the request path: REQUEST_PATH_WRITE_AT_ONCE)', async () => {
+    const { socket, writer } = writerOn(REQUEST_PATH_WRITE_AT_ONCE);
+    const frames = Array.from({ length: REQUEST_PATH_WRITE_AT_ONCE + 1 }, (_, i) => u32Frame(FrameType.Pong, i));
+    frames.slice(0, -1).forEach((frame, i) => {
+      expect(socket.writes).toHaveLength(0);
+      writer.write(frame);
+      if (i < REQUEST_PATH_WRITE_AT_ONCE - 1) expect(socket.writes).toHaveLength(0);
+    });
+    expect(socket.writes).toEqual([{ buffer: Buffer.concat(frames.slice(0, -1)), corked: false }]);
+    writer.write(frames.at(-1)!);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(socket.writes.map((w) => w.buffer)).toEqual([Buffer.concat(frames.slice(0, -1)), frames.at(-1)]);
   });
 
   it('the bytes written read back as the frames, whatever the bodies', () => {
