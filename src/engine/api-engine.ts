@@ -50,9 +50,10 @@ export class ApiEngine {
     const before = def.before.map((e) => compileEntry(e, 'before', lookup));
     const after = def.after.map((e) => compileEntry(e, 'after', lookup));
     for (const endpoint of def.endpoints) {
-      this.endpointsByKey.set(`${endpoint.verb} ${endpoint.path}`, endpoint);
+      const route = `${endpoint.verb} ${endpoint.path}`;
+      this.endpointsByKey.set(route, endpoint);
       const entries = [...before, ...endpoint.entries.map((e) => compileEntry(e, 'endpoint', lookup)), ...after];
-      this.lists.set(endpoint, { route: `${endpoint.verb} ${endpoint.path}`, entries, hasAfterFlow: entries.some((e) => e.groups.includes(AFTER_FLOW)) });
+      this.lists.set(endpoint, { route, entries, hasAfterFlow: entries.some((e) => e.groups.includes(AFTER_FLOW)) });
     }
   }
 

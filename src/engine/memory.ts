@@ -30,7 +30,7 @@ export class Memory {
 
   get(path: string | readonly string[]): unknown {
     // A top-level key (most reads: `correlationId`, a directive's target) needs no split.
-    if (typeof path === 'string' && path !== '' && !path.includes('.')) return this.getTop(path);
+    if (isTopKey(path)) return this.getTop(path);
     const parts = typeof path === 'string' ? splitPath(path) : path;
     const top = parts[0];
     if (this.unset !== null && top !== undefined && !Object.hasOwn(this.data, top)) {
@@ -41,7 +41,7 @@ export class Memory {
   }
 
   set(path: string | readonly string[], value: unknown): void {
-    if (typeof path === 'string' && path !== '' && !path.includes('.')) {
+    if (isTopKey(path)) {
       this.budget?.charge(path, value);
       // `data` has no prototype: assigning `__proto__` there makes an own key, as defineOwn would.
       this.data[path] = value;
@@ -89,6 +89,11 @@ export class Memory {
  */
 function defineOwn(node: Record<string, unknown>, key: string, value: unknown): void {
   Object.defineProperty(node, key, { value, writable: true, enumerable: true, configurable: true });
+}
+
+/** A path of one key (no dot): read and written without splitting it. */
+function isTopKey(path: string | readonly string[]): path is string {
+  return typeof path === 'string' && path !== '' && !path.includes('.');
 }
 
 export function splitPath(path: string): string[] {

@@ -117,10 +117,8 @@ export class FrameWriter {
         this.apart = true;
       }
     }
-    if (now) {
-      this.frames++;
-      this.writeQueued();
-    } else this.queued();
+    if (now) this.writeQueued();
+    else this.queued();
   }
 
   /** Writes what is queued now (before ending the socket: a queued frame would otherwise be lost). */
