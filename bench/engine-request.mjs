@@ -10,6 +10,7 @@
 // Not part of `npm run bench` (it measures a part, not the product); run it on its own to compare
 // builds of the engine, with far less noise than a saturated instance on a shared VM:
 //   npm run build && node bench/engine-request.mjs
+import './lib/cell-flags.mjs';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

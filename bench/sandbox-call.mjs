@@ -6,6 +6,7 @@
 // time (what /anvil/metrics histograms).
 //
 //   node bench/sandbox-call.mjs            prints the table, and the result as JSON on stdout
+import './lib/cell-flags.mjs';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

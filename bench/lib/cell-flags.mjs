@@ -1,0 +1,7 @@
+// Benchmarks that run the sandbox in their own process run it as a cell does: with the V8 flags the
+// cells start with (CELL_V8_FLAGS, cells/cell-supervisor.ts), set before the first isolate is made.
+// Import this module before anything that makes an isolate.
+import v8 from 'node:v8';
+import { CELL_V8_FLAGS } from '../../dist/cells/cell-supervisor.js';
+
+for (const flag of CELL_V8_FLAGS) v8.setFlagsFromString(flag);
