@@ -240,13 +240,14 @@ function newCell(index: number, nice: number): Cell {
  * - `--no-concurrent-recompilation`: V8 then optimizes a hot function on the thread that runs it
  *   instead of on a background thread. With background compiles, a custom directive's functions
  *   often never got optimized at all: the sandbox is only entered synchronously, and a compile that
- *   finished while the isolate was not running was never installed (V8's request to install it is
- *   lost when isolated-vm locks the isolate again). The function then stays in V8's baseline tier for
- *   the life of the isolate, "optimizing" forever: measured here in 2 of 3 and 2 of 4 fresh isolates,
- *   a call of a small loop 4.4–4.6 µs against 2.5–2.9 µs optimized; in a saturated cell every
- *   function of the bootstrap and of the directive was in that tier. The cost: a hot function of the
- *   cell's own code (or a directive's, counted in its CPU time) is compiled once in the request that
- *   made it hot, instead of beside it.
+ *   finished while the isolate was not running was never installed (by the look of it, V8's request
+ *   to install it is lost when isolated-vm enters the isolate again). The function then stays in
+ *   V8's baseline tier for the life of the isolate, "optimizing" forever: measured here in 2 of 3
+ *   fresh isolates for a small loop, in 2 of 4 for a function that builds 30 small objects (a call
+ *   4.4–4.6 µs against 2.5–2.9 µs optimized); in a saturated cell every function of the bootstrap
+ *   and of the directive was in that tier (bench/notes/custom-directive-profile.md). The cost: a hot
+ *   function of the cell's own code (or a directive's, counted in its CPU time) is compiled once in
+ *   the request that made it hot, instead of beside it.
  */
 export const CELL_V8_FLAGS: readonly string[] = ['--no-concurrent-recompilation'];
 export const CELL_NODE_FLAGS: readonly string[] = ['--no-node-snapshot', ...CELL_V8_FLAGS];

@@ -11,7 +11,7 @@ import { startInstance, type TestInstance } from '../helpers/instance.js';
 // Eight functions, each its own compile. Whether an install is lost is a race, and an install that
 // lands installs every compile finished before it, so a lost one may still be saved later: with
 // background compiles turned back on (ANVIL_CELL_NODE_FLAGS += --concurrent-recompilation) this
-// test failed in 3 of 7 runs here (1 of 3 with a single function), never with the cells' flags.
+// test failed in 2 of 4 runs here (1 of 3 with a single function), never with the cells' flags.
 const FUNCTIONS = 8;
 const HOT = `${Array.from({ length: FUNCTIONS }, (_, k) => `function work${k}(n) {
   let x = ${k};
