@@ -51,7 +51,7 @@ describe('custom directive code in the sandbox', () => {
     const optimized = (body: { statuses: number[] }) => body.statuses.filter((status) => (status & TURBOFANNED) !== 0).length;
     let body = { calls: 0, statuses: [] as number[] };
     // Each call runs each function once, briefly: a background compile would finish between calls.
-    for (let i = 0; i < 3_000 && (i === 0 || optimized(body) < FUNCTIONS); i++) {
+    for (let i = 0; i < 3_000 && optimized(body) < FUNCTIONS; i++) {
       const reply = await anvil.request('/hot/work');
       expect(reply.status).toBe(200);
       body = reply.json();
