@@ -8,7 +8,7 @@ import type { ThreadEndpoint } from './thread-server.js';
 /** Starts the cell processes; the actor table starts and stops threads in them, and hears of their deaths. */
 export async function startCells(options: InstanceOptions, log: InstanceLog, endpoint: ThreadEndpoint, actors: ActorTable, metrics: Metrics): Promise<CellSupervisor> {
   const cells = new CellSupervisor(
-    { count: options.cells, spareThreads: options.spareThreads, socketPath: endpoint.socketPath, token: endpoint.token, nodeFlags: options.cellNodeFlags },
+    { count: options.cells, spareThreads: options.spareThreads, socketPath: endpoint.socketPath, token: endpoint.token, nodeFlags: options.cellNodeFlags, allocator: options.cellAllocator },
     {
       ...actors.cellEvents,
       down: (cell, reason, running) => {
@@ -19,6 +19,7 @@ export async function startCells(options: InstanceOptions, log: InstanceLog, end
       processStats: (cell, stats) => metrics.cells.report(cell, stats),
     },
   );
+  log.info({ allocator: options.cellAllocator.description }, 'cells: memory allocator');
   actors.useCells({
     isCellReady: (cell) => cells.isReady(cell),
     startThread: (cell, spec, thread) => cells.spawnThread(cell, spec, thread),

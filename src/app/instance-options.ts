@@ -1,4 +1,5 @@
 import type { AuditRetention } from '../audit/audit-store.js';
+import type { CellAllocator } from '../cells/cell-allocator.js';
 import type { FollowLimits } from '../logs/follow/follow-limits.js';
 import type { ActorSpec } from '../protocol/cell-messages.js';
 import type { ApiQuotas } from '../quotas/api-quotas.js';
@@ -70,6 +71,8 @@ export interface InstanceOptions {
   metricsToken: string | null;
   /** More Node flags for the cell processes (ANVIL_CELL_NODE_FLAGS). */
   cellNodeFlags: readonly string[];
+  /** The cells' memory allocator (ANVIL_CELL_MALLOC, resolved: cells/cell-allocator.ts). */
+  cellAllocator: CellAllocator;
 }
 
 export interface PlacementOptions {

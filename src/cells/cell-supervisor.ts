@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ActorSpec, CellProcessStats, CellToRouter, RouterToCell } from '../protocol/cell-messages.js';
+import { cellPreloadEnv, type CellAllocator } from './cell-allocator.js';
 import { lowPriorityCpus } from './low-priority-cpus.js';
 import { markerFile } from './sandbox-markers.js';
 
@@ -29,6 +30,8 @@ export interface CellOptions {
   token: string;
   /** More Node flags for every cell process (diagnostics such as --cpu-prof or --trace-gc). */
   nodeFlags: readonly string[];
+  /** The memory allocator every cell preloads (cell-allocator.ts); absent: the system's. */
+  allocator?: CellAllocator;
 }
 
 interface Cell {
@@ -178,7 +181,7 @@ export class CellSupervisor {
     const child = fork(entry, ['--cell', String(cell.index), '--nice', String(cell.nice), '--spares', String(this.options.spareThreads)], {
       ...launcher(cell.nice > CELL_NICE, this.options.nodeFlags),
       // An abstract socket name starts with a NUL byte, which the environment cannot carry: send it as '@'.
-      env: { ...process.env, ANVIL_ROUTER_SOCKET: this.options.socketPath.replace(/^\0/, '@'), ANVIL_CELL_TOKEN: this.options.token, ANVIL_CELL_MARKERS: markers },
+      env: { ...process.env, ANVIL_ROUTER_SOCKET: this.options.socketPath.replace(/^\0/, '@'), ANVIL_CELL_TOKEN: this.options.token, ANVIL_CELL_MARKERS: markers, ...cellPreloadEnv(this.options.allocator, process.env.LD_PRELOAD) },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       serialization: 'json',
     });

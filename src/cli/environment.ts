@@ -17,6 +17,8 @@ export interface InstanceEnvironment {
   metricsToken: string | null;
   /** ANVIL_CELL_NODE_FLAGS: more Node flags for the cell processes, space-separated. */
   cellNodeFlags: string[];
+  /** ANVIL_CELL_MALLOC: the cells' memory allocator (`auto`, `system`, or a library's path; see cells/cell-allocator.ts). */
+  cellMalloc: string | null;
   /** ANVIL_LOG_LEVEL (default `info`): the instance log's pino level. */
   logLevel: string;
 }
@@ -30,6 +32,7 @@ export function readInstanceEnvironment(env: NodeJS.ProcessEnv = process.env): I
     egressAllow: env.ANVIL_EGRESS_ALLOW ?? null,
     metricsToken: env.ANVIL_METRICS_TOKEN ?? null,
     cellNodeFlags: (env.ANVIL_CELL_NODE_FLAGS ?? '').split(' ').filter(Boolean),
+    cellMalloc: env.ANVIL_CELL_MALLOC ?? null,
     logLevel: env.ANVIL_LOG_LEVEL ?? 'info',
   };
 }

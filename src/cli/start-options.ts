@@ -2,6 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import type { InstanceOptions } from '../app/instance-options.js';
+import { cellAllocator } from '../cells/cell-allocator.js';
 import type { InstanceEnvironment } from './environment.js';
 
 export interface StartFlags {
@@ -134,5 +135,6 @@ export function instanceOptions(flags: StartFlags, maxCells: number, envExplicit
     egressAllow: environment.egressAllow,
     metricsToken: environment.metricsToken,
     cellNodeFlags: environment.cellNodeFlags,
+    cellAllocator: cellAllocator(environment.cellMalloc, process.env.LD_PRELOAD),
   };
 }

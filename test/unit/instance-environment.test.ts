@@ -11,6 +11,7 @@ describe('readInstanceEnvironment', () => {
       egressAllow: null,
       metricsToken: null,
       cellNodeFlags: [],
+      cellMalloc: null,
       logLevel: 'info',
     });
   });
@@ -24,6 +25,7 @@ describe('readInstanceEnvironment', () => {
       ANVIL_EGRESS_ALLOW: '127.0.0.1,10.0.0.0/8',
       ANVIL_METRICS_TOKEN: 'token',
       ANVIL_CELL_NODE_FLAGS: '--max-semi-space-size=8  --stack-trace-limit=20',
+      ANVIL_CELL_MALLOC: 'system',
       ANVIL_LOG_LEVEL: 'warn',
     });
     expect(env).toEqual({
@@ -34,6 +36,7 @@ describe('readInstanceEnvironment', () => {
       egressAllow: '127.0.0.1,10.0.0.0/8',
       metricsToken: 'token',
       cellNodeFlags: ['--max-semi-space-size=8', '--stack-trace-limit=20'],
+      cellMalloc: 'system',
       logLevel: 'warn',
     });
   });
