@@ -1,6 +1,6 @@
 // Not in `npm run bench`: an API on two threads against one (issue 20,
 // notes/one-thread-on-two-cores.md). Fresh instances alternate between `--max-threads 2` (the
-// default: the second thread starts when 8 requests are in flight, or one for 20 ms) and
+// default: the second thread starts when the first keeps a core busy, actors/busy-meter.ts) and
 // `--max-threads 1`; each is saturated with the load generator on GET /flow/custom and /flow/ping (req/s,
 // and the router's and cells' CPU per request from /proc), then loaded at a fixed rate (p99).
 // Usage: node bench/thread-scaling.mjs   (BENCH_RUNS rounds, BENCH_SECONDS each; THREAD_RATE req/s, default 12000)

@@ -22,6 +22,7 @@ import { decodeRequest, encodeResponse, type EngineRequest } from '../protocol/r
 import { encodeStats, type ThreadStats } from '../protocol/stats.js';
 import { ActorRuntime } from './actor-runtime.js';
 import { BusClient } from './bus-client.js';
+import { BusyMeter } from './busy-meter.js';
 import { PeerServer } from './peer-server.js';
 import { ServedMeter } from './served-meter.js';
 import { SandboxMarker } from '../cells/sandbox-markers.js';
@@ -90,6 +91,8 @@ let retiring = false;
 let exiting = false;
 /** Requests taken straight from peers, for the router's metrics. */
 const served = new ServedMeter();
+/** Says so to the router when this thread keeps a core busy (its API may need another thread). */
+const busy = runtime.resource('busy-meter', () => new BusyMeter(() => writer.write(emptyFrame(FrameType.Busy))));
 
 // A spare's connection broke meanwhile (or it had none): dial now.
 const socket = spareSocket === null || spareSocket.destroyed ? dial(data) : spareSocket;
@@ -114,6 +117,7 @@ toCell({ type: 'started' });
 function serve(number: number, request: EngineRequest, to: FrameWriter, fromPeer: boolean): void {
   inFlight++;
   arrived++;
+  busy.check();
   const startedAt = fromPeer ? performance.now() : 0;
   let pending: void | Promise<void> = undefined;
   try {

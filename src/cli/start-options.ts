@@ -109,7 +109,6 @@ export function instanceOptions(flags: StartFlags, maxCells: number, envExplicit
       mailbox: flags.mailbox,
       idleMs: flags.idleTimeout,
       scaleUpAfterMs: 20,
-      scaleUpAtLoad: 8,
       stuckAfterMs: flags.requestTimeout,
     },
     jobs: { concurrency: flags.jobConcurrency, backoffMs: flags.jobBackoff, leaseMs: flags.jobLease },

@@ -14,13 +14,16 @@ export interface ActorLimits {
   mailbox: number;
   /** A thread idle this long is retired (SPEC §10: 30 s). */
   idleMs: number;
-  /** Start another thread when the least busy one has had a request in flight this long... */
-  scaleUpAfterMs: number;
   /**
-   * ...or has this many requests in flight, however short: a second thread then takes half of each
-   * batch while the first works on the other (measured here at saturation: +12-18 % req/s on /ping).
+   * Start another thread when the least loaded one has had a request in flight this long and has
+   * said nothing for as long (it is held by one long stretch of work: a migration, a heavy
+   * directive). Otherwise a thread is added when one says it keeps a core busy (`threadBusy`), or
+   * when its requests in flight reach `threadConcurrency`: not for requests in flight as such. A
+   * thread the router keeps fed with quick requests has many in flight while using half a core;
+   * a second one then costs more CPU per request (smaller batches, more wake-ups) for no more
+   * throughput (bench/notes/custom-directive-profile.md).
    */
-  scaleUpAtLoad: number;
+  scaleUpAfterMs: number;
   /** A busy thread silent this long is probed; unanswered this long again, it is stopped. */
   stuckAfterMs: number;
 }
@@ -121,7 +124,7 @@ export class ActorHandle {
     const thread = this.leastLoaded();
     if (thread !== null && thread.load < this.limits.threadConcurrency && this.waiting.length === 0 && !this.hold.held) {
       thread.send(job);
-      if (thread.load >= this.limits.scaleUpAtLoad || (thread.load > 1 && thread.oldestAge(now) >= this.limits.scaleUpAfterMs)) this.startThread();
+      if (thread.load > 1 && thread.oldestAge(now) >= this.limits.scaleUpAfterMs && now - thread.lastHeard >= this.limits.scaleUpAfterMs) this.startThread();
       return;
     }
     if (now < this.failedUntil && this.threads.length === 0) {
@@ -145,6 +148,11 @@ export class ActorHandle {
   /** A thread answered a request: it has room for a waiting one. */
   settled(): void {
     this.pump();
+  }
+
+  /** A thread keeps a core busy (actors/busy-meter.ts): another one shares the work, up to the maximum. */
+  threadBusy(): void {
+    if (this.current) this.startThread();
   }
 
   detach(link: ThreadLink): void {

@@ -184,6 +184,7 @@ export class ActorTable {
         const { served, peerCalls, sandboxCpu, quotaRefusals, logFilesRemoved, sandboxBreaches, outgoing } = reported.stats;
         if ([served, peerCalls, sandboxCpu, quotaRefusals, logFilesRemoved, sandboxBreaches, outgoing].some((counted) => counted !== undefined)) this.threadReport(actor.spec, reported.stats);
       },
+      () => actor.threadBusy(),
     );
     actor.attach(link);
   }

@@ -50,6 +50,8 @@ export class ThreadLink {
     private readonly onEnqueue: (request: EnqueueRequest, reply: (outcome: EnqueueOutcome) => void) => void,
     /** The thread reported what it holds and the CPU it used. */
     private readonly onStats: (link: ThreadLink) => void = () => {},
+    /** The thread says it keeps a core busy (a Busy frame). */
+    private readonly onBusy: () => void = () => {},
   ) {
     this.writer = new FrameWriter(socket, REQUEST_PATH_WRITE_AT_ONCE);
     reader.replace((type, payload) => this.onFrame(type, payload));
@@ -108,6 +110,11 @@ export class ThreadLink {
     this.lastHeard = Date.now();
     if (type === FrameType.Pong) {
       this.probeSentAt = 0;
+      return;
+    }
+    if (type === FrameType.Busy) {
+      // A retired thread takes no new work: whether its API needs another thread is for the ones that do.
+      if (!this.retired) this.onBusy();
       return;
     }
     if (type === FrameType.Stats) {

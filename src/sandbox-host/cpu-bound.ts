@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync } from 'node:fs';
+import { threadCpuClock } from './thread-cpu-clock.js';
 
 /**
  * A tighter charge for a long stretch of directive code, from the CPU time of the thread it ran on.
@@ -68,30 +68,4 @@ const min = (a: bigint, b: bigint): bigint => (a < b ? a : b);
 function processCpuNs(): bigint {
   const used = process.cpuUsage();
   return BigInt(used.user + used.system) * 1000n;
-}
-
-/**
- * The calling thread's CPU time in ns, read from the descriptor of its schedstat (opened here, so it
- * stays this thread's: make the CpuBound on the thread that runs the isolate), or null off Linux.
- */
-function threadCpuClock(): { read: () => bigint; close: () => void } | null {
-  let fd: number;
-  try {
-    fd = openSync('/proc/thread-self/schedstat', 'r');
-  } catch {
-    return null;
-  }
-  const buffer = Buffer.alloc(96);
-  const read = (): bigint => {
-    const length = readSync(fd, buffer, 0, buffer.length, 0);
-    const space = buffer.indexOf(0x20);
-    return BigInt(buffer.toString('latin1', 0, space > 0 && space < length ? space : length));
-  };
-  try {
-    read();
-    return { read, close: () => closeSync(fd) };
-  } catch {
-    closeSync(fd);
-    return null;
-  }
 }
