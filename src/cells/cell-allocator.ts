@@ -21,6 +21,12 @@ const TCMALLOC = 'libtcmalloc_minimal.so.4';
 /** Where Debian/Ubuntu (both architectures), Fedora/RHEL and source builds put it. */
 export const TCMALLOC_FOLDERS: readonly string[] = ['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib64', '/usr/lib', '/usr/local/lib'];
 
+/** tcmalloc's minimal build in the first of TCMALLOC_FOLDERS that has it (only Linux is looked at), or undefined. */
+export function findTcmalloc(exists: (path: string) => boolean = existsSync, platform: NodeJS.Platform = process.platform): string | undefined {
+  if (platform !== 'linux') return undefined;
+  return TCMALLOC_FOLDERS.map((folder) => `${folder}/${TCMALLOC}`).find((path) => exists(path));
+}
+
 export interface CellAllocator {
   /** The library the cells preload, or null: the system allocator (or the inherited LD_PRELOAD). */
   preload: string | null;
@@ -32,12 +38,13 @@ export interface CellAllocator {
  * Resolves ANVIL_CELL_MALLOC. Throws a message naming the variable when it cannot be honoured (a
  * path that is not there, a relative path, an unknown word).
  */
-export function cellAllocator(setting: string | null, inheritedPreload: string | undefined, exists: (path: string) => boolean = existsSync, platform: NodeJS.Platform = process.platform): CellAllocator {
+export function cellAllocator(setting: string | null, inheritedPreload: string | null, exists: (path: string) => boolean = existsSync, platform: NodeJS.Platform = process.platform): CellAllocator {
   const value = (setting ?? '').trim();
   if (value === 'system') return { preload: null, description: 'the system allocator (ANVIL_CELL_MALLOC=system)' };
   if (value === '' || value === 'auto') {
-    if (inheritedPreload !== undefined && inheritedPreload.trim() !== '') return { preload: null, description: `the LD_PRELOAD it was started with (${inheritedPreload.trim()})` };
-    const found = platform === 'linux' ? TCMALLOC_FOLDERS.map((folder) => `${folder}/${TCMALLOC}`).find((path) => exists(path)) : undefined;
+    const inherited = (inheritedPreload ?? '').trim();
+    if (inherited !== '') return { preload: null, description: `the LD_PRELOAD it was started with (${inherited})` };
+    const found = findTcmalloc(exists, platform);
     if (found !== undefined) return { preload: found, description: `tcmalloc (${found})` };
     return { preload: null, description: `the system allocator (no ${TCMALLOC} found: installing libtcmalloc-minimal4 saves ~10 % of a custom directive request's CPU)` };
   }

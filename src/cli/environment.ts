@@ -19,6 +19,8 @@ export interface InstanceEnvironment {
   cellNodeFlags: string[];
   /** ANVIL_CELL_MALLOC: the cells' memory allocator (`auto`, `system`, or a library's path; see cells/cell-allocator.ts). */
   cellMalloc: string | null;
+  /** LD_PRELOAD as the instance was started with (an operator's own allocator wins over `auto`). */
+  ldPreload: string | null;
   /** ANVIL_LOG_LEVEL (default `info`): the instance log's pino level. */
   logLevel: string;
 }
@@ -33,6 +35,7 @@ export function readInstanceEnvironment(env: NodeJS.ProcessEnv = process.env): I
     metricsToken: env.ANVIL_METRICS_TOKEN ?? null,
     cellNodeFlags: (env.ANVIL_CELL_NODE_FLAGS ?? '').split(' ').filter(Boolean),
     cellMalloc: env.ANVIL_CELL_MALLOC ?? null,
+    ldPreload: env.LD_PRELOAD ?? null,
     logLevel: env.ANVIL_LOG_LEVEL ?? 'info',
   };
 }

@@ -134,6 +134,6 @@ export function instanceOptions(flags: StartFlags, maxCells: number, envExplicit
     egressAllow: environment.egressAllow,
     metricsToken: environment.metricsToken,
     cellNodeFlags: environment.cellNodeFlags,
-    cellAllocator: cellAllocator(environment.cellMalloc, process.env.LD_PRELOAD),
+    cellAllocator: cellAllocator(environment.cellMalloc, environment.ldPreload),
   };
 }

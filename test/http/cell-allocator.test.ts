@@ -1,15 +1,15 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TCMALLOC_FOLDERS } from '../../src/cells/cell-allocator.js';
+import { findTcmalloc, TCMALLOC_FOLDERS } from '../../src/cells/cell-allocator.js';
 import { anvilCli } from '../helpers/cli.js';
 import { cellPids } from '../helpers/cells.js';
 import { startInstance, type TestInstance } from '../helpers/instance.js';
 
 // Cells preload tcmalloc where it is installed (cells/cell-allocator.ts); the router keeps the
 // system allocator. Debian's libtcmalloc-minimal4 is what these machines have (.ci/run installs it).
-const TCMALLOC = TCMALLOC_FOLDERS.map((folder) => `${folder}/libtcmalloc_minimal.so.4`).find((path) => existsSync(path));
+const TCMALLOC = findTcmalloc();
 
 const api = {
   'api.yaml': 'key: alloc\nendpoints:\n  get /hello:\n    Hello: { directive: Hello }\n',

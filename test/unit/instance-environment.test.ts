@@ -12,6 +12,7 @@ describe('readInstanceEnvironment', () => {
       metricsToken: null,
       cellNodeFlags: [],
       cellMalloc: null,
+      ldPreload: null,
       logLevel: 'info',
     });
   });
@@ -26,6 +27,7 @@ describe('readInstanceEnvironment', () => {
       ANVIL_METRICS_TOKEN: 'token',
       ANVIL_CELL_NODE_FLAGS: '--max-semi-space-size=8  --stack-trace-limit=20',
       ANVIL_CELL_MALLOC: 'system',
+      LD_PRELOAD: '/opt/lib/libtrace.so',
       ANVIL_LOG_LEVEL: 'warn',
     });
     expect(env).toEqual({
@@ -37,6 +39,7 @@ describe('readInstanceEnvironment', () => {
       metricsToken: 'token',
       cellNodeFlags: ['--max-semi-space-size=8', '--stack-trace-limit=20'],
       cellMalloc: 'system',
+      ldPreload: '/opt/lib/libtrace.so',
       logLevel: 'warn',
     });
   });
