@@ -84,9 +84,10 @@ async function autocannonRun(url, { seconds, connections, host, headers }) {
 /**
  * Sends GET url at `rate` req/s for `seconds` (after `warmup` seconds at the same rate, not
  * recorded) over up to `connections` keep-alive connections. Returns
- * { rate (achieved), sent, ok, errors, p50, p90, p99, max } (ms).
+ * { rate (achieved), sent, ok, errors, p50, p90, p99, max } (ms). `onRequest(startedAt, latency)`, if
+ * given, sees each recorded request: when it fell due (performance.now()) and its latency (ms).
  */
-export function openLoop(url, { rate, seconds, warmup = 1, connections = 50, host = 'localhost', headers = {} }) {
+export function openLoop(url, { rate, seconds, warmup = 1, connections = 50, host = 'localhost', headers = {}, onRequest }) {
   const target = new URL(url);
   const bytes = requestBytes(url, { host, headers });
   const port = Number(target.port);
@@ -114,7 +115,9 @@ export function openLoop(url, { rate, seconds, warmup = 1, connections = 50, hos
         if (record) {
           if (!error && status >= 200 && status < 300) ok++;
           else errors++;
-          latencies[recorded++] = performance.now() - startedAt;
+          const latency = performance.now() - startedAt;
+          latencies[recorded++] = latency;
+          onRequest?.(startedAt, latency);
         }
         finished++;
         const next = queue.shift();
