@@ -57,7 +57,9 @@ export async function run(config) {
   const requests = [];
   const load = await openLoop(url, { rate, seconds: config.seconds, warmup: 0, headers: FLOW_HEADERS, onRequest: (at, latency) => requests.push([monoAt + at, latency]) });
   const after = threadTimes(processes);
-  await perfDone;
+  const perfExit = await perfDone;
+  if (perfExit !== 0) throw new Error(`perf sched record exited with ${perfExit} (it needs root or kernel.perf_event_paranoid ≤ 0)`);
+  if (requests.length === 0) throw new Error(`no request was recorded at ${rate} req/s: ${JSON.stringify(load)}`);
   const timeline = spawnSync('perf', ['sched', 'timehist', '-i', data], { encoding: 'utf8', maxBuffer: 1 << 30 }).stdout;
   rmSync(dir, { recursive: true, force: true });
   await anvil.stop();
