@@ -60,7 +60,9 @@ export async function run(config) {
   const perfExit = await perfDone;
   if (perfExit !== 0) throw new Error(`perf sched record exited with ${perfExit} (it needs root or kernel.perf_event_paranoid ≤ 0)`);
   if (requests.length === 0) throw new Error(`no request was recorded at ${rate} req/s: ${JSON.stringify(load)}`);
-  const timeline = spawnSync('perf', ['sched', 'timehist', '-i', data], { encoding: 'utf8', maxBuffer: 1 << 30 }).stdout;
+  const timehist = spawnSync('perf', ['sched', 'timehist', '-i', data], { encoding: 'utf8', maxBuffer: 1 << 30 });
+  if (timehist.status !== 0) throw new Error(`perf sched timehist failed (${timehist.status}): ${timehist.stderr ?? timehist.error}`);
+  const timeline = timehist.stdout;
   rmSync(dir, { recursive: true, force: true });
   await anvil.stop();
 
