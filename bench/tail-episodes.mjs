@@ -15,9 +15,10 @@
 // root or perf_event_paranoid ≤ 0:
 //   npm run build && node bench/tail-episodes.mjs
 import { spawn, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { progress, standalone } from './lib/config.mjs';
+import { TICKS, threadTicks } from './lib/cpu.mjs';
 import { FLOW_HEADERS, cellsOf, descendants, startAnvil, tempDir } from './lib/instance.mjs';
 import { openLoop, saturate } from './lib/load.mjs';
 import { summarize } from './lib/stats.mjs';
@@ -127,20 +128,11 @@ function labelProcesses(anvil) {
   return labels;
 }
 
-/** tid → { pid, ns }: CPU time of every thread of those processes (schedstat). */
+/** tid → { pid, ticks }: CPU time of every thread of those processes. */
 function threadTimes(processes) {
   const times = new Map();
   for (const pid of processes.keys()) {
-    let tids = [];
-    try {
-      tids = readdirSync(`/proc/${pid}/task`);
-    } catch {
-      continue; // gone (the deploy worker stops after a minute without deploys)
-    }
-    for (const tid of tids) {
-      const ns = Number(safeRead(`/proc/${pid}/task/${tid}/schedstat`).split(' ')[0]);
-      if (Number.isFinite(ns)) times.set(Number(tid), { pid, ns });
-    }
+    for (const [tid, { ticks }] of threadTicks(pid).threads) times.set(Number(tid), { pid, ticks });
   }
   return times;
 }
@@ -148,9 +140,9 @@ function threadTimes(processes) {
 /** tid → role: each process's main thread; a cell's busy threads are its API threads; the rest its other threads. */
 function roleOfThread(processes, before, after, spanMs) {
   const roles = new Map();
-  for (const [tid, { pid, ns }] of after) {
+  for (const [tid, { pid, ticks }] of after) {
     const label = processes.get(pid);
-    const busy = (ns - (before.get(tid)?.ns ?? ns)) / 1e6 / spanMs;
+    const busy = ((ticks - (before.get(tid)?.ticks ?? ticks)) * 1000) / TICKS / spanMs;
     if (tid === pid) roles.set(tid, `${label}: main thread`);
     else if (label.startsWith('cell') && busy >= API_THREAD_SHARE) roles.set(tid, `${label}: API threads`);
     else roles.set(tid, `${label}: other threads (V8, libuv)`);

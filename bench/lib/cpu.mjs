@@ -4,7 +4,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-const TICKS = 100; // USER_HZ on Linux
+/** USER_HZ on Linux: /proc's CPU times are in these ticks per second. */
+export const TICKS = 100;
 
 /** The fields of a /proc stat line after the command name: [0] is field 3 (state). */
 function statFields(stat) {
@@ -33,8 +34,8 @@ export function processCpuUs(pid, children = false) {
   }
 }
 
-/** The process's ticks and tid → { comm, ticks }. */
-function sample(pid) {
+/** A process's CPU ticks and its threads': { total, threads: tid (string) → { comm, ticks } }; empty once it is gone. */
+export function threadTicks(pid) {
   const threads = new Map();
   let total = 0;
   try {
@@ -66,11 +67,11 @@ function machine() {
  * "machine 190 % busy of 200 %; router 98 % (main:92); cell-0 45 % (…); …".
  */
 export async function cpuSnapshot(targets, seconds) {
-  const before = targets.map((t) => sample(t.pid));
+  const before = targets.map((t) => threadTicks(t.pid));
   const m0 = machine();
   const t0 = performance.now();
   await sleep(seconds * 1000);
-  const after = targets.map((t) => sample(t.pid));
+  const after = targets.map((t) => threadTicks(t.pid));
   const m1 = machine();
   const elapsed = (performance.now() - t0) / 1000;
   const pct = (ticks) => (100 * ticks) / TICKS / elapsed;
