@@ -11,6 +11,7 @@ import { run as cluster } from './cluster-deploy.mjs';
 import { run as coldStart } from './cold-start.mjs';
 import { run as cpuBudget } from './cpu-budget.mjs';
 import { run as edges } from './edges.mjs';
+import { run as edgesTenants } from './edges-tenants.mjs';
 import { progress, readConfig } from './lib/config.mjs';
 import { ROOT, cleanupAll, cleanupOnSignals, interrupted } from './lib/instance.mjs';
 import { run as memory } from './memory.mjs';
@@ -31,6 +32,7 @@ const BENCHMARKS = [
   { name: 'budget', title: '9. CPU per request at saturation', run: cpuBudget },
   { name: 'cluster', title: '10. Cluster: deploy-to-live across three instances (issue 23)', run: cluster },
   { name: 'postgres', title: '11. An API on `database: postgres` against the same API on SQLite (issue 23)', run: postgresMode },
+  { name: 'edges2', title: '12. Edges II: what one tenant makes the host spend, bounded (issue 41)', run: edgesTenants },
 ];
 
 if (!existsSync(join(ROOT, 'dist', 'cli', 'main.js'))) {
