@@ -11,7 +11,8 @@ import { waitFor } from '../helpers/wait-for.js';
 // Issue 21, quotas on shared things: response bytes the router holds for clients that do not read.
 // A large static file is streamed from disk a chunk at a time, so slow readers cost the router
 // little; large bodies made in memory count against --response-buffer (their heads too), and
-// beyond it the connections that have held bytes the longest are cut.
+// beyond it the connections that have held bytes the longest are cut — of the API most over its
+// share of the buffer, so that slow readers of one API never cut another's (issue 41).
 const MiB = 1024 * 1024;
 const FILE_BYTES = 8 * MiB;
 /** A body made in memory, larger than what the kernel's socket buffers on loopback usually take of it
@@ -143,6 +144,31 @@ describe('response bytes held by the router', () => {
       await eventually(async () => sample(await scrapeMetrics(anvil), 'anvil_response_buffer_bytes', {}) === 0);
     } finally {
       for (const r of readers) r.destroy();
+    }
+  });
+
+  it("readers that stop reading one API's answers cut only that API's connections, never a slower reader of another API (issue 41, case 5)", async () => {
+    const victim = slowReader(anvil.port, '/download/big');
+    const attackers: SlowReader[] = [];
+    try {
+      await victim.headed;
+      // Each API's share of the 40 MiB is 20 MiB while both hold bytes: maker, over its share,
+      // loses its own oldest connections; the victim, within its share, holds on.
+      for (let i = 0; i < 4; i++) {
+        const reader = slowReader(anvil.port, '/maker/big');
+        attackers.push(reader);
+        await reader.headed;
+      }
+      const rest = await victim.readRest();
+      expect(rest).toMatchObject({ status: 200, contentLength: BIG_BODY_BYTES, received: BIG_BODY_BYTES });
+      expect(await quotaRefusals(anvil, 'download', 'response_buffer')).toBe(0);
+      const results = await Promise.all(attackers.map((r) => r.readRest()));
+      const cut = results.filter((r) => r.received < BIG_BODY_BYTES).length;
+      expect(cut).toBeGreaterThanOrEqual(1);
+      expect(results.at(-1)!.received).toBe(BIG_BODY_BYTES);
+    } finally {
+      victim.destroy();
+      for (const r of attackers) r.destroy();
     }
   });
 });
