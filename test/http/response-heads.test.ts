@@ -83,7 +83,7 @@ describe('the size of a response head (--max-response-header-bytes, --max-respon
     }
     const logged = anvil.logLines().filter((l) => l.msg === 'directive error' && l.api === 'heads' && String(l.message).includes('ANVIL_ERR_QUOTA_RESPONSE_HEADER_BYTES'));
     expect(logged.length).toBe(40);
-  });
+  }, 90_000);
 
   it('100 000 headers, or 100 000 set-cookie values: a 500 naming the limit of 100 header lines', async () => {
     for (const path of ['/heads/many-headers', '/heads/cookies/100000']) {
