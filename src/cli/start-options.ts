@@ -48,6 +48,8 @@ export interface StartFlags {
   maxLogDays: number;
   maxFilesBytes: number;
   responseBuffer: number;
+  maxResponseHeaders: number;
+  maxResponseHeaderBytes: number;
   auditDays: number;
   auditRows: number;
   logFollowers: number;
@@ -123,6 +125,8 @@ export function instanceOptions(flags: StartFlags, maxCells: number, envExplicit
       logBytes: flags.maxLogBytes,
       logDays: flags.maxLogDays,
       filesBytes: flags.maxFilesBytes,
+      responseHeaders: flags.maxResponseHeaders,
+      responseHeaderBytes: flags.maxResponseHeaderBytes,
     },
     sandbox: {
       maxima: { memoryMb: Math.max(8, Math.floor(flags.maxIsolateMemory / (1024 * 1024))), cpuMs: flags.maxDirectiveCpu, wallMs: flags.maxDirectiveWall },

@@ -56,6 +56,8 @@ export function registerStart(program: Command): void {
     .option('--max-log-days <n>', 'days an API\'s log files are kept (limits.logDays)', integer('--max-log-days', 1, 3650), DEFAULT_QUOTAS.logDays)
     .option('--max-files-bytes <size>', 'disk an API\'s files may take (SaveFile, CachedFileSet; 507 above; limits.filesKb)', byteSize('--max-files-bytes'), DEFAULT_QUOTAS.filesBytes)
     .option('--response-buffer <size>', 'large response bodies the router holds for slow clients, in all; beyond it the slowest are cut', byteSize('--response-buffer'), 64 * 1024 * 1024)
+    .option('--max-response-headers <n>', 'header lines of one API response, each set-cookie value one (500 above)', integer('--max-response-headers', 1, 10_000), DEFAULT_QUOTAS.responseHeaders)
+    .option('--max-response-header-bytes <size>', 'bytes of the header lines of one API response (500 above)', byteSize('--max-response-header-bytes'), DEFAULT_QUOTAS.responseHeaderBytes)
     .option('--audit-days <n>', 'days the audit log keeps an entry', integer('--audit-days', 1, 36_500), DEFAULT_AUDIT_RETENTION.days)
     .option('--audit-rows <n>', 'entries the audit log keeps at most (the oldest go first)', integer('--audit-rows', 1, 100_000_000), DEFAULT_AUDIT_RETENTION.rows)
     .option('--log-followers <n>', 'clients following one API\'s request log live at once (429 beyond)', integer('--log-followers', 1, 1024), DEFAULT_FOLLOW_LIMITS.perApi)

@@ -1,7 +1,8 @@
 import { STATUS_CODES } from 'node:http';
 import type { CompiledRelease, EndpointDefinition } from '../config/types.js';
-import { isLoggedError, publicMessage, toStatusError } from '../errors.js';
+import { isLoggedError, publicMessage, QuotaError, toStatusError } from '../errors.js';
 import { headerProblem } from '../http/header-syntax.js';
+import { responseHeadProblem } from '../http/response-head.js';
 import type { EngineRequest, OutgoingResponse } from '../protocol/requests.js';
 import { compileEntry, type CompiledEntry, type DirectiveLookup } from './compiled-entry.js';
 import type { ApiRuntime, FlowError, RequestFacts, TraceStep } from './context.js';
@@ -319,12 +320,21 @@ export class ApiEngine {
     }
   }
 
-  /** Builds the response: the correlation header, and the message as it is. */
+  /**
+   * Builds the response: the correlation header, and the message as it is, unless its head cannot
+   * be sent (responseHeadProblem): that becomes a 500 here, where every flow's answer ends, so the
+   * router is never handed it.
+   */
   private finish(ctx: RequestContext): OutgoingResponse {
     const message = ctx.message;
     if (!message.isResponseHeader(CORRELATION_HEADER)) message.setRuntimeHeader(CORRELATION_HEADER, this.correlationId(ctx));
     // Only the router streams a file body: a bus caller or a job gets the bytes.
-    return message.toResponse(ctx.request.viaBus || ctx.request.job);
+    const response = message.toResponse(ctx.request.viaBus || ctx.request.job);
+    const problem = responseHeadProblem(response.status, response.headers, this.runtime.quotas);
+    if (problem === null) return response;
+    if (problem instanceof QuotaError) this.runtime.refusals.add(problem.quota);
+    this.reportError({ requestId: ctx.id, label: '(response)', directive: '(response)', status: problem.status, message: `${problem.code}: ${problem.message}`, pass: 'main' });
+    return plainJson(problem.status, { error: publicMessage(problem.status, problem.message, this.runtime.debug || ctx.request.job, problem.code) }, ctx.id);
   }
 
   /** Memory's `correlationId` when a directive set one a header can carry, else the request's id. */

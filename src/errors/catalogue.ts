@@ -82,6 +82,7 @@ export const Errors = {
   unknownDirective: coded('ANVIL_ERR_UNKNOWN_DIRECTIVE', 500, 'there is no directive "%s" (run by "%s")'),
   hostMemory: coded('ANVIL_ERR_HOST_MEMORY', 500, 'memory limit: storing %s would make this request hold more than the API\'s %s MiB outside its isolates', true),
   invalidHeader: coded('ANVIL_ERR_INVALID_HEADER', 500, 'invalid response header: %s'),
+  informationalStatus: coded('ANVIL_ERR_INFORMATIONAL_STATUS', 500, 'the response status is %s, an informational (1xx) status, which cannot be a final answer (200 to 599)'),
   fail: codedWithStatus('ANVIL_ERR_FAIL', '%s'),
   thrown: codedWithStatus('ANVIL_ERR_THROWN', '%s'),
   unauthorized: coded('ANVIL_ERR_UNAUTHORIZED', 401, 'Unauthorized'),
@@ -237,6 +238,19 @@ export const Errors = {
     507,
     "this write would make the API's files take %s bytes of disk, over its quota of %s bytes (api.yaml limits.filesKb, at most --max-files-bytes)",
     QUOTA_NAMES.filesBytes,
+  ),
+  // What the router holds of one response's head for a client: counted in the thread, refused whole.
+  quotaResponseHeaders: quota(
+    'ANVIL_ERR_QUOTA_RESPONSE_HEADERS',
+    500,
+    'the response has %s header lines, over the limit of %s per response (--max-response-headers; each set-cookie value is one)',
+    QUOTA_NAMES.responseHeaders,
+  ),
+  quotaResponseHeaderBytes: quota(
+    'ANVIL_ERR_QUOTA_RESPONSE_HEADER_BYTES',
+    500,
+    "the response's header lines take %s bytes, over the limit of %s bytes per response (--max-response-header-bytes)",
+    QUOTA_NAMES.responseHeaderBytes,
   ),
 } as const;
 

@@ -21,6 +21,10 @@ export interface ApiQuotas {
   logDays: number;
   /** Disk the API's files take (SaveFile, CachedFileSet): each file and folder counted in 4 KiB blocks. */
   filesBytes: number;
+  /** Header lines of one response (each `set-cookie` value is one), as the router would write them. */
+  responseHeaders: number;
+  /** Bytes of one response's header lines (`name: value` and CRLF each): the router holds them for a client that does not read. */
+  responseHeaderBytes: number;
 }
 
 const KIB = 1024;
@@ -35,6 +39,9 @@ export const DEFAULT_QUOTAS: ApiQuotas = {
   logBytes: 256 * MIB,
   logDays: 14,
   filesBytes: 256 * MIB,
+  // As common proxies: HAProxy and Envoy allow about 100 header lines, and a head of 64 KiB or less.
+  responseHeaders: 100,
+  responseHeaderBytes: 64 * KIB,
 };
 
 /** The names quota refusals are counted under (`anvil_quota_refusals_total{quota}`). */
@@ -44,6 +51,8 @@ export const QUOTA_NAMES = {
   kvBytes: 'kv_bytes',
   filesBytes: 'files_bytes',
   responseBuffer: 'response_buffer',
+  responseHeaders: 'response_headers',
+  responseHeaderBytes: 'response_header_bytes',
 } as const;
 
 /** The API's quotas: what its api.yaml asks for (`limits:`), each capped by the instance's ceiling. */
@@ -57,5 +66,8 @@ export function effectiveQuotas(requested: Partial<QuotaLimits>, ceilings: ApiQu
     logBytes: pick(requested.logKb, KIB, ceilings.logBytes),
     logDays: pick(requested.logDays, 1, ceilings.logDays),
     filesBytes: pick(requested.filesKb, KIB, ceilings.filesBytes),
+    // The instance's alone: they bound the router's memory, which api.yaml has no say in.
+    responseHeaders: ceilings.responseHeaders,
+    responseHeaderBytes: ceilings.responseHeaderBytes,
   };
 }

@@ -11,13 +11,13 @@ const KEEP_OPEN_WHILE_WAITING_MS = 100;
 /**
  * Sends a file an actor checked (ServeStatic) from disk, one chunk at a time: the next chunk is
  * read only once the client has taken the last (`res.write` returned false → 'drain'), so a slow
- * reader holds one chunk of router memory, counted in `buffer`, and a reader that stalls holds no
+ * reader holds one chunk of router memory (the first with the head), counted in `buffer`, and a reader that stalls holds no
  * file open. A file that is no longer the one checked: 503 before the head, the connection cut
  * after it (its content-length can no longer be kept).
  */
 export async function streamFile(
   res: ServerResponse,
-  head: { status: number; headers: OutgoingHttpHeaders | string[]; file: FileRef },
+  head: { status: number; headers: OutgoingHttpHeaders | string[]; file: FileRef; /** What the head takes: it goes out with the first chunk, and counts with it. */ headBytes: number },
   held: { buffer: ResponseBuffer; owner: ResponseOwner; refuse: (res: ServerResponse, status: number, message: string, headers?: Record<string, string>) => void },
 ): Promise<void> {
   const { file } = head;
@@ -38,6 +38,7 @@ export async function streamFile(
       return;
     }
     let position = 0;
+    let unsentHead = head.headBytes;
     while (position < file.size) {
       handle ??= await openFileRef(file);
       const chunk = Buffer.allocUnsafe(Math.min(STREAM_CHUNK_BYTES, file.size - position));
@@ -45,8 +46,10 @@ export async function streamFile(
       if (res.destroyed) return;
       if (bytesRead === 0) throw new Error('the file shrank');
       position += bytesRead;
-      buffer.hold(res, bytesRead, owner);
-      const taken = res.write(bytesRead === chunk.length ? chunk : chunk.subarray(0, bytesRead), () => buffer.release(res, bytesRead));
+      const held = bytesRead + unsentHead;
+      unsentHead = 0;
+      buffer.hold(res, held, owner);
+      const taken = res.write(bytesRead === chunk.length ? chunk : chunk.subarray(0, bytesRead), () => buffer.release(res, held));
       if (taken) continue;
       if (!(await drained(res, KEEP_OPEN_WHILE_WAITING_MS))) {
         await handle.close();

@@ -10,8 +10,9 @@ import { waitFor } from '../helpers/wait-for.js';
 
 // Issue 21, quotas on shared things: response bytes the router holds for clients that do not read.
 // A large static file is streamed from disk a chunk at a time, so slow readers cost the router
-// little; large bodies made in memory count against --response-buffer, and beyond it the
-// connections that have held bytes the longest are cut.
+// little; large bodies made in memory count against --response-buffer (their heads too), and
+// beyond it the connections that have held bytes the longest are cut — of the API most over its
+// share of the buffer, so that slow readers of one API never cut another's (issue 41).
 const MiB = 1024 * 1024;
 const FILE_BYTES = 8 * MiB;
 /** A body made in memory, larger than what the kernel's socket buffers on loopback usually take of it
@@ -19,6 +20,8 @@ const FILE_BYTES = 8 * MiB;
 const BIG_BODY_BYTES = 16 * MiB;
 /** What 40 stalled readers of an 8 MiB file may add to the router's RSS (docs/operate.md, Limits and quotas). */
 const RSS_GROWTH_BOUND_MB = 64;
+/** What the head of a response of these APIs takes, at most: it is held with the body. */
+const HEAD_BYTES_AT_MOST = 1024;
 
 let anvil: TestInstance;
 let apis: string;
@@ -54,6 +57,11 @@ beforeAll(async () => {
     'api.yaml': 'key: maker\nlimits: { memoryMb: 256, cpuMs: 1000 }\nendpoints:\n  get /big:\n    Make: { directive: MakeBig }\n',
     'Directives/MakeBig.js': `export default (state) => { state.message.body = 'x'.repeat(${BIG_BODY_BYTES}); };\n`,
   });
+  // Another API with a large answer made in memory: a victim of slow readers of `maker`.
+  writeApi(join(apis, 'download'), {
+    'api.yaml': 'key: download\nlimits: { memoryMb: 256, cpuMs: 1000 }\nendpoints:\n  get /big:\n    Make: { directive: MakeBig }\n',
+    'Directives/MakeBig.js': `export default (state) => { state.message.body = 'd'.repeat(${BIG_BODY_BYTES}); };\n`,
+  });
   writeFileSync(join(apis, 'site', 'Assets', 'mid.txt'), 'y'.repeat(100 * 1024));
   writeApi(join(apis, 'neighbour'), {
     'api.yaml': `key: neighbour
@@ -65,7 +73,7 @@ endpoints:
     Reply: { directive: ModifyMessage, body: { got: $.memory.got } }
 `,
   });
-  anvil = await startInstance({ apis: { site: join(apis, 'site'), maker: join(apis, 'maker'), neighbour: join(apis, 'neighbour') }, args: ['--response-buffer', '40MiB'] });
+  anvil = await startInstance({ apis: { site: join(apis, 'site'), maker: join(apis, 'maker'), download: join(apis, 'download'), neighbour: join(apis, 'neighbour') }, args: ['--response-buffer', '40MiB'] });
 });
 afterAll(async () => {
   await anvil?.dispose();
@@ -100,9 +108,9 @@ describe('response bytes held by the router', () => {
       const started = Date.now();
       expect((await anvil.request('/neighbour/ping')).status).toBe(200);
       expect(Date.now() - started).toBeLessThan(1_000);
-      // A stalled stream holds at most its chunk in flight.
+      // A stalled stream holds at most its chunk in flight (the first one also the head).
       const held = sample(await scrapeMetrics(anvil), 'anvil_response_buffer_bytes', {});
-      expect(held).toBeLessThanOrEqual(40 * 64 * 1024);
+      expect(held).toBeLessThanOrEqual(40 * (64 * 1024 + HEAD_BYTES_AT_MOST));
       // They get the whole file once they read again.
       const rest = await readers[0]!.readRest();
       expect(rest).toMatchObject({ status: 200, contentLength: FILE_BYTES, received: FILE_BYTES });
@@ -120,8 +128,10 @@ describe('response bytes held by the router', () => {
         readers.push(reader);
         await reader.headed;
       }
-      // 16 MiB each under a 40 MiB cap: two fit, and each newer one cuts the one held longest.
-      expect(sample(await scrapeMetrics(anvil), 'anvil_response_buffer_bytes', {})).toBe(2 * BIG_BODY_BYTES);
+      // 16 MiB each (and its head) under a 40 MiB cap: two fit, and each newer one cuts the one held longest.
+      const held = sample(await scrapeMetrics(anvil), 'anvil_response_buffer_bytes', {})!;
+      expect(held).toBeGreaterThan(2 * BIG_BODY_BYTES);
+      expect(held).toBeLessThan(2 * BIG_BODY_BYTES + 2 * HEAD_BYTES_AT_MOST);
       const results = await Promise.all(readers.map((r) => r.readRest()));
       expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
       // Which were cut depends on what the kernel took of each body meanwhile (one that left the
@@ -134,6 +144,31 @@ describe('response bytes held by the router', () => {
       await eventually(async () => sample(await scrapeMetrics(anvil), 'anvil_response_buffer_bytes', {}) === 0);
     } finally {
       for (const r of readers) r.destroy();
+    }
+  });
+
+  it("readers that stop reading one API's answers cut only that API's connections, never a slower reader of another API (issue 41, case 5)", async () => {
+    const victim = slowReader(anvil.port, '/download/big');
+    const attackers: SlowReader[] = [];
+    try {
+      await victim.headed;
+      // Each API's share of the 40 MiB is 20 MiB while both hold bytes: maker, over its share,
+      // loses its own oldest connections; the victim, within its share, holds on.
+      for (let i = 0; i < 4; i++) {
+        const reader = slowReader(anvil.port, '/maker/big');
+        attackers.push(reader);
+        await reader.headed;
+      }
+      const rest = await victim.readRest();
+      expect(rest).toMatchObject({ status: 200, contentLength: BIG_BODY_BYTES, received: BIG_BODY_BYTES });
+      expect(await quotaRefusals(anvil, 'download', 'response_buffer')).toBe(0);
+      const results = await Promise.all(attackers.map((r) => r.readRest()));
+      const cut = results.filter((r) => r.received < BIG_BODY_BYTES).length;
+      expect(cut).toBeGreaterThanOrEqual(1);
+      expect(results.at(-1)!.received).toBe(BIG_BODY_BYTES);
+    } finally {
+      victim.destroy();
+      for (const r of attackers) r.destroy();
     }
   });
 });
