@@ -266,9 +266,10 @@ export class ActorTable {
         const { windowMs, aborts } = this.hosts.limits;
         if (verdict.action === 'suspect') {
           this.log('warn', 'host suspect: its APIs that start from now on start in its quarantine cell', { host, env, api: key, cell, windowMs });
-          // An API of the host whose first request came while the cell was dying was placed in it: it starts over in the host's cell.
+          // An API of the host whose first request came while the cell was dying was placed where
+          // hashing put it (the dying cell, say): not having run yet, it starts in the host's cell.
           for (const actor of this.actors.values()) {
-            if (actor.cell === cell && actor.neverRan && sameHost(actor.spec, api) && this.faults.placement(actor.spec) === undefined) this.moveActor(actor, this.quarantine.cellOfHost(api), true);
+            if (actor.neverRan && !actor.inHostCell && sameHost(actor.spec, api) && this.faults.placement(actor.spec) === undefined) this.moveActor(actor, this.quarantine.cellOfHost(api), true);
           }
         } else if (verdict.action === 'move') {
           const culpritKeys = [...(this.hosts.placement(api)?.culprits.keys() ?? [])];
