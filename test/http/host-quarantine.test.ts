@@ -72,7 +72,7 @@ async function deployAttacker(key: string): Promise<void> {
 const cellDeaths = (cell: number) => anvil.logLines().filter((l) => l.msg === 'cell died; restarting it' && l.cell === cell);
 
 describe('a host aborting its neighbour’s cell with fresh API keys', () => {
-  it('costs the neighbour (another host) its in-flight request at the first abort at most: every later key starts in the host’s quarantine cell', async () => {
+  it('costs the neighbour (another host) only what it had in flight at the first abort: every later key starts in the host’s quarantine cell', async () => {
     expect(bombKeys).toHaveLength(6);
     expect((await anvil.request(`/${NEIGHBOUR}/ping`)).status).toBe(200);
 
