@@ -16,7 +16,7 @@ export interface ApiActors {
  * instance's own origin (its port is known once the HTTP server listens).
  */
 export async function createApiActors(options: InstanceOptions, log: InstanceLog, registry: Registry, paths: DataPaths, localBaseUrl: () => string): Promise<ApiActors> {
-  const actors = new ActorTable(options.cells, options.maxCells, options.actors, (level, msg, fields) => log[level](fields ?? {}, msg));
+  const actors = new ActorTable(options.cells, options.maxCells, options.actors, (level, msg, fields) => log[level](fields ?? {}, msg), options.hostFaults);
   // Several instances on one Redis quarantine and pause a crashing API together. The Redis client
   // is loaded only then: a router without REDIS_URL starts ~70 ms sooner.
   if (options.redisUrl) {

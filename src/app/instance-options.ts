@@ -6,6 +6,7 @@ import type { ApiQuotas } from '../quotas/api-quotas.js';
 import type { PublicHost } from '../registry/registry.js';
 import type { BootDeployReport } from '../releases/boot-deploy.js';
 import type { ActorLimits } from '../router/actor-handle.js';
+import type { HostFaultLimits } from '../router/host-faults.js';
 
 /**
  * Everything an instance is started with. The CLI builds it from its flags and from the
@@ -43,6 +44,8 @@ export interface InstanceOptions {
   /** Peers whose `x-forwarded-for` is believed (CIDRs, comma-separated); null: none. */
   trustedProxies: string | null;
   actors: ActorLimits;
+  /** When a public host whose APIs abort cells is moved to its quarantine cell (--host-abort-limit, --host-abort-window). */
+  hostFaults: HostFaultLimits;
   /** Maxima for custom directives (api.yaml `limits:` cannot go above) and isolates per thread. */
   sandbox: ActorSpec['sandbox'];
   /** Jobs running at once (one per API at most), and the backoff of the first retry. */

@@ -30,6 +30,12 @@ export function operatorSources(parts: OperatorParts): OperatorSources {
     live: parts.metrics.live,
     actors: () => parts.actors.gauges(),
     pausedUntil: (api) => parts.actors.pausedUntil(api),
+    hostFault: (host) => {
+      const state = parts.actors.hostFault({ host: host.name, env: host.env });
+      if (state === null) return null;
+      const { aborts, windowMs } = parts.actors.hostFaultLimits;
+      return { stage: state.stage, culprits: state.culprits, pausedUntil: state.pausedUntil > 0 ? new Date(state.pausedUntil).toISOString() : null, abortLimit: aborts, windowSeconds: Math.round(windowMs / 1000) };
+    },
     cells: parts.cells,
     jobCounts: (host) => {
       const hit = cached.get(host.name);

@@ -50,6 +50,8 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
   const threads = await openThreadServer(log, actors);
   const metrics = new Metrics(options.metricsToken);
   metrics.watchActors(() => actors.gauges());
+  metrics.watchHostFaults(() => actors.hostFaults());
+  actors.aborted = (api) => metrics.cellAborts.inc({ host: api.host, api: api.key });
   // The cells start while --apis is deployed (a process each, ~0.2 s); requests wait for both.
   const [cells, boot] = await Promise.all([startCells(options, log, threads, actors, metrics), deployAtBoot()]);
 

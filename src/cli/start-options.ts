@@ -52,6 +52,8 @@ export interface StartFlags {
   maxResponseHeaderBytes: number;
   auditDays: number;
   auditRows: number;
+  hostAbortLimit: number;
+  hostAbortWindow: number;
   logFollowers: number;
   logFollowBuffer: number;
 }
@@ -116,6 +118,7 @@ export function instanceOptions(flags: StartFlags, maxCells: number, envExplicit
     jobs: { concurrency: flags.jobConcurrency, backoffMs: flags.jobBackoff, leaseMs: flags.jobLease },
     responseBufferBytes: flags.responseBuffer,
     auditRetention: { days: flags.auditDays, rows: flags.auditRows },
+    hostFaults: { aborts: flags.hostAbortLimit, windowMs: flags.hostAbortWindow },
     logFollow: { perApi: flags.logFollowers, bufferedBytes: flags.logFollowBuffer },
     quotas: {
       jobPayloadBytes: flags.maxJobPayload,

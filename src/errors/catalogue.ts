@@ -72,6 +72,7 @@ export const Errors = {
   jsonTooDeep: coded('ANVIL_ERR_JSON_TOO_DEEP', 400, 'Bad Request: the JSON body is nested deeper than %s levels', true),
   mailboxFull: coded('ANVIL_ERR_MAILBOX_FULL', 503, 'Service Unavailable: the API is busy, retry later'),
   paused: coded('ANVIL_ERR_PAUSED', 503, 'Service Unavailable: the API is paused after crashing its cell, retry later'),
+  hostPaused: coded('ANVIL_ERR_HOST_PAUSED', 503, 'Service Unavailable: every API of host %s is paused: %s of its APIs crashed cells within %s (--host-abort-limit, --host-abort-window), retry later'),
   notReady: coded('ANVIL_ERR_NOT_READY', 503, 'Service Unavailable'),
   cellDied: coded('ANVIL_ERR_CELL_DIED', 502, 'Bad Gateway: the API stopped while handling the request'),
   actorFailed: coded('ANVIL_ERR_ACTOR_FAILED', 502, 'Bad Gateway: the API could not start'),

@@ -59,6 +59,10 @@ export class ActorHandle {
   private failedUntil = 0;
   /** False once a newer release took over: the actor drains and is retired. */
   current = true;
+  /** It lives in its host's quarantine cell (router/host-faults.ts), not where hashing puts it. */
+  inHostCell = false;
+  /** A thread of it has dialled in once (an actor that never ran had no work in a cell that died). */
+  private ran = false;
   /** New work waits here while the router cannot tell yet whether a lost thread's cell is dying. */
   readonly hold = new VerdictHold(VERDICT_WAIT_MS, () => this.pump());
 
@@ -139,7 +143,13 @@ export class ActorHandle {
     this.startThread();
   }
 
+  /** True until a thread of it first dials in. */
+  get neverRan(): boolean {
+    return !this.ran;
+  }
+
   attach(link: ThreadLink): void {
+    this.ran = true;
     if (this.starting > 0) this.starting--;
     this.threads.push(link);
     this.pump();

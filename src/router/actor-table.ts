@@ -2,7 +2,7 @@ import type { Socket } from 'node:net';
 import { assignCell } from '../cells/assign.js';
 import type { CellEvents } from '../cells/cell-supervisor.js';
 import { Errors } from '../errors.js';
-import { formatApiId, sameApi, type ApiId } from '../protocol/api-id.js';
+import { formatApiId, formatEnvId, sameApi, type ApiId } from '../protocol/api-id.js';
 import type { ActorSpec } from '../protocol/cell-messages.js';
 import { answerPayload, type BusCall, type CallReply } from '../protocol/bus-calls.js';
 import type { EnqueueOutcome, EnqueueRequest } from '../protocol/enqueue.js';
@@ -12,6 +12,7 @@ import { ActorHandle, type ActorLimits, type ThreadStarter } from './actor-handl
 import { CpuPlacement } from './cpu-placement.js';
 import type { FaultBoard } from './fault-board.js';
 import { FaultPolicy } from './fault-policy.js';
+import { DEFAULT_HOST_FAULT_LIMITS, HostFaults, type HostFaultLimits, type HostId, type HostStage, type HostVerdict } from './host-faults.js';
 import { QuarantineCells, type QuarantineControl } from './quarantine-cells.js';
 import type { Job } from './job.js';
 import type { ActorGauges } from './metrics.js';
@@ -39,6 +40,20 @@ const HEAVY_HOLD_MS = 30_000;
 /** The priority of the low-priority cell: weight 15 against the router's 1024 (nice 0). */
 const LOW_PRIORITY_NICE = 19;
 
+/** A host's fault state, for the overview and the metrics. */
+export interface HostFaultState {
+  host: string;
+  env: string;
+  /** Where its APIs start: `new-apis` (suspect), `all-apis` (moved); null: where hashing puts them. */
+  stage: HostStage | null;
+  /** Its quarantine cell, null while it has none. */
+  cell: number | null;
+  /** Its APIs that aborted cells within the window. */
+  culprits: string[];
+  /** Every API of it paused until then (ms since epoch); 0: not paused. */
+  pausedUntil: number;
+}
+
 /**
  * Every actor the router knows, by id (`<host>/<env>/<key>@<release>`): created on the first request
  * for a release, dropped once superseded and drained. It turns cell events into actor events,
@@ -52,7 +67,10 @@ export class ActorTable {
   /** A thread reported what it counted itself: requests it took from peers, calls it made that way, sandbox CPU. */
   private threadReport: (spec: ActorSpec, stats: ThreadStats) => void = () => {};
   private readonly faults = new FaultPolicy();
+  private readonly hosts: HostFaults;
   private readonly quarantine: QuarantineCells;
+  /** Told of each API whose directive aborted a cell (a certain blame), for the metrics. */
+  aborted: (api: ApiId) => void = () => {};
   private readonly cpu = new CpuPlacement(HEAVY_CORES, HEAVY_MS_PER_REQUEST, HEAVY_HOLD_MS);
   /** The cell of CPU-heavy APIs, started when the first one shows up. */
   private lowPriorityCell: number | null = null;
@@ -65,8 +83,10 @@ export class ActorTable {
     maxCells: number,
     private readonly limits: ActorLimits,
     private readonly log: Log,
+    hostLimits: HostFaultLimits = DEFAULT_HOST_FAULT_LIMITS,
   ) {
-    this.quarantine = new QuarantineCells(this.faults, () => this.control!, baseCells, maxCells, log);
+    this.hosts = new HostFaults(hostLimits);
+    this.quarantine = new QuarantineCells(this.faults, this.hosts, () => this.control!, baseCells, maxCells, log);
     const every = Math.min(1000, Math.max(50, Math.min(limits.idleMs, limits.stuckAfterMs) / 4));
     this.sweeper = setInterval(() => this.sweep(Date.now()), every);
     this.sweeper.unref();
@@ -84,6 +104,15 @@ export class ActorTable {
       const changed = this.faults.adopt(api, decision, Date.now());
       if (changed !== null) this.log('warn', `API ${changed} by another instance`, { api: api.key, host: api.host, env: api.env, strikes: decision.strikes, pausedMs: decision.pausedForMs });
       if (changed === 'paused') for (const actor of this.actors.values()) if (sameApi(actor.spec, api)) actor.failWaiting();
+    });
+    this.hosts.decided = (host, decision) => board.tellHost(host, decision);
+    board.listenHosts((host, decision) => {
+      const now = Date.now();
+      const changed = this.hosts.adopt(host, decision, now);
+      if (changed === null) return;
+      this.log('warn', `host ${changed} by another instance`, { host: host.host, env: host.env, strikes: decision.strikes, pausedMs: decision.pausedForMs, suspectMs: decision.suspectForMs });
+      if (changed === 'moved') this.moveHost(host);
+      if (changed === 'paused') this.failHostWaiting(host, Math.ceil(decision.pausedForMs / 1000));
     });
   }
 
@@ -106,19 +135,22 @@ export class ActorTable {
   dispatch(spec: ActorSpec, job: Job): void {
     const now = Date.now();
     const paused = this.faults.admit(spec, now);
-    if (paused > 0) {
-      job.fail(Errors.paused(), Math.ceil(paused / 1000));
+    const hostPaused = this.hosts.admit(spec, now);
+    if (paused > 0 || hostPaused > 0) {
+      job.fail(hostPaused > paused ? this.hostPausedError(spec) : Errors.paused(), Math.ceil(Math.max(paused, hostPaused) / 1000));
       return;
     }
     let actor = this.actors.get(spec.id);
     if (actor === undefined) {
-      const cell = this.cellFor(spec, now);
-      actor = new ActorHandle(spec, cell, this.limits, this.control!);
+      actor = new ActorHandle(spec, 0, this.limits, this.control!);
+      actor.cell = this.cellFor(actor, now);
       this.actors.set(spec.id, actor);
     } else {
-      // A quarantined API whose cell was reaped (its index may serve another API now) starts over in a new one.
+      // A quarantined API (or one in its host's quarantine cell) whose cell was reaped (its index may
+      // serve another API now) starts over in a new one.
       const placement = this.faults.placement(spec);
-      if (placement !== undefined && placement.cell !== actor.cell) actor.moveTo(this.cellFor(spec, now));
+      if (placement !== undefined && placement.cell !== actor.cell) actor.moveTo(this.cellFor(actor, now));
+      else if (placement === undefined && actor.inHostCell && this.hosts.placement(spec)?.cell !== actor.cell) actor.moveTo(this.cellFor(actor, now));
     }
     actor.current = true;
     actor.dispatch(job);
@@ -208,7 +240,16 @@ export class ActorTable {
         if (actor.links.some((l) => l.cell === cell && l.load > 0)) this.faults.noteLostWork(actor.spec, cell, now);
       }
       const paused: Array<{ api: ApiId; forMs: number }> = [];
-      for (const { api, verdict } of this.faults.judge(cell, now, [...culprits.values()])) {
+      const blamed = this.faults.blame(cell, now, [...culprits.values()]);
+      const hostVerdicts: Array<{ api: ApiId; verdict: NonNullable<HostVerdict> }> = [];
+      for (const api of blamed.apis) {
+        const verdict = this.faults.verdict(api, cell, now);
+        // Only a certain blame counts against the host: never the guess made when a cell died of something else.
+        if (blamed.certain) {
+          this.aborted(api);
+          const hostVerdict = this.hosts.blame(api, now);
+          if (hostVerdict !== null) hostVerdicts.push({ api, verdict: hostVerdict });
+        }
         const { host, env, key } = api;
         if (verdict.action === 'pause') {
           this.log('error', 'API killed its quarantine cell again; paused', { api: key, host, env, cell, pausedMs: verdict.forMs });
@@ -217,7 +258,27 @@ export class ActorTable {
         }
         const quarantine = this.quarantine.place(api, now);
         this.log('warn', 'API quarantined in a cell of its own', { api: key, host, env, from: cell, cell: quarantine });
-        for (const actor of this.actors.values()) if (sameApi(actor.spec, api)) actor.moveTo(quarantine);
+        for (const actor of this.actors.values()) if (sameApi(actor.spec, api)) this.moveActor(actor, quarantine, false);
+      }
+      const pausedHosts: Array<{ host: HostId; forMs: number }> = [];
+      for (const { api, verdict } of hostVerdicts) {
+        const { host, env, key } = api;
+        const { windowMs, aborts } = this.hosts.limits;
+        if (verdict.action === 'suspect') {
+          this.log('warn', 'host suspect: its APIs that start from now on start in its quarantine cell', { host, env, api: key, cell, windowMs });
+          // An API of the host whose first request came while the cell was dying was placed where
+          // hashing put it (the dying cell, say): not having run yet, it starts in the host's cell.
+          for (const actor of this.actors.values()) {
+            if (actor.neverRan && !actor.inHostCell && sameHost(actor.spec, api) && this.faults.placement(actor.spec) === undefined) this.moveActor(actor, this.quarantine.cellOfHost(api), true);
+          }
+        } else if (verdict.action === 'move') {
+          const culpritKeys = [...(this.hosts.placement(api)?.culprits.keys() ?? [])];
+          const moved = this.moveHost(api);
+          this.log('error', 'host moved: its APIs aborted cells too often; all of them now run in its quarantine cell', { host, env, api: key, culprits: culpritKeys, aborts, windowMs, cell: moved });
+        } else {
+          this.log('error', 'host paused: one more of its APIs aborted a cell', { host, env, api: key, pausedMs: verdict.forMs, strikes: this.hosts.placement(api)?.strikes });
+          pausedHosts.push({ host: api, forMs: verdict.forMs });
+        }
       }
       for (const actor of this.actors.values()) if (actor.cell === cell) actor.cellDown();
       // A paused API's cell is not kept for it: its waiting requests fail, and after the pause it
@@ -226,6 +287,7 @@ export class ActorTable {
         for (const actor of this.actors.values()) if (sameApi(actor.spec, api)) actor.failWaiting(Errors.paused, Math.ceil(forMs / 1000));
         this.quarantine.release(api);
       }
+      for (const { host, forMs } of pausedHosts) this.failHostWaiting(host, Math.ceil(forMs / 1000));
       // The verdict is given: work held since a thread of this cell was lost goes on (verdict-hold.ts).
       for (const actor of this.actors.values()) actor.hold.cellDown(cell);
     },
@@ -238,12 +300,68 @@ export class ActorTable {
     },
   };
 
-  /** Where an API's actor lives: its quarantine cell, the low-priority cell while it is CPU-heavy, or its hashed cell. */
-  private cellFor(api: ApiId, now: number): number {
+  /**
+   * Where an actor lives: its API's quarantine cell, its host's (host-faults.ts: the host is suspect
+   * and the actor starts now, or the host was moved), the low-priority cell while it is CPU-heavy, or
+   * its hashed cell. Sets `inHostCell`.
+   */
+  private cellFor(actor: ActorHandle, now: number): number {
+    const api = actor.spec;
+    actor.inHostCell = false;
     const quarantined = this.quarantine.cellOf(api, now);
     if (quarantined !== undefined) return quarantined;
+    if (this.hosts.stage(api, now) !== null) {
+      actor.inHostCell = true;
+      return this.quarantine.cellOfHost(api);
+    }
     if (this.lowPriorityCell !== null && this.cpu.isHeavy(api, now)) return this.lowPriorityCell;
     return assignCell(formatApiId(api), this.baseCells);
+  }
+
+  private moveActor(actor: ActorHandle, cell: number, inHostCell: boolean): void {
+    actor.inHostCell = inHostCell;
+    actor.moveTo(cell);
+  }
+
+  /** Every API of a moved host not quarantined alone goes to the host's quarantine cell; returns that cell (null: no actor to move). */
+  private moveHost(host: HostId): number | null {
+    let cell: number | null = this.hosts.placement(host)?.cell ?? null;
+    for (const actor of this.actors.values()) {
+      if (!sameHost(actor.spec, host) || this.faults.placement(actor.spec) !== undefined) continue;
+      if (actor.inHostCell && actor.cell === cell) continue;
+      cell = this.quarantine.cellOfHost(host);
+      this.moveActor(actor, cell, true);
+    }
+    return cell;
+  }
+
+  /** A paused host's waiting requests fail with the pause's retry-after. */
+  private failHostWaiting(host: HostId, retryAfterSeconds: number): void {
+    for (const actor of this.actors.values()) if (sameHost(actor.spec, host)) actor.failWaiting(() => this.hostPausedError(host), retryAfterSeconds);
+  }
+
+  private hostPausedError(host: HostId) {
+    const culprits = this.hosts.placement(host)?.culprits.size ?? 0;
+    return Errors.hostPaused(host.host, culprits, `${Math.round(this.hosts.limits.windowMs / 1000)} s`);
+  }
+
+  /** Every host the fault policy holds a record of, for the overview and the metrics. */
+  hostFaults(now = Date.now()): HostFaultState[] {
+    const states: HostFaultState[] = [];
+    for (const placement of this.hosts.all()) {
+      const culprits = [...placement.culprits].filter(([, at]) => now - at < this.hosts.limits.windowMs).map(([key]) => key);
+      states.push({ host: placement.host, env: placement.env, stage: this.hosts.stage(placement, now), cell: placement.cell, culprits, pausedUntil: placement.pausedUntil > now ? placement.pausedUntil : 0 });
+    }
+    return states;
+  }
+
+  get hostFaultLimits(): HostFaultLimits {
+    return this.hosts.limits;
+  }
+
+  /** The fault state of one host, or null when it has none. */
+  hostFault(host: HostId, now = Date.now()): HostFaultState | null {
+    return this.hostFaults(now).find((s) => formatEnvId(s) === formatEnvId(host)) ?? null;
   }
 
   /** A thread reported its CPU: an API that keeps too many cores busy moves to the low-priority cell. */
@@ -251,7 +369,7 @@ export class ActorTable {
     const { cores, cpuMs, requests } = recentCpu(actor.links, now);
     // A request still running at the end of a window (an endless loop) makes its cost unbounded.
     const msPerRequest = requests === 0 ? Infinity : cpuMs / requests;
-    if (!this.cpu.note(actor.spec, cores, msPerRequest, now) || this.faults.placement(actor.spec) !== undefined) return;
+    if (!this.cpu.note(actor.spec, cores, msPerRequest, now) || this.faults.placement(actor.spec) !== undefined || actor.inHostCell) return;
     this.lowPriorityCell ??= this.control!.addCell(LOW_PRIORITY_NICE);
     this.log('warn', 'API keeps the CPU busy; it now runs in the low-priority cell', {
       api: actor.spec.key,
@@ -275,7 +393,7 @@ export class ActorTable {
 
   /** Until when (ms since epoch) the fault policy pauses the API; 0 when it does not. */
   pausedUntil(api: ApiId): number {
-    return this.faults.placement(api)?.pausedUntil ?? 0;
+    return Math.max(this.faults.placement(api)?.pausedUntil ?? 0, this.hosts.placement(api)?.pausedUntil ?? 0);
   }
 
   /** Per API (its releases summed: an old one may still be draining), for /anvil/metrics. */
@@ -308,15 +426,23 @@ export class ActorTable {
   }
 
   private sweep(now: number): void {
-    this.quarantine.reap(now, this.limits.idleMs, (api) => {
-      for (const actor of this.actors.values()) if (sameApi(actor.spec, api) && (actor.busy || actor.threadCount > 0)) return true;
-      return false;
-    });
+    this.quarantine.reap(
+      now,
+      this.limits.idleMs,
+      (api) => {
+        for (const actor of this.actors.values()) if (sameApi(actor.spec, api) && (actor.busy || actor.threadCount > 0)) return true;
+        return false;
+      },
+      (host) => {
+        for (const actor of this.actors.values()) if (actor.inHostCell && sameHost(actor.spec, host) && (actor.busy || actor.threadCount > 0)) return true;
+        return false;
+      },
+    );
     for (const [id, actor] of this.actors) {
       this.watch(actor, now);
       actor.retireIdle(now);
       // Light again, and idle: back to its own cell for its next thread.
-      if (actor.cell === this.lowPriorityCell && actor.threadCount === 0 && !actor.busy) actor.relocate(this.cellFor(actor.spec, now));
+      if (actor.cell === this.lowPriorityCell && actor.threadCount === 0 && !actor.busy) actor.relocate(this.cellFor(actor, now));
       if (!actor.current && !actor.busy && actor.threadCount === 0) this.actors.delete(id);
     }
   }
@@ -348,4 +474,8 @@ export class ActorTable {
       }
     }
   }
+}
+
+function sameHost(a: HostId, b: HostId): boolean {
+  return a.host === b.host && a.env === b.env;
 }

@@ -1,7 +1,8 @@
 /**
  * Quarantine and pause decisions shared between instances (several instances behind a balancer,
  * on one Redis): an API that kills its cells on one instance is quarantined, then paused, on every
- * instance, for the same remaining time. The Redis board is stores/redis-fault-board.ts; without
+ * instance, for the same remaining time; so is a tenant (public host) whose APIs abort cells
+ * (host-faults.ts): suspect, moved and paused everywhere. The Redis board is stores/redis-fault-board.ts; without
  * Redis an instance has none and decides alone.
  */
 import type { ApiId } from '../protocol/api-id.js';
@@ -14,10 +15,26 @@ export interface FaultDecision {
   pausedForMs: number;
 }
 
+/** One instance's decision about a host (host-faults.ts), as the others adopt it. */
+export interface HostFaultDecision {
+  /** How long the host stays suspect (its APIs that start now start in its quarantine cell), ms. */
+  suspectForMs: number;
+  /** All its APIs live in its quarantine cell. */
+  moved: boolean;
+  /** APIs of it that aborted cells since it was moved (the host's pause doubles with each). */
+  strikes: number;
+  /** How much of the host's pause is left, ms; 0: not paused. */
+  pausedForMs: number;
+}
+
 export interface FaultBoard {
   /** A decision taken here, for every other instance. Never throws: what cannot be told now is told later. */
   tell(api: ApiId, decision: FaultDecision): void;
   /** `adopt` is called with the decisions of other instances (repeats included: adopting is idempotent). */
   listen(adopt: (api: ApiId, decision: FaultDecision) => void): void;
+  /** A decision about a host taken here, for every other instance (as `tell`). */
+  tellHost(host: Pick<ApiId, 'host' | 'env'>, decision: HostFaultDecision): void;
+  /** `adopt` is called with the other instances' decisions about hosts (repeats included). */
+  listenHosts(adopt: (host: Pick<ApiId, 'host' | 'env'>, decision: HostFaultDecision) => void): void;
   close(): void;
 }

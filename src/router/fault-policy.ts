@@ -66,6 +66,14 @@ export class FaultPolicy {
    * whose directives were running in it when it died (its marker file), each once.
    */
   judge(cell: number, now: number, running: readonly ApiId[]): Array<{ api: ApiId; verdict: Verdict }> {
+    return this.blame(cell, now, running).apis.map((api) => ({ api, verdict: this.verdict(api, cell, now) }));
+  }
+
+  /**
+   * The APIs to blame for the death of `cell` (as `judge`, without the verdicts): `certain` when
+   * they were running tenant code or the router killed the cell for them, not when suspected.
+   */
+  blame(cell: number, now: number, running: readonly ApiId[]): { apis: ApiId[]; certain: boolean } {
     const lost: ApiId[] = [];
     const certain: ApiId[] = [];
     for (const [id, suspect] of this.suspects) {
@@ -75,11 +83,12 @@ export class FaultPolicy {
       lost.push(suspect.api);
       if (suspect.certain) certain.push(suspect.api);
     }
-    const blamed = running.length > 0 ? running : certain.length > 0 ? certain : lost;
-    return blamed.map((api) => ({ api, verdict: this.verdict(api, cell, now) }));
+    if (running.length > 0) return { apis: [...running], certain: true };
+    return certain.length > 0 ? { apis: certain, certain: true } : { apis: lost, certain: false };
   }
 
-  private verdict(api: ApiId, cell: number, now: number): Verdict {
+  /** What happens to an API blamed for the death of `cell`: quarantine, or a pause when it was its quarantine cell. */
+  verdict(api: ApiId, cell: number, now: number): Verdict {
     const placement = this.placement(api);
     if (placement === undefined || placement.cell !== cell) {
       this.decided(api, { strikes: placement?.strikes ?? 0, pausedForMs: 0 });

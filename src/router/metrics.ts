@@ -42,6 +42,12 @@ export class Metrics {
   readonly connections = new Counter({ name: 'anvil_http_connections_total', help: 'TCP connections accepted by the router', registers: [this.registry] });
   readonly busCalls = new Counter({ name: 'anvil_bus_calls_total', help: 'Calls made by an API to another over the in-process bus', labelNames: ['host', 'api'], registers: [this.registry] });
   readonly cellRestarts = new Counter({ name: 'anvil_cell_restarts_total', help: 'Cell processes that died and were restarted', labelNames: ['cell'], registers: [this.registry] });
+  readonly cellAborts = new Counter({
+    name: 'anvil_cell_aborts_total',
+    help: "Cell processes the API's code aborted (its directive was running, or the router killed the cell for it)",
+    labelNames: ['host', 'api'],
+    registers: [this.registry],
+  });
   private readonly requests = new RequestMeters(this.registry);
   private readonly sandboxCpu = new SandboxCpuMeters(this.registry);
   private readonly errors = new Counter({
@@ -143,6 +149,26 @@ export class Metrics {
     gauge('anvil_actor_threads', 'Worker threads the API has now', (g) => g.threads);
     gauge('anvil_isolates', 'V8 isolates the API\'s custom directives hold', (g) => g.isolates);
     gauge('anvil_isolate_heap_bytes', 'Heap used by the API\'s isolates (reported by its threads every 2 s)', (g) => g.isolateHeapBytes);
+  }
+
+  /**
+   * Public hosts whose APIs aborted cells (router/host-faults.ts), read when metrics are scraped:
+   * 1 for the host's stage, `new-apis` (suspect), `all-apis` (moved) or `paused`.
+   */
+  watchHostFaults(read: () => Array<{ host: string; stage: string | null; pausedUntil: number }>): void {
+    new Gauge({
+      name: 'anvil_host_quarantine',
+      help: 'Public hosts whose APIs aborted cells: stage new-apis (its APIs that start now start in its quarantine cell), all-apis (all run there), paused (all answer 503)',
+      labelNames: ['host', 'stage'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const { host, stage, pausedUntil } of read()) {
+          if (stage !== null) this.set({ host, stage }, 1);
+          if (pausedUntil > 0) this.set({ host, stage: 'paused' }, 1);
+        }
+      },
+    });
   }
 
   /** Cell processes running or starting, read when metrics are scraped. */

@@ -19,9 +19,24 @@ export interface OperatorSources {
   actors(): ActorGauges[];
   /** Until when the fault policy pauses an API (ms since epoch), 0 when it does not. */
   pausedUntil(api: ApiId): number;
+  /** What the fault policy holds against a public host whose APIs aborted cells (host-faults.ts), or null. */
+  hostFault(host: PublicHost): HostFaultOverview | null;
   cells(): number;
   /** Jobs per state of each API of the host, by key (may be a few seconds old). */
   jobCounts(host: PublicHost): Promise<Map<string, QueueCounts>>;
+}
+
+/** The host-level fault state in the overview (its APIs aborted cells: router/host-faults.ts). */
+export interface HostFaultOverview {
+  /** `new-apis`: its APIs that start now start in its quarantine cell; `all-apis`: all run there; null: neither any more. */
+  stage: 'new-apis' | 'all-apis' | null;
+  /** Its APIs that aborted cells within the window. */
+  culprits: string[];
+  /** Until when every API of the host is paused (ISO time), null when it is not. */
+  pausedUntil: string | null;
+  /** The limits: APIs aborting cells within `windowSeconds` before the host is moved. */
+  abortLimit: number;
+  windowSeconds: number;
 }
 
 /** `paused`: the fault policy holds it (answers 503); else `public`, `active` (private) or `disabled`. */
@@ -79,6 +94,7 @@ export async function overview(sources: OperatorSources, host: PublicHost): Prom
       threads,
     },
     host: host.name,
+    faults: sources.hostFault(host),
     totals: {
       apis: apis.length,
       public: count('public'),

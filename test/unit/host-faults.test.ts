@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { FaultPolicy } from '../../src/router/fault-policy.js';
+import { HostFaults } from '../../src/router/host-faults.js';
+
+// Blame per tenant (public host), on a fake clock (plain milliseconds).
+const A = 'a.example';
+const api = (key: string, host = A) => ({ host, env: 'dev', key });
+const HOST_A = { host: A, env: 'dev' };
+const WINDOW = 10 * 60_000;
+
+describe('HostFaults', () => {
+  it("makes a host suspect at its first abort: its APIs that start now start in its quarantine cell, for the window after its latest abort", () => {
+    const hosts = new HostFaults({ aborts: 2, windowMs: WINDOW });
+    expect(hosts.stage(HOST_A, 0)).toBeNull();
+    expect(hosts.blame(api('k1'), 1_000)).toEqual({ action: 'suspect' });
+    expect(hosts.stage(HOST_A, 1_000)).toBe('new-apis');
+    // The same API again counts once (per-API quarantine and pause deal with it), but keeps the host suspect.
+    expect(hosts.blame(api('k1'), 5_000)).toBeNull();
+    expect(hosts.stage(HOST_A, 5_000 + WINDOW - 1)).toBe('new-apis');
+    expect(hosts.stage(HOST_A, 5_000 + WINDOW)).toBeNull();
+    // Another host is not touched.
+    expect(hosts.stage({ host: 'b.example', env: 'dev' }, 5_000)).toBeNull();
+    expect(hosts.admit({ host: 'b.example', env: 'dev' }, 5_000)).toBe(0);
+  });
+
+  it('moves a host once --host-abort-limit different APIs of it abort cells within the window, for good', () => {
+    const hosts = new HostFaults({ aborts: 2, windowMs: WINDOW });
+    hosts.blame(api('k1'), 0);
+    expect(hosts.blame(api('k2'), 60_000)).toEqual({ action: 'move' });
+    expect(hosts.stage(HOST_A, 60_000)).toBe('all-apis');
+    expect(hosts.stage(HOST_A, 100 * WINDOW)).toBe('all-apis');
+  });
+
+  it('forgets aborts older than the window: two aborts further apart do not move the host', () => {
+    const hosts = new HostFaults({ aborts: 2, windowMs: WINDOW });
+    hosts.blame(api('k1'), 0);
+    expect(hosts.blame(api('k2'), WINDOW)).toEqual({ action: 'suspect' });
+    expect(hosts.stage(HOST_A, WINDOW)).toBe('new-apis');
+    expect(hosts.blame(api('k3'), WINDOW + 1)).toEqual({ action: 'move' });
+  });
+
+  it('with --host-abort-limit 1, moves the host at its first abort', () => {
+    const hosts = new HostFaults({ aborts: 1, windowMs: WINDOW });
+    expect(hosts.blame(api('k1'), 0)).toEqual({ action: 'move' });
+  });
+
+  it('pauses every API of a moved host with each new API of it that aborts a cell, the pause doubling up to 5 min', () => {
+    const hosts = new HostFaults({ aborts: 2, windowMs: WINDOW });
+    hosts.blame(api('k1'), 0);
+    hosts.blame(api('k2'), 1_000);
+    expect(hosts.blame(api('k3'), 2_000)).toEqual({ action: 'pause', forMs: 1_000 });
+    expect(hosts.admit(HOST_A, 2_500)).toBe(500);
+    expect(hosts.admit(HOST_A, 3_000)).toBe(0);
+    // The same API again: per-API business.
+    expect(hosts.blame(api('k3'), 4_000)).toBeNull();
+    expect(hosts.blame(api('k4'), 5_000)).toEqual({ action: 'pause', forMs: 2_000 });
+    let verdict = null;
+    for (let i = 5; i < 20; i++) verdict = hosts.blame(api(`k${i}`), 10_000 + i);
+    expect(verdict).toEqual({ action: 'pause', forMs: 5 * 60_000 });
+    // A quiet window forgets the doubling; the host stays moved.
+    const later = 10_000 + 20 + WINDOW;
+    expect(hosts.blame(api('k99'), later)).toEqual({ action: 'pause', forMs: 1_000 });
+    expect(hosts.stage(HOST_A, later)).toBe('all-apis');
+  });
+
+  it('tells each decision with what is left of it, and adopts those of other instances without telling them back', () => {
+    const hosts = new HostFaults({ aborts: 2, windowMs: WINDOW });
+    const told: unknown[] = [];
+    hosts.decided = (host, decision) => told.push({ ...host, ...decision });
+    hosts.blame(api('k1'), 0);
+    hosts.blame(api('k2'), 1_000);
+    hosts.blame(api('k3'), 2_000);
+    expect(told).toEqual([
+      { host: A, env: 'dev', suspectForMs: WINDOW, moved: false, strikes: 0, pausedForMs: 0 },
+      { host: A, env: 'dev', suspectForMs: WINDOW, moved: true, strikes: 0, pausedForMs: 0 },
+      { host: A, env: 'dev', suspectForMs: WINDOW, moved: true, strikes: 1, pausedForMs: 1_000 },
+    ]);
+
+    const other = new HostFaults({ aborts: 2, windowMs: WINDOW });
+    other.decided = () => told.push('told back');
+    const B = { host: 'b.example', env: 'pro' };
+    expect(other.adopt(B, { suspectForMs: 5_000, moved: false, strikes: 0, pausedForMs: 0 }, 0)).toBe('suspect');
+    expect(other.stage(B, 4_999)).toBe('new-apis');
+    expect(other.adopt(B, { suspectForMs: 5_000, moved: false, strikes: 0, pausedForMs: 0 }, 100)).toBeNull();
+    expect(other.adopt(B, { suspectForMs: 5_000, moved: true, strikes: 0, pausedForMs: 0 }, 200)).toBe('moved');
+    expect(other.adopt(B, { suspectForMs: 5_000, moved: true, strikes: 2, pausedForMs: 2_000 }, 300)).toBe('paused');
+    expect(other.admit(B, 1_300)).toBe(1_000);
+    // Never undone by an older notice.
+    expect(other.adopt(B, { suspectForMs: 0, moved: false, strikes: 1, pausedForMs: 500 }, 400)).toBeNull();
+    expect(other.placement(B)).toMatchObject({ moved: true, strikes: 2, pausedUntil: 2_300 });
+    expect(told).toHaveLength(3);
+  });
+});
+
+describe('FaultPolicy.blame', () => {
+  it('says whether the blame is certain: a running API or the one the router killed the cell for, not a guess', () => {
+    const faults = new FaultPolicy();
+    faults.noteLostWork(api('lost'), 0, 1_000);
+    expect(faults.blame(0, 1_010, [api('running')])).toEqual({ apis: [api('running')], certain: true });
+    faults.noteLostWork(api('lost'), 0, 2_000);
+    faults.noteLostWork(api('stuck'), 0, 2_000, true);
+    expect(faults.blame(0, 2_010, [])).toEqual({ apis: [api('stuck')], certain: true });
+    faults.noteLostWork(api('lost'), 1, 3_000);
+    expect(faults.blame(1, 3_010, [])).toEqual({ apis: [api('lost')], certain: false });
+  });
+});
