@@ -57,7 +57,7 @@ export function registerStart(program: Command): void {
     .option('--max-files-bytes <size>', 'disk an API\'s files may take (SaveFile, CachedFileSet; 507 above; limits.filesKb)', byteSize('--max-files-bytes'), DEFAULT_QUOTAS.filesBytes)
     .option('--response-buffer <size>', 'large response bodies the router holds for slow clients, in all; beyond it the slowest are cut', byteSize('--response-buffer'), 64 * 1024 * 1024)
     .option('--audit-days <n>', 'days the audit log keeps an entry', integer('--audit-days', 1, 36_500), DEFAULT_AUDIT_RETENTION.days)
-    .option('--audit-rows <n>', 'entries the audit log keeps at most (the oldest go first)', integer('--audit-rows', 1, 100_000_000), DEFAULT_AUDIT_RETENTION.rows)
+    .option('--audit-rows <n>', 'entries the audit log keeps at most per public host, and apart for the instance-wide ones (the oldest go first)', integer('--audit-rows', 1, 100_000_000), DEFAULT_AUDIT_RETENTION.rows)
     .option('--log-followers <n>', 'clients following one API\'s request log live at once (429 beyond)', integer('--log-followers', 1, 1024), DEFAULT_FOLLOW_LIMITS.perApi)
     .option('--log-follow-buffer <size>', 'bytes a log follower may leave unread before it is dropped', byteSize('--log-follow-buffer'), DEFAULT_FOLLOW_LIMITS.bufferedBytes)
     .addHelpText('after', '\nEvery option can also be set by its environment variable, e.g. ANVIL_PORT=9000 or ANVIL_MAX_THREADS=4;\nthe command line wins.\n\nExample:\n  anvil start --apis apis --publish --port 8080\n')
