@@ -6,6 +6,7 @@ import { DEFAULT_AUDIT_RETENTION } from '../audit/audit-store.js';
 import { DEFAULT_MAX_JSON_DEPTH } from '../http/json-depth.js';
 import { DEFAULT_FOLLOW_LIMITS } from '../logs/follow/follow-limits.js';
 import { DEFAULT_QUOTAS } from '../quotas/api-quotas.js';
+import { DEFAULT_MAX_QUEUED_DEPLOYS } from '../releases/deploy-admission.js';
 import { readInstanceEnvironment, type InstanceEnvironment } from './environment.js';
 import { byteSize, duration, envName, integer, trustedProxies } from './options.js';
 import { optionsFromEnvironment } from './option-env.js';
@@ -28,6 +29,7 @@ export function registerStart(program: Command): void {
     .option('--max-json-depth <n>', 'deepest nesting of a JSON request body (400 deeper)', integer('--max-json-depth', 1, 100_000), DEFAULT_MAX_JSON_DEPTH)
     .option('--upload-limit <size>', 'largest deploy archive (413 above)', byteSize('--upload-limit'), 50 * 1024 * 1024)
     .option('--deploy-timeout <duration>', 'time a deploy may spend unpacking and validating its files (400 after)', duration('--deploy-timeout'), 10_000)
+    .option('--max-queued-deploys <n>', 'deploys of one public host under way at once: received, waiting for the deploy worker or in it (429 above)', integer('--max-queued-deploys', 1, 10_000), DEFAULT_MAX_QUEUED_DEPLOYS)
     .option('--headers-timeout <duration>', 'time allowed to receive request headers', duration('--headers-timeout'), 10_000)
     .option('--request-timeout <duration>', 'time an API has to answer (504 after)', duration('--request-timeout'), 30_000)
     .option('--drain-timeout <duration>', 'on SIGTERM, time allowed for in-flight work', duration('--drain-timeout'), 30_000)
