@@ -11,6 +11,7 @@ import { QUOTA_NAMES } from '../quotas/api-quotas.js';
 import { handleManagement, type ManagementCounts } from '../registry/management-api.js';
 import type { PublicHost, Registry } from '../registry/registry.js';
 import { deployUpload } from '../releases/deploy.js';
+import { DeployAdmission } from '../releases/deploy-admission.js';
 import type { DeployWorker } from '../releases/deploy-worker.js';
 import { defaultUnpackLimits } from '../releases/upload-limits.js';
 import type { ActorTable } from '../router/actor-table.js';
@@ -116,5 +117,6 @@ export function createFrontDoor(options: InstanceOptions, parts: FrontDoorParts,
 /** Deploys an uploaded archive into a public host, within the upload limit. */
 function uploadDeployer(options: InstanceOptions, controlPlane: ControlPlane, paths: DataPaths, worker: DeployWorker): (req: IncomingMessage, host: PublicHost) => ReturnType<typeof deployUpload> {
   const uploadLimits = { ...defaultUnpackLimits, maxUploadBytes: options.uploadLimit, maxUnpackedBytes: options.uploadLimit };
-  return (req, host) => deployUpload(req, uploadLimits, { controlPlane, paths, host, worker, databaseUrl: options.databaseUrl });
+  const admission = new DeployAdmission(options.maxQueuedDeploys);
+  return (req, host) => deployUpload(req, uploadLimits, { controlPlane, paths, host, worker, databaseUrl: options.databaseUrl, admission });
 }

@@ -34,6 +34,8 @@ export interface InstanceOptions {
   uploadLimit: number;
   /** Time a deploy may spend unpacking, validating and staging in the deploy worker (400 after). */
   deployTimeoutMs: number;
+  /** Deploys of one public host under way at once (received, waiting for the deploy worker or in it); 429 above. */
+  maxQueuedDeploys: number;
   headersTimeoutMs: number;
   requestTimeoutMs: number;
   drainTimeoutMs: number;

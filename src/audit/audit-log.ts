@@ -38,7 +38,7 @@ export class AuditLog {
     let id: number | null = null;
     try {
       id = await this.store.append(full);
-      if (id > this.retention.rows) await this.store.prune({ days: this.retention.days, rows: this.retention.rows }, full.timeMs);
+      await this.store.trim(full.host, this.retention.rows);
     } catch (error) {
       this.log.warn({ err: error, action: record.action, host: record.host, api: record.api }, 'audit entry not stored');
     }

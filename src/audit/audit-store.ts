@@ -16,9 +16,14 @@ export interface AuditPage {
   next: number | null;
 }
 
-/** How long entries are kept: younger than `days`, and the newest `rows` of them. */
+/**
+ * How long entries are kept: younger than `days`, and the newest `rows` of each public host, the
+ * instance-wide entries (no host) counted apart as one more: a host that floods the log with
+ * actions removes only its own oldest entries.
+ */
 export interface AuditRetention {
   days: number;
+  /** Per host (and for the instance-wide entries). */
   rows: number;
 }
 
@@ -39,5 +44,10 @@ export interface AuditStore {
   lastId(): Promise<number>;
   /** Removes what retention no longer keeps; resolves to the number of entries removed. */
   prune(retention: AuditRetention, nowMs: number): Promise<number>;
+  /**
+   * Removes the oldest entries of `host` (null: the instance-wide ones) beyond its newest `rows`;
+   * the entries of other hosts are not touched. Cheap enough to follow every append.
+   */
+  trim(host: string | null, rows: number): Promise<number>;
   close(): void;
 }

@@ -28,6 +28,20 @@ CREATE TRIGGER IF NOT EXISTS audit_append_only BEFORE UPDATE ON audit
 BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
 `;
 
+/**
+ * The number of entries of each host ('' for the instance-wide ones), kept by triggers so that
+ * retention per host costs a lookup and the removal of the excess, not a count of the host's rows.
+ * Added to an older file once, counting what it holds.
+ */
+const COUNTS = `
+CREATE TABLE audit_rows_by_host (host TEXT PRIMARY KEY, rows INTEGER NOT NULL) WITHOUT ROWID;
+INSERT INTO audit_rows_by_host (host, rows) SELECT coalesce(host, ''), COUNT(*) FROM audit GROUP BY coalesce(host, '');
+CREATE TRIGGER audit_rows_added AFTER INSERT ON audit
+BEGIN INSERT INTO audit_rows_by_host (host, rows) VALUES (coalesce(NEW.host, ''), 1) ON CONFLICT (host) DO UPDATE SET rows = rows + 1; END;
+CREATE TRIGGER audit_rows_removed AFTER DELETE ON audit
+BEGIN UPDATE audit_rows_by_host SET rows = rows - 1 WHERE host = coalesce(OLD.host, ''); END;
+`;
+
 interface Row {
   id: number;
   time_ms: number;
@@ -52,6 +66,8 @@ interface Row {
 export class SqliteAuditStore implements AuditStore {
   private readonly db: Database.Database;
   private readonly insert: Database.Statement;
+  private readonly countOf: Database.Statement;
+  private readonly removeOldest: Database.Statement;
   private readonly listings = new Map<string, Database.Statement>();
 
   static open(file: string): SqliteAuditStore {
@@ -61,6 +77,10 @@ export class SqliteAuditStore implements AuditStore {
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
       db.exec(SCHEMA);
+      // Immediate: an `anvil` command opening the same file at the same time adds the counts once.
+      db.transaction(() => {
+        if (db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'audit_rows_by_host'").get() === undefined) db.exec(COUNTS);
+      }).immediate();
       return new SqliteAuditStore(db);
     } catch (error) {
       db.close();
@@ -73,6 +93,11 @@ export class SqliteAuditStore implements AuditStore {
     this.insert = db.prepare(
       `INSERT INTO audit (time_ms, action, host, api, release, result, status, error, address, key_fingerprint, origin, detail)
        VALUES (@timeMs, @action, @host, @api, @release, @result, @status, @error, @address, @keyFingerprint, @origin, @detail)`,
+    );
+    this.countOf = db.prepare("SELECT rows FROM audit_rows_by_host WHERE host = coalesce(?, '')").pluck();
+    // One statement: an `anvil` command trimming the same host at the same time cannot make both remove the excess.
+    this.removeOldest = db.prepare(
+      "DELETE FROM audit WHERE id IN (SELECT id FROM audit WHERE host IS @host ORDER BY id LIMIT max(0, (SELECT rows FROM audit_rows_by_host WHERE host = coalesce(@host, '')) - @rows))",
     );
   }
 
@@ -107,9 +132,15 @@ export class SqliteAuditStore implements AuditStore {
 
   async prune(retention: AuditRetention, nowMs: number): Promise<number> {
     const byAge = this.db.prepare('DELETE FROM audit WHERE time_ms < ?').run(nowMs - retention.days * DAY_MS).changes;
-    // Numbers only grow and only the oldest are removed: the newest `rows` are those above max - rows.
-    const byCount = this.db.prepare('DELETE FROM audit WHERE id <= (SELECT MAX(id) FROM audit) - ?').run(retention.rows).changes;
+    const over = this.db.prepare("SELECT nullif(host, '') AS host FROM audit_rows_by_host WHERE rows > ?").pluck().all(retention.rows) as Array<string | null>;
+    let byCount = 0;
+    for (const host of over) byCount += await this.trim(host, retention.rows);
     return byAge + byCount;
+  }
+
+  async trim(host: string | null, rows: number): Promise<number> {
+    const count = (this.countOf.get(host) as number | undefined) ?? 0;
+    return count > rows ? this.removeOldest.run({ host, rows }).changes : 0;
   }
 
   close(): void {

@@ -20,6 +20,7 @@ export interface StartFlags {
   maxJsonDepth: number;
   uploadLimit: number;
   deployTimeout: number;
+  maxQueuedDeploys: number;
   headersTimeout: number;
   requestTimeout: number;
   drainTimeout: number;
@@ -95,6 +96,7 @@ export function instanceOptions(flags: StartFlags, maxCells: number, envExplicit
     maxJsonDepth: flags.maxJsonDepth,
     uploadLimit: flags.uploadLimit,
     deployTimeoutMs: flags.deployTimeout,
+    maxQueuedDeploys: flags.maxQueuedDeploys,
     headersTimeoutMs: flags.headersTimeout,
     requestTimeoutMs: flags.requestTimeout,
     drainTimeoutMs: flags.drainTimeout,

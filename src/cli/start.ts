@@ -7,6 +7,7 @@ import { DEFAULT_MAX_JSON_DEPTH } from '../http/json-depth.js';
 import { DEFAULT_FOLLOW_LIMITS } from '../logs/follow/follow-limits.js';
 import { DEFAULT_QUOTAS } from '../quotas/api-quotas.js';
 import { DEFAULT_HOST_FAULT_LIMITS } from '../router/host-faults.js';
+import { DEFAULT_MAX_QUEUED_DEPLOYS } from '../releases/deploy-admission.js';
 import { readInstanceEnvironment, type InstanceEnvironment } from './environment.js';
 import { byteSize, duration, envName, integer, trustedProxies } from './options.js';
 import { optionsFromEnvironment } from './option-env.js';
@@ -29,6 +30,7 @@ export function registerStart(program: Command): void {
     .option('--max-json-depth <n>', 'deepest nesting of a JSON request body (400 deeper)', integer('--max-json-depth', 1, 100_000), DEFAULT_MAX_JSON_DEPTH)
     .option('--upload-limit <size>', 'largest deploy archive (413 above)', byteSize('--upload-limit'), 50 * 1024 * 1024)
     .option('--deploy-timeout <duration>', 'time a deploy may spend unpacking and validating its files (400 after)', duration('--deploy-timeout'), 10_000)
+    .option('--max-queued-deploys <n>', 'deploys of one public host under way at once: received, waiting for the deploy worker or in it (429 above)', integer('--max-queued-deploys', 1, 10_000), DEFAULT_MAX_QUEUED_DEPLOYS)
     .option('--headers-timeout <duration>', 'time allowed to receive request headers', duration('--headers-timeout'), 10_000)
     .option('--request-timeout <duration>', 'time an API has to answer (504 after)', duration('--request-timeout'), 30_000)
     .option('--drain-timeout <duration>', 'on SIGTERM, time allowed for in-flight work', duration('--drain-timeout'), 30_000)
@@ -60,7 +62,7 @@ export function registerStart(program: Command): void {
     .option('--max-response-headers <n>', 'header lines of one API response, each set-cookie value one (500 above)', integer('--max-response-headers', 1, 10_000), DEFAULT_QUOTAS.responseHeaders)
     .option('--max-response-header-bytes <size>', 'bytes of the header lines of one API response (500 above)', byteSize('--max-response-header-bytes'), DEFAULT_QUOTAS.responseHeaderBytes)
     .option('--audit-days <n>', 'days the audit log keeps an entry', integer('--audit-days', 1, 36_500), DEFAULT_AUDIT_RETENTION.days)
-    .option('--audit-rows <n>', 'entries the audit log keeps at most (the oldest go first)', integer('--audit-rows', 1, 100_000_000), DEFAULT_AUDIT_RETENTION.rows)
+    .option('--audit-rows <n>', 'entries the audit log keeps at most per public host, and apart for the instance-wide ones (the oldest go first)', integer('--audit-rows', 1, 100_000_000), DEFAULT_AUDIT_RETENTION.rows)
     .option('--host-abort-limit <n>', 'APIs of one public host that abort cells within --host-abort-window before all its APIs move to its quarantine cell (after its first, its APIs that start anew start there)', integer('--host-abort-limit', 1, 1000), DEFAULT_HOST_FAULT_LIMITS.aborts)
     .option('--host-abort-window <duration>', 'how long a cell abort counts against its public host (and keeps it suspect)', duration('--host-abort-window', 1_000), DEFAULT_HOST_FAULT_LIMITS.windowMs)
     .option('--log-followers <n>', 'clients following one API\'s request log live at once (429 beyond)', integer('--log-followers', 1, 1024), DEFAULT_FOLLOW_LIMITS.perApi)

@@ -8,6 +8,7 @@ import { Composer, LineCounter, YAMLParseError, type CST, type Document } from '
 import type { YamlLimits } from './input-limits.js';
 import { checkYamlShape, parseTokens } from './yaml-shape.js';
 import { yamlToData } from './yaml-to-data.js';
+import { tagPlaces } from './yaml-tags.js';
 import { pathAtOffset, type NodeIndex, type PathKey } from './yaml-positions.js';
 
 export interface YamlProblem {
@@ -44,7 +45,7 @@ export function readYaml(text: string, limits: YamlLimits): YamlReading {
     return { ok: false, lineCounter, problems };
   }
 
-  const converted = yamlToData(doc, limits);
+  const converted = yamlToData(doc, limits, tagPlaces(tokens));
   const problems = converted.problems.map(({ offset, path, message, fatal }): YamlProblem => (fatal ? { offset, path, message } : { offset, path, message, duplicate: true }));
   if (converted.problems.some((p) => p.fatal)) return { ok: false, lineCounter, problems };
   return { ok: true, doc, lineCounter, index: converted.index, data: converted.data, problems };

@@ -7,9 +7,10 @@
  * that crosses the limit. The pass also indexes each map's keys, so that errors find their position
  * without searching.
  */
-import { isAlias, isMap, isScalar, isSeq, type Alias, type Document, type Node, type Pair, type YAMLMap } from 'yaml';
+import { isAlias, isMap, isScalar, isSeq, type Alias, type Document, type Node, type Pair, type Scalar, type YAMLMap, type YAMLSeq } from 'yaml';
 import type { YamlLimits } from './input-limits.js';
 import type { NodeIndex, PathKey } from './yaml-positions.js';
+import type { TagPlaces } from './yaml-tags.js';
 
 export interface DataProblem {
   /** Character offset of the node at fault. */
@@ -28,8 +29,8 @@ export interface ConvertedYaml {
 }
 
 /** Converts `doc` (already within `limits.maxDepth` levels, see yaml-shape.ts) to plain data. */
-export function yamlToData(doc: Document, limits: YamlLimits): ConvertedYaml {
-  const converter = new Converter(limits);
+export function yamlToData(doc: Document, limits: YamlLimits, tags: TagPlaces | null = null): ConvertedYaml {
+  const converter = new Converter(limits, tags);
   const data = converter.value(doc.contents, 0).value;
   return { data: converter.stopped ? null : data, index: converter.index, problems: converter.problems };
 }
@@ -59,7 +60,10 @@ class Converter {
   private readonly open = new Set<Node>();
   private readonly anchored = new Map<Node, AnchoredValue>();
 
-  constructor(private readonly limits: YamlLimits) {}
+  constructor(
+    private readonly limits: YamlLimits,
+    private readonly tags: TagPlaces | null,
+  ) {}
 
   /** `level`: maps and lists around the node. */
   value(node: unknown, level: number): Converted {
@@ -68,6 +72,7 @@ class Converter {
     if (!isScalar(node) && !isMap(node) && !isSeq(node)) return NOTHING;
     const before = this.nodes;
     if (!this.count(node, 1)) return NOTHING;
+    if (!this.tagFits(node)) return NOTHING;
     const anchor = node.anchor;
     if (anchor !== undefined) {
       this.anchors.set(anchor, node);
@@ -125,6 +130,7 @@ class Converter {
     if (target === null) return null;
     if (isScalar(target)) {
       if (!this.count(node, 1)) return null;
+      if (target === node && !this.tagFits(target)) return null;
       const value = plainScalar(target.value);
       if (target === node && target.anchor !== undefined) {
         this.anchors.set(target.anchor, target);
@@ -163,6 +169,30 @@ class Converter {
     return target;
   }
 
+  /**
+   * False (with a problem) when the node carries a tag that is not one of the core schema's, or one
+   * that does not fit the node: yaml resolves `!!timestamp`, `!!binary`, `!!set` and the like even
+   * with the core schema (to a Date, a Buffer, a Set, none of them data of a JSON shape), and leaves
+   * the text of `!!int abc` or `!custom x` as a string with only a warning.
+   */
+  private tagFits(node: Scalar | YAMLMap | YAMLSeq): boolean {
+    const tag = node.tag;
+    if (tag === undefined || tag === '!') return true;
+    const kind = CORE_TAGS.get(tag);
+    if (kind !== undefined && kind.fits(node)) return true;
+    // Pointed at the tag as written (`!e!x` under a %TAG line), else at the value.
+    const start = node.range?.[0] ?? 0;
+    const written = this.tags?.before(start) ?? null;
+    const shown = written?.source ?? shownTag(tag);
+    const at = { range: [written?.offset ?? start, 0, 0] };
+    const message =
+      kind === undefined
+        ? `YAML tag ${shown} is not allowed: only the core schema's tags are (${[...CORE_TAGS.keys()].map(shownTag).join(', ')})`
+        : `YAML tag ${shown} does not fit ${kind.misfit(node)}: ${shownTag(tag)} is for ${kind.what}`;
+    this.problem(at, this.path, message, true);
+    return false;
+  }
+
   /** Adds `nodes` to the count; false (with a problem) past the limit. */
   private count(at: unknown, nodes: number): boolean {
     this.nodes += nodes;
@@ -177,6 +207,41 @@ class Converter {
     this.problems.push({ offset: range?.[0] ?? 0, path: [...path], message, fatal });
     if (fatal) this.stopped = true;
   }
+}
+
+interface CoreTag {
+  what: string;
+  fits(node: Scalar | YAMLMap | YAMLSeq): boolean;
+  misfit(node: Scalar | YAMLMap | YAMLSeq): string;
+}
+
+const CORE = 'tag:yaml.org,2002:';
+
+function scalarTag(what: string, fits: (value: unknown) => boolean): CoreTag {
+  return { what, fits: (node) => isScalar(node) && fits(node.value), misfit: describeNode };
+}
+
+/** The tags of YAML 1.2's core schema, each with the nodes it may stand on. */
+const CORE_TAGS = new Map<string, CoreTag>([
+  [`${CORE}str`, scalarTag('text', (v) => typeof v === 'string')],
+  [`${CORE}int`, scalarTag('integers', (v) => typeof v === 'bigint' || Number.isInteger(v))],
+  [`${CORE}float`, scalarTag('numbers', (v) => typeof v === 'number')],
+  [`${CORE}bool`, scalarTag('true and false', (v) => typeof v === 'boolean')],
+  [`${CORE}null`, scalarTag('null', (v) => v === null)],
+  [`${CORE}map`, { what: 'maps', fits: (node) => isMap(node), misfit: describeNode }],
+  [`${CORE}seq`, { what: 'lists', fits: (node) => isSeq(node), misfit: describeNode }],
+]);
+
+function describeNode(node: Scalar | YAMLMap | YAMLSeq): string {
+  if (isMap(node)) return 'a map';
+  if (isSeq(node)) return 'a list';
+  return `the value ${JSON.stringify(String(node.source ?? node.value).slice(0, 40))}`;
+}
+
+/** A tag as it is written: `!!timestamp` for YAML's own, `!name` for a local one. */
+function shownTag(tag: string): string {
+  if (tag.startsWith(CORE)) return `!!${tag.slice(CORE.length)}`;
+  return tag.startsWith('!') ? tag : `!<${tag}>`;
 }
 
 /** YAML integers beyond 2^53 come as bigint; data is JSON, so they become numbers, as yaml's toJS does. */

@@ -64,6 +64,8 @@ function dataDirRefusal(code: string, status: number, template: string): DataDir
 
 /** Seconds a client is told to wait when the API's job queue is full. */
 export const QUEUE_FULL_RETRY_AFTER_S = 5;
+/** Seconds a public host is told to wait when it has its bound of deploys under way. */
+export const DEPLOY_QUEUE_RETRY_AFTER_S = 5;
 
 export const Errors = {
   // The router and the cells.
@@ -206,6 +208,12 @@ export const Errors = {
   controlPlaneStart: coded('ANVIL_ERR_CONTROL_PLANE_START', 503, 'cluster mode: the control plane at DATABASE_URL=%s cannot be used: %s', true),
   controlPlaneSchema: coded('ANVIL_ERR_CONTROL_PLANE_SCHEMA', 500, "control plane: the database's schema version %s is newer than this Anvil's (%s)", true),
   controlPlaneRelease: coded('ANVIL_ERR_CONTROL_PLANE_RELEASE', 500, 'control plane: release %s could not be fetched: %s', true),
+  // The management API: a public host's deploys under way (receiving, waiting, in the deploy worker) are bounded.
+  deployQueueFull: coded(
+    'ANVIL_ERR_DEPLOY_QUEUE_FULL',
+    429,
+    'Too Many Requests: this public host already has %s deploys under way (being received, waiting for the deploy worker or in it), its limit (--max-queued-deploys); retry later',
+  ),
   // Cluster mode: an API keeping data on an instance's disk is served by its owner instance only.
   placementUnavailable: coded('ANVIL_ERR_PLACEMENT_UNAVAILABLE', 503, 'placement: %s; retry later'),
   dataDirInUse: dataDirRefusal(

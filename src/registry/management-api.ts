@@ -94,6 +94,7 @@ async function deploy(req: IncomingMessage, res: ServerResponse, host: PublicHos
   if (!result.ok) {
     const summary = result.errors.length === 1 ? result.errors[0]! : `${result.errors.length} errors: ${result.errors.join('; ')}`;
     await deps.note({ action: 'deploy', status: result.status, error: summary });
+    if (result.status === 429) return sendJson(res, 429, { error: summary, errors: result.errors, code: result.code }, { 'retry-after': String(result.retryAfterSeconds) });
     return sendJson(res, result.status, { error: summary, errors: result.errors });
   }
   deps.directory.reload();

@@ -1,7 +1,9 @@
 /**
  * The deploy worker, on the router's side: a child process that does everything a deploy does with
  * the tenant's bytes (stage-release.ts), one deploy at a time, so that the router's event loop only
- * moves bytes and messages. Each deploy has a time budget; past it the process is killed and the
+ * moves bytes and messages. Deploys wait their turn fairly between public hosts (fair-queue.ts): a
+ * host that sends thirty big deploys at once delays another host's deploy by one of them, not by
+ * thirty. Each deploy has a time budget; past it the process is killed and the
  * deploy refused. The process has its own heap limit: a deploy that needs more is refused, and the
  * router never notices. A new process is started for the next deploy after either, and after a
  * minute without deploys (what a big deploy left on its heap goes with it).
@@ -14,6 +16,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { FromDeployWorker, ToDeployWorker } from '../protocol/deploy-messages.js';
+import { FairQueue } from './fair-queue.js';
 import type { StageResult, StageTask } from './stage-release.js';
 import type { Refusal } from './upload-limits.js';
 
@@ -37,6 +40,12 @@ export const DEPLOY_WORKER_NICE = 10;
 /** What the worker last wrote on stderr (V8 says there why it aborted). */
 const STDERR_TAIL = 4096;
 
+interface Waiting {
+  task: StageTask;
+  resolve(result: StageResult): void;
+  reject(error: unknown): void;
+}
+
 interface Running {
   child: ChildProcess;
   ready: Promise<void>;
@@ -45,17 +54,32 @@ interface Running {
 
 export class DeployWorker {
   private current: Running | null = null;
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly waiting = new FairQueue<Waiting>();
+  private busy = false;
   private idleTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
   constructor(private readonly options: DeployWorkerOptions) {}
 
-  /** Runs `task` once the deploys before it are done. */
+  /** Runs `task` in its host's turn (`task.host`). */
   run(task: Omit<StageTask, 'postgres'>): Promise<StageResult> {
-    const result = this.queue.then(() => this.runNow({ ...task, postgres: this.options.postgres }));
-    this.queue = result.catch(() => undefined);
-    return result;
+    return new Promise<StageResult>((resolve, reject) => {
+      this.waiting.push(task.host, { task: { ...task, postgres: this.options.postgres }, resolve, reject });
+      this.next();
+    });
+  }
+
+  private next(): void {
+    if (this.busy) return;
+    const next = this.waiting.shift();
+    if (next === undefined) return;
+    this.busy = true;
+    this.runNow(next.task)
+      .then(next.resolve, next.reject)
+      .finally(() => {
+        this.busy = false;
+        this.next();
+      });
   }
 
   /** Stops the worker (a deploy in progress fails). */

@@ -4,8 +4,11 @@ import { join } from 'node:path';
 import type { ControlPlane } from '../control-plane/control-plane.js';
 import { COMPILED_FILE, type DataPaths } from '../config/data-paths.js';
 import { Errors } from '../errors.js';
+import { DEPLOY_QUEUE_RETRY_AFTER_S } from '../errors/catalogue.js';
+import { discardBody } from '../http/body.js';
 import { newReleaseId } from '../registry/release-id.js';
 import type { PublicHost } from '../registry/registry.js';
+import type { DeployAdmission } from './deploy-admission.js';
 import type { DeployWorker } from './deploy-worker.js';
 import { receiveUpload } from './receive-upload.js';
 import type { ReleaseSource } from './stage-release.js';
@@ -13,7 +16,9 @@ import type { Refusal, UnpackLimits } from './upload-limits.js';
 
 /** 503: the cluster's Postgres could not make the schema and role of a `database: postgres` API. */
 export type Unavailable = { ok: false; status: 503; errors: string[] };
-export type DeployResult = { ok: true; key: string; release: string; created: boolean } | Refusal | Unavailable;
+/** 429: the host has its bound of deploys under way (deploy-admission.ts); nothing of the body was read. */
+export type Busy = { ok: false; status: 429; errors: string[]; code: string; retryAfterSeconds: number };
+export type DeployResult = { ok: true; key: string; release: string; created: boolean } | Refusal | Unavailable | Busy;
 
 export interface DeployTarget {
   controlPlane: ControlPlane;
@@ -22,6 +27,8 @@ export interface DeployTarget {
   worker: DeployWorker;
   /** The cluster's Postgres (DATABASE_URL): an API with `database: postgres` gets its schema and role there at deploy. */
   databaseUrl?: string | null;
+  /** The bound on each host's uploaded deploys under way (boot deploys are not counted). */
+  admission?: DeployAdmission;
 }
 
 /**
@@ -35,12 +42,25 @@ export function deployFolder(dir: string, target: DeployTarget, options: { reuse
 }
 
 /** `POST /anvil/api`: receives the archive (bytes only, here), then deploys it like a folder; always a new release. */
-export function deployUpload(req: IncomingMessage, limits: UnpackLimits, target: DeployTarget): Promise<DeployResult> {
-  return inWorkDir(target.paths, async (workDir) => {
-    const received = await receiveUpload(req, join(workDir, 'upload'), limits);
-    if (!received.ok) return received;
-    return deploy({ kind: 'upload', upload: received, limits }, workDir, target, { reuseUnchanged: false });
-  });
+export async function deployUpload(req: IncomingMessage, limits: UnpackLimits, target: DeployTarget): Promise<DeployResult> {
+  const leave = target.admission === undefined ? () => {} : target.admission.enter(target.host.name);
+  if (leave === null) return busy(req, limits, target.admission!.maxPerHost);
+  try {
+    return await inWorkDir(target.paths, async (workDir) => {
+      const received = await receiveUpload(req, join(workDir, 'upload'), limits);
+      if (!received.ok) return received;
+      return deploy({ kind: 'upload', upload: received, limits }, workDir, target, { reuseUnchanged: false });
+    });
+  } finally {
+    leave();
+  }
+}
+
+/** The refusal of a deploy over the host's bound; the body is read and thrown away (see receive-upload.ts on draining). */
+function busy(req: IncomingMessage, limits: UnpackLimits, maxPerHost: number): Busy {
+  discardBody(req, Math.max(2 * limits.maxUploadBytes, 1024 * 1024));
+  const error = Errors.deployQueueFull(maxPerHost);
+  return { ok: false, status: 429, errors: [error.message], code: error.code, retryAfterSeconds: DEPLOY_QUEUE_RETRY_AFTER_S };
 }
 
 /**

@@ -59,6 +59,7 @@ export class OperationMeters {
     if (ok) return 'ok';
     if (status === 400) return 'invalid';
     if (status === 413) return 'too_large';
+    if (status === 429) return 'queue_full';
     return 'failed';
   }
 }

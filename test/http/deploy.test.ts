@@ -176,6 +176,38 @@ describe('POST /anvil/api: invalid API folders are refused whole', () => {
     await expectNotDeployed('broken-syntax');
   });
 
+  it('refuses a YAML tag outside the core schema at the tag, naming it, and deploys nothing', async () => {
+    // yaml resolves !!timestamp (a Date) even with the core schema: `endpoints` was an object with no routes.
+    const reply = await deploy({ 'api.yaml': 'key: tagged-date\nendpoints: !!timestamp 2001-12-14\n' });
+    expect(reply.status).toBe(400);
+    expect(reply.json().errors).toEqual([expect.stringMatching(/^api\.yaml:2:12 YAML tag !!timestamp is not allowed: only the core schema's tags/)]);
+    await expectNotDeployed('tagged-date');
+  });
+
+  it('refuses a local tag and a core tag that does not fit its value, each at its tag', async () => {
+    const yaml = [
+      'key: tagged-values', //                                                1
+      'endpoints:', //                                                        2
+      '  get /variant:', //                                                   3
+      '    Reply: { directive: ModifyMessage, status: !!int abc }', //        4  stays "abc" with a warning
+      '  get /other:', //                                                     5
+      '    Reply: { directive: ModifyMessage, body: !secret { a: 1 } }', //   6  an unknown local tag
+      '',
+    ].join('\n');
+    const column = (line: number, tag: string) => yaml.split('\n')[line - 1]!.indexOf(tag) + 1;
+    const first = await deploy({ 'api.yaml': yaml });
+    expect(first.status).toBe(400);
+    expect(first.json().errors).toEqual([`api.yaml:4:${column(4, '!!int')} [get /variant › Reply] YAML tag !!int does not fit the value "abc": !!int is for integers`]);
+    const second = await deploy({ 'api.yaml': yaml.replace('!!int abc', '!!int 201') });
+    expect(second.status).toBe(400);
+    expect(second.json().errors).toEqual([expect.stringContaining(`api.yaml:6:${column(6, '!secret')} [get /other › Reply] YAML tag !secret is not allowed`)]);
+    await expectNotDeployed('tagged-values');
+    // The core schema's own tags still deploy.
+    const core = await deploy({ 'api.yaml': yaml.replace('!!int abc', '!!int 201').replace('!secret', '!!map') });
+    expect(core.status).toBe(201);
+    expect((await anvil.admin('/tagged-values/variant')).status).toBe(201);
+  });
+
   it('refuses Maps with invalid JSON, naming Maps/main.json:<line>:<col>', async () => {
     const json = ['{', '  "a": 1,', '  "b": ,', '  "c": 3', '}', ''].join('\n'); // error on line 3, col 8
     const reply = await deploy({ 'api.yaml': api('bad-map'), 'Maps/main.json': json });

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { anvilCli } from '../helpers/cli.js';
@@ -186,6 +187,38 @@ describe('audit retention', () => {
       const releases = (await small.admin('/anvil/api/kept')).json();
       expect(entries[0]!.release).toBe(releases.release);
       expect(entries.map((e) => e.address)).toEqual(['203.0.113.9', '203.0.113.9', '203.0.113.9']);
+    } finally {
+      await small.dispose();
+    }
+  });
+
+  it('keeps --audit-rows per host: a flood of failed actions from one host leaves another host\'s entries', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'anvil-data-'));
+    const otherKey = 'other-host-key-0123456789';
+    expect(anvilCli(['hosts', 'add-public', 'other.localhost', '--env', 'dev', '--key', otherKey, '--data', dataDir]).status).toBe(0);
+    expect(anvilCli(['hosts', 'add-admin', 'ops.localhost', '--data', dataDir]).status).toBe(0);
+    const small = await startInstance({ dataDir, args: ['--audit-rows', '20'] });
+    try {
+      const other = { 'public-host': 'other.localhost', 'public-host-key': otherKey };
+      const deployed = await small.request('/anvil/api', { host: 'admin.localhost', method: 'POST', body: tarGz({ 'api.yaml': api('neighbour', 'one') }), headers: { ...other, 'content-type': 'application/gzip' } });
+      expect(deployed.status).toBe(201);
+      const published = await small.request('/anvil/api/neighbour', { host: 'admin.localhost', method: 'PUT', body: JSON.stringify({ active: true, public: true, release: deployed.json().release }), headers: other });
+      expect(published.status).toBe(204);
+
+      // The default host fails 60 PUTs: three times its rows.
+      for (let i = 0; i < 60; i++) expect((await put(small, `nothing-${i}`, { active: true, public: true, release: 'r-20200101-000000000-abcd' })).status).toBe(404);
+
+      const listed = await small.request('/anvil/audit?limit=500', { host: 'admin.localhost', headers: other });
+      expect(listed.status).toBe(200);
+      expect(listed.json().entries.map((e: Record<string, any>) => [e.action, e.host])).toEqual([
+        ['publish', 'other.localhost'],
+        ['deploy', 'other.localhost'],
+        ['host-add', null],
+        ['host-add', 'other.localhost'],
+      ]);
+      const flooder = (await audit(small, '?limit=500')).entries;
+      expect(flooder.filter((e) => e.host === 'localhost')).toHaveLength(20);
+      expect(flooder[0]).toMatchObject({ action: 'update', api: 'nothing-59', status: 404 });
     } finally {
       await small.dispose();
     }

@@ -5,7 +5,8 @@ import type { AuditRecord } from '../../src/audit/audit-entry.js';
 import { SqliteAuditStore } from '../../src/audit/sqlite-audit-store.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
-// The audit log's embedded store (a real SQLite file): append-only, retention by age and by count.
+// The audit log's embedded store (a real SQLite file): append-only, retention by age and by count
+// per host.
 
 const tmp = useTempDir('anvil-audit-store-');
 const DAY = 24 * 60 * 60 * 1000;
@@ -26,6 +27,50 @@ describe('SqliteAuditStore', () => {
       expect(await store.prune({ days: 30, rows: 3 }, now)).toBe(1);
       page = await store.list({ host: 'localhost', limit: 10 });
       expect(page.entries.map((e) => e.api)).toEqual(['age-0', 'age-1', 'age-2']);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('keeps the newest rows of each host, and of the instance-wide entries apart', async () => {
+    const store = SqliteAuditStore.open(join(tmp.path(), 'audit.sqlite'));
+    try {
+      const now = Date.now();
+      await store.append(record(now, { host: 'b.localhost', api: 'b-1' }));
+      await store.append(record(now, { host: null, api: 'wide-1' }));
+      await store.append(record(now, { host: 'b.localhost', api: 'b-2' }));
+      for (let i = 1; i <= 10; i++) {
+        await store.append(record(now, { host: 'localhost', api: `a-${i}` }));
+        expect(await store.trim('localhost', 3)).toBe(i > 3 ? 1 : 0);
+      }
+      const names = async (host: string) => (await store.list({ host, limit: 100 })).entries.map((e) => e.api);
+      expect(await names('localhost')).toEqual(['a-10', 'a-9', 'a-8', 'wide-1']);
+      expect(await names('b.localhost')).toEqual(['b-2', 'wide-1', 'b-1']);
+      // The hourly pass trims every host over its rows, the instance-wide entries as one more.
+      for (let i = 2; i <= 4; i++) await store.append(record(now, { host: null, api: `wide-${i}` }));
+      expect(await store.prune({ days: 30, rows: 2 }, now)).toBe(1 + 2);
+      expect(await names('localhost')).toEqual(['wide-4', 'wide-3', 'a-10', 'a-9']);
+      expect(await names('b.localhost')).toEqual(['wide-4', 'wide-3', 'b-2', 'b-1']);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('counts the entries of a file written before retention was per host', async () => {
+    const file = join(tmp.path(), 'audit.sqlite');
+    const old = new Database(file);
+    old.exec(`CREATE TABLE audit (id INTEGER PRIMARY KEY AUTOINCREMENT, time_ms INTEGER NOT NULL, action TEXT NOT NULL, host TEXT, api TEXT, release TEXT,
+      result TEXT NOT NULL, status INTEGER, error TEXT, address TEXT, key_fingerprint TEXT, origin TEXT NOT NULL, detail TEXT)`);
+    const insert = old.prepare("INSERT INTO audit (time_ms, action, host, api, result, origin) VALUES (?, 'deploy', ?, ?, 'ok', 'http')");
+    for (let i = 1; i <= 5; i++) insert.run(Date.now(), 'localhost', `a-${i}`);
+    insert.run(Date.now(), 'b.localhost', 'b-1');
+    old.close();
+    const store = SqliteAuditStore.open(file);
+    try {
+      expect(await store.trim('localhost', 2)).toBe(3);
+      expect(await store.trim('b.localhost', 2)).toBe(0);
+      expect((await store.list({ host: 'b.localhost', limit: 10 })).entries.map((e) => e.api)).toEqual(['b-1']);
+      expect((await store.list({ host: 'localhost', limit: 10 })).entries.map((e) => e.api)).toEqual(['a-5', 'a-4']);
     } finally {
       store.close();
     }
