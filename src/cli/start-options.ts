@@ -47,6 +47,7 @@ export interface StartFlags {
   maxLogBytes: number;
   maxLogDays: number;
   maxFilesBytes: number;
+  maxDatabaseBytes: number;
   responseBuffer: number;
   auditDays: number;
   auditRows: number;
@@ -123,6 +124,7 @@ export function instanceOptions(flags: StartFlags, maxCells: number, envExplicit
       logBytes: flags.maxLogBytes,
       logDays: flags.maxLogDays,
       filesBytes: flags.maxFilesBytes,
+      databaseBytes: flags.maxDatabaseBytes,
     },
     sandbox: {
       maxima: { memoryMb: Math.max(8, Math.floor(flags.maxIsolateMemory / (1024 * 1024))), cpuMs: flags.maxDirectiveCpu, wallMs: flags.maxDirectiveWall },

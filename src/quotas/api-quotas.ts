@@ -1,6 +1,6 @@
 /**
  * What one API may keep in the things every API of the instance shares: the job queue, the
- * key-value store, its log folder and its files. The instance sets a ceiling for each (`anvil start
+ * key-value store, its log folder, its files and its SQLite database. The instance sets a ceiling for each (`anvil start
  * --max-…`), which is also the API's default; an api.yaml may ask for less under `limits:`, never
  * for more.
  */
@@ -21,6 +21,12 @@ export interface ApiQuotas {
   logDays: number;
   /** Disk the API's files take (SaveFile, CachedFileSet): each file and folder counted in 4 KiB blocks. */
   filesBytes: number;
+  /**
+   * Disk the API's SQLite database takes, its file and its write-ahead log together: the file holds
+   * at most half of it in pages (`max_page_count`), the other half is room for the log of a
+   * transaction that rewrites every page (database-quota.ts).
+   */
+  databaseBytes: number;
 }
 
 const KIB = 1024;
@@ -35,6 +41,7 @@ export const DEFAULT_QUOTAS: ApiQuotas = {
   logBytes: 256 * MIB,
   logDays: 14,
   filesBytes: 256 * MIB,
+  databaseBytes: 256 * MIB,
 };
 
 /** The names quota refusals are counted under (`anvil_quota_refusals_total{quota}`). */
@@ -43,6 +50,7 @@ export const QUOTA_NAMES = {
   queuedJobs: 'queued_jobs',
   kvBytes: 'kv_bytes',
   filesBytes: 'files_bytes',
+  databaseBytes: 'database_bytes',
   responseBuffer: 'response_buffer',
 } as const;
 
@@ -57,5 +65,6 @@ export function effectiveQuotas(requested: Partial<QuotaLimits>, ceilings: ApiQu
     logBytes: pick(requested.logKb, KIB, ceilings.logBytes),
     logDays: pick(requested.logDays, 1, ceilings.logDays),
     filesBytes: pick(requested.filesKb, KIB, ceilings.filesBytes),
+    databaseBytes: pick(requested.databaseKb, KIB, ceilings.databaseBytes),
   };
 }
