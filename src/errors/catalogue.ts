@@ -249,7 +249,6 @@ export const Errors = {
     507,
     "the API's database write-ahead log is %s bytes and cannot be emptied while another of its statements reads; writes wait for that under its disk quota of %s bytes (api.yaml limits.databaseKb, at most --max-database-bytes); retry",
     QUOTA_NAMES.databaseBytes,
-    1,
   ),
 } as const;
 
