@@ -21,7 +21,7 @@ import ivm from 'isolated-vm';
 import type { SandboxLimits } from '../config/types.js';
 import type { DirectiveContext } from '../engine/context.js';
 import type { DirectiveDefinition } from '../directives/types.js';
-import { Errors, type AnvilError } from '../errors.js';
+import { Errors, toStatusError, type AnvilError } from '../errors.js';
 import type { SandboxCpuCount } from '../protocol/stats.js';
 import { breachError, outcomeError, type BreachKind } from './call-errors.js';
 import { BridgeOp, type BridgeOpCode } from './bridge-ops.js';
@@ -49,6 +49,14 @@ const MiB = 1024 * 1024;
  * two cores) a runaway loop's thread gets a third to a half of a core, and must still be blamed.
  */
 const STARVED_SHARE = 0.1;
+/**
+ * How much host work (state operations) a stretch may do between two looks at its call's budget,
+ * ms. isolated-vm does not count time spent in a host function to the isolate, and its timeout does
+ * not stop it (measured: a 300 ms host function under a 50 ms timeout returned normally), so the
+ * host times its operations itself (two performance.now() per operation) and looks at most once
+ * per millisecond of them.
+ */
+const HOST_CHECK_EVERY_MS = 1;
 
 
 export interface SandboxOptions {
@@ -62,6 +70,7 @@ export interface SandboxOptions {
 }
 
 const nothing = (): void => {};
+const msToNs = (ms: number): bigint => (ms > 0 ? BigInt(Math.round(ms * 1e6)) : 0n);
 
 
 
@@ -77,6 +86,9 @@ export class Sandbox {
   private snapshot: ivm.ExternalCopy<ArrayBuffer> | null = null;
   private readonly cpu = new CpuMeter();
   private readonly cpuBound = new CpuBound();
+  /** Host work the current stretch did for its call (state operations), ms: charged with the isolate's time. */
+  private hostMs = 0;
+  private hostCheckAtMs = HOST_CHECK_EVERY_MS;
   private callsSinceHeapCheck = 0;
   private cpuSinceHeapCheckNs = 0n;
   private closed = false;
@@ -154,6 +166,7 @@ export class Sandbox {
       parent,
       depth,
       cpuNs: 0n,
+      hostOverrun: null,
       end: null,
       waiter: null,
     };
@@ -200,7 +213,26 @@ export class Sandbox {
       return undefined;
     }
     if (call === undefined) return { error: { status: 500, message: 'the call is over; state can no longer be used' } };
-    return call.bridge.handle(op, a, b);
+    if (call.hostOverrun !== null) return { error: toStatusError(breachError(call.name, call.hostOverrun, this.options.limits, '')) };
+    const started = performance.now();
+    const reply = call.bridge.handle(op, a, b);
+    this.hostMs += performance.now() - started;
+    if (this.hostMs >= this.hostCheckAtMs) {
+      this.hostCheckAtMs = this.hostMs + HOST_CHECK_EVERY_MS;
+      this.checkHostWork(call);
+    }
+    return reply;
+  }
+
+  /**
+   * The host's work for the call (its SQL: native code nothing interrupts) is counted to its CPU
+   * time with the isolate's, bounded by its thread's CPU like any stretch (cpu-bound.ts); past its
+   * CPU or wall time, the call's next operations are refused and its stretch ends in that breach.
+   */
+  private checkHostWork(call: Call): void {
+    const used = call.budget.cpuNs + this.cpuBound.refine(call.box.cpuUnread() + msToNs(this.hostMs));
+    if (Number(used) / 1e6 > this.options.limits.cpuMs) call.hostOverrun = 'cpu';
+    else if (performance.now() - call.budget.startedAt > this.options.limits.wallMs) call.hostOverrun = 'wall';
   }
 
   /** The reply of a `state.run` the call awaits: its continuation runs now, as one more stretch. */
@@ -229,6 +261,8 @@ export class Sandbox {
     const now = performance.now();
     this.cpuBound.beforeStretch(now);
     const timeout = timeoutOf(call, this.options.limits, now);
+    this.hostMs = 0;
+    this.hostCheckAtMs = HOST_CHECK_EVERY_MS;
     let result: unknown;
     try {
       result = run(timeout);
@@ -236,6 +270,7 @@ export class Sandbox {
       const disposed = box.disposedAfterFailure();
       const charged = this.charge(call);
       if (disposed || !isTimeout(error)) this.breach(call, disposed ? 'memory' : 'crash', error);
+      else if (call.hostOverrun !== null) this.breach(call, call.hostOverrun, error);
       else {
         const kind = overrun(call, this.options.limits);
         const ran = this.cpuBound.ran(charged);
@@ -245,17 +280,21 @@ export class Sandbox {
       return undefined;
     }
     this.charge(call);
-    if (Number(call.budget.cpuNs) / 1e6 > this.options.limits.cpuMs) {
-      this.breach(call, 'cpu', null);
+    if (call.hostOverrun !== null || Number(call.budget.cpuNs) / 1e6 > this.options.limits.cpuMs) {
+      this.breach(call, call.hostOverrun ?? 'cpu', null);
       return undefined;
     }
     return result;
   }
 
 
-  /** Counts to the call the CPU its stretch just used (isolated-vm's charge, bounded: cpu-bound.ts); returns isolated-vm's charge. */
+  /**
+   * Counts to the call the CPU its stretch just used (isolated-vm's charge and the host's work for
+   * it, bounded: cpu-bound.ts); returns that charge.
+   */
   private charge(call: Call): bigint {
-    const charged = call.box.cpuSinceLastRead();
+    const charged = call.box.cpuSinceLastRead() + msToNs(this.hostMs);
+    this.hostMs = 0;
     countCpu(call, this.cpuBound.refine(charged));
     return charged;
   }
