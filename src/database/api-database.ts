@@ -15,11 +15,13 @@
  */
 import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import type { ApiRuntime } from '../engine/context.js';
 import { AnvilError, Errors } from '../errors.js';
 import { DATABASE_LIMITS } from './database-limits.js';
 import { DatabaseQuota } from './database-quota.js';
+import { countSqlTime } from './sql-clock.js';
 import { migrationFiles, migrationFolder } from './migration-files.js';
 import { sqlTextCache } from './sql-cache.js';
 import { checkSqlText } from './sql-checks.js';
@@ -200,6 +202,7 @@ export class ApiDatabase {
     const args = bindArguments(params);
     const rows: Row[] = [];
     let names: string[] | null = null;
+    const startedAt = performance.now();
     try {
       for (const values of prepared.statement.iterate(...args) as IterableIterator<unknown[]>) {
         if (rows.length >= DATABASE_LIMITS.maxRows) {
@@ -212,6 +215,7 @@ export class ApiDatabase {
     } catch (error) {
       throw sqlError(error, this.quota);
     } finally {
+      countSqlTime(startedAt);
       this.wrote(prepared);
     }
     return rows;
@@ -221,12 +225,14 @@ export class ApiDatabase {
   get(sql: string, params?: unknown): Row | null {
     const prepared = this.prepare(sql, 'get');
     const args = bindArguments(params);
+    const startedAt = performance.now();
     try {
       const values = prepared.statement.get(...args) as unknown[] | undefined;
       return values === undefined ? null : toRow(columnNames(prepared), values);
     } catch (error) {
       throw sqlError(error, this.quota);
     } finally {
+      countSqlTime(startedAt);
       this.wrote(prepared);
     }
   }
@@ -235,12 +241,14 @@ export class ApiDatabase {
   run(sql: string, params?: unknown): RunResult {
     const prepared = this.prepare(sql, 'run');
     const args = bindArguments(params);
+    const startedAt = performance.now();
     try {
       const result = prepared.statement.run(...args);
       return { changes: Number(result.changes), lastInsertRowid: fromSqlite(BigInt(result.lastInsertRowid)) as number | string };
     } catch (error) {
       throw sqlError(error, this.quota);
     } finally {
+      countSqlTime(startedAt);
       this.wrote(prepared);
     }
   }

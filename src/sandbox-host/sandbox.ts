@@ -50,11 +50,11 @@ const MiB = 1024 * 1024;
  */
 const STARVED_SHARE = 0.1;
 /**
- * How much host work (state operations) a stretch may do between two looks at its call's budget,
- * ms. isolated-vm does not count time spent in a host function to the isolate, and its timeout does
- * not stop it (measured: a 300 ms host function under a 50 ms timeout returned normally), so the
- * host times its operations itself (two performance.now() per operation) and looks at most once
- * per millisecond of them.
+ * How much host work (SQL: SandboxOptions.hostWorkMs) a stretch may do between two looks at its
+ * call's budget, ms. isolated-vm does not count time spent in a host function to the isolate, and
+ * its timeout does not stop it (measured: a 300 ms host function under a 50 ms timeout returned
+ * normally), so the host's own clock of that work is read after each state operation, and the
+ * budget looked at once per millisecond of it.
  */
 const HOST_CHECK_EVERY_MS = 1;
 
@@ -67,9 +67,16 @@ export interface SandboxOptions {
   report(event: { directive: string; kind: BreachKind; message: string }): void;
   /** Called before anything runs in an isolate (the cell's fault marker, cells/sandbox-markers.ts). */
   enter?: () => void;
+  /**
+   * A running total (ms) of the work this thread did that a state operation may do on a call's
+   * behalf and that is not the isolate's: its SQL (database/sql-clock.ts). What a stretch adds to
+   * it is counted to the call's CPU time. Not given: nothing is.
+   */
+  hostWorkMs?: () => number;
 }
 
 const nothing = (): void => {};
+const noHostWork = (): number => 0;
 const msToNs = (ms: number): bigint => (ms > 0 ? BigInt(Math.round(ms * 1e6)) : 0n);
 
 
@@ -86,8 +93,9 @@ export class Sandbox {
   private snapshot: ivm.ExternalCopy<ArrayBuffer> | null = null;
   private readonly cpu = new CpuMeter();
   private readonly cpuBound = new CpuBound();
-  /** Host work the current stretch did for its call (state operations), ms: charged with the isolate's time. */
-  private hostMs = 0;
+  /** The host work clock (SandboxOptions.hostWorkMs) as the current stretch began, and when its budget is looked at next. */
+  private readonly hostWorkMs: () => number;
+  private hostWorkAtStart = 0;
   private hostCheckAtMs = HOST_CHECK_EVERY_MS;
   private callsSinceHeapCheck = 0;
   private cpuSinceHeapCheckNs = 0n;
@@ -101,7 +109,9 @@ export class Sandbox {
     },
   };
 
-  constructor(private readonly options: SandboxOptions) {}
+  constructor(private readonly options: SandboxOptions) {
+    this.hostWorkMs = options.hostWorkMs ?? noHostWork;
+  }
 
   /** The custom directives of the release, as directives the engine can run. */
   directives(): Map<string, DirectiveDefinition<Record<string, unknown>>> {
@@ -214,12 +224,11 @@ export class Sandbox {
     }
     if (call === undefined) return { error: { status: 500, message: 'the call is over; state can no longer be used' } };
     if (call.hostOverrun !== null) return { error: toStatusError(breachError(call.name, call.hostOverrun, this.options.limits, '')) };
-    const started = performance.now();
     const reply = call.bridge.handle(op, a, b);
-    this.hostMs += performance.now() - started;
-    if (this.hostMs >= this.hostCheckAtMs) {
-      this.hostCheckAtMs = this.hostMs + HOST_CHECK_EVERY_MS;
-      this.checkHostWork(call);
+    const hostMs = this.hostWorkMs() - this.hostWorkAtStart;
+    if (hostMs >= this.hostCheckAtMs) {
+      this.hostCheckAtMs = hostMs + HOST_CHECK_EVERY_MS;
+      this.checkHostWork(call, hostMs);
     }
     return reply;
   }
@@ -229,8 +238,8 @@ export class Sandbox {
    * time with the isolate's, bounded by its thread's CPU like any stretch (cpu-bound.ts); past its
    * CPU or wall time, the call's next operations are refused and its stretch ends in that breach.
    */
-  private checkHostWork(call: Call): void {
-    const used = call.budget.cpuNs + this.cpuBound.refine(call.box.cpuUnread() + msToNs(this.hostMs));
+  private checkHostWork(call: Call, hostMs: number): void {
+    const used = call.budget.cpuNs + this.cpuBound.refine(call.box.cpuUnread() + msToNs(hostMs));
     if (Number(used) / 1e6 > this.options.limits.cpuMs) call.hostOverrun = 'cpu';
     else if (performance.now() - call.budget.startedAt > this.options.limits.wallMs) call.hostOverrun = 'wall';
   }
@@ -261,7 +270,7 @@ export class Sandbox {
     const now = performance.now();
     this.cpuBound.beforeStretch(now);
     const timeout = timeoutOf(call, this.options.limits, now);
-    this.hostMs = 0;
+    this.hostWorkAtStart = this.hostWorkMs();
     this.hostCheckAtMs = HOST_CHECK_EVERY_MS;
     let result: unknown;
     try {
@@ -293,8 +302,9 @@ export class Sandbox {
    * it, bounded: cpu-bound.ts); returns that charge.
    */
   private charge(call: Call): bigint {
-    const charged = call.box.cpuSinceLastRead() + msToNs(this.hostMs);
-    this.hostMs = 0;
+    const now = this.hostWorkMs();
+    const charged = call.box.cpuSinceLastRead() + msToNs(now - this.hostWorkAtStart);
+    this.hostWorkAtStart = now;
     countCpu(call, this.cpuBound.refine(charged));
     return charged;
   }
