@@ -187,7 +187,7 @@ export class Sandbox {
       if (broken !== null) return `500 ${broken}`;
       return box.call(id, name, JSON.stringify(config), ctx.id, timeout);
     });
-    if (result !== 1) this.end(call, outcomeError(result as Outcome));
+    if (result !== 1) this.end(call, call.bridge.failure(outcomeError(result as Outcome)));
     this.finishEnded();
     if (call.end !== null) {
       if (call.end.error !== null) throw call.end.error;
@@ -219,7 +219,7 @@ export class Sandbox {
   private host(op: BridgeOpCode, callId: number, a: unknown, b: unknown): HostReply | undefined {
     const call = this.calls.get(callId);
     if (op === BridgeOp.done) {
-      if (call !== undefined) this.end(call, outcomeError(a as Outcome));
+      if (call !== undefined) this.end(call, call.bridge.failure(outcomeError(a as Outcome)));
       return undefined;
     }
     if (call === undefined) return { error: { status: 500, message: 'the call is over; state can no longer be used' } };
