@@ -7,7 +7,8 @@
  *
  * Calls of the API on this thread share the context, as requests of a Worker share its isolate:
  * module-level state may persist between them. Limits per call: CPU time (every stretch of the
- * directive runs with a timeout of the CPU it has left), wall time (the same timeout, and a watchdog
+ * directive runs with a timeout of the CPU it has left; the SQL its state operations run counts
+ * too, see HOST_CHECK_EVERY_MS), wall time (the same timeout, and a watchdog
  * for calls that await), and the isolate's memory (checked after every call, so heap growth across
  * calls counts). A breach while directive code runs disposes the sandbox: the culprit fails with
  * the breach, the calls waiting in it fail with 503, and the next call gets a fresh sandbox.
