@@ -8,8 +8,9 @@
  * changes to the log once (SQLite overwrites a page's frame of the same transaction in place), so
  * its log is never larger than the file may be: the other half. Between writes the log is kept
  * under its slack (SQLite checkpoints it every half slack and truncates it to the slack): a log
- * over it is emptied (checkpointed and truncated) after a write, and before the next one; a log that cannot be emptied (another thread's statement still reads the
- * pages it holds) refuses writes until it can be, so commits piling up behind a long read cannot
+ * over it is emptied (checkpointed and truncated) after a write, and before the next one. A log
+ * that cannot be emptied without waiting (another thread's statement still reads the pages it
+ * holds, or writes) refuses writes until it can be, so commits piling up behind a long read cannot
  * grow it either. Temporary tables get the same page limit (`temp.max_page_count`).
  */
 import { statfsSync, statSync } from 'node:fs';

@@ -247,7 +247,7 @@ export const Errors = {
   quotaDatabaseLog: quota(
     'ANVIL_ERR_QUOTA_DATABASE_BYTES',
     507,
-    "the API's database write-ahead log is %s bytes and cannot be emptied while another of its statements reads; writes wait for that under its disk quota of %s bytes (api.yaml limits.databaseKb, at most --max-database-bytes); retry",
+    "the API's database write-ahead log is %s bytes and cannot be emptied while another of its statements uses the database; writes wait for that under its disk quota of %s bytes (api.yaml limits.databaseKb, at most --max-database-bytes); retry",
     QUOTA_NAMES.databaseBytes,
   ),
 } as const;
