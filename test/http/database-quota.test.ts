@@ -1,5 +1,6 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, startInstance, type Reply, type TestInstance } from '../helpers/instance.js';
 import { quotaRefusals } from '../helpers/metrics.js';
@@ -54,6 +55,8 @@ beforeAll(async () => {
       hog: api('hog', ''),
       tight: api('tight', 'limits: { databaseKb: 4096 }'),
       greedy: api('greedy', 'limits: { databaseKb: 1048576 }'),
+      // 8 MiB: its log's slack is 512 KiB.
+      pinned: api('pinned', 'limits: { databaseKb: 8192 }'),
       neighbour: api('neighbour', ''),
     },
     args: ['--max-database-bytes', '8MiB'],
@@ -64,9 +67,10 @@ afterAll(async () => anvil?.dispose());
 const post = (path: string): Promise<Reply> => anvil.request(path, { method: 'POST' });
 const rows = async (key: string): Promise<number> => (await anvil.request(`/${key}/rows`)).json().n;
 const size = (path: string): number => statSync(path, { throwIfNoEntry: false })?.size ?? 0;
+const databaseFile = (key: string): string => join(anvil.dataDir, 'localhost/dev', key, 'db.sqlite');
 /** The database file and its write-ahead log, bytes on disk. */
 function databaseBytes(key: string): { file: number; log: number } {
-  const file = join(anvil.dataDir, 'localhost/dev', key, 'db.sqlite');
+  const file = databaseFile(key);
   return { file: size(file), log: size(`${file}-wal`) };
 }
 /** What the quota allows on disk: itself, the log's slack (a sixteenth) and the log's frame headers (24 bytes a 4 KiB page). */
@@ -130,6 +134,35 @@ describe('the database quota (limits.databaseKb, --max-database-bytes)', () => {
     expect(await rows('greedy')).toBe(0);
     const { file, log } = databaseBytes('greedy');
     expect(file + log).toBeLessThanOrEqual(allowed(CEILING));
+  }, 60_000);
+
+  it('refuses writes while a read it cannot end pins a log over its slack, and writes again once it ends', async () => {
+    const quota = 8 * MIB;
+    expect((await post('/pinned/row/1')).status).toBe(201);
+    // Another reader of the file (an operator's backup, say) holds a read transaction: no checkpoint
+    // can empty the log past it, so commits would pile up in it.
+    const reader = new Database(databaseFile('pinned'), { readonly: true });
+    try {
+      reader.exec('BEGIN');
+      reader.prepare('select count(*) from t').get();
+      let refused: Reply | null = null;
+      for (let i = 0; i < 40 && refused === null; i++) {
+        const reply = await post('/pinned/row/256');
+        if (reply.status !== 201) refused = reply;
+      }
+      expect(refused?.status).toBe(507);
+      expect(refused?.json().error).toMatch(
+        /^the API's database write-ahead log is \d+ bytes and cannot be emptied while another of its statements uses the database; writes wait for that under its disk quota of 8388608 bytes \(api\.yaml limits\.databaseKb, at most --max-database-bytes\); retry$/,
+      );
+      const { file, log } = databaseBytes('pinned');
+      expect(file + log).toBeLessThanOrEqual(allowed(quota));
+      expect((await post('/pinned/row/1')).status).toBe(507);
+    } finally {
+      reader.exec('COMMIT');
+      reader.close();
+    }
+    expect((await post('/pinned/row/1')).status).toBe(201);
+    expect(databaseBytes('pinned').log).toBeLessThanOrEqual(quota / 16);
   }, 60_000);
 
   it('costs that API alone: a neighbour on the same instance writes as before', async () => {
