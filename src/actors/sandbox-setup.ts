@@ -1,6 +1,7 @@
 import type { CompiledRelease, SandboxLimits } from '../config/types.js';
 import { pgSandboxDatabase } from '../database/postgres/pg-request.js';
 import { requestDatabase } from '../database/request-database.js';
+import { sqlTimeMs } from '../database/sql-clock.js';
 import { builtinDirectives } from '../directives/catalogue.js';
 import { Sandbox, type SandboxOptions } from '../sandbox-host/sandbox.js';
 
@@ -30,5 +31,6 @@ export function createSandbox(
     },
     report,
     enter,
+    hostWorkMs: sqlTimeMs,
   });
 }

@@ -48,6 +48,7 @@ export interface StartFlags {
   maxLogBytes: number;
   maxLogDays: number;
   maxFilesBytes: number;
+  maxDatabaseBytes: number;
   responseBuffer: number;
   maxResponseHeaders: number;
   maxResponseHeaderBytes: number;
@@ -132,6 +133,7 @@ export function instanceOptions(flags: StartFlags, maxCells: number, envExplicit
       filesBytes: flags.maxFilesBytes,
       responseHeaders: flags.maxResponseHeaders,
       responseHeaderBytes: flags.maxResponseHeaderBytes,
+      databaseBytes: flags.maxDatabaseBytes,
     },
     sandbox: {
       maxima: { memoryMb: Math.max(8, Math.floor(flags.maxIsolateMemory / (1024 * 1024))), cpuMs: flags.maxDirectiveCpu, wallMs: flags.maxDirectiveWall },

@@ -58,6 +58,7 @@ export function registerStart(program: Command): void {
     .option('--max-log-bytes <size>', 'all log files of an API together; the oldest go first (limits.logKb)', byteSize('--max-log-bytes'), DEFAULT_QUOTAS.logBytes)
     .option('--max-log-days <n>', 'days an API\'s log files are kept (limits.logDays)', integer('--max-log-days', 1, 3650), DEFAULT_QUOTAS.logDays)
     .option('--max-files-bytes <size>', 'disk an API\'s files may take (SaveFile, CachedFileSet; 507 above; limits.filesKb)', byteSize('--max-files-bytes'), DEFAULT_QUOTAS.filesBytes)
+    .option('--max-database-bytes <size>', 'disk an API\'s SQLite database may take, file and write-ahead log together; the file holds at most half (507 above; limits.databaseKb)', byteSize('--max-database-bytes'), DEFAULT_QUOTAS.databaseBytes)
     .option('--response-buffer <size>', 'large response bodies the router holds for slow clients, in all; beyond it the slowest are cut', byteSize('--response-buffer'), 64 * 1024 * 1024)
     .option('--max-response-headers <n>', 'header lines of one API response, each set-cookie value one (500 above)', integer('--max-response-headers', 1, 10_000), DEFAULT_QUOTAS.responseHeaders)
     .option('--max-response-header-bytes <size>', 'bytes of the header lines of one API response (500 above)', byteSize('--max-response-header-bytes'), DEFAULT_QUOTAS.responseHeaderBytes)

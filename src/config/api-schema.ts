@@ -31,6 +31,7 @@ export const LIMIT_FIELDS = {
   logKb: { minimum: 1, maximum: 64 * 1024 * 1024, what: 'size of all log files together, in KiB' },
   logDays: { minimum: 1, maximum: 3650, what: 'days a log file is kept' },
   filesKb: { minimum: 1, maximum: 1024 * 1024 * 1024, what: 'disk taken by the API\'s files (SaveFile, CachedFileSet), in KiB' },
+  databaseKb: { minimum: 256, maximum: 1024 * 1024 * 1024, what: 'disk taken by the API\'s SQLite database (its file and write-ahead log; the file holds at most half), in KiB' },
 } as const;
 
 /** One problem found by a schema, before it gets a file position and a label. */

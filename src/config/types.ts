@@ -52,6 +52,7 @@ export interface QuotaLimits {
   logKb: number;
   logDays: number;
   filesKb: number;
+  databaseKb: number;
 }
 
 /** Everything `limits:` of api.yaml may set. */

@@ -15,10 +15,13 @@
  */
 import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import type { ApiRuntime } from '../engine/context.js';
 import { AnvilError, Errors } from '../errors.js';
 import { DATABASE_LIMITS } from './database-limits.js';
+import { DatabaseQuota } from './database-quota.js';
+import { countSqlTime } from './sql-clock.js';
 import { migrationFiles, migrationFolder } from './migration-files.js';
 import { sqlTextCache } from './sql-cache.js';
 import { checkSqlText } from './sql-checks.js';
@@ -39,14 +42,14 @@ export type SqlParams = readonly unknown[] | Readonly<Record<string, unknown>>;
 
 const MIGRATIONS_TABLE = '_anvil_migrations';
 
-function sqlError(error: unknown): AnvilError {
+function sqlError(error: unknown, quota: DatabaseQuota | null = null): AnvilError {
   if (error instanceof AnvilError) return error;
   const message = error instanceof Error ? error.message : String(error);
   switch (sqliteFailure(error)) {
     case 'constraint':
       return Errors.sqlConstraint(message);
     case 'full':
-      return Errors.diskFull(message);
+      return quota === null ? Errors.diskFull(message) : quota.full(message);
     case 'busy':
       return Errors.sqlBusy(message);
     default:
@@ -82,16 +85,23 @@ function columnNames(prepared: Prepared): string[] {
   return names;
 }
 
+/** The disk quota of the database (database-quota.ts), and where its refusals are counted. */
+export interface DatabaseQuotaOptions {
+  maxBytes: number;
+  refusals: { add(quota: string): void };
+}
+
 export class ApiDatabase {
   readonly file: string;
   private readonly db: Database.Database;
   private readonly policy: SqlPolicy;
+  private readonly quota: DatabaseQuota | null;
   private readonly statements = sqlTextCache<Prepared>(DATABASE_LIMITS.statementCache, DATABASE_LIMITS.statementCacheChars);
   private migratedDir: string | null = null;
   private writeCheck: (() => void) | null = null;
 
-  /** Opens (creating it and its folders if need be) `<dataDir>/db.sqlite`. */
-  constructor(dataDir: string) {
+  /** Opens (creating it and its folders if need be) `<dataDir>/db.sqlite`, under `quota` when given. */
+  constructor(dataDir: string, quota: DatabaseQuotaOptions | null = null) {
     this.file = join(dataDir, 'db.sqlite');
     let db: Database.Database;
     try {
@@ -101,18 +111,21 @@ export class ApiDatabase {
       const code = (error as { code?: unknown } | null)?.code;
       throw Errors.sqlFailed(`cannot open the database${typeof code === 'string' ? ` (${code})` : ''}`);
     }
+    let limit: DatabaseQuota | null = null;
     try {
       db.pragma(`busy_timeout = ${DATABASE_LIMITS.busyTimeoutMs}`);
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
       db.pragma('foreign_keys = ON');
       db.pragma('trusted_schema = OFF');
+      if (quota !== null) limit = new DatabaseQuota(db, this.file, quota.maxBytes, quota.refusals, DATABASE_LIMITS.busyTimeoutMs);
       db.defaultSafeIntegers(true);
       db.exec(`CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)`);
     } catch (error) {
       db.close();
-      throw sqlError(error);
+      throw sqlError(error, limit);
     }
+    this.quota = limit;
     this.db = db;
     this.policy = new SqlPolicy(db);
   }
@@ -189,6 +202,7 @@ export class ApiDatabase {
     const args = bindArguments(params);
     const rows: Row[] = [];
     let names: string[] | null = null;
+    const startedAt = performance.now();
     try {
       for (const values of prepared.statement.iterate(...args) as IterableIterator<unknown[]>) {
         if (rows.length >= DATABASE_LIMITS.maxRows) {
@@ -199,7 +213,10 @@ export class ApiDatabase {
         rows.push(toRow(names, values));
       }
     } catch (error) {
-      throw sqlError(error);
+      throw sqlError(error, this.quota);
+    } finally {
+      countSqlTime(startedAt);
+      this.wrote(prepared);
     }
     return rows;
   }
@@ -208,23 +225,31 @@ export class ApiDatabase {
   get(sql: string, params?: unknown): Row | null {
     const prepared = this.prepare(sql, 'get');
     const args = bindArguments(params);
+    const startedAt = performance.now();
     try {
       const values = prepared.statement.get(...args) as unknown[] | undefined;
       return values === undefined ? null : toRow(columnNames(prepared), values);
     } catch (error) {
-      throw sqlError(error);
+      throw sqlError(error, this.quota);
+    } finally {
+      countSqlTime(startedAt);
+      this.wrote(prepared);
     }
   }
 
   /** Runs a statement; rows it may return are dropped. */
   run(sql: string, params?: unknown): RunResult {
-    const { statement } = this.prepare(sql, 'run');
+    const prepared = this.prepare(sql, 'run');
     const args = bindArguments(params);
+    const startedAt = performance.now();
     try {
-      const result = statement.run(...args);
+      const result = prepared.statement.run(...args);
       return { changes: Number(result.changes), lastInsertRowid: fromSqlite(BigInt(result.lastInsertRowid)) as number | string };
     } catch (error) {
-      throw sqlError(error);
+      throw sqlError(error, this.quota);
+    } finally {
+      countSqlTime(startedAt);
+      this.wrote(prepared);
     }
   }
 
@@ -244,16 +269,26 @@ export class ApiDatabase {
 
   /** BEGIN IMMEDIATE: the write lock is taken now, so a later write of the transaction cannot find it taken. */
   begin(): void {
+    this.quota?.beforeWrite();
     this.control('BEGIN IMMEDIATE');
   }
 
   commit(): void {
-    this.control('COMMIT');
+    try {
+      this.control('COMMIT');
+    } finally {
+      this.quota?.afterWrite();
+    }
   }
 
   /** Rolls back the open transaction; does nothing without one. */
   rollback(): void {
-    if (this.db.inTransaction) this.control('ROLLBACK');
+    if (!this.db.inTransaction) return;
+    try {
+      this.control('ROLLBACK');
+    } finally {
+      this.quota?.afterWrite();
+    }
   }
 
   /** Transaction control: Anvil's own statements, which the SQL policy refuses from tenants. */
@@ -261,8 +296,13 @@ export class ApiDatabase {
     try {
       this.db.exec(sql);
     } catch (error) {
-      throw sqlError(error);
+      throw sqlError(error, this.quota);
     }
+  }
+
+  /** After a statement outside a transaction that may have written (see DatabaseQuota.afterWrite). */
+  private wrote(prepared: Prepared): void {
+    if (prepared.writes && !this.db.inTransaction) this.quota?.afterWrite();
   }
 
   close(): void {
@@ -276,7 +316,10 @@ export class ApiDatabase {
     if (mode !== 'run' && !prepared.statement.reader) {
       throw Errors.sqlFailed(`mode ${mode} needs a statement that returns rows (SELECT, or … RETURNING); use run`);
     }
-    if (prepared.writes && this.writeCheck !== null) this.writeCheck();
+    if (prepared.writes) {
+      if (this.writeCheck !== null) this.writeCheck();
+      if (!this.db.inTransaction) this.quota?.beforeWrite();
+    }
     return prepared;
   }
 
@@ -296,7 +339,7 @@ export class ApiDatabase {
         if (statement.reader) statement.raw(true);
         prepared = { statement, fixedColumns: !sql.includes('*'), writes: !statement.readonly, names: null };
       } catch (error) {
-        throw sqlError(error);
+        throw sqlError(error, this.quota);
       }
       this.statements.set(sql, prepared);
     }
@@ -310,7 +353,12 @@ export class ApiDatabase {
  * by the next call.
  */
 export function apiDatabase(api: ApiRuntime): ApiDatabase {
-  const db = api.resource('db', () => new ApiDatabase(api.dataDir));
+  const db = api.resource('db', () => new ApiDatabase(api.dataDir, databaseQuota(api)));
   if (!db.migrated) db.migrate(api.releaseDir);
   return db;
+}
+
+/** The API's database quota, for each connection it opens. */
+export function databaseQuota(api: ApiRuntime): DatabaseQuotaOptions {
+  return { maxBytes: api.quotas.databaseBytes, refusals: api.refusals };
 }

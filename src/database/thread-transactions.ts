@@ -13,7 +13,7 @@
  */
 import type { ApiRuntime } from '../engine/context.js';
 import { Errors } from '../errors.js';
-import { ApiDatabase, apiDatabase, DATABASE_LIMITS } from './api-database.js';
+import { ApiDatabase, apiDatabase, DATABASE_LIMITS, databaseQuota } from './api-database.js';
 
 /** Who holds the transaction: a token per Begin. */
 export type TransactionOwner = object;
@@ -106,7 +106,7 @@ export class ThreadTransactions {
   /** Opens the transactions' connection, and from then on refuses writes on the shared one while a transaction is open. */
   private connect(): ApiDatabase {
     const shared = apiDatabase(this.api);
-    const own = new ApiDatabase(this.api.dataDir);
+    const own = new ApiDatabase(this.api.dataDir, databaseQuota(this.api));
     try {
       own.migrate(this.api.releaseDir);
     } catch (error) {

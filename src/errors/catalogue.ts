@@ -261,6 +261,18 @@ export const Errors = {
     "the response's header lines take %s bytes, over the limit of %s bytes per response (--max-response-header-bytes)",
     QUOTA_NAMES.responseHeaderBytes,
   ),
+  quotaDatabaseBytes: quota(
+    'ANVIL_ERR_QUOTA_DATABASE_BYTES',
+    507,
+    "this write would make the API's database file larger than %s bytes (%s pages), half its disk quota of %s bytes; the other half is room for its write-ahead log (api.yaml limits.databaseKb, at most --max-database-bytes); nothing was written",
+    QUOTA_NAMES.databaseBytes,
+  ),
+  quotaDatabaseLog: quota(
+    'ANVIL_ERR_QUOTA_DATABASE_BYTES',
+    507,
+    "the API's database write-ahead log is %s bytes and cannot be emptied while another of its statements uses the database; writes wait for that under its disk quota of %s bytes (api.yaml limits.databaseKb, at most --max-database-bytes); retry",
+    QUOTA_NAMES.databaseBytes,
+  ),
 } as const;
 
 /** A quota refusal that crossed a thread as code, status and message (the quota's name stays behind). */

@@ -1,6 +1,6 @@
 /**
  * What one API may keep in the things every API of the instance shares: the job queue, the
- * key-value store, its log folder and its files. The instance sets a ceiling for each (`anvil start
+ * key-value store, its log folder, its files and its SQLite database. The instance sets a ceiling for each (`anvil start
  * --max-…`), which is also the API's default; an api.yaml may ask for less under `limits:`, never
  * for more.
  */
@@ -25,6 +25,12 @@ export interface ApiQuotas {
   responseHeaders: number;
   /** Bytes of one response's header lines (`name: value` and CRLF each): the router holds them for a client that does not read. */
   responseHeaderBytes: number;
+  /**
+   * Disk the API's SQLite database takes, its file and its write-ahead log together: the file holds
+   * at most half of it in pages (`max_page_count`), the other half is room for the log of a
+   * transaction that rewrites every page (database-quota.ts).
+   */
+  databaseBytes: number;
 }
 
 const KIB = 1024;
@@ -42,6 +48,7 @@ export const DEFAULT_QUOTAS: ApiQuotas = {
   // As common proxies: HAProxy and Envoy allow about 100 header lines, and a head of 64 KiB or less.
   responseHeaders: 100,
   responseHeaderBytes: 64 * KIB,
+  databaseBytes: 256 * MIB,
 };
 
 /** The names quota refusals are counted under (`anvil_quota_refusals_total{quota}`). */
@@ -50,6 +57,7 @@ export const QUOTA_NAMES = {
   queuedJobs: 'queued_jobs',
   kvBytes: 'kv_bytes',
   filesBytes: 'files_bytes',
+  databaseBytes: 'database_bytes',
   responseBuffer: 'response_buffer',
   responseHeaders: 'response_headers',
   responseHeaderBytes: 'response_header_bytes',
@@ -69,5 +77,6 @@ export function effectiveQuotas(requested: Partial<QuotaLimits>, ceilings: ApiQu
     // The instance's alone: they bound the router's memory, which api.yaml has no say in.
     responseHeaders: ceilings.responseHeaders,
     responseHeaderBytes: ceilings.responseHeaderBytes,
+    databaseBytes: pick(requested.databaseKb, KIB, ceilings.databaseBytes),
   };
 }

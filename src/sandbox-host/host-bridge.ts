@@ -9,7 +9,7 @@ import type { DirectiveContext } from '../engine/context.js';
 import type { HeaderValue, QueryValue } from '../engine/message.js';
 import { checkParams } from '../engine/param-check.js';
 import type { DirectiveDefinition } from '../directives/types.js';
-import { AnvilError, Errors, toStatusError } from '../errors.js';
+import { AnvilError, Errors, QuotaError, toStatusError } from '../errors.js';
 import { BridgeOp, type BridgeResult, type StateOpCode } from './bridge-ops.js';
 
 export type HostReply = { ok: unknown } | { error: { status: number; message: string } };
@@ -40,6 +40,8 @@ const bad = Errors.sandboxBadCall;
 export class HostBridge {
   private closed = false;
   private nextTicket = 1;
+  /** The quota refusals its operations answered (a few at most: each ends a write). */
+  private readonly quotaRefusals: QuotaError[] = [];
 
   constructor(
     private readonly ctx: DirectiveContext,
@@ -65,10 +67,25 @@ export class HostBridge {
       return value === undefined ? undefined : { ok: value };
     } catch (error) {
       const { status, message } = toStatusError(error);
+      this.noteQuota(error);
       // The directive may catch it, and a 4xx it rethrows is not logged by the engine: log it here.
       if (error instanceof AnvilError && error.logged) this.ctx.api.log('warn', 'directive error', { requestId: this.ctx.id, directive: this.name, status, message });
       return { error: { status, message } };
     }
+  }
+
+  /**
+   * The error a call that failed with `failure` (its outcome, as the isolate reports it) ends in:
+   * the quota refusal it let through, when it is one of its operations' (its code, its message
+   * shown to clients, its count), else `failure` itself.
+   */
+  failure(failure: AnvilError | null): AnvilError | null {
+    if (failure === null) return null;
+    return this.quotaRefusals.find((q) => q.status === failure.status && q.message === failure.message) ?? failure;
+  }
+
+  private noteQuota(error: unknown): void {
+    if (error instanceof QuotaError && this.quotaRefusals.length < 8) this.quotaRefusals.push(error);
   }
 
   /** The call is over: anything the directive left running can no longer touch the request. */
@@ -103,6 +120,7 @@ export class HostBridge {
       return { ok: null };
     } catch (error) {
       const { status, message } = toStatusError(error);
+      this.noteQuota(error);
       return { error: { status, message } };
     }
   }

@@ -43,6 +43,11 @@ export interface Call {
   readonly depth: number;
   /** This call's own CPU time (for the per-directive figures); its limit is the budget's. */
   cpuNs: bigint;
+  /**
+   * The limit the host's work for the call (its SQL above all) took it past during a stretch: its
+   * later state operations are refused, and the stretch ends in that breach.
+   */
+  hostOverrun: 'cpu' | 'wall' | null;
   /** How the call ended, once it has: no error, or the error the engine gets. */
   end: { error: AnvilError | null } | null;
   /** The engine's promise, once the call awaits. */

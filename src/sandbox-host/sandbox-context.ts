@@ -81,6 +81,11 @@ export class SandboxContext {
     return used;
   }
 
+  /** CPU time the isolate used since the last read, without moving the read mark (a look mid-stretch). */
+  cpuUnread(): bigint {
+    return this.gone ? 0n : this.isolate.cpuTime - this.lastCpu;
+  }
+
   /**
    * Evaluates a directive's module the first time it is called here. Returns null when it is ready,
    * or the message of the error its top-level code threw (a breach, such as a timeout, throws).

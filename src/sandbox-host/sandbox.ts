@@ -7,7 +7,8 @@
  *
  * Calls of the API on this thread share the context, as requests of a Worker share its isolate:
  * module-level state may persist between them. Limits per call: CPU time (every stretch of the
- * directive runs with a timeout of the CPU it has left), wall time (the same timeout, and a watchdog
+ * directive runs with a timeout of the CPU it has left; the SQL its state operations run counts
+ * too, see HOST_CHECK_EVERY_MS), wall time (the same timeout, and a watchdog
  * for calls that await), and the isolate's memory (checked after every call, so heap growth across
  * calls counts). A breach while directive code runs disposes the sandbox: the culprit fails with
  * the breach, the calls waiting in it fail with 503, and the next call gets a fresh sandbox.
@@ -21,7 +22,7 @@ import ivm from 'isolated-vm';
 import type { SandboxLimits } from '../config/types.js';
 import type { DirectiveContext } from '../engine/context.js';
 import type { DirectiveDefinition } from '../directives/types.js';
-import { Errors, type AnvilError } from '../errors.js';
+import { Errors, toStatusError, type AnvilError } from '../errors.js';
 import type { SandboxCpuCount } from '../protocol/stats.js';
 import { breachError, outcomeError, type BreachKind } from './call-errors.js';
 import { BridgeOp, type BridgeOpCode } from './bridge-ops.js';
@@ -49,6 +50,14 @@ const MiB = 1024 * 1024;
  * two cores) a runaway loop's thread gets a third to a half of a core, and must still be blamed.
  */
 const STARVED_SHARE = 0.1;
+/**
+ * How much host work (SQL: SandboxOptions.hostWorkMs) a stretch may do between two looks at its
+ * call's budget, ms. isolated-vm does not count time spent in a host function to the isolate, and
+ * its timeout does not stop it (measured: a 300 ms host function under a 50 ms timeout returned
+ * normally), so the host's own clock of that work is read after each state operation, and the
+ * budget looked at once per millisecond of it.
+ */
+const HOST_CHECK_EVERY_MS = 1;
 
 
 export interface SandboxOptions {
@@ -59,9 +68,17 @@ export interface SandboxOptions {
   report(event: { directive: string; kind: BreachKind; message: string }): void;
   /** Called before anything runs in an isolate (the cell's fault marker, cells/sandbox-markers.ts). */
   enter?: () => void;
+  /**
+   * A running total (ms) of the work this thread did that a state operation may do on a call's
+   * behalf and that is not the isolate's: its SQL (database/sql-clock.ts). What a stretch adds to
+   * it is counted to the call's CPU time. Not given: nothing is.
+   */
+  hostWorkMs?: () => number;
 }
 
 const nothing = (): void => {};
+const noHostWork = (): number => 0;
+const msToNs = (ms: number): bigint => (ms > 0 ? BigInt(Math.round(ms * 1e6)) : 0n);
 
 
 
@@ -77,6 +94,10 @@ export class Sandbox {
   private snapshot: ivm.ExternalCopy<ArrayBuffer> | null = null;
   private readonly cpu = new CpuMeter();
   private readonly cpuBound = new CpuBound();
+  /** The host work clock (SandboxOptions.hostWorkMs) as the current stretch began, and when its budget is looked at next. */
+  private readonly hostWorkMs: () => number;
+  private hostWorkAtStart = 0;
+  private hostCheckAtMs = HOST_CHECK_EVERY_MS;
   private callsSinceHeapCheck = 0;
   private cpuSinceHeapCheckNs = 0n;
   private closed = false;
@@ -89,7 +110,9 @@ export class Sandbox {
     },
   };
 
-  constructor(private readonly options: SandboxOptions) {}
+  constructor(private readonly options: SandboxOptions) {
+    this.hostWorkMs = options.hostWorkMs ?? noHostWork;
+  }
 
   /** The custom directives of the release, as directives the engine can run. */
   directives(): Map<string, DirectiveDefinition<Record<string, unknown>>> {
@@ -154,6 +177,7 @@ export class Sandbox {
       parent,
       depth,
       cpuNs: 0n,
+      hostOverrun: null,
       end: null,
       waiter: null,
     };
@@ -164,7 +188,7 @@ export class Sandbox {
       if (broken !== null) return `500 ${broken}`;
       return box.call(id, name, JSON.stringify(config), ctx.id, timeout);
     });
-    if (result !== 1) this.end(call, outcomeError(result as Outcome));
+    if (result !== 1) this.end(call, call.bridge.failure(outcomeError(result as Outcome)));
     this.finishEnded();
     if (call.end !== null) {
       if (call.end.error !== null) throw call.end.error;
@@ -196,11 +220,29 @@ export class Sandbox {
   private host(op: BridgeOpCode, callId: number, a: unknown, b: unknown): HostReply | undefined {
     const call = this.calls.get(callId);
     if (op === BridgeOp.done) {
-      if (call !== undefined) this.end(call, outcomeError(a as Outcome));
+      if (call !== undefined) this.end(call, call.bridge.failure(outcomeError(a as Outcome)));
       return undefined;
     }
     if (call === undefined) return { error: { status: 500, message: 'the call is over; state can no longer be used' } };
-    return call.bridge.handle(op, a, b);
+    if (call.hostOverrun !== null) return { error: toStatusError(breachError(call.name, call.hostOverrun, this.options.limits, '')) };
+    const reply = call.bridge.handle(op, a, b);
+    const hostMs = this.hostWorkMs() - this.hostWorkAtStart;
+    if (hostMs >= this.hostCheckAtMs) {
+      this.hostCheckAtMs = hostMs + HOST_CHECK_EVERY_MS;
+      this.checkHostWork(call, hostMs);
+    }
+    return reply;
+  }
+
+  /**
+   * The host's work for the call (its SQL: native code nothing interrupts) is counted to its CPU
+   * time with the isolate's, bounded by its thread's CPU like any stretch (cpu-bound.ts); past its
+   * CPU or wall time, the call's next operations are refused and its stretch ends in that breach.
+   */
+  private checkHostWork(call: Call, hostMs: number): void {
+    const used = call.budget.cpuNs + this.cpuBound.refine(call.box.cpuUnread() + msToNs(hostMs));
+    if (Number(used) / 1e6 > this.options.limits.cpuMs) call.hostOverrun = 'cpu';
+    else if (performance.now() - call.budget.startedAt > this.options.limits.wallMs) call.hostOverrun = 'wall';
   }
 
   /** The reply of a `state.run` the call awaits: its continuation runs now, as one more stretch. */
@@ -229,6 +271,8 @@ export class Sandbox {
     const now = performance.now();
     this.cpuBound.beforeStretch(now);
     const timeout = timeoutOf(call, this.options.limits, now);
+    this.hostWorkAtStart = this.hostWorkMs();
+    this.hostCheckAtMs = HOST_CHECK_EVERY_MS;
     let result: unknown;
     try {
       result = run(timeout);
@@ -236,6 +280,7 @@ export class Sandbox {
       const disposed = box.disposedAfterFailure();
       const charged = this.charge(call);
       if (disposed || !isTimeout(error)) this.breach(call, disposed ? 'memory' : 'crash', error);
+      else if (call.hostOverrun !== null) this.breach(call, call.hostOverrun, error);
       else {
         const kind = overrun(call, this.options.limits);
         const ran = this.cpuBound.ran(charged);
@@ -245,17 +290,22 @@ export class Sandbox {
       return undefined;
     }
     this.charge(call);
-    if (Number(call.budget.cpuNs) / 1e6 > this.options.limits.cpuMs) {
-      this.breach(call, 'cpu', null);
+    if (call.hostOverrun !== null || Number(call.budget.cpuNs) / 1e6 > this.options.limits.cpuMs) {
+      this.breach(call, call.hostOverrun ?? 'cpu', null);
       return undefined;
     }
     return result;
   }
 
 
-  /** Counts to the call the CPU its stretch just used (isolated-vm's charge, bounded: cpu-bound.ts); returns isolated-vm's charge. */
+  /**
+   * Counts to the call the CPU its stretch just used (isolated-vm's charge and the host's work for
+   * it, bounded: cpu-bound.ts); returns that charge.
+   */
   private charge(call: Call): bigint {
-    const charged = call.box.cpuSinceLastRead();
+    const now = this.hostWorkMs();
+    const charged = call.box.cpuSinceLastRead() + msToNs(now - this.hostWorkAtStart);
+    this.hostWorkAtStart = now;
     countCpu(call, this.cpuBound.refine(charged));
     return charged;
   }
