@@ -4,7 +4,7 @@ import { bareAddress, parseTrustedProxies } from '../http/client-address.js';
 import { ConnectionGate } from '../http/connection-gate.js';
 import type { ConnectionLimits } from '../http/connection-limits.js';
 import { readProxyHeader } from '../http/proxy-listener.js';
-import { refuseConnection } from '../http/refuse-connection.js';
+import { connectionRefuser } from '../http/refuse-connection.js';
 import type { InstanceLog } from '../logs/instance-log.js';
 import { answerClientError } from '../router/client-error.js';
 import type { Metrics } from '../router/metrics.js';
@@ -26,6 +26,7 @@ export async function listenHttp(options: InstanceOptions, handle: RequestListen
   const server = createHttpServer(options.headersTimeoutMs, handle);
   const setUp = takeConnectionSetup(server);
   const gate = limits === null ? null : connectionGate(server, limits, options.trustedProxies, metrics);
+  const refuseConnection = limits === null ? () => {} : connectionRefuser(limits);
   server.on('connection', (socket: Socket) => {
     metrics.connections.inc();
     const peer = bareAddress(socket.remoteAddress ?? '');

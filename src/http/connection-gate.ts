@@ -1,6 +1,4 @@
 import type { Socket } from 'node:net';
-import type { AnvilError } from '../errors/anvil-error.js';
-import { Errors } from '../errors/catalogue.js';
 import type { ConnectionLimits } from './connection-limits.js';
 
 /** How an evicted connection was found: no complete request head yet, or kept alive between requests. */
@@ -58,14 +56,14 @@ export class ConnectionGate {
    * A new connection from `address`; `perClient` false while its client is not known yet (behind a
    * balancer, until the PROXY header names it). Returns the refusal when it may not stay open.
    */
-  admit(socket: Socket, address: string, perClient: boolean): AnvilError | null {
+  admit(socket: Socket, address: string, perClient: boolean): RefusalReason | null {
     if (perClient) {
       const refusal = this.perClientRefusal(address);
       if (refusal !== null) return refusal;
     }
     if (this.tracked.size >= this.limits.total && !this.evictOne()) {
       this.meters.refused('total');
-      return Errors.connectionsFull(this.limits.total);
+      return 'total';
     }
     const entry: Tracked = { socket, address, inFlight: 0, served: false };
     this.tracked.set(socket, entry);
@@ -75,7 +73,7 @@ export class ConnectionGate {
   }
 
   /** The PROXY header named the connection's client: it counts under that address from now on. */
-  identify(socket: Socket, address: string): AnvilError | null {
+  identify(socket: Socket, address: string): RefusalReason | null {
     const entry = this.tracked.get(socket);
     if (entry === undefined || entry.address === address) return null;
     this.remove(entry);
@@ -102,10 +100,10 @@ export class ConnectionGate {
     if (--entry.inFlight === 0) this.setEvictable(entry, true);
   }
 
-  private perClientRefusal(address: string): AnvilError | null {
+  private perClientRefusal(address: string): RefusalReason | null {
     if ((this.holders.get(address)?.count ?? 0) < this.limits.perClient || this.exempt(address)) return null;
     this.meters.refused('per_client');
-    return Errors.clientConnections(this.limits.perClient);
+    return 'per_client';
   }
 
   /** Closes the chosen evictable connection; false when there is none. */

@@ -9,7 +9,8 @@ import { waitFor, waitForStarted } from '../helpers/wait-for.js';
 // listened, and node tracks the connections only of a server that listens: --headers-timeout was
 // never applied (a partial head stayed open, a slowloris hole behind HAProxy) and a drain could not
 // close idle keep-alive connections (it waited for their keep-alive timeout). The server now listens
-// itself and reads the PROXY header before node:http takes the socket.
+// itself and reads the PROXY header before node:http takes the socket. The per-client connection
+// bound (case 4) counts the client the header names.
 
 const API = {
   'api.yaml': `key: ping
@@ -46,6 +47,21 @@ describe('--proxy-protocol keeps node:http\'s connection handling', () => {
     expect(reply.status).toBe(408);
     expect((await exchange(anvil.port, [client, 'GET /ping/ping HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'])).status).toBe(200);
   }, 20_000);
+
+  it('bounds connections per client by the address the PROXY header names, not the balancer\'s', async () => {
+    const anvil = await startInstance({ apis: { ping: API }, args: ['--proxy-protocol', '--max-connections-per-client', '2'] });
+    running.push(anvil);
+    const head = 'GET /ping/ping HTTP/1.1\r\nHost: localhost\r\nX-Slow: 1\r\n';
+    const same = await Promise.all(Array.from({ length: 3 }, () => rawConnection(anvil.port, '127.0.0.1', Buffer.concat([client, Buffer.from(head)]))));
+    await waitFor(() => same.some((c) => c.isClosed()), { what: 'one of the three connections of 203.0.113.7 closed' });
+    const refused = same.filter((c) => c.isClosed());
+    expect(refused).toHaveLength(1);
+    expect(refused[0]!.received()).toMatch(/^HTTP\/1\.1 429 /);
+    // Another client behind the same balancer (the same peer, 127.0.0.1) is served.
+    const other = await exchange(anvil.port, [proxyV2Header({ v4: [203, 0, 113, 8] }), 'GET /ping/ping HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n']);
+    expect(other.status).toBe(200);
+    for (const c of same) c.socket.destroy();
+  });
 
   it('closes an idle keep-alive connection as soon as it drains, while a request is still in flight', async () => {
     const anvil = await startInstance({ apis: { ping: API }, args: ['--proxy-protocol'] });
