@@ -8,19 +8,28 @@ import type { ConnectionLimits } from './connection-limits.js';
 /** Closes a connection the gate refused, with its answer. */
 export type RefuseConnection = (socket: Socket, reason: RefusalReason) => void;
 
+/** Refused connections answered each second at most; the others of a flood are closed without a word. */
+export const ANSWERED_REFUSALS_PER_SECOND = 100;
+
 /**
  * Answers a connection that may not stay open with the refusal's error (its status, its message as
- * JSON) and closes it, before node:http ever sees it. The answers are made once: a flood of
- * refused connections must cost the router as little as it can (no error object, no encoding per
- * connection). What the client sent is read and dropped meanwhile: closing a socket with unread
- * bytes resets it, and the client could lose the answer.
+ * JSON) and closes it, before node:http ever sees it. A flood of refused connections must cost the
+ * router as little as it can, since they compete with everyone's for its accept queue: the answers
+ * are made once, and past ANSWERED_REFUSALS_PER_SECOND in a second a refused connection is only
+ * closed (one system call, where an answer takes four). What an answered client sent is read and
+ * dropped meanwhile: closing a socket with unread bytes resets it, and the client could lose the answer.
  */
 export function connectionRefuser(limits: ConnectionLimits): RefuseConnection {
   const answers: Record<RefusalReason, Buffer> = {
     per_client: answer(Errors.clientConnections(limits.perClient)),
     total: answer(Errors.connectionsFull(limits.total)),
   };
+  let second = 0;
+  let answered = 0;
   return (socket, reason) => {
+    const now = Math.floor(Date.now() / 1000);
+    if (now !== second) [second, answered] = [now, 0];
+    if (++answered > ANSWERED_REFUSALS_PER_SECOND) return void socket.destroy();
     socket.on('error', () => socket.destroy());
     socket.resume();
     socket.write(answers[reason]);
