@@ -9,6 +9,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import net from 'node:net';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { progress } from '../lib/config.mjs';
 import { BENCH_DIR, startAnvil } from '../lib/instance.mjs';
@@ -22,6 +23,7 @@ const NEIGHBOUR = '127.0.0.2';
 const METRICS_TOKEN = 'bench-metrics-token-0123456789';
 
 export async function phase({ seconds }) {
+  const loadBefore = loadavg()[0];
   const one = await attack({ seconds, total: undefined, addresses: ['127.0.0.1'] });
   const many = await attack({ seconds, total: 3000, addresses: Array.from({ length: 64 }, (_, i) => `127.0.1.${i + 1}`) });
   const okShare = one.fresh.ok / one.fresh.sent;
@@ -29,14 +31,15 @@ export async function phase({ seconds }) {
   return {
     case: 4,
     name: 'half-open connections from one client',
-    measured: `neighbour's new connections ${fmt(okShare * 100, 1)} % answered, p99 ${fmt(one.fresh.p99, 1)} ms (attacker: ${one.attacker.opened} connections opened, at most ${one.attacker.heldMax} held, ${one.attacker.refused} refused with 429)`,
+    measured: `neighbour's new connections ${fmt(okShare * 100, 1)} % answered, p99 ${fmt(one.fresh.p99, 1)} ms (attacker: ${one.attacker.opened} connections opened, ${one.attacker.answered} answered 429, ${one.attacker.closedUnanswered} closed unanswered; router held at most ${one.maxOpen})`,
     target: '>= 99 % answered, p99 < 500 ms',
     met,
     neighbourP99Ms: one.loop.p99,
     neighbourErrors: one.loop.errors + (one.fresh.sent - one.fresh.ok),
     notes: [
+      `load average ${fmt(loadBefore, 1)} before, ${fmt(loadavg()[0], 1)} after (2 cores): the attacker, the router and the neighbour share them, and a new connection waits in the router's accept queue behind the attacker's (a SYN dropped while it is full is sent again after 1 s)`,
       `one address, default limits (--max-connections ${one.limits.total}, per client ${one.limits.perClient} from this machine's open-files limit): router held at most ${one.maxOpen} connections; keep-alive neighbour p99 ${fmt(one.loop.p99, 1)} ms, ${one.loop.errors} errors`,
-      `64 addresses, --max-connections 3000: neighbour's new connections ${fmt((many.fresh.ok / many.fresh.sent) * 100, 1)} % answered, p99 ${fmt(many.fresh.p99, 1)} ms; keep-alive p99 ${fmt(many.loop.p99, 1)} ms, ${many.loop.errors} errors; attacker opened ${many.attacker.opened}, ${many.attacker.evicted} evicted, ${many.attacker.refused} refused; router held at most ${many.maxOpen}`,
+      `64 addresses, --max-connections 3000: neighbour's new connections ${fmt((many.fresh.ok / many.fresh.sent) * 100, 1)} % answered, p99 ${fmt(many.fresh.p99, 1)} ms; keep-alive p99 ${fmt(many.loop.p99, 1)} ms, ${many.loop.errors} errors; attacker opened ${many.attacker.opened}, ${many.attacker.closedUnanswered} closed unanswered (evicted), ${many.attacker.answered} answered; router held at most ${many.maxOpen}`,
     ],
   };
 }
