@@ -42,7 +42,7 @@ export class Metrics {
   readonly connections = new Counter({ name: 'anvil_http_connections_total', help: 'TCP connections accepted by the router', registers: [this.registry] });
   readonly connectionsRefused = new Counter({
     name: 'anvil_http_connections_refused_total',
-    help: 'Connections answered 429 or 503 and closed at once: their client address held --max-connections-per-client (reason per_client), or the router held --max-connections, none idle (reason total)',
+    help: 'Connections refused and closed at once (answered 429 or 503, up to 100 a second): their client address held --max-connections-per-client (reason per_client), or the router held --max-connections, every one busy (reason total)',
     labelNames: ['reason'],
     registers: [this.registry],
   });
