@@ -38,7 +38,7 @@ export async function phase({ seconds }) {
     neighbourErrors: one.loop.errors + (one.fresh.sent - one.fresh.ok),
     notes: [
       `load average ${fmt(loadBefore, 1)} before, ${fmt(loadavg()[0], 1)} after (2 cores): the attacker, the router and the neighbour share them, and a new connection waits in the router's accept queue behind the attacker's (a SYN dropped while it is full is sent again after 1 s)`,
-      `one address, default limits (--max-connections ${one.limits.total}, per client ${one.limits.perClient} from this machine's open-files limit): router held at most ${one.maxOpen} connections; keep-alive neighbour p99 ${fmt(one.loop.p99, 1)} ms, ${one.loop.errors} errors`,
+      `one address, default limits (--max-connections ${one.limits.total}, per client ${one.limits.perClient} from this machine's open-files limit): router held at most ${one.maxOpen} connections; neighbour's new connections p50 ${fmt(one.fresh.p50, 1)} ms, ${one.fresh.slow} of ${one.fresh.sent} took >= 500 ms (alone before the attack: p99 ${fmt(one.alone.p99, 1)} ms); keep-alive neighbour p99 ${fmt(one.loop.p99, 1)} ms, ${one.loop.errors} errors`,
       `64 addresses, --max-connections 3000: neighbour's new connections ${fmt((many.fresh.ok / many.fresh.sent) * 100, 1)} % answered, p99 ${fmt(many.fresh.p99, 1)} ms; keep-alive p99 ${fmt(many.loop.p99, 1)} ms, ${many.loop.errors} errors; attacker opened ${many.attacker.opened}, ${many.attacker.closedUnanswered} closed unanswered (evicted), ${many.attacker.answered} answered; router held at most ${many.maxOpen}`,
     ],
   };
@@ -51,6 +51,7 @@ async function attack({ seconds, total, addresses }) {
     const neighbour = anvil.url('/bare/ping');
     await openLoop(neighbour, { rate: RATE, seconds: 1, warmup: 0, connections: 10, localAddress: NEIGHBOUR });
     const limits = await connectionLimits(total);
+    const alone = await newConnections(anvil.port, 2);
     progress(`connections: ${addresses.length} attacker address(es), limits ${limits.total} / ${limits.perClient} per client`);
     const child = spawn(process.execPath, [join(BENCH_DIR, 'lib/half-open-attacker.mjs'), JSON.stringify({ port: anvil.port, addresses, pending: 200, hold: 18_000 })], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
@@ -64,13 +65,13 @@ async function attack({ seconds, total, addresses }) {
     await once(child, 'close');
     const attacker = JSON.parse(out);
     progress(`connections: new ${fresh.ok}/${fresh.sent} p99 ${fmt(fresh.p99, 1)} ms; keep-alive p99 ${fmt(loop.p99, 1)} ms, ${loop.errors} errors; attacker ${JSON.stringify(attacker)}; router held at most ${maxOpen}`);
-    return { loop, fresh, attacker, limits, maxOpen };
+    return { loop, fresh, alone, attacker, limits, maxOpen };
   } finally {
     await anvil.stop();
   }
 }
 
-/** A fresh connection from the neighbour's address for each GET, NEW_CONNECTIONS_PER_S a second: { sent, ok, p99 } (a failure counts as 5 s). */
+/** A fresh connection from the neighbour's address for each GET, NEW_CONNECTIONS_PER_S a second: { sent, ok, p50, p99, slow (>= 500 ms) } (a failure counts as 5 s). */
 async function newConnections(port, seconds) {
   const latencies = [];
   let ok = 0;
@@ -86,7 +87,8 @@ async function newConnections(port, seconds) {
     await new Promise((r) => setTimeout(r, 1000 / NEW_CONNECTIONS_PER_S));
   }
   await Promise.all(runs);
-  return { sent: total, ok, p99: summarize(latencies).p99 };
+  const stats = summarize(latencies);
+  return { sent: total, ok, p50: stats.p50, p99: stats.p99, slow: latencies.filter((ms) => ms >= 500).length };
 }
 
 function fresh(port) {
