@@ -44,7 +44,7 @@ describe('connection bounds', () => {
     const anvil = await start(['--max-connections', '100', '--max-connections-per-client', '5']);
     const attacker = await openMany(anvil.port, '127.0.0.3', 6);
     // One of the six (whichever the router took last) is answered and closed; five stay open.
-    await waitFor(() => attacker.some((c) => c.isClosed()), { what: 'one of the six connections closed' });
+    await waitFor(() => attacker.some((c) => c.isClosed()), { what: 'one of the six connections closed', timeoutMs: 30_000 });
     const refused = attacker.filter((c) => c.isClosed());
     expect(refused).toHaveLength(1);
     expect(refused[0]!.received()).toMatch(/^HTTP\/1\.1 429 /);
@@ -53,7 +53,7 @@ describe('connection bounds', () => {
     expect(await metric(anvil, 'anvil_http_connections_refused_total', { reason: 'per_client' })).toBe(1);
     expect(await metric(anvil, 'anvil_http_connections_open')).toBeGreaterThanOrEqual(5);
     for (const c of attacker) c.socket.destroy();
-  });
+  }, 60_000);
 
   it('at --max-connections, closes a half-open connection of the address holding the most to take a neighbour\'s', async () => {
     const anvil = await start(['--max-connections', '12', '--max-connections-per-client', '8']);
@@ -61,22 +61,29 @@ describe('connection bounds', () => {
     const before = await metric(anvil, 'anvil_http_connections_open');
     const big = await openMany(anvil.port, '127.0.0.3', 8);
     const small = await openMany(anvil.port, '127.0.0.4', 3);
-    await waitFor(async () => (await metric(anvil, 'anvil_http_connections_open')) === before + 11, { what: 'the eleven half-open connections held' });
+    await waitFor(async () => (await metric(anvil, 'anvil_http_connections_open')) === before + 11, { what: 'the eleven half-open connections held', timeoutMs: 30_000 });
     // The router is full (12); each new connection of the neighbour takes the place of one of .3's.
     for (let i = 0; i < 3; i++) expect(await getFrom(anvil.port, '/ping/ping', '127.0.0.2')).toMatchObject({ status: 200 });
-    await waitFor(() => big.some((c) => c.isClosed()), { what: 'a half-open connection of 127.0.0.3 closed' });
+    await waitFor(() => big.some((c) => c.isClosed()), { what: 'a half-open connection of 127.0.0.3 closed', timeoutMs: 30_000 });
     expect(small.every((c) => !c.isClosed())).toBe(true);
     // Closed without an answer: it never sent a whole request.
     expect(big.filter((c) => c.isClosed()).every((c) => c.received() === '')).toBe(true);
     expect(await metric(anvil, 'anvil_http_connections_evicted_total', { state: 'half_open' })).toBeGreaterThanOrEqual(1);
     expect(await metric(anvil, 'anvil_http_connections_open')).toBeLessThanOrEqual(12);
     for (const c of [...big, ...small]) c.socket.destroy();
-  });
+  }, 60_000);
 
   it('refuses a new connection with 503 when every connection has a request in flight', async () => {
     const anvil = await start(['--max-connections', '3', '--max-connections-per-client', '3', '--drain-timeout', '1s']);
-    const busy = await openMany(anvil.port, '127.0.0.3', 3, 'GET /ping/wait/20000 HTTP/1.1\r\nHost: localhost\r\n\r\n');
-    await waitForStarted(anvil, 'ping', (l) => l.route === 'get /wait/{ms}', { what: 'the three slow requests in flight', count: 3 });
+    // The API's thread is started first (a cold start on a loaded machine can take seconds).
+    expect(await getFrom(anvil.port, '/ping/ping', '127.0.0.4')).toMatchObject({ status: 200 });
+    // One after the other: a connection whose head has not come yet is half-open, and the next
+    // one would take its place.
+    const busy: RawConnection[] = [];
+    for (let i = 1; i <= 3; i++) {
+      busy.push(await rawConnection(anvil.port, '127.0.0.3', 'GET /ping/wait/20000 HTTP/1.1\r\nHost: localhost\r\n\r\n'));
+      await waitForStarted(anvil, 'ping', (l) => l.route === 'get /wait/{ms}', { what: 'the slow requests', count: i, timeoutMs: 30_000 });
+    }
     const refused = await rawConnection(anvil.port, '127.0.0.2', 'GET /ping/ping HTTP/1.1\r\nHost: localhost\r\n\r\n');
     await refused.closed;
     expect(refused.received()).toMatch(/^HTTP\/1\.1 503 /);
@@ -84,6 +91,6 @@ describe('connection bounds', () => {
     expect(refused.received()).toContain('the instance holds 3 connections, its limit (--max-connections), each with a request in flight');
     expect(busy.every((c) => !c.isClosed())).toBe(true);
     for (const c of busy) c.socket.destroy();
-    await waitFor(async () => (await metric(anvil, 'anvil_http_connections_refused_total', { reason: 'total' })) === 1, { what: 'the refusal counted' });
-  });
+    await waitFor(async () => (await metric(anvil, 'anvil_http_connections_refused_total', { reason: 'total' })) === 1, { what: 'the refusal counted', timeoutMs: 30_000 });
+  }, 90_000);
 });

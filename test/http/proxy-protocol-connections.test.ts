@@ -46,14 +46,14 @@ describe('--proxy-protocol keeps node:http\'s connection handling', () => {
     const reply = await exchange(anvil.port, [client, 'GET /ping/ping HTTP/1.1\r\nHost: localhost\r\nX-Slow: 1\r\n'], { endWhenIdleMs: 8_000 });
     expect(reply.status).toBe(408);
     expect((await exchange(anvil.port, [client, 'GET /ping/ping HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'])).status).toBe(200);
-  }, 20_000);
+  }, 60_000);
 
   it('bounds connections per client by the address the PROXY header names, not the balancer\'s', async () => {
     const anvil = await startInstance({ apis: { ping: API }, args: ['--proxy-protocol', '--max-connections-per-client', '2'] });
     running.push(anvil);
     const head = 'GET /ping/ping HTTP/1.1\r\nHost: localhost\r\nX-Slow: 1\r\n';
     const same = await Promise.all(Array.from({ length: 3 }, () => rawConnection(anvil.port, '127.0.0.1', Buffer.concat([client, Buffer.from(head)]))));
-    await waitFor(() => same.some((c) => c.isClosed()), { what: 'one of the three connections of 203.0.113.7 closed' });
+    await waitFor(() => same.some((c) => c.isClosed()), { what: 'one of the three connections of 203.0.113.7 closed', timeoutMs: 30_000 });
     const refused = same.filter((c) => c.isClosed());
     expect(refused).toHaveLength(1);
     expect(refused[0]!.received()).toMatch(/^HTTP\/1\.1 429 /);
@@ -67,12 +67,12 @@ describe('--proxy-protocol keeps node:http\'s connection handling', () => {
     const anvil = await startInstance({ apis: { ping: API }, args: ['--proxy-protocol'] });
     running.push(anvil);
     const idle = await rawConnection(anvil.port, '127.0.0.1', Buffer.concat([client, Buffer.from('GET /ping/ping HTTP/1.1\r\nHost: localhost\r\n\r\n')]));
-    await waitFor(() => answered(idle.received()), { what: 'the answer on the kept-alive connection' });
+    await waitFor(() => answered(idle.received()), { what: 'the answer on the kept-alive connection', timeoutMs: 30_000 });
     expect(idle.received()).toMatch(/^HTTP\/1\.1 200 /);
     // A request held 4 s, less than node's keep-alive timeout (5 s): the idle connection must be
     // closed by the drain itself, before that answer, not by its keep-alive timeout after it.
     const slow = await rawConnection(anvil.port, '127.0.0.1', Buffer.concat([client, Buffer.from('GET /ping/wait/4000 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n')]));
-    await waitForStarted(anvil, 'ping', (l) => l.route === 'get /wait/{ms}', { what: 'GET /ping/wait/4000' });
+    await waitForStarted(anvil, 'ping', (l) => l.route === 'get /wait/{ms}', { what: 'GET /ping/wait/4000', timeoutMs: 30_000 });
     anvil.signal('SIGTERM');
     const first = await Promise.race([idle.closed.then(() => 'idle closed'), slow.closed.then(() => 'slow answered')]);
     expect(first).toBe('idle closed');
@@ -80,5 +80,5 @@ describe('--proxy-protocol keeps node:http\'s connection handling', () => {
     await slow.closed;
     expect(slow.received()).toMatch(/^HTTP\/1\.1 200 /);
     expect(await anvil.waitForExit()).toBe(0);
-  }, 30_000);
+  }, 60_000);
 });
