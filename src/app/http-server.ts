@@ -4,6 +4,7 @@ import { bareAddress, parseTrustedProxies } from '../http/client-address.js';
 import { ConnectionGate } from '../http/connection-gate.js';
 import type { ConnectionLimits } from '../http/connection-limits.js';
 import { readProxyHeader } from '../http/proxy-listener.js';
+import { refuseBeforeSocket } from '../http/refuse-before-socket.js';
 import { connectionRefuser } from '../http/refuse-connection.js';
 import type { InstanceLog } from '../logs/instance-log.js';
 import { answerClientError } from '../router/client-error.js';
@@ -26,19 +27,19 @@ export async function listenHttp(options: InstanceOptions, handle: RequestListen
   const server = createHttpServer(options.headersTimeoutMs, handle);
   const setUp = takeConnectionSetup(server);
   const gate = limits === null ? null : connectionGate(server, limits, options.trustedProxies, metrics);
-  const refuseConnection = limits === null ? () => {} : connectionRefuser(limits);
+  const refuser = limits === null ? null : connectionRefuser(limits);
   server.on('connection', (socket: Socket) => {
     metrics.connections.inc();
     const peer = bareAddress(socket.remoteAddress ?? '');
     // Reset before it was taken: nothing to serve.
     if (peer === '') return void socket.destroy();
     const refusal = gate?.admit(socket, peer, !options.proxyProtocol) ?? null;
-    if (refusal !== null) return refuseConnection(socket, refusal);
+    if (refusal !== null) return refuser!.refuse(socket, refusal);
     if (!options.proxyProtocol) return setUp(socket);
     readProxyHeader(socket, options.headersTimeoutMs, log, (socket, client) => {
       const refused = client === null ? null : (gate?.identify(socket, client) ?? null);
       if (refused !== null) {
-        refuseConnection(socket, refused);
+        refuser!.refuse(socket, refused);
         return false;
       }
       setUp(socket);
@@ -50,6 +51,15 @@ export async function listenHttp(options: InstanceOptions, handle: RequestListen
     server.once('error', reject);
     server.listen(options.port, options.listen, () => resolve());
   });
+  // A flood from one address, once its refusals are no longer answered, is closed before node
+  // makes Sockets of it (behind a balancer the peer is the balancer: the header decides).
+  if (gate !== null && refuser !== null && !options.proxyProtocol) {
+    refuseBeforeSocket(server, (address) => {
+      if (refuser.answersLeft() || !gate.refusesClient(address)) return false;
+      metrics.connections.inc();
+      return true;
+    });
+  }
   const address = server.address();
   return { server, listener: server, port: typeof address === 'object' && address !== null ? address.port : options.port };
 }

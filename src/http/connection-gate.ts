@@ -72,6 +72,11 @@ export class ConnectionGate {
     return null;
   }
 
+  /** True (and counted) when a new connection from `address` would be refused for its share: it may then be closed before it is a Socket. */
+  refusesClient(address: string): boolean {
+    return this.perClientRefusal(address) !== null;
+  }
+
   /** The PROXY header named the connection's client: it counts under that address from now on. */
   identify(socket: Socket, address: string): RefusalReason | null {
     const entry = this.tracked.get(socket);

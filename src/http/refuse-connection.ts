@@ -5,8 +5,12 @@ import { Errors } from '../errors/catalogue.js';
 import type { RefusalReason } from './connection-gate.js';
 import type { ConnectionLimits } from './connection-limits.js';
 
-/** Closes a connection the gate refused, with its answer. */
-export type RefuseConnection = (socket: Socket, reason: RefusalReason) => void;
+export interface ConnectionRefuser {
+  /** Closes a connection the gate refused, with its answer while this second has answers left. */
+  refuse(socket: Socket, reason: RefusalReason): void;
+  /** False once this second's answers are used up: a refused connection is then only closed. */
+  answersLeft(): boolean;
+}
 
 /** Refused connections answered each second at most; the others of a flood are closed without a word. */
 export const ANSWERED_REFUSALS_PER_SECOND = 100;
@@ -19,21 +23,28 @@ export const ANSWERED_REFUSALS_PER_SECOND = 100;
  * closed (one system call, where an answer takes four). What an answered client sent is read and
  * dropped meanwhile: closing a socket with unread bytes resets it, and the client could lose the answer.
  */
-export function connectionRefuser(limits: ConnectionLimits): RefuseConnection {
+export function connectionRefuser(limits: ConnectionLimits): ConnectionRefuser {
   const answers: Record<RefusalReason, Buffer> = {
     per_client: answer(Errors.clientConnections(limits.perClient)),
     total: answer(Errors.connectionsFull(limits.total)),
   };
   let second = 0;
   let answered = 0;
-  return (socket, reason) => {
+  const answersLeft = () => {
     const now = Math.floor(Date.now() / 1000);
     if (now !== second) [second, answered] = [now, 0];
-    if (++answered > ANSWERED_REFUSALS_PER_SECOND) return void socket.destroy();
-    socket.on('error', () => socket.destroy());
-    socket.resume();
-    socket.write(answers[reason]);
-    socket.destroySoon();
+    return answered < ANSWERED_REFUSALS_PER_SECOND;
+  };
+  return {
+    answersLeft,
+    refuse(socket, reason) {
+      if (!answersLeft()) return void socket.destroy();
+      answered++;
+      socket.on('error', () => socket.destroy());
+      socket.resume();
+      socket.write(answers[reason]);
+      socket.destroySoon();
+    },
   };
 }
 
