@@ -20,9 +20,11 @@ const CRLFCRLF = Buffer.from('\r\n\r\n');
  * once per request, in order. A broken connection fails its request and reconnects on next send.
  */
 export class Connection {
-  constructor(port, hostname = '127.0.0.1') {
+  /** `localAddress`: the address to connect from (another of 127.0.0.0/8 is another client to the router). */
+  constructor(port, hostname = '127.0.0.1', localAddress = undefined) {
     this.port = port;
     this.hostname = hostname;
+    this.localAddress = localAddress;
     this.socket = null;
     this.pending = null; // onDone of the request in flight
     this.buffer = null;
@@ -46,7 +48,7 @@ export class Connection {
   }
 
   connect() {
-    const socket = net.connect(this.port, this.hostname);
+    const socket = net.connect({ port: this.port, host: this.hostname, localAddress: this.localAddress });
     socket.setNoDelay(true);
     socket.on('data', (chunk) => this.onData(chunk));
     const broken = (error) => {

@@ -83,16 +83,16 @@ async function autocannonRun(url, { seconds, connections, host, headers }) {
 
 /**
  * Sends GET url at `rate` req/s for `seconds` (after `warmup` seconds at the same rate, not
- * recorded) over up to `connections` keep-alive connections. Returns
+ * recorded) over up to `connections` keep-alive connections (from `localAddress`, if given). Returns
  * { rate (achieved), sent, ok, errors, p50, p90, p99, max } (ms). `onRequest(startedAt, latency)`, if
  * given, sees each recorded request: when it fell due (performance.now()) and its latency (ms).
  */
-export function openLoop(url, { rate, seconds, warmup = 1, connections = 50, host = 'localhost', headers = {}, onRequest }) {
+export function openLoop(url, { rate, seconds, warmup = 1, connections = 50, host = 'localhost', headers = {}, onRequest, localAddress }) {
   const target = new URL(url);
   const bytes = requestBytes(url, { host, headers });
   const port = Number(target.port);
   const free = [];
-  for (let i = 0; i < connections; i++) free.push(new Connection(port, target.hostname));
+  for (let i = 0; i < connections; i++) free.push(new Connection(port, target.hostname, localAddress));
   const all = [...free];
   const queue = []; // start times of requests waiting for a connection
   const interval = 1000 / rate;

@@ -16,7 +16,7 @@ import type { JobRunner } from '../router/job-runner.js';
 /** What a running instance closes when it drains. */
 export interface RunningParts {
   server: Server;
-  /** What listens (the HTTP server, or the PROXY protocol listener in front of it). */
+  /** What listens: the HTTP server itself, also with --proxy-protocol (see app/http-server.ts). */
   listener: NetServer;
   /** Cluster mode: the internal listener (requests other instances forward) and the placement that gives its leases back. */
   internal: { server: Server; listener: NetServer } | null;

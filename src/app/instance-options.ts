@@ -1,5 +1,6 @@
 import type { AuditRetention } from '../audit/audit-store.js';
 import type { CellAllocator } from '../cells/cell-allocator.js';
+import type { ConnectionLimits } from '../http/connection-limits.js';
 import type { FollowLimits } from '../logs/follow/follow-limits.js';
 import type { ActorSpec } from '../protocol/cell-messages.js';
 import type { ApiQuotas } from '../quotas/api-quotas.js';
@@ -43,6 +44,8 @@ export interface InstanceOptions {
   drainDelayMs: number;
   /** Each connection starts with a PROXY protocol v2 header (HAProxy `send-proxy-v2`) giving the client's address. */
   proxyProtocol: boolean;
+  /** Client connections at most, in all and per client address (--max-connections, --max-connections-per-client). */
+  connections: ConnectionLimits;
   /** Peers whose `x-forwarded-for` is believed (CIDRs, comma-separated); null: none. */
   trustedProxies: string | null;
   actors: ActorLimits;

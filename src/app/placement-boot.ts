@@ -56,7 +56,7 @@ export async function openPlacement(options: InstanceOptions, directory: ApiDire
         callBus: (host, call, reply) => bus.callHere(host, call, reply),
         log,
       });
-      const internal = await listenHttp({ ...options, listen: internalListen, port: internalPort, proxyProtocol: false }, internalDoor(placement.secret, handle, ops, log), metrics, log);
+      const internal = await listenHttp({ ...options, listen: internalListen, port: internalPort, proxyProtocol: false }, internalDoor(placement.secret, handle, ops, log), metrics, log, null);
       const host = internalAdvertise.includes(':') && !internalAdvertise.startsWith('[') ? `[${internalAdvertise}]` : internalAdvertise;
       await placement.begin(`http://${host}:${internal.port}`);
       return internal;

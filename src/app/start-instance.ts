@@ -70,7 +70,7 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
   const doors = createFrontDoor(options, { registry, controlPlane, paths, deployWorker, directory, dispatcher, actors, metrics, log, audit, followers, operator, jobs, ready: () => serving }, placement?.hooks ?? null);
   // Cluster mode: the internal listener and a first placement round, before any client request.
   const internal = placement === null || doors.internalHandle === null ? null : await placement.listen(doors.internalHandle, metrics, { jobs, bus });
-  const http = await listenHttp(options, doors.handle, metrics, log);
+  const http = await listenHttp(options, doors.handle, metrics, log, options.connections);
   port = http.port;
   notePort(lock, port, paths, log);
   directory.reload();

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import type { InstanceOptions } from '../app/instance-options.js';
 import { cellAllocator } from '../cells/cell-allocator.js';
+import { connectionLimits, readOpenFilesLimit } from '../http/connection-limits.js';
 import type { InstanceEnvironment } from './environment.js';
 
 export interface StartFlags {
@@ -27,6 +28,8 @@ export interface StartFlags {
   drainDelay: number;
   proxyProtocol: boolean;
   trustedProxy?: string;
+  maxConnections?: number;
+  maxConnectionsPerClient?: number;
   placementLease: number;
   internalListen?: string;
   internalPort: number;
@@ -104,6 +107,7 @@ export function instanceOptions(flags: StartFlags, maxCells: number, envExplicit
     drainDelayMs: flags.drainDelay,
     proxyProtocol: flags.proxyProtocol,
     trustedProxies: flags.trustedProxy ?? null,
+    connections: connectionLimits(flags.maxConnections, flags.maxConnectionsPerClient, readOpenFilesLimit()),
     placement: {
       leaseMs: flags.placementLease,
       internalListen,

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { InstanceOptions, StartedInstance } from '../app/instance-options.js';
 import { DEFAULT_AUDIT_RETENTION } from '../audit/audit-store.js';
+import { MAX_DEFAULT_CONNECTIONS, MAX_DEFAULT_CONNECTIONS_PER_CLIENT } from '../http/connection-limits.js';
 import { DEFAULT_MAX_JSON_DEPTH } from '../http/json-depth.js';
 import { DEFAULT_FOLLOW_LIMITS } from '../logs/follow/follow-limits.js';
 import { DEFAULT_QUOTAS } from '../quotas/api-quotas.js';
@@ -36,6 +37,8 @@ export function registerStart(program: Command): void {
     .option('--drain-timeout <duration>', 'on SIGTERM, time allowed for in-flight work', duration('--drain-timeout'), 30_000)
     .option('--drain-delay <duration>', 'on SIGTERM, time /anvil/health answers 503 while requests are still served, so a balancer stops sending', duration('--drain-delay', 0), 1_000)
     .option('--proxy-protocol', 'every connection starts with a PROXY protocol v2 header (HAProxy send-proxy-v2) naming the client', false)
+    .option('--max-connections <n>', `client connections at most (default: three quarters of the open-files limit, at most ${MAX_DEFAULT_CONNECTIONS}); beyond it an idle or half-open one of the client holding the most is closed, else 503`, integer('--max-connections', 1, 10_000_000))
+    .option('--max-connections-per-client <n>', `connections one client address may hold (default: a quarter of --max-connections, at most ${MAX_DEFAULT_CONNECTIONS_PER_CLIENT}; --trusted-proxy peers are exempt); beyond it 429`, integer('--max-connections-per-client', 1, 10_000_000))
     .option('--trusted-proxy <cidrs>', 'believe x-forwarded-for from these peers (addresses or CIDRs, comma-separated)', trustedProxies)
     .option('--placement-lease <duration>', 'cluster mode (DATABASE_URL): how long an owner instance holds an API that keeps data on its disk; a dead owner\'s APIs move after it', duration('--placement-lease', 500), 10_000)
     .option('--internal-listen <address>', 'cluster mode: address of the internal listener other instances forward requests to (default: --listen)')

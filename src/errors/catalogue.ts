@@ -90,6 +90,9 @@ export const Errors = {
   thrown: codedWithStatus('ANVIL_ERR_THROWN', '%s'),
   unauthorized: coded('ANVIL_ERR_UNAUTHORIZED', 401, 'Unauthorized'),
   rateLimited: coded('ANVIL_ERR_RATE_LIMITED', 429, 'Too Many Requests'),
+  // The router's connection bounds (http/connection-gate.ts): sent on the connection, which is then closed.
+  clientConnections: coded('ANVIL_ERR_CLIENT_CONNECTIONS', 429, 'Too Many Requests: this client address already has %s connections open, the limit per client (--max-connections-per-client)'),
+  connectionsFull: coded('ANVIL_ERR_CONNECTIONS_FULL', 503, 'Service Unavailable: the instance holds %s connections, its limit (--max-connections), each with a request in flight; retry later'),
   rateStoreDown: coded('ANVIL_ERR_RATE_STORE', 503, 'Service Unavailable: the rate limit store cannot be reached'),
   viewFailed: coded('ANVIL_ERR_VIEW', 500, 'View: %s'),
   viewBadName: coded('ANVIL_ERR_VIEW', 500, 'View: %s name "%s" %s'),

@@ -24,7 +24,7 @@ const peers = new WeakMap<Socket, string>();
 export function peerAddress(socket: Socket): string {
   let address = peers.get(socket);
   if (address === undefined) {
-    address = proxiedPeers.get(socket) ?? bare(socket.remoteAddress ?? '');
+    address = proxiedPeers.get(socket) ?? bareAddress(socket.remoteAddress ?? '');
     peers.set(socket, address);
   }
   return address;
@@ -46,7 +46,7 @@ export function clientAddresses(trustedProxies: string | null): ClientAddresses 
       // Repeated x-forwarded-for headers are one list (node joins them with ", ").
       const hops = (Array.isArray(forwarded) ? forwarded.join(',') : forwarded).split(',');
       for (let i = hops.length - 1; i >= 0; i--) {
-        const hop = bare(hops[i]!.trim());
+        const hop = bareAddress(hops[i]!.trim());
         if (isIP(hop) === 0) return peer;
         if (!isTrusted(hop)) return hop;
       }
@@ -74,6 +74,7 @@ export function parseTrustedProxies(list: string | null): BlockList | null {
   return entries === 0 ? null : trusted;
 }
 
-function bare(address: string): string {
+/** An IPv4-mapped IPv6 address (`::ffff:1.2.3.4`) as its IPv4 form, as Anvil reports peers. */
+export function bareAddress(address: string): string {
   return address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
 }

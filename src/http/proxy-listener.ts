@@ -1,21 +1,17 @@
-import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
-import type { Server as HttpServer } from 'node:http';
+import type { Socket } from 'node:net';
 import type { InstanceLog } from '../logs/instance-log.js';
 import { notePeerFromProxyHeader } from './client-address.js';
 import { parseProxyV2 } from './proxy-protocol.js';
 
 /**
- * With `--proxy-protocol`: a TCP listener whose connections must start with a PROXY protocol v2
- * header (HAProxy's `send-proxy-v2`). The header is read here, the client's address kept for the
- * connection, and the socket handed to the HTTP server with the bytes that followed the header. A
- * connection without a valid header within `timeoutMs` is closed: behind a balancer, anything else
- * is someone going around it.
+ * With `--proxy-protocol`: each connection must start with a PROXY protocol v2 header (HAProxy's
+ * `send-proxy-v2`). The header is read here and the client's address kept for the connection;
+ * `handOver(client)` (client: the header's address, or null for a LOCAL header) then gets the socket
+ * with the bytes that followed the header pushed back, and returns false when it refused it (it
+ * answered and closed it then). A connection without a valid header within `timeoutMs` is closed:
+ * behind a balancer, anything else is someone going around it.
  */
-export function proxyProtocolListener(http: HttpServer, timeoutMs: number, log: InstanceLog): NetServer {
-  return createNetServer((socket) => readHeader(socket, http, timeoutMs, log));
-}
-
-function readHeader(socket: Socket, http: HttpServer, timeoutMs: number, log: InstanceLog): void {
+export function readProxyHeader(socket: Socket, timeoutMs: number, log: InstanceLog, handOver: (socket: Socket, client: string | null) => boolean): void {
   let received: Buffer = Buffer.alloc(0);
   const timer = setTimeout(() => refuse('no PROXY protocol header in time'), timeoutMs);
   const onData = (chunk: Buffer) => {
@@ -28,7 +24,7 @@ function readHeader(socket: Socket, http: HttpServer, timeoutMs: number, log: In
     socket.off('close', stopReading);
     if (header.kind === 'proxy') notePeerFromProxyHeader(socket, header.address);
     socket.pause();
-    http.emit('connection', socket);
+    if (!handOver(socket, header.kind === 'proxy' ? header.address : null)) return;
     const rest = received.subarray(header.length);
     if (rest.length > 0) socket.unshift(rest);
     socket.resume();

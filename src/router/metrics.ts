@@ -40,6 +40,18 @@ const NO_ROUTE = '(none)';
 export class Metrics {
   readonly registry = new Registry();
   readonly connections = new Counter({ name: 'anvil_http_connections_total', help: 'TCP connections accepted by the router', registers: [this.registry] });
+  readonly connectionsRefused = new Counter({
+    name: 'anvil_http_connections_refused_total',
+    help: 'Connections refused and closed at once (answered 429 or 503, up to 100 a second): their client address held --max-connections-per-client (reason per_client), or the router held --max-connections, every one busy (reason total)',
+    labelNames: ['reason'],
+    registers: [this.registry],
+  });
+  readonly connectionsEvicted = new Counter({
+    name: 'anvil_http_connections_evicted_total',
+    help: 'Connections closed to make room under --max-connections: half-open (no complete request head yet) or idle between requests',
+    labelNames: ['state'],
+    registers: [this.registry],
+  });
   readonly busCalls = new Counter({ name: 'anvil_bus_calls_total', help: 'Calls made by an API to another over the in-process bus', labelNames: ['host', 'api'], registers: [this.registry] });
   readonly cellRestarts = new Counter({ name: 'anvil_cell_restarts_total', help: 'Cell processes that died and were restarted', labelNames: ['cell'], registers: [this.registry] });
   readonly cellAborts = new Counter({
@@ -179,6 +191,11 @@ export class Metrics {
   /** Bytes of large response bodies the router holds for clients, read when metrics are scraped. */
   watchResponseBuffer(read: () => number): void {
     this.watchNumber('anvil_response_buffer_bytes', 'Bytes of large response bodies the router holds for clients that have not taken them yet (capped by --response-buffer)', read);
+  }
+
+  /** Client connections open now, read when metrics are scraped. */
+  watchConnections(read: () => number): void {
+    this.watchNumber('anvil_http_connections_open', 'Client connections the router holds open (capped by --max-connections)', read);
   }
 
   private watchNumber(name: string, help: string, read: () => number): void {
