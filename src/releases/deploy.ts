@@ -16,7 +16,7 @@ import type { Refusal, UnpackLimits } from './upload-limits.js';
 
 /** 503: the cluster's Postgres could not make the schema and role of a `database: postgres` API. */
 export type Unavailable = { ok: false; status: 503; errors: string[] };
-/** 429: the host has its bound of deploys under way (deploy-admission.ts); nothing of the body was read. */
+/** 429: the host has its bound of deploys under way (deploy-admission.ts); the body is neither stored nor handed to the deploy worker. */
 export type Busy = { ok: false; status: 429; errors: string[]; code: string; retryAfterSeconds: number };
 export type DeployResult = { ok: true; key: string; release: string; created: boolean } | Refusal | Unavailable | Busy;
 

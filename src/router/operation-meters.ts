@@ -20,7 +20,7 @@ export class OperationMeters {
     const registers = [registry];
     this.deploys = new Counter({
       name: 'anvil_deploys_total',
-      help: 'Deploys through the management API (POST /anvil/api) by result: ok, invalid (400), too_large (413), failed (any other refusal)',
+      help: 'Deploys through the management API (POST /anvil/api) by result: ok, invalid (400), too_large (413), queue_full (429, the host had --max-queued-deploys under way), failed (any other refusal)',
       labelNames: ['host', 'result'],
       registers,
     });
