@@ -1,0 +1,4 @@
+export default (state) => {
+  state.message.status = 101;
+  state.message.body = 'x';
+};
