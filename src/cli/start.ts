@@ -68,7 +68,7 @@ export function registerStart(program: Command): void {
     .option('--audit-days <n>', 'days the audit log keeps an entry', integer('--audit-days', 1, 36_500), DEFAULT_AUDIT_RETENTION.days)
     .option('--audit-rows <n>', 'entries the audit log keeps at most per public host, and apart for the instance-wide ones (the oldest go first)', integer('--audit-rows', 1, 100_000_000), DEFAULT_AUDIT_RETENTION.rows)
     .option('--host-abort-limit <n>', 'APIs of one public host that abort cells within --host-abort-window before all its APIs move to its quarantine cell (after its first, its APIs that start anew start there)', integer('--host-abort-limit', 1, 1000), DEFAULT_HOST_FAULT_LIMITS.aborts)
-    .option('--host-abort-window <duration>', 'how long a cell abort counts against its public host (and keeps it suspect)', duration('--host-abort-window', 1_000), DEFAULT_HOST_FAULT_LIMITS.windowMs)
+    .option('--host-abort-window <duration>', 'how long a cell abort counts towards moving all the APIs of its public host (which stays suspect for good after its first)', duration('--host-abort-window', 1_000), DEFAULT_HOST_FAULT_LIMITS.windowMs)
     .option('--log-followers <n>', 'clients following one API\'s request log live at once (429 beyond)', integer('--log-followers', 1, 1024), DEFAULT_FOLLOW_LIMITS.perApi)
     .option('--log-follow-buffer <size>', 'bytes a log follower may leave unread before it is dropped', byteSize('--log-follow-buffer'), DEFAULT_FOLLOW_LIMITS.bufferedBytes)
     .addHelpText('after', '\nEvery option can also be set by its environment variable, e.g. ANVIL_PORT=9000 or ANVIL_MAX_THREADS=4;\nthe command line wins.\n\nExample:\n  anvil start --apis apis --publish --port 8080\n')

@@ -110,7 +110,7 @@ export class ActorTable {
       const now = Date.now();
       const changed = this.hosts.adopt(host, decision, now);
       if (changed === null) return;
-      this.log('warn', `host ${changed} by another instance`, { host: host.host, env: host.env, strikes: decision.strikes, pausedMs: decision.pausedForMs, suspectMs: decision.suspectForMs });
+      this.log('warn', `host ${changed} by another instance`, { host: host.host, env: host.env, strikes: decision.strikes, pausedMs: decision.pausedForMs });
       if (changed === 'moved') this.moveHost(host);
       if (changed === 'paused') this.failHostWaiting(host, Math.ceil(decision.pausedForMs / 1000));
     });

@@ -17,8 +17,8 @@ export interface FaultDecision {
 
 /** One instance's decision about a host (host-faults.ts), as the others adopt it. */
 export interface HostFaultDecision {
-  /** How long the host stays suspect (its APIs that start now start in its quarantine cell), ms. */
-  suspectForMs: number;
+  /** The host is suspect (its APIs that start now start in its quarantine cell): for good, once so. */
+  suspect: boolean;
   /** All its APIs live in its quarantine cell. */
   moved: boolean;
   /** APIs of it that aborted cells since it was moved (the host's pause doubles with each). */

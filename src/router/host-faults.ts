@@ -3,9 +3,11 @@
  * alone lets a tenant abort its neighbours' cell again with each API it deploys: a fresh key hashes
  * to a shared cell with no mark. So the aborts a host's APIs cause are counted for the host too:
  *
- * - its first abort: the host is suspect for `windowMs`. Its APIs that start from then on start in
- *   the host's quarantine cell, never in a shared one; those already running keep their cell (one
- *   abort is per-API business: the culprit alone is quarantined);
+ * - its first abort: the host is suspect, for good (as a quarantined API stays quarantined). Its APIs
+ *   that start from then on start in the host's quarantine cell, never in a shared one; those already
+ *   running keep their cell (one abort is per-API business: the culprit alone is quarantined). Were
+ *   suspicion to end, a fresh key deployed after each quiet spell would start in a shared cell and
+ *   abort it again;
  * - `aborts` different APIs of the host aborting cells within `windowMs`: the host is moved, for
  *   good. All its APIs, running or not, live in its quarantine cell (those quarantined one by one
  *   stay in theirs);
@@ -26,7 +28,7 @@ export type HostId = Pick<ApiId, 'host' | 'env'>;
 export interface HostFaultLimits {
   /** Different APIs of one host that abort cells within `windowMs` before the host is moved (--host-abort-limit). */
   aborts: number;
-  /** How long an abort counts, and how long the host stays suspect after its latest (--host-abort-window). */
+  /** How long an abort counts towards moving all the host's APIs (--host-abort-window); suspicion does not end. */
   windowMs: number;
 }
 
@@ -42,8 +44,8 @@ export interface HostPlacement {
   cell: number | null;
   /** Keys of its APIs that aborted a cell → when they last did (older than the window: dropped). */
   readonly culprits: Map<string, number>;
-  /** Until when it is suspect (its latest abort + the window), ms since epoch. */
-  suspectUntil: number;
+  /** Its APIs that start start in its quarantine cell (it aborted a cell once): for good. */
+  suspect: boolean;
   /** All its APIs live in its quarantine cell. */
   moved: boolean;
   /** APIs of it that aborted cells since it was moved, within the window (the pause doubles with each). */
@@ -78,7 +80,7 @@ export class HostFaults {
     const placement = this.placement(host);
     if (placement === undefined) return null;
     if (placement.moved) return 'all-apis';
-    return placement.suspectUntil > now ? 'new-apis' : null;
+    return placement.suspect ? 'new-apis' : null;
   }
 
   /** A request for an API of the host arrived: milliseconds the host stays paused (0: not paused). */
@@ -91,19 +93,14 @@ export class HostFaults {
 
   /** `api`'s directive aborted a cell (a certain blame): what that changes for its host. */
   blame(api: ApiId, now: number): HostVerdict {
-    const id = formatEnvId(api);
-    let placement = this.hosts.get(id);
-    if (placement === undefined) {
-      placement = { host: api.host, env: api.env, cell: null, culprits: new Map(), suspectUntil: 0, moved: false, strikes: 0, pausedUntil: 0, lastUsed: now };
-      this.hosts.set(id, placement);
-    }
+    const placement = this.record(api, now);
     for (const [key, at] of placement.culprits) if (now - at >= this.limits.windowMs) placement.culprits.delete(key);
     // A quiet window forgets the pauses' doubling (not the move).
     if (placement.culprits.size === 0) placement.strikes = 0;
     const again = placement.culprits.has(api.key);
-    const wasSuspect = placement.suspectUntil > now;
+    const wasSuspect = placement.suspect;
     placement.culprits.set(api.key, now);
-    placement.suspectUntil = now + this.limits.windowMs;
+    placement.suspect = true;
     let verdict: HostVerdict = null;
     if (again) verdict = null;
     else if (placement.moved) {
@@ -120,24 +117,19 @@ export class HostFaults {
   }
 
   /**
-   * Another instance's decision about the host: suspect as long as the longer of both says, moved
-   * if either moved it, paused until the later end, the greater strikes. What it changed here.
+   * Another instance's decision about the host: suspect if either made it so, moved if either moved
+   * it, paused until the later end, the greater strikes. What it changed here.
    */
   adopt(host: HostId, decision: HostFaultDecision, now: number): 'suspect' | 'moved' | 'paused' | null {
-    const id = formatEnvId(host);
-    let placement = this.hosts.get(id);
-    if (placement === undefined) {
-      placement = { host: host.host, env: host.env, cell: null, culprits: new Map(), suspectUntil: 0, moved: false, strikes: 0, pausedUntil: 0, lastUsed: now };
-      this.hosts.set(id, placement);
-    }
-    const wasSuspect = placement.suspectUntil > now || placement.moved;
+    const placement = this.record(host, now);
+    const wasSuspect = placement.suspect || placement.moved;
     let changed: 'suspect' | 'moved' | 'paused' | null = null;
-    placement.suspectUntil = Math.max(placement.suspectUntil, now + decision.suspectForMs);
+    placement.suspect ||= decision.suspect;
     placement.strikes = Math.max(placement.strikes, decision.strikes);
     if (decision.moved && !placement.moved) {
       placement.moved = true;
       changed = 'moved';
-    } else if (!wasSuspect && placement.suspectUntil > now) changed = 'suspect';
+    } else if (!wasSuspect && placement.suspect) changed = 'suspect';
     const until = now + decision.pausedForMs;
     if (decision.pausedForMs > 0 && until > placement.pausedUntil) {
       const wasPaused = placement.pausedUntil > now;
@@ -158,9 +150,20 @@ export class HostFaults {
     return this.hosts.values();
   }
 
+  /** The host's record, made (with nothing against it) if it has none. */
+  private record(host: HostId, now: number): HostPlacement {
+    const id = formatEnvId(host);
+    let placement = this.hosts.get(id);
+    if (placement === undefined) {
+      placement = { host: host.host, env: host.env, cell: null, culprits: new Map(), suspect: false, moved: false, strikes: 0, pausedUntil: 0, lastUsed: now };
+      this.hosts.set(id, placement);
+    }
+    return placement;
+  }
+
   private decision(placement: HostPlacement, now: number): HostFaultDecision {
     return {
-      suspectForMs: Math.max(0, placement.suspectUntil - now),
+      suspect: placement.suspect,
       moved: placement.moved,
       strikes: placement.strikes,
       pausedForMs: Math.max(0, placement.pausedUntil - now),

@@ -15,26 +15,35 @@ interface Held {
 /** What one API's responses hold, and its connections in the order each began holding. */
 interface ApiHeld {
   bytes: number;
+  readonly host: HostHeld;
   readonly responses: Set<ServerResponse>;
+}
+
+/** What one public host's APIs hold, by key; a host is here while one of its responses holds bytes. */
+interface HostHeld {
+  bytes: number;
+  readonly apis: Map<string, ApiHeld>;
 }
 
 /**
  * The bytes of large responses the router holds for clients that have not taken them yet, in all,
  * under one cap. A body sent from memory counts whole (head included) until it is handed to the
  * kernel; a file the router streams counts the chunk in flight. When holding more would pass the
- * cap, connections are cut until it fits, and only those of an API over its share: the cap split
- * evenly between the APIs holding bytes (the one asking included). The API most over its share
- * loses its connection that has held bytes the longest (its slowest reader: a reader that keeps up
- * releases its chunks, and its place in the line, at once). So a client that stops reading
- * answers of one API costs that API's other readers alone, never another API's. The new response
- * itself is never cut: when only its own API is over its share and has nothing else to give, the
- * total may pass the cap by that one response. A cut is counted for its API.
+ * cap, connections are cut until it fits, and only those of a tenant over its share: the cap is
+ * split evenly between the public hosts holding bytes (the one asking included), then each host's
+ * share evenly between its APIs holding bytes. Within the host most over its share, the API most
+ * over its share loses its connection that has held bytes the longest (its slowest reader: a reader
+ * that keeps up releases its chunks, and its place in the line, at once). So a client that stops
+ * reading answers of one API costs that API's other readers alone, and a host that deploys many
+ * APIs gains no share from the others: it cuts only its own. The new response itself is never cut:
+ * when only its own API is over its share and has nothing else to give, the total may pass the cap
+ * by that one response. A cut is counted for its API.
  */
 export class ResponseBuffer {
   private total = 0;
   private readonly held = new Map<ServerResponse, Held>();
-  /** By `host/key`; an API is here while one of its responses holds bytes. */
-  private readonly apis = new Map<string, ApiHeld>();
+  /** By host; a host and an API are here while one of their responses holds bytes. */
+  private readonly hosts = new Map<string, HostHeld>();
   private readonly watched = new WeakSet<ServerResponse>();
 
   constructor(
@@ -55,9 +64,10 @@ export class ResponseBuffer {
     }
     let entry = this.held.get(res);
     if (entry === undefined) {
-      const name = apiName(owner);
-      let api = this.apis.get(name);
-      if (api === undefined) this.apis.set(name, (api = { bytes: 0, responses: new Set() }));
+      let host = this.hosts.get(owner.host);
+      if (host === undefined) this.hosts.set(owner.host, (host = { bytes: 0, apis: new Map() }));
+      let api = host.apis.get(owner.key);
+      if (api === undefined) host.apis.set(owner.key, (api = { bytes: 0, host, responses: new Set() }));
       api.responses.add(res);
       this.held.set(res, (entry = { bytes: 0, owner, api }));
       if (!this.watched.has(res)) {
@@ -67,6 +77,7 @@ export class ResponseBuffer {
     }
     entry.bytes += bytes;
     entry.api.bytes += bytes;
+    entry.api.host.bytes += bytes;
     this.total += bytes;
   }
 
@@ -74,13 +85,17 @@ export class ResponseBuffer {
     const entry = this.held.get(res);
     if (entry === undefined) return;
     const released = Math.min(bytes, entry.bytes);
+    const { api, owner } = entry;
     entry.bytes -= released;
-    entry.api.bytes -= released;
+    api.bytes -= released;
+    api.host.bytes -= released;
     this.total -= released;
     if (entry.bytes > 0) return;
     this.held.delete(res);
-    entry.api.responses.delete(res);
-    if (entry.api.responses.size === 0) this.apis.delete(apiName(entry.owner));
+    api.responses.delete(res);
+    if (api.responses.size > 0) return;
+    api.host.apis.delete(owner.key);
+    if (api.host.apis.size === 0) this.hosts.delete(owner.host);
   }
 
   releaseAll(res: ServerResponse): void {
@@ -90,18 +105,18 @@ export class ResponseBuffer {
 
   /**
    * The connection to cut so that `asking` may hold `bytes` more on `res`: the oldest of the API
-   * most over its share that has one besides `res`; null when no API over its share has one.
+   * most over its share within the host most over its share that has one (besides `res`) in an API
+   * over its share; null when no host over its share has one.
    */
   private victim(res: ServerResponse, asking: ResponseOwner, bytes: number): ServerResponse | null {
-    const askingName = apiName(asking);
-    const holders = this.apis.size + (this.apis.has(askingName) ? 0 : 1);
-    const share = this.capBytes / holders;
+    const hostShare = this.capBytes / (this.hosts.size + (this.hosts.has(asking.host) ? 0 : 1));
     let chosen: ServerResponse | null = null;
     let mostOver = 0;
-    for (const [name, api] of this.apis) {
-      const over = api.bytes + (name === askingName ? bytes : 0) - share;
+    for (const [name, host] of this.hosts) {
+      const own = name === asking.host;
+      const over = host.bytes + (own ? bytes : 0) - hostShare;
       if (over <= mostOver) continue;
-      const oldest = firstOtherThan(api.responses, res);
+      const oldest = oldestOfMostOver(host, hostShare, own ? asking.key : null, bytes, res);
       if (oldest === null) continue;
       chosen = oldest;
       mostOver = over;
@@ -117,8 +132,20 @@ export class ResponseBuffer {
   }
 }
 
-function apiName(owner: ResponseOwner): string {
-  return `${owner.host}/${owner.key}`;
+/** Within `host` (its share `share`; `askingKey` its API asking for `bytes` more, if any): the oldest connection of its API most over its share that has one besides `res`. */
+function oldestOfMostOver(host: HostHeld, share: number, askingKey: string | null, bytes: number, res: ServerResponse): ServerResponse | null {
+  const apiShare = share / (host.apis.size + (askingKey === null || host.apis.has(askingKey) ? 0 : 1));
+  let chosen: ServerResponse | null = null;
+  let mostOver = 0;
+  for (const [key, api] of host.apis) {
+    const over = api.bytes + (key === askingKey ? bytes : 0) - apiShare;
+    if (over <= mostOver) continue;
+    const oldest = firstOtherThan(api.responses, res);
+    if (oldest === null) continue;
+    chosen = oldest;
+    mostOver = over;
+  }
+  return chosen;
 }
 
 function firstOtherThan(responses: Set<ServerResponse>, res: ServerResponse): ServerResponse | null {

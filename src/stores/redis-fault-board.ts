@@ -4,15 +4,18 @@
  *
  * - A hash `<prefix>fault-decisions`, API id → `{strikes, pausedUntil, at}` on Redis's clock (TIME),
  *   and host id (`formatEnvId`: `<host>/<env>`, one part fewer, so the two never meet) →
- *   `{strikes, pausedUntil, suspectUntil, moved, at}` (router/host-faults.ts),
+ *   `{strikes, pausedUntil, suspect, moved, at}` (router/host-faults.ts),
  *   so instances whose clocks differ still pause an API for the same remaining time. A decision is
- *   merged in by one Lua script (the greater strikes, the later pause and suspicion ends, moved once
- *   moved) that also PUBLISHes it on
+ *   merged in by one Lua script (the greater strikes, the later pause end, suspect once suspect,
+ *   moved once moved) that also PUBLISHes it on
  *   the channel of the same name, with the pause left, for prompt propagation (milliseconds).
  * - Every instance also reads the whole hash every POLL_MS (one script: the records with the pause
  *   left of each), the fallback for a notice missed while its subscriber was reconnecting, and how
  *   an instance started later learns what the others decided. A record is forgotten once its pause
- *   is over and the API's last decision is KEEP_MS old.
+ *   is over and the API's (or host's) last decision is KEEP_MS old. An instance that adopted it
+ *   keeps its quarantine, suspicion and move for good, as the one that decided does; only an
+ *   instance started after that learns nothing of it, and decides alone again (a host's next abort
+ *   there makes it suspect there).
  * - Redis unreachable: nothing fails. A decision that cannot be told is kept and told again at the
  *   next poll (with what is left of its pause); the instance meanwhile decides alone, as without
  *   Redis. ioredis reconnects and resubscribes by itself. Logged once per outage.
@@ -36,11 +39,11 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 `;
 
 // KEYS: the hash. ARGV: API or host id, strikes, pause ms (0: none), channel, KEEP_MS, the teller's
-// id, suspicion ms (hosts; 0: none), moved (hosts; 1 or 0).
+// id, suspect (hosts; 1 or 0), moved (hosts; 1 or 0).
 const RECORD_LUA = `${NOW_LUA}
 local strikes = tonumber(ARGV[2])
 local pausedUntil = 0
-local suspectUntil = 0
+local suspect = tonumber(ARGV[7]) or 0
 local moved = tonumber(ARGV[8]) or 0
 local old = redis.call('HGET', KEYS[1], ARGV[1])
 if old then
@@ -48,35 +51,32 @@ if old then
   if ok and type(record) == 'table' then
     strikes = math.max(strikes, tonumber(record.strikes) or 0)
     pausedUntil = tonumber(record.pausedUntil) or 0
-    suspectUntil = tonumber(record.suspectUntil) or 0
+    suspect = math.max(suspect, tonumber(record.suspect) or 0)
     moved = math.max(moved, tonumber(record.moved) or 0)
   end
 end
 local pause = tonumber(ARGV[3])
 if pause > 0 then pausedUntil = math.max(pausedUntil, now + pause) end
-local suspect = tonumber(ARGV[7]) or 0
-if suspect > 0 then suspectUntil = math.max(suspectUntil, now + suspect) end
-redis.call('HSET', KEYS[1], ARGV[1], cjson.encode({strikes = strikes, pausedUntil = pausedUntil, suspectUntil = suspectUntil, moved = moved, at = now}))
+redis.call('HSET', KEYS[1], ARGV[1], cjson.encode({strikes = strikes, pausedUntil = pausedUntil, suspect = suspect, moved = moved, at = now}))
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[5]))
-redis.call('PUBLISH', ARGV[4], cjson.encode({id = ARGV[1], strikes = strikes, pausedForMs = math.max(0, pausedUntil - now), suspectForMs = math.max(0, suspectUntil - now), moved = moved, from = ARGV[6]}))
+redis.call('PUBLISH', ARGV[4], cjson.encode({id = ARGV[1], strikes = strikes, pausedForMs = math.max(0, pausedUntil - now), suspect = suspect, moved = moved, from = ARGV[6]}))
 return 1
 `;
 
-// KEYS: the hash. ARGV: KEEP_MS. Returns id, strikes, pause left, suspicion left, moved, … for every record kept.
+// KEYS: the hash. ARGV: KEEP_MS. Returns id, strikes, pause left, suspect, moved, … for every record kept.
 const READ_LUA = `${NOW_LUA}
 local out = {}
 local all = redis.call('HGETALL', KEYS[1])
 for i = 1, #all, 2 do
   local ok, record = pcall(cjson.decode, all[i + 1])
   local pausedUntil = ok and type(record) == 'table' and tonumber(record.pausedUntil) or 0
-  local suspectUntil = ok and type(record) == 'table' and tonumber(record.suspectUntil) or 0
-  if not ok or type(record) ~= 'table' or ((tonumber(record.at) or 0) + tonumber(ARGV[1]) < now and pausedUntil <= now and suspectUntil <= now) then
+  if not ok or type(record) ~= 'table' or ((tonumber(record.at) or 0) + tonumber(ARGV[1]) < now and pausedUntil <= now) then
     redis.call('HDEL', KEYS[1], all[i])
   else
     table.insert(out, all[i])
     table.insert(out, tonumber(record.strikes) or 0)
     table.insert(out, math.max(0, pausedUntil - now))
-    table.insert(out, math.max(0, suspectUntil - now))
+    table.insert(out, tonumber(record.suspect) or 0)
     table.insert(out, tonumber(record.moved) or 0)
   end
 end
@@ -84,7 +84,7 @@ return out
 `;
 
 type ScriptedRedis = Redis & {
-  anvilRecordFault(hash: string, id: string, strikes: string, pauseMs: string, channel: string, keepMs: string, from: string, suspectMs: string, moved: string): Promise<number>;
+  anvilRecordFault(hash: string, id: string, strikes: string, pauseMs: string, channel: string, keepMs: string, from: string, suspect: string, moved: string): Promise<number>;
   anvilReadFaults(hash: string, keepMs: string): Promise<Array<string | number>>;
 };
 
@@ -155,9 +155,9 @@ export class RedisFaultBoard implements FaultBoard {
   private async flush(): Promise<void> {
     for (const [id, entry] of [...this.untold]) {
       const left = (ms: number | undefined) => (ms !== undefined && ms > 0 ? Math.max(1, ms - (Date.now() - entry.at)) : 0);
-      const { strikes, pausedForMs, suspectForMs, moved } = entry.decision;
+      const { strikes, pausedForMs, suspect, moved } = entry.decision;
       try {
-        await this.redis.anvilRecordFault(this.key, id, String(strikes), String(left(pausedForMs)), this.key, String(KEEP_MS), this.self, String(left(suspectForMs)), moved === true ? '1' : '0');
+        await this.redis.anvilRecordFault(this.key, id, String(strikes), String(left(pausedForMs)), this.key, String(KEEP_MS), this.self, suspect === true ? '1' : '0', moved === true ? '1' : '0');
       } catch (error) {
         this.failed(error);
         return;
@@ -183,7 +183,7 @@ export class RedisFaultBoard implements FaultBoard {
     }
     this.reachable();
     for (let i = 0; i + 4 < records.length; i += 5) {
-      this.offer(String(records[i]), Number(records[i + 1]), Number(records[i + 2]), Number(records[i + 3]), Number(records[i + 4]) > 0);
+      this.offer(String(records[i]), Number(records[i + 1]), Number(records[i + 2]), Number(records[i + 3]) > 0, Number(records[i + 4]) > 0);
     }
   }
 
@@ -196,19 +196,18 @@ export class RedisFaultBoard implements FaultBoard {
       return;
     }
     if (typeof notice !== 'object' || notice === null) return;
-    const { id, strikes, pausedForMs, suspectForMs, moved, from } = notice as Record<string, unknown>;
+    const { id, strikes, pausedForMs, suspect, moved, from } = notice as Record<string, unknown>;
     if (from === this.self || typeof id !== 'string') return;
-    this.offer(id, Number(strikes), Number(pausedForMs), Number(suspectForMs ?? 0), Number(moved ?? 0) > 0);
+    this.offer(id, Number(strikes), Number(pausedForMs), Number(suspect ?? 0) > 0, Number(moved ?? 0) > 0);
   }
 
-  private offer(id: string, strikes: number, pausedForMs: number, suspectForMs: number, moved: boolean): void {
+  private offer(id: string, strikes: number, pausedForMs: number, suspect: boolean, moved: boolean): void {
     if (this.closed || !Number.isSafeInteger(strikes) || strikes < 0 || !Number.isFinite(pausedForMs) || pausedForMs < 0) return;
     const api = parseApiId(id);
     if (api.host === '' || api.env === '') return;
     // A host's id has no key (formatEnvId).
     if (api.key === '') {
-      if (!Number.isFinite(suspectForMs) || suspectForMs < 0) return;
-      this.adoptHost({ host: api.host, env: api.env }, { strikes, pausedForMs: Math.round(pausedForMs), suspectForMs: Math.round(suspectForMs), moved });
+      this.adoptHost({ host: api.host, env: api.env }, { strikes, pausedForMs: Math.round(pausedForMs), suspect, moved });
       return;
     }
     this.adopt(api, { strikes, pausedForMs: Math.round(pausedForMs) });

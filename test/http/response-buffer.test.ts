@@ -3,9 +3,11 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, startInstance, writeApi, type TestInstance } from '../helpers/instance.js';
+import { anvilCli } from '../helpers/cli.js';
+import { eventually, startInstance, writeApi, type ApiFiles, type TestInstance } from '../helpers/instance.js';
 import { quotaRefusals, sample, scrapeMetrics } from '../helpers/metrics.js';
 import { slowReader, type SlowReader } from '../helpers/slow-reader.js';
+import { tarGz } from '../helpers/tarball.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 // Issue 21, quotas on shared things: response bytes the router holds for clients that do not read.
@@ -166,6 +168,71 @@ describe('response bytes held by the router', () => {
       const cut = results.filter((r) => r.received < BIG_BODY_BYTES).length;
       expect(cut).toBeGreaterThanOrEqual(1);
       expect(results.at(-1)!.received).toBe(BIG_BODY_BYTES);
+    } finally {
+      victim.destroy();
+      for (const r of attackers) r.destroy();
+    }
+  });
+});
+
+describe('response bytes held for the APIs of several public hosts', () => {
+  // The cap is split between the hosts holding bytes first, then within a host between its APIs: a
+  // tenant that deploys many APIs gains no share of another tenant's (issue 41, case 5). With shares
+  // per API, the victim's 16 MiB would be the most over from the tenant's second answer on (3 APIs: 13.3 MiB each).
+  const TENANT = { 'public-host': 'many-apis.localhost', 'public-host-key': 'many-apis-host-key-0123456789' };
+  const TENANT_APIS = 4;
+  const TENANT_BODY_BYTES = 12 * MiB;
+  let two: TestInstance;
+  let dataDir: string;
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'anvil-data-'));
+    const added = anvilCli(['hosts', 'add-public', TENANT['public-host'], '--env', 'dev', '--key', TENANT['public-host-key'], '--data', dataDir]);
+    expect(added.status, added.stderr).toBe(0);
+    two = await startInstance({ dataDir, apis: { download: join(apis, 'download') }, args: ['--response-buffer', '40MiB'] });
+    for (let i = 0; i < TENANT_APIS; i++) await deployTenantApi(`big-${i}`);
+  });
+  afterAll(async () => {
+    await two?.dispose();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  async function deployTenantApi(key: string): Promise<void> {
+    const files: ApiFiles = {
+      'api.yaml': `key: ${key}\nlimits: { memoryMb: 256, cpuMs: 1000 }\nendpoints:\n  get /big:\n    Make: { directive: MakeBig }\n`,
+      'Directives/MakeBig.js': `export default (state) => { state.message.body = 't'.repeat(${TENANT_BODY_BYTES}); };\n`,
+    };
+    const admin = { host: 'admin.localhost' };
+    const deployed = await two.request('/anvil/api', { ...admin, method: 'POST', body: tarGz(files), headers: { ...TENANT, 'content-type': 'application/gzip' } });
+    expect(deployed.status, deployed.text).toBe(201);
+    const publish = await two.request(`/anvil/api/${key}`, { ...admin, method: 'PUT', body: JSON.stringify({ active: true, release: deployed.json().release, public: true }), headers: { ...TENANT, 'content-type': 'application/json' } });
+    expect(publish.status, publish.text).toBe(204);
+  }
+
+  it("readers that stop reading the answers of many APIs of one host cut only that host's connections, never a slower reader of another host's one API", async () => {
+    const victim = slowReader(two.port, '/download/big');
+    const attackers: SlowReader[] = [];
+    try {
+      await victim.headed;
+      // One non-reading answer on each of the tenant's APIs: the tenant's share is 20 MiB of the
+      // 40 while both hosts hold bytes, so from its second answer on it loses its own oldest ones.
+      for (let i = 0; i < TENANT_APIS; i++) {
+        const reader = slowReader(two.port, `/big-${i}/big`, TENANT['public-host']);
+        attackers.push(reader);
+        await reader.headed;
+      }
+      const rest = await victim.readRest();
+      expect(rest).toMatchObject({ status: 200, contentLength: BIG_BODY_BYTES, received: BIG_BODY_BYTES });
+      expect(await quotaRefusals(two, 'download', 'response_buffer')).toBe(0);
+      const results = await Promise.all(attackers.map((r) => r.readRest()));
+      expect(results.map((r) => r.status)).toEqual(Array(TENANT_APIS).fill(200));
+      const cut = results.map((r) => r.received < TENANT_BODY_BYTES);
+      expect(cut.filter(Boolean).length).toBeGreaterThanOrEqual(1);
+      expect(cut.at(-1)).toBe(false);
+      const metrics = await scrapeMetrics(two);
+      let counted = 0;
+      for (let i = 0; i < TENANT_APIS; i++) counted += sample(metrics, 'anvil_quota_refusals_total', { host: TENANT['public-host'], api: `big-${i}`, quota: 'response_buffer' }) ?? 0;
+      expect(counted).toBe(cut.filter(Boolean).length);
     } finally {
       victim.destroy();
       for (const r of attackers) r.destroy();

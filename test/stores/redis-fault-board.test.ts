@@ -83,27 +83,26 @@ describe('fault decisions shared through Redis', () => {
     expect(learned.decision.pausedForMs).toBeGreaterThan(2_500);
   });
 
-  it('shares decisions about hosts on the same board: at once, merged (moved once moved, the later ends), and with the poll; API listeners never see them', async () => {
+  it('shares decisions about hosts on the same board: at once, merged (suspect once suspect, moved once moved, the later pause end), and with the poll; API listeners never see them', async () => {
     const one = board();
     const two = board();
     const hostsHeard: Array<{ host: unknown; decision: HostFaultDecision }> = [];
     two.board.listenHosts((host, decision) => hostsHeard.push({ host, decision }));
     await waitFor(async () => (await admin.pubsub('NUMSUB', `${prefix}fault-decisions`))[1] === 2, { what: 'the two subscriptions' });
     const HOST = { host: 'a.example', env: 'dev' };
-    one.board.tellHost(HOST, { suspectForMs: 600_000, moved: true, strikes: 1, pausedForMs: 3_000 });
+    one.board.tellHost(HOST, { suspect: true, moved: true, strikes: 1, pausedForMs: 3_000 });
     const heard = await waitFor(() => hostsHeard.find((h) => h.decision.moved), { what: 'the host decision on another instance' });
     expect(heard.host).toEqual(HOST);
     expect(heard.decision.strikes).toBe(1);
-    expect(heard.decision.suspectForMs).toBeGreaterThan(590_000);
+    expect(heard.decision.suspect).toBe(true);
     expect(heard.decision.pausedForMs).toBeGreaterThan(1_500);
-    // A later, weaker decision does not undo the move nor shorten the suspicion.
-    two.board.tellHost(HOST, { suspectForMs: 1_000, moved: false, strikes: 0, pausedForMs: 0 });
+    // A later, weaker decision does not undo the move nor the suspicion.
+    two.board.tellHost(HOST, { suspect: false, moved: false, strikes: 0, pausedForMs: 0 });
     const late = board();
     const lateHosts: HostFaultDecision[] = [];
     late.board.listenHosts((_host, decision) => lateHosts.push(decision));
     const learned = await waitFor(() => lateHosts[0], { what: 'the poll of an instance started later' });
-    expect(learned).toMatchObject({ moved: true, strikes: 1 });
-    expect(learned.suspectForMs).toBeGreaterThan(590_000);
+    expect(learned).toMatchObject({ suspect: true, moved: true, strikes: 1 });
     expect([...one.adopted, ...two.adopted, ...late.adopted]).toEqual([]);
   });
 
