@@ -1,8 +1,14 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { clientGroup } from './client-group.js';
 import type { ConnectionLimits } from './connection-limits.js';
+import { CountBuckets } from './count-buckets.js';
 
-/** How an evicted connection was found: no complete request head yet, or kept alive between requests. */
-export type EvictedState = 'half_open' | 'idle';
+/**
+ * How an evicted connection was found: no complete request head yet, kept alive between requests,
+ * its request's body still arriving, or with a request in flight (its client held the most).
+ */
+export type EvictedState = 'half_open' | 'idle' | 'receiving' | 'busy';
 export type RefusalReason = 'per_client' | 'total';
 
 export interface GateMeters {
@@ -12,34 +18,46 @@ export interface GateMeters {
 
 interface Tracked {
   readonly socket: Socket;
+  /** The client's address (exemptions are by address) … */
   address: string;
+  /** … and what it is counted under (its /64 for IPv6). */
+  holder: Holder;
   /** Requests whose head has come and whose response has not ended (more than one when pipelined). */
   inFlight: number;
   /** A request was received on it: when not in flight it is idle, else half-open. */
   served: boolean;
+  /** The one request in flight while its body is still arriving (the connection stays evictable), else null. */
+  receiving: IncomingMessage | null;
+  /** Its responses' 'close' listener, made once per connection. */
+  readonly responseClosed: () => void;
 }
 
 interface Holder {
+  readonly group: string;
   count: number;
-  /** Its connections with no request in flight, the longest without one first. */
+  /** All its connections, oldest first. */
+  readonly all: Set<Tracked>;
+  /** Its connections with no request fully received in flight, the longest so first. */
   readonly evictable: Set<Tracked>;
 }
 
 /**
- * The router's client connections, bounded in all (`limits.total`) and per client address
- * (`limits.perClient`). A connection from an address that holds its share is refused. When the total
- * is reached, a new connection takes the place of one with no request in flight — half-open (no
- * complete head yet) or idle between requests — of the address holding the most connections, the
- * longest idle of them first; only when every connection has a request in flight is it refused.
- * A flood from one address thus costs that address its own connections, never a neighbour's.
+ * The router's client connections, bounded in all (`limits.total`) and per client (`limits.perClient`;
+ * a client is an IPv4 address or an IPv6 /64). A connection from a client that holds its share is
+ * refused. When the total is reached, a new connection takes the place of an evictable one — half-open
+ * (no complete head yet), idle between requests, or whose request's body is still arriving — of the
+ * client holding the most connections, the longest evictable first. When none is evictable, it takes
+ * the oldest connection of the client holding the most, if that client holds at least two more than
+ * the newcomer's: connections held are thus shared max-min fairly, and a client can take a
+ * neighbour's request in flight only from a neighbour holding more than itself. Only when no client
+ * holds more than one more than the newcomer's is the newcomer refused.
  */
 export class ConnectionGate {
   private readonly tracked = new Map<Socket, Tracked>();
   private readonly holders = new Map<string, Holder>();
-  /** Addresses with an evictable connection, by how many connections they hold. */
-  private readonly byCount = new Map<number, Set<string>>();
-  /** No address with an evictable connection holds more than this. */
-  private top = 0;
+  /** Clients by how many connections they hold: all, and those with an evictable connection. */
+  private readonly byCount = new CountBuckets<Holder>();
+  private readonly evictableByCount = new CountBuckets<Holder>();
 
   constructor(
     private readonly limits: ConnectionLimits,
@@ -57,15 +75,24 @@ export class ConnectionGate {
    * balancer, until the PROXY header names it). Returns the refusal when it may not stay open.
    */
   admit(socket: Socket, address: string, perClient: boolean): RefusalReason | null {
+    const group = clientGroup(address);
     if (perClient) {
-      const refusal = this.perClientRefusal(address);
+      const refusal = this.perClientRefusal(address, group);
       if (refusal !== null) return refusal;
     }
-    if (this.tracked.size >= this.limits.total && !this.evictOne()) {
+    if (this.tracked.size >= this.limits.total && !this.evictOne(group)) {
       this.meters.refused('total');
       return 'total';
     }
-    const entry: Tracked = { socket, address, inFlight: 0, served: false };
+    const entry: Tracked = {
+      socket,
+      address,
+      holder: this.holderOf(group),
+      inFlight: 0,
+      served: false,
+      receiving: null,
+      responseClosed: () => this.responseClosed(entry),
+    };
     this.tracked.set(socket, entry);
     this.add(entry);
     socket.once('close', () => this.forget(socket));
@@ -74,54 +101,81 @@ export class ConnectionGate {
 
   /** True (and counted) when a new connection from `address` would be refused for its share: it may then be closed before it is a Socket. */
   refusesClient(address: string): boolean {
-    return this.perClientRefusal(address) !== null;
+    return this.perClientRefusal(address, clientGroup(address)) !== null;
   }
 
-  /** The PROXY header named the connection's client: it counts under that address from now on. */
+  /** The PROXY header named the connection's client: it counts under that client from now on. */
   identify(socket: Socket, address: string): RefusalReason | null {
     const entry = this.tracked.get(socket);
     if (entry === undefined || entry.address === address) return null;
+    const group = clientGroup(address);
     this.remove(entry);
-    const refusal = this.perClientRefusal(address);
+    const refusal = this.perClientRefusal(address, group);
     if (refusal !== null) {
       this.tracked.delete(socket);
       return refusal;
     }
     entry.address = address;
+    entry.holder = this.holderOf(group);
     this.add(entry);
     return null;
   }
 
-  requestStarted(socket: Socket): void {
-    const entry = this.tracked.get(socket);
+  /**
+   * node's 'request' (the head has come). The connection stays evictable while the body arrives: a
+   * body sent a byte a second must not make a connection unevictable. Allocates nothing.
+   */
+  requestStarted(req: IncomingMessage, res: ServerResponse): void {
+    const entry = this.tracked.get(req.socket);
     if (entry === undefined) return;
     entry.served = true;
-    if (entry.inFlight++ === 0) this.setEvictable(entry, false);
+    res.on('close', entry.responseClosed);
+    if (entry.inFlight++ === 0 && hasBody(req) && !req.complete) {
+      entry.receiving = req;
+      return;
+    }
+    entry.receiving = null;
+    this.setEvictable(entry, false);
   }
 
-  requestEnded(socket: Socket): void {
-    const entry = this.tracked.get(socket);
-    if (entry === undefined || entry.inFlight === 0) return;
-    if (--entry.inFlight === 0) this.setEvictable(entry, true);
+  private responseClosed(entry: Tracked): void {
+    if (entry.inFlight === 0) return;
+    if (--entry.inFlight === 0) {
+      entry.receiving = null;
+      this.setEvictable(entry, true);
+    }
   }
 
-  private perClientRefusal(address: string): RefusalReason | null {
-    if ((this.holders.get(address)?.count ?? 0) < this.limits.perClient || this.exempt(address)) return null;
+  private perClientRefusal(address: string, group: string): RefusalReason | null {
+    if ((this.holders.get(group)?.count ?? 0) < this.limits.perClient || this.exempt(address)) return null;
     this.meters.refused('per_client');
     return 'per_client';
   }
 
-  /** Closes the chosen evictable connection; false when there is none. */
-  private evictOne(): boolean {
-    while (this.top > 0 && (this.byCount.get(this.top)?.size ?? 0) === 0) this.top--;
-    const address = this.top === 0 ? undefined : this.byCount.get(this.top)!.values().next().value;
-    if (address === undefined) return false;
-    const victim = this.holders.get(address)!.evictable.values().next().value as Tracked;
+  /** Closes the chosen connection to make room for one of `group`; false when none may be. */
+  private evictOne(group: string): boolean {
+    for (let holder = this.evictableByCount.first(); holder !== undefined; holder = this.evictableByCount.first()) {
+      const victim = holder.evictable.values().next().value as Tracked;
+      // Its body has come since: the request is the API's now (checked here, not per request).
+      if (victim.receiving?.complete === true) {
+        victim.receiving = null;
+        this.setEvictable(victim, false);
+        continue;
+      }
+      this.evict(victim, victim.receiving !== null ? 'receiving' : victim.served ? 'idle' : 'half_open');
+      return true;
+    }
+    const most = this.byCount.first();
+    if (most === undefined || most.count < (this.holders.get(group)?.count ?? 0) + 2) return false;
+    this.evict(most.all.values().next().value as Tracked, 'busy');
+    return true;
+  }
+
+  private evict(victim: Tracked, state: EvictedState): void {
     this.tracked.delete(victim.socket);
     this.remove(victim);
-    this.meters.evicted(victim.served ? 'idle' : 'half_open');
+    this.meters.evicted(state);
     victim.socket.destroy();
-    return true;
   }
 
   private forget(socket: Socket): void {
@@ -131,46 +185,57 @@ export class ConnectionGate {
     this.remove(entry);
   }
 
+  private holderOf(group: string): Holder {
+    let holder = this.holders.get(group);
+    if (holder === undefined) this.holders.set(group, (holder = { group, count: 0, all: new Set(), evictable: new Set() }));
+    return holder;
+  }
+
   private add(entry: Tracked): void {
-    let holder = this.holders.get(entry.address);
-    if (holder === undefined) this.holders.set(entry.address, (holder = { count: 0, evictable: new Set() }));
-    this.unlist(entry.address, holder);
+    const holder = entry.holder;
+    this.unlist(holder);
     holder.count++;
-    if (entry.inFlight === 0) holder.evictable.add(entry);
-    this.list(entry.address, holder);
+    holder.all.add(entry);
+    if (entry.inFlight === 0 || entry.receiving !== null) holder.evictable.add(entry);
+    this.list(holder);
   }
 
   private remove(entry: Tracked): void {
-    const holder = this.holders.get(entry.address);
-    if (holder === undefined) return;
-    this.unlist(entry.address, holder);
+    const holder = entry.holder;
+    if (!holder.all.delete(entry)) return;
+    this.unlist(holder);
     holder.count--;
     holder.evictable.delete(entry);
-    if (holder.count === 0) this.holders.delete(entry.address);
-    else this.list(entry.address, holder);
+    if (holder.count === 0) this.holders.delete(holder.group);
+    else this.list(holder);
   }
 
   private setEvictable(entry: Tracked, evictable: boolean): void {
-    const holder = this.holders.get(entry.address);
-    if (holder === undefined) return;
-    this.unlist(entry.address, holder);
-    if (evictable) holder.evictable.add(entry);
-    else holder.evictable.delete(entry);
-    this.list(entry.address, holder);
+    const holder = entry.holder;
+    if (!holder.all.has(entry) || holder.evictable.has(entry) === evictable) return;
+    if (evictable) {
+      if (holder.evictable.size === 0) this.evictableByCount.add(holder, holder.count);
+      holder.evictable.add(entry);
+    } else {
+      holder.evictable.delete(entry);
+      if (holder.evictable.size === 0) this.evictableByCount.delete(holder, holder.count);
+    }
   }
 
-  private list(address: string, holder: Holder): void {
-    if (holder.evictable.size === 0) return;
-    let addresses = this.byCount.get(holder.count);
-    if (addresses === undefined) this.byCount.set(holder.count, (addresses = new Set()));
-    addresses.add(address);
-    if (holder.count > this.top) this.top = holder.count;
+  private list(holder: Holder): void {
+    if (holder.count === 0) return;
+    this.byCount.add(holder, holder.count);
+    if (holder.evictable.size > 0) this.evictableByCount.add(holder, holder.count);
   }
 
-  private unlist(address: string, holder: Holder): void {
-    const addresses = this.byCount.get(holder.count);
-    if (addresses === undefined) return;
-    addresses.delete(address);
-    if (addresses.size === 0) this.byCount.delete(holder.count);
+  private unlist(holder: Holder): void {
+    this.byCount.delete(holder, holder.count);
+    this.evictableByCount.delete(holder, holder.count);
   }
+}
+
+/** As readBody decides: a request with neither content-length nor transfer-encoding (or a zero length) has no body. */
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }

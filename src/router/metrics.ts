@@ -48,7 +48,7 @@ export class Metrics {
   });
   readonly connectionsEvicted = new Counter({
     name: 'anvil_http_connections_evicted_total',
-    help: 'Connections closed to make room under --max-connections: half-open (no complete request head yet) or idle between requests',
+    help: 'Connections closed to make room under --max-connections: half_open (no complete request head yet), idle (between requests), receiving (its request body still arriving) or busy (a request in flight, of the client holding the most)',
     labelNames: ['state'],
     registers: [this.registry],
   });

@@ -63,6 +63,23 @@ describe('--proxy-protocol keeps node:http\'s connection handling', () => {
     for (const c of same) c.socket.destroy();
   });
 
+  it('counts the IPv6 clients of one /64 as one client for --max-connections-per-client', async () => {
+    const anvil = await startInstance({ apis: { ping: API }, args: ['--proxy-protocol', '--max-connections-per-client', '2'] });
+    running.push(anvil);
+    const head = Buffer.from('GET /ping/ping HTTP/1.1\r\nHost: localhost\r\nX-Slow: 1\r\n');
+    // 2001:db8::1, ::2 and ::3: three addresses of one /64.
+    const inOne64 = [1, 2, 3].map((last) => proxyV2Header({ v6: [0x20, 0x01, 0x0d, 0xb8, ...Array<number>(11).fill(0), last] }));
+    const same = await Promise.all(inOne64.map((header) => rawConnection(anvil.port, '127.0.0.1', Buffer.concat([header, head]))));
+    await waitFor(() => same.some((c) => c.isClosed()), { what: 'one of the three connections of 2001:db8::/64 closed', timeoutMs: 30_000 });
+    const refused = same.filter((c) => c.isClosed());
+    expect(refused).toHaveLength(1);
+    expect(refused[0]!.received()).toMatch(/^HTTP\/1\.1 429 /);
+    // 2001:db8:0:1::1 is another /64: served.
+    const other = await exchange(anvil.port, [proxyV2Header({ v6: [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1, ...Array<number>(7).fill(0), 1] }), 'GET /ping/ping HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n']);
+    expect(other.status).toBe(200);
+    for (const c of same) c.socket.destroy();
+  });
+
   it('closes an idle keep-alive connection as soon as it drains, while a request is still in flight', async () => {
     const anvil = await startInstance({ apis: { ping: API }, args: ['--proxy-protocol'] });
     running.push(anvil);
