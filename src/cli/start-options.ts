@@ -43,6 +43,7 @@ export interface StartFlags {
   jobLease: number;
   maxJobPayload: number;
   maxQueuedJobs: number;
+  maxQueuedJobBytes: number;
   maxKvBytes: number;
   maxLogFile: number;
   maxLogBytes: number;
@@ -126,6 +127,7 @@ export function instanceOptions(flags: StartFlags, maxCells: number, envExplicit
     quotas: {
       jobPayloadBytes: flags.maxJobPayload,
       queuedJobs: flags.maxQueuedJobs,
+      queuedJobBytes: flags.maxQueuedJobBytes,
       kvBytes: flags.maxKvBytes,
       logFileBytes: flags.maxLogFile,
       logBytes: flags.maxLogBytes,

@@ -53,6 +53,7 @@ export function registerStart(program: Command): void {
     .option('--job-lease <duration>', 'a run holds its job this long, renewed while it lives; a job whose instance died runs again after it', duration('--job-lease', 500), 10_000)
     .option('--max-job-payload <size>', 'largest job payload an API may queue (413 above; api.yaml limits.jobPayloadKb may ask for less)', byteSize('--max-job-payload'), DEFAULT_QUOTAS.jobPayloadBytes)
     .option('--max-queued-jobs <n>', 'jobs of an API queued and not finished (503 above; limits.queuedJobs)', integer('--max-queued-jobs', 1, 10_000_000), DEFAULT_QUOTAS.queuedJobs)
+    .option('--max-queued-job-bytes <size>', 'payload bytes of an API\'s jobs queued and not finished, embedded queue (503 above; limits.queuedJobsKb)', byteSize('--max-queued-job-bytes'), DEFAULT_QUOTAS.queuedJobBytes)
     .option('--max-kv-bytes <size>', 'keys and values an API may keep in the key-value store (507 above; limits.kvKb)', byteSize('--max-kv-bytes'), DEFAULT_QUOTAS.kvBytes)
     .option('--max-log-file <size>', 'size of an API\'s log file before the next is opened (limits.logFileKb)', byteSize('--max-log-file'), DEFAULT_QUOTAS.logFileBytes)
     .option('--max-log-bytes <size>', 'all log files of an API together; the oldest go first (limits.logKb)', byteSize('--max-log-bytes'), DEFAULT_QUOTAS.logBytes)

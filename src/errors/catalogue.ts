@@ -236,6 +236,13 @@ export const Errors = {
     QUOTA_NAMES.queuedJobs,
     QUEUE_FULL_RETRY_AFTER_S,
   ),
+  quotaQueuedJobBytes: quota(
+    'ANVIL_ERR_QUOTA_QUEUED_JOB_BYTES',
+    503,
+    "this job would make the payloads of the API's jobs queued and not finished %s bytes, over its quota of %s bytes (api.yaml limits.queuedJobsKb, at most --max-queued-job-bytes); retry later",
+    QUOTA_NAMES.queuedJobBytes,
+    QUEUE_FULL_RETRY_AFTER_S,
+  ),
   quotaKvBytes: quota(
     'ANVIL_ERR_QUOTA_KV_BYTES',
     507,

@@ -60,6 +60,7 @@ export class JobRunner {
     const quota: JobQuota = {
       maxPayloadBytes: capped(request.quota?.maxPayloadBytes, caller.quotas.jobPayloadBytes),
       maxQueued: capped(request.quota?.maxQueued, caller.quotas.queuedJobs),
+      maxQueuedBytes: capped(request.quota?.maxQueuedBytes, caller.quotas.queuedJobBytes),
     };
     try {
       const id = await this.queue.add({ api: formatApiId(caller), payload: request.payload, delayMs: request.delayMs }, quota);
