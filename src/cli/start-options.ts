@@ -50,6 +50,7 @@ export interface StartFlags {
   maxLogDays: number;
   maxFilesBytes: number;
   maxDatabaseBytes: number;
+  maxHostDisk: number;
   responseBuffer: number;
   maxResponseHeaders: number;
   maxResponseHeaderBytes: number;
@@ -121,6 +122,7 @@ export function instanceOptions(flags: StartFlags, maxCells: number, envExplicit
     },
     jobs: { concurrency: flags.jobConcurrency, backoffMs: flags.jobBackoff, leaseMs: flags.jobLease },
     responseBufferBytes: flags.responseBuffer,
+    maxHostDiskBytes: flags.maxHostDisk,
     auditRetention: { days: flags.auditDays, rows: flags.auditRows },
     hostFaults: { aborts: flags.hostAbortLimit, windowMs: flags.hostAbortWindow },
     logFollow: { perApi: flags.logFollowers, bufferedBytes: flags.logFollowBuffer },

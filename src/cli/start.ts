@@ -6,10 +6,11 @@ import { DEFAULT_AUDIT_RETENTION } from '../audit/audit-store.js';
 import { DEFAULT_MAX_JSON_DEPTH } from '../http/json-depth.js';
 import { DEFAULT_FOLLOW_LIMITS } from '../logs/follow/follow-limits.js';
 import { DEFAULT_QUOTAS } from '../quotas/api-quotas.js';
+import { DEFAULT_HOST_DISK_BYTES } from '../router/host-disk-watch.js';
 import { DEFAULT_HOST_FAULT_LIMITS } from '../router/host-faults.js';
 import { DEFAULT_MAX_QUEUED_DEPLOYS } from '../releases/deploy-admission.js';
 import { readInstanceEnvironment, type InstanceEnvironment } from './environment.js';
-import { byteSize, duration, envName, integer, trustedProxies } from './options.js';
+import { byteSize, byteSizeOrZero, duration, envName, integer, trustedProxies } from './options.js';
 import { optionsFromEnvironment } from './option-env.js';
 import { checkStartFlags, instanceOptions, type StartFlags } from './start-options.js';
 
@@ -60,6 +61,7 @@ export function registerStart(program: Command): void {
     .option('--max-log-days <n>', 'days an API\'s log files are kept (limits.logDays)', integer('--max-log-days', 1, 3650), DEFAULT_QUOTAS.logDays)
     .option('--max-files-bytes <size>', 'disk an API\'s files may take (SaveFile, CachedFileSet; 507 above; limits.filesKb)', byteSize('--max-files-bytes'), DEFAULT_QUOTAS.filesBytes)
     .option('--max-database-bytes <size>', 'disk an API\'s SQLite database may take, file and write-ahead log together; the file holds at most half (507 above; limits.databaseKb)', byteSize('--max-database-bytes'), DEFAULT_QUOTAS.databaseBytes)
+    .option('--max-host-disk <size>', 'disk a public host\'s data may take, all its APIs\' databases, files, caches and logs together; over it their writes are refused until deletes make room (507; 0: no total)', byteSizeOrZero('--max-host-disk'), DEFAULT_HOST_DISK_BYTES)
     .option('--response-buffer <size>', 'large response bodies the router holds for slow clients, in all; beyond it the slowest are cut', byteSize('--response-buffer'), 64 * 1024 * 1024)
     .option('--max-response-headers <n>', 'header lines of one API response, each set-cookie value one (500 above)', integer('--max-response-headers', 1, 10_000), DEFAULT_QUOTAS.responseHeaders)
     .option('--max-response-header-bytes <size>', 'bytes of the header lines of one API response (500 above)', byteSize('--max-response-header-bytes'), DEFAULT_QUOTAS.responseHeaderBytes)
