@@ -108,7 +108,7 @@ export class ActorRuntime implements ApiRuntime {
 
   enqueue(payload: string, delayMs: number): Promise<string> {
     if (this.bus === null) return Promise.reject(new Error('the in-process bus is not connected'));
-    return this.bus.enqueue(payload, delayMs, { maxPayloadBytes: this.quotas.jobPayloadBytes, maxQueued: this.quotas.queuedJobs });
+    return this.bus.enqueue(payload, delayMs, { maxPayloadBytes: this.quotas.jobPayloadBytes, maxQueued: this.quotas.queuedJobs, maxQueuedBytes: this.quotas.queuedJobBytes });
   }
 
   callLocal(call: BusCall, timeoutMs: number): Promise<BusResponse> {

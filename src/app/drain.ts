@@ -22,6 +22,7 @@ export interface RunningParts {
   internal: { server: Server; listener: NetServer } | null;
   placement: { close(): Promise<void> } | null;
   refresher: NodeJS.Timeout;
+  hostDisk: { stop(): void };
   watcher: ApisWatcher | null;
   actors: ActorTable;
   jobs: JobRunner;
@@ -43,6 +44,7 @@ export interface RunningParts {
  */
 export async function drain(parts: RunningParts, drainTimeoutMs: number): Promise<void> {
   clearInterval(parts.refresher);
+  parts.hostDisk.stop();
   await parts.watcher?.close();
   const deadline = Date.now() + drainTimeoutMs;
   // Live log streams never end on their own.

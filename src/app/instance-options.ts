@@ -61,6 +61,8 @@ export interface InstanceOptions {
   auditRetention: AuditRetention;
   /** Clients following an API's request log live, and the bytes each may have waiting (--log-followers, --log-follow-buffer). */
   logFollow: FollowLimits;
+  /** Disk a public host's folder of the data directory may take, all its APIs together (--max-host-disk); 0: no total. */
+  maxHostDiskBytes: number;
   /** Large response bodies the router may hold for clients, in all, before it cuts the slowest. */
   responseBufferBytes: number;
   /** The default public host's key (ANVIL_PUBLIC_HOST_KEY); null: the stored or a generated one. */

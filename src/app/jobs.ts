@@ -1,3 +1,4 @@
+import { Errors } from '../errors.js';
 import type { JobQueue, QueueCounts } from '../jobs/job-queue.js';
 import { openJobQueue } from '../jobs/open-queue.js';
 import { formatApiId } from '../protocol/api-id.js';
@@ -5,6 +6,7 @@ import type { Registry } from '../registry/registry.js';
 import type { ActorTable } from '../router/actor-table.js';
 import type { ApiDirectory } from '../router/api-directory.js';
 import type { Dispatcher } from '../router/dispatcher.js';
+import type { HostDiskWatch } from '../router/host-disk-watch.js';
 import { JobRunner } from '../router/job-runner.js';
 import type { Metrics } from '../router/metrics.js';
 import type { InstanceOptions } from './instance-options.js';
@@ -15,6 +17,7 @@ export interface JobsDeps {
   dispatcher: Dispatcher;
   actors: ActorTable;
   metrics: Metrics;
+  hostDisk: HostDiskWatch;
 }
 
 /** Opens the job queue (Redis or embedded) and its runner; threads enqueue through the actor table. Not started yet. */
@@ -27,6 +30,10 @@ export async function openJobs(options: InstanceOptions, deps: JobsDeps): Promis
     dispatcher,
     (caller, quota) => metrics.quotaRefusals.inc({ host: caller.host, api: caller.key, quota }),
     (host, api, outcome) => metrics.jobOutcome(host, api, outcome),
+    (host) => {
+      const used = deps.hostDisk.overBy(host);
+      return used === null ? null : Errors.quotaHostDisk(host, used, deps.hostDisk.maxBytes);
+    },
   );
   actors.useJobs((caller, request) => jobs.enqueue(caller, request));
   metrics.watchQueue(() => queueCounts(queue, deps.registry, directory));

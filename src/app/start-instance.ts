@@ -18,6 +18,7 @@ import { followControlPlane } from './follow-control-plane.js';
 import { createFrontDoor } from './front-door.js';
 import { listenHttp } from './http-server.js';
 import type { InstanceOptions, StartedInstance } from './instance-options.js';
+import { HostDiskWatch } from '../router/host-disk-watch.js';
 import { openJobs } from './jobs.js';
 import { openPlacement } from './placement-boot.js';
 import { operatorSources } from './operator-sources.js';
@@ -57,7 +58,8 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
 
   let serving = true;
   const dispatcher = new Dispatcher(actors, options.requestTimeoutMs, requestObserver(metrics, log));
-  const jobs = await openJobs(options, { registry, directory, dispatcher, actors, metrics });
+  const hostDisk = new HostDiskWatch(options.dataDir, options.maxHostDiskBytes, (error) => log.warn({ err: (error as Error).message }, 'measuring the public hosts\' disk failed'));
+  const jobs = await openJobs(options, { registry, directory, dispatcher, actors, metrics, hostDisk });
   const bus = wireBus(directory, dispatcher, actors, metrics);
   const audit = await AuditLog.open(SqliteAuditStore.open(paths.auditFile), log, options.auditRetention);
   const followers = new LogFollowers(options.logFollow, (dir) => log.info({ dir }, 'request log follower dropped: it read too slowly'));
@@ -79,11 +81,12 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
   // A live run renews its lease (every third of --job-lease); a run orphaned by a crash runs again
   // once its lease is out (at most --job-lease after the restart).
   jobs.start({ concurrency: options.jobs.concurrency, retries: 3, backoffMs: options.jobs.backoffMs, leaseMs: options.jobs.leaseMs });
+  hostDisk.start();
   const refresher = setInterval(() => directory.refreshIfChanged(), 1_000);
   refresher.unref();
   const watcher = watchApis(options, log, target, directory);
 
-  const running: RunningParts = { server: http.server, listener: http.listener, internal, placement, refresher, watcher, actors, jobs, deployWorker, cells, threadServer: threads.server, dispatcher, registry, controlPlane, audit, followers, lock };
+  const running: RunningParts = { server: http.server, listener: http.listener, internal, placement, refresher, hostDisk, watcher, actors, jobs, deployWorker, cells, threadServer: threads.server, dispatcher, registry, controlPlane, audit, followers, lock };
   let stopping: Promise<void> | null = null;
   const stop = (): Promise<void> => {
     // Health turns 503 at once; requests are still served for the drain delay, until a balancer's

@@ -24,6 +24,12 @@ export function byteSize(name: string): (value: string) => number {
   };
 }
 
+/** A size as byteSize reads it, or 0 (none). */
+export function byteSizeOrZero(name: string): (value: string) => number {
+  const size = byteSize(name);
+  return (value) => (value.trim() === '0' ? 0 : size(value));
+}
+
 /** `30s`, `500ms`, `2m`, or a number of milliseconds. */
 export function duration(name: string, minMs = 1): (value: string) => number {
   return (value) => {

@@ -46,12 +46,14 @@ export interface StartFlags {
   jobLease: number;
   maxJobPayload: number;
   maxQueuedJobs: number;
+  maxQueuedJobBytes: number;
   maxKvBytes: number;
   maxLogFile: number;
   maxLogBytes: number;
   maxLogDays: number;
   maxFilesBytes: number;
   maxDatabaseBytes: number;
+  maxHostDisk: number;
   responseBuffer: number;
   maxResponseHeaders: number;
   maxResponseHeaderBytes: number;
@@ -124,12 +126,14 @@ export function instanceOptions(flags: StartFlags, maxCells: number, envExplicit
     },
     jobs: { concurrency: flags.jobConcurrency, backoffMs: flags.jobBackoff, leaseMs: flags.jobLease },
     responseBufferBytes: flags.responseBuffer,
+    maxHostDiskBytes: flags.maxHostDisk,
     auditRetention: { days: flags.auditDays, rows: flags.auditRows },
     hostFaults: { aborts: flags.hostAbortLimit, windowMs: flags.hostAbortWindow },
     logFollow: { perApi: flags.logFollowers, bufferedBytes: flags.logFollowBuffer },
     quotas: {
       jobPayloadBytes: flags.maxJobPayload,
       queuedJobs: flags.maxQueuedJobs,
+      queuedJobBytes: flags.maxQueuedJobBytes,
       kvBytes: flags.maxKvBytes,
       logFileBytes: flags.maxLogFile,
       logBytes: flags.maxLogBytes,

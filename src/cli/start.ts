@@ -7,10 +7,11 @@ import { MAX_DEFAULT_CONNECTIONS, MAX_DEFAULT_CONNECTIONS_PER_CLIENT } from '../
 import { DEFAULT_MAX_JSON_DEPTH } from '../http/json-depth.js';
 import { DEFAULT_FOLLOW_LIMITS } from '../logs/follow/follow-limits.js';
 import { DEFAULT_QUOTAS } from '../quotas/api-quotas.js';
+import { DEFAULT_HOST_DISK_BYTES } from '../router/host-disk-watch.js';
 import { DEFAULT_HOST_FAULT_LIMITS } from '../router/host-faults.js';
 import { DEFAULT_MAX_QUEUED_DEPLOYS } from '../releases/deploy-admission.js';
 import { readInstanceEnvironment, type InstanceEnvironment } from './environment.js';
-import { byteSize, duration, envName, integer, trustedProxies } from './options.js';
+import { byteSize, byteSizeOrZero, duration, envName, integer, trustedProxies } from './options.js';
 import { optionsFromEnvironment } from './option-env.js';
 import { checkStartFlags, instanceOptions, type StartFlags } from './start-options.js';
 
@@ -56,12 +57,14 @@ export function registerStart(program: Command): void {
     .option('--job-lease <duration>', 'a run holds its job this long, renewed while it lives; a job whose instance died runs again after it', duration('--job-lease', 500), 10_000)
     .option('--max-job-payload <size>', 'largest job payload an API may queue (413 above; api.yaml limits.jobPayloadKb may ask for less)', byteSize('--max-job-payload'), DEFAULT_QUOTAS.jobPayloadBytes)
     .option('--max-queued-jobs <n>', 'jobs of an API queued and not finished (503 above; limits.queuedJobs)', integer('--max-queued-jobs', 1, 10_000_000), DEFAULT_QUOTAS.queuedJobs)
+    .option('--max-queued-job-bytes <size>', 'payload bytes of an API\'s jobs queued and not finished, embedded queue (503 above; limits.queuedJobsKb)', byteSize('--max-queued-job-bytes'), DEFAULT_QUOTAS.queuedJobBytes)
     .option('--max-kv-bytes <size>', 'keys and values an API may keep in the key-value store (507 above; limits.kvKb)', byteSize('--max-kv-bytes'), DEFAULT_QUOTAS.kvBytes)
     .option('--max-log-file <size>', 'size of an API\'s log file before the next is opened (limits.logFileKb)', byteSize('--max-log-file'), DEFAULT_QUOTAS.logFileBytes)
     .option('--max-log-bytes <size>', 'all log files of an API together; the oldest go first (limits.logKb)', byteSize('--max-log-bytes'), DEFAULT_QUOTAS.logBytes)
     .option('--max-log-days <n>', 'days an API\'s log files are kept (limits.logDays)', integer('--max-log-days', 1, 3650), DEFAULT_QUOTAS.logDays)
     .option('--max-files-bytes <size>', 'disk an API\'s files may take (SaveFile, CachedFileSet; 507 above; limits.filesKb)', byteSize('--max-files-bytes'), DEFAULT_QUOTAS.filesBytes)
     .option('--max-database-bytes <size>', 'disk an API\'s SQLite database may take, file and write-ahead log together; the file holds at most half (507 above; limits.databaseKb)', byteSize('--max-database-bytes'), DEFAULT_QUOTAS.databaseBytes)
+    .option('--max-host-disk <size>', 'disk a public host\'s data may take, all its APIs\' databases, files, caches and logs together; over it their writes are refused until deletes make room (507; 0: no total)', byteSizeOrZero('--max-host-disk'), DEFAULT_HOST_DISK_BYTES)
     .option('--response-buffer <size>', 'large response bodies the router holds for slow clients, in all; beyond it the slowest are cut', byteSize('--response-buffer'), 64 * 1024 * 1024)
     .option('--max-response-headers <n>', 'header lines of one API response, each set-cookie value one (500 above)', integer('--max-response-headers', 1, 10_000), DEFAULT_QUOTAS.responseHeaders)
     .option('--max-response-header-bytes <size>', 'bytes of the header lines of one API response (500 above)', byteSize('--max-response-header-bytes'), DEFAULT_QUOTAS.responseHeaderBytes)

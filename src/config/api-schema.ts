@@ -26,6 +26,7 @@ export const LIMIT_FIELDS = {
   wallMs: { minimum: 1, maximum: 600_000, what: 'wall time per custom directive call (awaits included), in ms' },
   jobPayloadKb: { minimum: 1, maximum: 1024 * 1024, what: 'largest job payload, in KiB' },
   queuedJobs: { minimum: 1, maximum: 10_000_000, what: 'jobs queued and not finished' },
+  queuedJobsKb: { minimum: 1, maximum: 1024 * 1024 * 1024, what: 'payload bytes of the jobs queued and not finished, in KiB' },
   kvKb: { minimum: 1, maximum: 64 * 1024 * 1024, what: 'bytes of keys and values in the key-value store, in KiB' },
   logFileKb: { minimum: 1, maximum: 64 * 1024 * 1024, what: 'size of one log file before the next is opened, in KiB' },
   logKb: { minimum: 1, maximum: 64 * 1024 * 1024, what: 'size of all log files together, in KiB' },

@@ -47,6 +47,7 @@ export interface SandboxLimits {
 export interface QuotaLimits {
   jobPayloadKb: number;
   queuedJobs: number;
+  queuedJobsKb: number;
   kvKb: number;
   logFileKb: number;
   logKb: number;

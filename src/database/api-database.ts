@@ -19,6 +19,7 @@ import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import type { ApiRuntime } from '../engine/context.js';
 import { AnvilError, Errors } from '../errors.js';
+import { hostDiskGate } from '../quotas/host-disk.js';
 import { DATABASE_LIMITS } from './database-limits.js';
 import { DatabaseQuota } from './database-quota.js';
 import { countSqlTime } from './sql-clock.js';
@@ -74,6 +75,8 @@ interface Prepared {
   readonly fixedColumns: boolean;
   /** False for a statement that only reads (sqlite3_stmt_readonly). */
   readonly writes: boolean;
+  /** A write that may make the file grow: every write but DELETE and DROP (refused while the host is over its disk total). */
+  readonly grows: boolean;
   names: string[] | null;
 }
 
@@ -86,9 +89,14 @@ function columnNames(prepared: Prepared): string[] {
 }
 
 /** The disk quota of the database (database-quota.ts), and where its refusals are counted. */
+/** Statements that free room (a leading comment makes a statement count as growing). */
+const SHRINKING = /^\s*(DELETE|DROP)\b/i;
+
 export interface DatabaseQuotaOptions {
   maxBytes: number;
   refusals: { add(quota: string): void };
+  /** The public host's disk total: statements that may make the database grow are refused while it is over. */
+  hostDisk?: { check(): void };
 }
 
 export class ApiDatabase {
@@ -96,6 +104,7 @@ export class ApiDatabase {
   private readonly db: Database.Database;
   private readonly policy: SqlPolicy;
   private readonly quota: DatabaseQuota | null;
+  private readonly hostDisk: { check(): void } | null;
   private readonly statements = sqlTextCache<Prepared>(DATABASE_LIMITS.statementCache, DATABASE_LIMITS.statementCacheChars);
   private migratedDir: string | null = null;
   private writeCheck: (() => void) | null = null;
@@ -126,6 +135,7 @@ export class ApiDatabase {
       throw sqlError(error, limit);
     }
     this.quota = limit;
+    this.hostDisk = quota?.hostDisk ?? null;
     this.db = db;
     this.policy = new SqlPolicy(db);
   }
@@ -318,6 +328,7 @@ export class ApiDatabase {
     }
     if (prepared.writes) {
       if (this.writeCheck !== null) this.writeCheck();
+      if (prepared.grows) this.hostDisk?.check();
       if (!this.db.inTransaction) this.quota?.beforeWrite();
     }
     return prepared;
@@ -337,7 +348,7 @@ export class ApiDatabase {
         // Rows as value arrays, named here: an object built by better-sqlite3 would lose a column
         // named __proto__ (or take its value for a prototype).
         if (statement.reader) statement.raw(true);
-        prepared = { statement, fixedColumns: !sql.includes('*'), writes: !statement.readonly, names: null };
+        prepared = { statement, fixedColumns: !sql.includes('*'), writes: !statement.readonly, grows: !statement.readonly && !SHRINKING.test(sql), names: null };
       } catch (error) {
         throw sqlError(error, this.quota);
       }
@@ -360,5 +371,5 @@ export function apiDatabase(api: ApiRuntime): ApiDatabase {
 
 /** The API's database quota, for each connection it opens. */
 export function databaseQuota(api: ApiRuntime): DatabaseQuotaOptions {
-  return { maxBytes: api.quotas.databaseBytes, refusals: api.refusals };
+  return { maxBytes: api.quotas.databaseBytes, refusals: api.refusals, hostDisk: hostDiskGate(api) };
 }

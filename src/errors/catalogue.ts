@@ -239,11 +239,26 @@ export const Errors = {
     QUOTA_NAMES.queuedJobs,
     QUEUE_FULL_RETRY_AFTER_S,
   ),
+  quotaQueuedJobBytes: quota(
+    'ANVIL_ERR_QUOTA_QUEUED_JOB_BYTES',
+    503,
+    "this job would make the payloads of the API's jobs queued and not finished %s bytes, over its quota of %s bytes (api.yaml limits.queuedJobsKb, at most --max-queued-job-bytes); retry later",
+    QUOTA_NAMES.queuedJobBytes,
+    QUEUE_FULL_RETRY_AFTER_S,
+  ),
   quotaKvBytes: quota(
     'ANVIL_ERR_QUOTA_KV_BYTES',
     507,
     "this write would make the API's keys and values in the key-value store %s bytes, over its quota of %s bytes (api.yaml limits.kvKb, at most --max-kv-bytes)",
     QUOTA_NAMES.kvBytes,
+  ),
+  // A public host's disk total (--max-host-disk), measured by the router every few seconds: writes
+  // that make data grow are refused while the host is over it, deletes pass.
+  quotaHostDisk: quota(
+    'ANVIL_ERR_QUOTA_HOST_DISK',
+    507,
+    "the public host %s takes %s bytes of disk (its APIs' databases, files, caches and logs), over its quota of %s bytes (--max-host-disk): writes are refused until deletes bring it back under",
+    QUOTA_NAMES.hostDisk,
   ),
   quotaFilesBytes: quota(
     'ANVIL_ERR_QUOTA_FILES_BYTES',

@@ -30,6 +30,8 @@ export class ApiFiles {
     private readonly dataDir: string,
     private readonly maxBytes: number,
     private readonly refusals: { add(quota: string): void },
+    /** The public host's disk total: writes are refused while it is over (deletes pass). */
+    private readonly hostDisk: { check(): void } | null = null,
   ) {}
 
   root(area: FileArea): string {
@@ -54,6 +56,7 @@ export class ApiFiles {
 
   /** Writes (or replaces) the file, making its folders; `expiresAt` (epoch ms) becomes its modification time. */
   async write(directive: string, area: FileArea, segments: string[], data: Buffer, expiresAt?: number): Promise<void> {
+    this.hostDisk?.check();
     const root = this.root(area);
     const tmpFolder = join(this.dataDir, TMP_FOLDER);
     await Promise.all([mkdir(root, { recursive: true }), mkdir(tmpFolder, { recursive: true })]);

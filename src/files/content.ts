@@ -1,6 +1,7 @@
 import type { ApiRuntime } from '../engine/context.js';
 import { Errors } from '../errors.js';
 import { isNestedDeeperThan } from '../http/json-depth.js';
+import { hostDiskGate } from '../quotas/host-disk.js';
 import { ApiFiles } from './api-files.js';
 
 /** Largest file ReadFile and CachedFileGet read into memory. */
@@ -12,7 +13,7 @@ export const FILE_FORMATS: readonly FileFormat[] = ['text', 'json', 'base64'];
 
 /** The API's files, one per actor thread (its ledger connection is closed with the thread). */
 export function apiFiles(api: ApiRuntime): ApiFiles {
-  return api.resource('files', () => new ApiFiles(api.dataDir, api.quotas.filesBytes, api.refusals));
+  return api.resource('files', () => new ApiFiles(api.dataDir, api.quotas.filesBytes, api.refusals, hostDiskGate(api)));
 }
 
 /**

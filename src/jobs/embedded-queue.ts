@@ -7,8 +7,9 @@
  * changes up at its next poll. Two consumers on one file would stay correct (claims are atomic and
  * leases are renewed) but `concurrency` and `perApi` would hold per process, not in all.
  *
- * Quota (`add` with a JobQuota): the API's jobs in state waiting or active are counted and the job
- * inserted in one IMMEDIATE transaction, so concurrent adds from any connection never pass it.
+ * Quota (`add` with a JobQuota): the API's jobs in state waiting or active are counted (and their
+ * payload bytes summed) and the job inserted in one IMMEDIATE transaction, so concurrent adds from
+ * any connection never pass it.
  *
  * The pieces: the file and its schema (embedded-database.ts), the queries (embedded-statements.ts),
  * rows as jobs (embedded-rows.ts), the consumer with its leases and retries (embedded-consumer.ts).
@@ -63,7 +64,12 @@ export class EmbeddedJobQueue implements JobQueue {
     else {
       // IMMEDIATE: the count and the insert hold the write lock together, across connections.
       const counted = this.db.transaction(() => {
-        if (this.stmt.queuedOfApi.get({ api: job.api })!.n >= quota.maxQueued) throw Errors.quotaQueuedJobs(quota.maxQueued);
+        const queued = this.stmt.queuedOfApi.get({ api: job.api })!;
+        if (queued.n >= quota.maxQueued) throw Errors.quotaQueuedJobs(quota.maxQueued);
+        if (quota.maxQueuedBytes !== undefined) {
+          const after = queued.bytes + Buffer.byteLength(job.payload);
+          if (after > quota.maxQueuedBytes) throw Errors.quotaQueuedJobBytes(after, quota.maxQueuedBytes);
+        }
         insert();
       });
       this.sql(() => counted.immediate());

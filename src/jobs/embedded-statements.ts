@@ -12,7 +12,7 @@ export interface Candidate {
 export interface Statements {
   insert: Database.Statement<{ id: string; api: string; payload: string; now: number; runAt: number }>;
   get: Database.Statement<{ id: string }, Row>;
-  queuedOfApi: Database.Statement<{ api: string }, { n: number }>;
+  queuedOfApi: Database.Statement<{ api: string }, { n: number; bytes: number }>;
   anyDue: Database.Statement<{ now: number }, { one: number }>;
   apisWaiting: Database.Statement<[], { api: string }>;
   dueOfApi: Database.Statement<{ api: string; now: number; limit: number }, Candidate>;
@@ -51,7 +51,8 @@ export function prepareStatements(db: Database.Database): Statements {
       `INSERT INTO jobs (id, api, state, payload, attempts, created_at, run_at) VALUES (@id, @api, 'waiting', @payload, 0, @now, @runAt)`,
     ),
     get: db.prepare(`SELECT ${fields} FROM jobs WHERE id = @id`),
-    queuedOfApi: db.prepare(`SELECT count(*) AS n FROM jobs WHERE api = @api AND state IN ('waiting', 'active')`),
+    queuedOfApi: db.prepare(// octet_length reads the size from the row's header, not the payload itself.
+      `SELECT count(*) AS n, coalesce(sum(octet_length(payload)), 0) AS bytes FROM jobs WHERE api = @api AND state IN ('waiting', 'active')`),
     anyDue: db.prepare(`SELECT 1 AS one FROM jobs WHERE state = 'waiting' AND run_at <= @now LIMIT 1`),
     apisWaiting: db.prepare(APIS_WAITING_SQL),
     dueOfApi: db.prepare(

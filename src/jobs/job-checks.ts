@@ -32,6 +32,7 @@ export function checkPayloadQuota(job: NewJob, quota: JobQuota | undefined): voi
   if (quota === null || typeof quota !== 'object') throw Errors.jobsBadArgument('the quota must be an object');
   integerAtLeast('maxPayloadBytes', quota.maxPayloadBytes, 1);
   integerAtLeast('maxQueued', quota.maxQueued, 1);
+  if (quota.maxQueuedBytes !== undefined) integerAtLeast('maxQueuedBytes', quota.maxQueuedBytes, 1);
   // A UTF-8 byte is at least one UTF-16 unit, at most three: count only when it may matter.
   if (job.payload.length * 3 <= quota.maxPayloadBytes) return;
   const bytes = Buffer.byteLength(job.payload);

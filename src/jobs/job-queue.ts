@@ -24,6 +24,12 @@ export interface JobQuota {
   maxPayloadBytes: number;
   /** Jobs of the API queued and not finished (waiting, delayed, active): at this many, a new one is refused (503). */
   maxQueued: number;
+  /**
+   * Payload bytes (UTF-8) of the API's jobs queued and not finished, the new one included: past it,
+   * the new one is refused (503). Held by the embedded queue; the BullMQ queue bounds these bytes by
+   * maxQueued × maxPayloadBytes only.
+   */
+  maxQueuedBytes?: number;
 }
 
 export interface JobInfo {

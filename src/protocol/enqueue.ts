@@ -15,13 +15,14 @@ export type EnqueueOutcome = { ok: true; id: string } | { ok: false; status: num
 
 export function encodeEnqueue(number: number, request: EnqueueRequest): Buffer {
   const { delayMs, quota } = request;
-  return envelopeFrame(FrameType.Enqueue, number, 0, [delayMs, quota.maxPayloadBytes, quota.maxQueued], Buffer.from(request.payload));
+  return envelopeFrame(FrameType.Enqueue, number, 0, [delayMs, quota.maxPayloadBytes, quota.maxQueued, quota.maxQueuedBytes ?? null], Buffer.from(request.payload));
 }
 
 export function decodeEnqueue(payload: Buffer): { number: number; request: EnqueueRequest } {
   const envelope = readEnvelope(payload);
-  const [delayMs, maxPayloadBytes, maxQueued] = envelope.meta as [number, number, number];
-  return { number: envelope.number, request: { delayMs, quota: { maxPayloadBytes, maxQueued }, payload: envelope.body.toString('utf8') } };
+  const [delayMs, maxPayloadBytes, maxQueued, maxQueuedBytes] = envelope.meta as [number, number, number, number | null | undefined];
+  const quota = { maxPayloadBytes, maxQueued, ...(typeof maxQueuedBytes === 'number' ? { maxQueuedBytes } : {}) };
+  return { number: envelope.number, request: { delayMs, quota, payload: envelope.body.toString('utf8') } };
 }
 
 export function encodeEnqueueResult(number: number, outcome: EnqueueOutcome): Buffer {

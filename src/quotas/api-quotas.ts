@@ -11,6 +11,8 @@ export interface ApiQuotas {
   jobPayloadBytes: number;
   /** Jobs of the API queued and not finished yet (waiting, delayed or running). */
   queuedJobs: number;
+  /** Payload bytes of the API's jobs queued and not finished (the embedded queue; BullMQ: queuedJobs × jobPayloadBytes). */
+  queuedJobBytes: number;
   /** Keys and values the API keeps in the key-value store, UTF-8 bytes. */
   kvBytes: number;
   /** Size at which the API's log file of the day is closed and the next one (`.1`, `.2`…) opened, bytes. */
@@ -40,6 +42,7 @@ const MIB = 1024 * KIB;
 export const DEFAULT_QUOTAS: ApiQuotas = {
   jobPayloadBytes: 256 * KIB,
   queuedJobs: 10_000,
+  queuedJobBytes: 64 * MIB,
   kvBytes: 64 * MIB,
   logFileBytes: 64 * MIB,
   logBytes: 256 * MIB,
@@ -55,6 +58,8 @@ export const DEFAULT_QUOTAS: ApiQuotas = {
 export const QUOTA_NAMES = {
   jobPayload: 'job_payload',
   queuedJobs: 'queued_jobs',
+  queuedJobBytes: 'queued_job_bytes',
+  hostDisk: 'host_disk',
   kvBytes: 'kv_bytes',
   filesBytes: 'files_bytes',
   databaseBytes: 'database_bytes',
@@ -69,6 +74,7 @@ export function effectiveQuotas(requested: Partial<QuotaLimits>, ceilings: ApiQu
   return {
     jobPayloadBytes: pick(requested.jobPayloadKb, KIB, ceilings.jobPayloadBytes),
     queuedJobs: pick(requested.queuedJobs, 1, ceilings.queuedJobs),
+    queuedJobBytes: pick(requested.queuedJobsKb, KIB, ceilings.queuedJobBytes),
     kvBytes: pick(requested.kvKb, KIB, ceilings.kvBytes),
     logFileBytes: pick(requested.logFileKb, KIB, ceilings.logFileBytes),
     logBytes: pick(requested.logKb, KIB, ceilings.logBytes),

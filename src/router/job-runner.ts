@@ -42,6 +42,8 @@ export class JobRunner {
     private readonly onQuotaRefusal: (caller: ActorSpec, quota: string) => void,
     /** Told how each run ended (for `anvil_job_runs_total` and the operator endpoints). */
     private readonly onOutcome: (host: string, key: string, outcome: JobOutcome) => void = () => {},
+    /** The refusal of a public host over its disk total (--max-host-disk), or null. */
+    private readonly hostDiskRefusal: (host: string) => QuotaError | null = () => null,
   ) {}
 
   private retryPolicy = { retries: 3, backoffMs: 1_000 };
@@ -60,8 +62,11 @@ export class JobRunner {
     const quota: JobQuota = {
       maxPayloadBytes: capped(request.quota?.maxPayloadBytes, caller.quotas.jobPayloadBytes),
       maxQueued: capped(request.quota?.maxQueued, caller.quotas.queuedJobs),
+      maxQueuedBytes: capped(request.quota?.maxQueuedBytes, caller.quotas.queuedJobBytes),
     };
     try {
+      const overDisk = this.hostDiskRefusal(caller.host);
+      if (overDisk !== null) throw overDisk;
       const id = await this.queue.add({ api: formatApiId(caller), payload: request.payload, delayMs: request.delayMs }, quota);
       return { ok: true, id };
     } catch (error) {

@@ -72,7 +72,7 @@ describe('limits in api.yaml', () => {
     expect(await errors()).toEqual([
       expect.stringMatching(/^api\.yaml:3:13 limit "memoryMb" \(isolate memory in MiB\) must be an integer from 8 to 4096/),
       expect.stringMatching(/^api\.yaml:4:10 limit "cpuMs" .* must be an integer from 1 to 60000/),
-      expect.stringMatching(/^api\.yaml:5:3 unknown limit "threads" \(allowed: memoryMb, cpuMs, wallMs, jobPayloadKb, queuedJobs, kvKb, logFileKb, logKb, logDays, filesKb, databaseKb\)/),
+      expect.stringMatching(/^api\.yaml:5:3 unknown limit "threads" \(allowed: memoryMb, cpuMs, wallMs, jobPayloadKb, queuedJobs, queuedJobsKb, kvKb, logFileKb, logKb, logDays, filesKb, databaseKb\)/),
     ]);
   });
 

@@ -101,6 +101,24 @@ describe('embedded job queue', () => {
     expect(await queue.get(id)).toMatchObject({ state: 'failed', attempts: 4, error: 'e4', finishedAt: now });
   });
 
+  it('refuses a job that would make the payloads of its API\'s queued jobs pass maxQueuedBytes (503, retry later, nothing stored); finished jobs and other APIs do not count', async () => {
+    const queue = keep(EmbeddedJobQueue.open({ dataDir: temp.path() }));
+    const quota = { maxPayloadBytes: 100, maxQueued: 100, maxQueuedBytes: 10 };
+    await queue.add({ api: 'a', payload: 'éééé', delayMs: 60_000 }, quota); // 8 bytes
+    await expect(queue.add({ api: 'a', payload: 'abc', delayMs: 0 }, quota)).rejects.toMatchObject({
+      status: 503,
+      code: 'ANVIL_ERR_QUOTA_QUEUED_JOB_BYTES',
+      retryAfterSeconds: 5,
+      message: expect.stringMatching(/would make the payloads of the API's jobs queued and not finished 11 bytes, over its quota of 10 bytes/),
+    });
+    expect(await queue.add({ api: 'a', payload: 'ab', delayMs: 60_000 }, quota)).toMatch(/^j-/);
+    expect(await queue.add({ api: 'b', payload: 'abcdefghij', delayMs: 60_000 }, quota)).toMatch(/^j-/);
+    expect(await queue.counts('a')).toMatchObject({ delayed: 2 });
+    expect(await queue.flush('a')).toBe(2);
+    expect(await queue.add({ api: 'a', payload: 'abcdefghij', delayMs: 0 }, quota)).toMatch(/^j-/);
+    await expect(queue.add({ api: 'a', payload: 'x', delayMs: 0 }, { ...quota, maxQueuedBytes: 0 })).rejects.toMatchObject({ code: 'ANVIL_ERR_JOBS_BAD_ARGUMENT' });
+  });
+
   it('keeps the newest keepCompleted completed jobs of each API', async () => {
     let now = 1_700_000_000_000;
     const queue = keep(EmbeddedJobQueue.open({ dataDir: temp.path(), now: () => now++, keepCompleted: 3 }));
