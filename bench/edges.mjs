@@ -9,14 +9,11 @@
 // cell (502, then its quarantine cell, then 503 while paused) from a copy placed in the neighbour's
 // own cell, which may cost the neighbour the requests it has in flight at the first abort (a bomb
 // that the isolate's limit stops slowly ends in 504 instead).
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import http from 'node:http';
-import { join } from 'node:path';
 import { assignCell } from '../dist/cells/assign.js';
 import { formatApiId } from '../dist/protocol/api-id.js';
 import { progress, standalone } from './lib/config.mjs';
-import { BENCH_DIR, PUBLIC_HOST_KEY, startAnvil } from './lib/instance.mjs';
+import { PUBLIC_HOST_KEY, startAnvil } from './lib/instance.mjs';
+import { adminRequest, attacker } from './lib/requests.mjs';
 import { HOSTILE_KINDS, tarGz } from './lib/hostile.mjs';
 import { openLoop } from './lib/load.mjs';
 import { median } from './lib/stats.mjs';
@@ -160,47 +157,7 @@ function repeatLoop(attempt) {
 }
 
 function postArchive(port, archive) {
-  return send(port, 'POST', '/anvil/api', 'admin.localhost', { 'public-host': 'localhost', 'public-host-key': PUBLIC_HOST_KEY, 'content-type': 'application/gzip' }, archive);
-}
-
-/** Starts lib/attacker.mjs; stop() ends it and resolves to its [{ status, ms }]. */
-function attacker(spec) {
-  const child = spawn(process.execPath, [join(BENCH_DIR, 'lib', 'attacker.mjs'), JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout.on('data', (d) => (out += d));
-  const exited = once(child, 'exit');
-  return {
-    stop: async () => {
-      child.kill('SIGTERM');
-      await exited;
-      return JSON.parse(out || '[]');
-    },
-  };
-}
-
-/** One request on a new connection; resolves to { status, ms, body } (status 0 when the connection failed). */
-function send(port, method, path, host, headers = {}, body = null) {
-  return new Promise((resolve) => {
-    const t0 = performance.now();
-    const req = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        method,
-        path,
-        agent: false,
-        headers: { host, ...headers, ...(body === null ? {} : { 'content-length': body.length }) },
-      },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (d) => (body += d));
-        res.on('end', () => resolve({ status: res.statusCode, ms: performance.now() - t0, body: body.slice(0, 300) }));
-      },
-    );
-    req.on('error', (error) => resolve({ status: 0, ms: performance.now() - t0, body: error.message }));
-    req.end(body ?? undefined);
-  });
+  return adminRequest(port, 'POST', '/anvil/api', { 'public-host': 'localhost', 'public-host-key': PUBLIC_HOST_KEY, 'content-type': 'application/gzip' }, archive).then((r) => ({ ...r, body: r.body.slice(0, 300) }));
 }
 
 standalone(import.meta.url, run);

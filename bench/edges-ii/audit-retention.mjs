@@ -4,10 +4,10 @@
 // (other.localhost: added with the CLI, then a deploy and a publish) must keep its entries,
 // retention being per host (--audit-rows 500, as in the issue: 600 failed PUTs erased host B's
 // entries before).
-import http from 'node:http';
 import { anvilCli, PUBLIC_HOST_KEY, startAnvil } from '../lib/instance.mjs';
 import { tarGz } from '../lib/hostile.mjs';
 import { openLoop } from '../lib/load.mjs';
+import { adminRequest } from '../lib/requests.mjs';
 
 const RATE = 200;
 const ROWS = 500;
@@ -24,10 +24,10 @@ export async function phase({ seconds }) {
   });
   try {
     const yaml = 'key: neighbour\nendpoints:\n  get /ping:\n    Ping: { directive: Ping }\n';
-    const deployed = await send(anvil.port, 'POST', '/anvil/api', { ...HOST_B, 'content-type': 'application/gzip' }, tarGz({ 'api.yaml': yaml }));
+    const deployed = await adminRequest(anvil.port, 'POST', '/anvil/api', { ...HOST_B, 'content-type': 'application/gzip' }, tarGz({ 'api.yaml': yaml }));
     if (deployed.status !== 201) throw new Error(`host B's deploy answered ${deployed.status}: ${deployed.body}`);
     const release = JSON.parse(deployed.body).release;
-    const published = await send(anvil.port, 'PUT', '/anvil/api/neighbour', { ...HOST_B, 'content-type': 'application/json' }, Buffer.from(JSON.stringify({ active: true, public: true, release })));
+    const published = await adminRequest(anvil.port, 'PUT', '/anvil/api/neighbour', { ...HOST_B, 'content-type': 'application/json' }, Buffer.from(JSON.stringify({ active: true, public: true, release })));
     if (published.status !== 204) throw new Error(`host B's publish answered ${published.status}: ${published.body}`);
     const before = await entriesOf(anvil.port, HOST_B);
 
@@ -37,7 +37,7 @@ export async function phase({ seconds }) {
     const change = Buffer.from(JSON.stringify({ active: true, public: true, release: 'r-20200101-000000000-abcd' }));
     const flood = Array.from({ length: FLOODERS }, async (_, f) => {
       for (let i = 0; running; i++) {
-        const reply = await send(anvil.port, 'PUT', `/anvil/api/nothing-${f}-${i}`, { ...HOST_A, 'content-type': 'application/json' }, change);
+        const reply = await adminRequest(anvil.port, 'PUT', `/anvil/api/nothing-${f}-${i}`, { ...HOST_A, 'content-type': 'application/json' }, change);
         if (reply.status === 404) failedPuts++;
         else throw new Error(`a flooding PUT answered ${reply.status} (expected 404): ${reply.body}`);
       }
@@ -77,7 +77,7 @@ async function listAudit(port, credentials) {
   const entries = [];
   let before = null;
   do {
-    const reply = await send(port, 'GET', `/anvil/audit?limit=500${before === null ? '' : `&before=${before}`}`, credentials);
+    const reply = await adminRequest(port, 'GET', `/anvil/audit?limit=500${before === null ? '' : `&before=${before}`}`, credentials);
     if (reply.status !== 200) throw new Error(`GET /anvil/audit answered ${reply.status}: ${reply.body}`);
     const page = JSON.parse(reply.body);
     entries.push(...page.entries);
@@ -86,19 +86,3 @@ async function listAudit(port, credentials) {
   return entries;
 }
 
-/** One request to the admin host on a new connection; resolves to { status, body }. */
-function send(port, method, path, headers, body = null) {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      { host: '127.0.0.1', port, method, path, agent: false, headers: { host: 'admin.localhost', ...headers, ...(body === null ? {} : { 'content-length': body.length }) } },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d) => (text += d));
-        res.on('end', () => resolve({ status: res.statusCode, body: text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body ?? undefined);
-  });
-}

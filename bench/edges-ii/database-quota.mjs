@@ -4,12 +4,11 @@
 // pages, the log of one transaction as much again, and between writes a sixteenth of the quota).
 // Meanwhile the database file and its write-ahead log are measured every 10 ms, and a neighbour API
 // (bench/apis/bare, GET /bare/ping) at 200 requests/s, open loop.
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { BENCH_DIR, startAnvil } from '../lib/instance.mjs';
+import { startAnvil } from '../lib/instance.mjs';
 import { openLoop } from '../lib/load.mjs';
+import { attacker } from '../lib/requests.mjs';
 
 const MIB = 1024 * 1024;
 const QUOTA = 256 * MIB;
@@ -87,20 +86,6 @@ function size(path) {
   return statSync(path, { throwIfNoEntry: false })?.size ?? 0;
 }
 
-/** bench/lib/attacker.mjs in a process of its own: repeats one request until stopped. */
-function attacker(spec) {
-  const child = spawn(process.execPath, [join(BENCH_DIR, 'lib', 'attacker.mjs'), JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout.on('data', (d) => (out += d));
-  const exited = once(child, 'exit');
-  return {
-    stop: async () => {
-      child.kill('SIGTERM');
-      await exited;
-      return JSON.parse(out || '[]');
-    },
-  };
-}
 
 const count = (values) => values.reduce((acc, v) => ((acc[v] = (acc[v] ?? 0) + 1), acc), {});
 const mib = (bytes) => (bytes / MIB).toFixed(1);

@@ -5,10 +5,10 @@
 // between hosts. --max-queued-deploys is raised to 30 so that all of A's wait (with the default 8,
 // 22 of them are refused with 429 at once). The neighbour (bench/apis/bare) is measured at 200 req/s
 // meanwhile. A's deploys still waiting when B's is answered and the probe is over are cut by the stop.
-import http from 'node:http';
 import { anvilCli, PUBLIC_HOST_KEY, startAnvil } from '../lib/instance.mjs';
 import { manyRoutes, tarGz } from '../lib/hostile.mjs';
 import { openLoop } from '../lib/load.mjs';
+import { adminRequest } from '../lib/requests.mjs';
 
 const RATE = 200;
 const BIG_DEPLOYS = 30;
@@ -34,14 +34,14 @@ export async function phase({ seconds }) {
     let firstAnswered;
     const first = new Promise((resolve) => (firstAnswered = resolve));
     const flood = archives.map((archive) =>
-      post(anvil.port, { ...HOST_A, 'content-type': 'application/gzip' }, archive).then((reply) => {
+      adminRequest(anvil.port, 'POST', '/anvil/api', { ...HOST_A, 'content-type': 'application/gzip' }, archive).then((reply) => {
         aAnswers.push({ status: reply.status, at: performance.now() });
         firstAnswered();
       }),
     );
     await first;
     const t0 = performance.now();
-    const b = await post(anvil.port, { ...HOST_B, 'content-type': 'application/gzip' }, small);
+    const b = await adminRequest(anvil.port, 'POST', '/anvil/api', { ...HOST_B, 'content-type': 'application/gzip' }, small);
     const bMs = performance.now() - t0;
     if (b.status !== 201) throw new Error(`host B's deploy answered ${b.status}: ${b.body}`);
     const aBeforeB = aAnswers.filter((a) => a.at <= t0 + bMs).length;
@@ -68,19 +68,3 @@ export async function phase({ seconds }) {
   }
 }
 
-/** POST /anvil/api on the admin host, on a new connection; resolves to { status, body } (status 0 when the connection failed). */
-function post(port, headers, body) {
-  return new Promise((resolve) => {
-    const req = http.request(
-      { host: '127.0.0.1', port, method: 'POST', path: '/anvil/api', agent: false, headers: { host: 'admin.localhost', ...headers, 'content-length': body.length } },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d) => (text += d));
-        res.on('end', () => resolve({ status: res.statusCode, body: text.slice(0, 300) }));
-      },
-    );
-    req.on('error', (error) => resolve({ status: 0, body: error.message }));
-    req.end(body);
-  });
-}

@@ -7,7 +7,6 @@
 // open loop (its p99, and what many requests in flight lose at the first abort). Quarantine per
 // host: after host A's first abort its fresh keys start in its quarantine cell; the neighbour may
 // lose only what it had in flight at that first abort.
-import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { assignCell } from '../../dist/cells/assign.js';
@@ -15,6 +14,7 @@ import { formatApiId } from '../../dist/protocol/api-id.js';
 import { tarGz } from '../lib/hostile.mjs';
 import { anvilCli, BENCH_DIR, startAnvil } from '../lib/instance.mjs';
 import { closedLoop, openLoop } from '../lib/load.mjs';
+import { adminRequest, request } from '../lib/requests.mjs';
 import { summarize } from '../lib/stats.mjs';
 
 const RATE = 200;
@@ -45,12 +45,12 @@ export async function phase({ seconds }) {
       const answers = [];
       for (const key of BOMB_KEYS) {
         const yaml = `key: ${key}\nlimits: { memoryMb: 32, cpuMs: 5000 }\nendpoints:\n  get /boom:\n    Boom: { directive: ArrayFill }\n`;
-        const deployed = await send(anvil.port, 'POST', '/anvil/api', 'admin.localhost', { ...HOST_A, 'content-type': 'application/gzip' }, tarGz({ 'api.yaml': yaml, 'Directives/ArrayFill.js': ARRAY_FILL }));
+        const deployed = await adminRequest(anvil.port, 'POST', '/anvil/api', { ...HOST_A, 'content-type': 'application/gzip' }, tarGz({ 'api.yaml': yaml, 'Directives/ArrayFill.js': ARRAY_FILL }));
         if (deployed.status !== 201) throw new Error(`host A's deploy of ${key} answered ${deployed.status}: ${deployed.body}`);
         const body = Buffer.from(JSON.stringify({ active: true, public: true, release: JSON.parse(deployed.body).release }));
-        const published = await send(anvil.port, 'PUT', `/anvil/api/${key}`, 'admin.localhost', { ...HOST_A, 'content-type': 'application/json' }, body);
+        const published = await adminRequest(anvil.port, 'PUT', `/anvil/api/${key}`, { ...HOST_A, 'content-type': 'application/json' }, body);
         if (published.status !== 204) throw new Error(`host A's publish of ${key} answered ${published.status}: ${published.body}`);
-        answers.push((await send(anvil.port, 'GET', `/${key}/boom`, HOST_A['public-host'])).status);
+        answers.push((await request(anvil.port, { path: `/${key}/boom`, host: HOST_A['public-host'] })).status);
       }
       return answers;
     })();
@@ -117,19 +117,3 @@ export async function phase({ seconds }) {
   }
 }
 
-/** One request on a new connection; resolves to { status, body } (status 0 when the connection failed). */
-function send(port, method, path, host, headers = {}, body = null) {
-  return new Promise((resolve) => {
-    const req = http.request(
-      { host: '127.0.0.1', port, method, path, agent: false, headers: { host, ...headers, ...(body === null ? {} : { 'content-length': body.length }) } },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d) => (text += d));
-        res.on('end', () => resolve({ status: res.statusCode, body: text.slice(0, 300) }));
-      },
-    );
-    req.on('error', (error) => resolve({ status: 0, body: error.message }));
-    req.end(body ?? undefined);
-  });
-}

@@ -2,10 +2,10 @@
 // yaml library makes a Date of it even with the core schema). Now a tag outside the core schema is
 // refused at its line and column. Measured: the tenant's deploys of it, posted again as soon as
 // answered, their statuses and first error; a neighbour at 200 req/s meanwhile.
-import http from 'node:http';
 import { tarGz } from '../lib/hostile.mjs';
 import { PUBLIC_HOST_KEY, startAnvil } from '../lib/instance.mjs';
 import { openLoop } from '../lib/load.mjs';
+import { adminRequest } from '../lib/requests.mjs';
 import { fmt } from '../lib/targets.mjs';
 
 const RATE = 200;
@@ -19,7 +19,7 @@ export async function phase({ seconds }) {
     const probing = openLoop(neighbour, { rate: RATE, seconds, warmup: 0 });
     const answers = [];
     const end = performance.now() + seconds * 1000;
-    while (performance.now() < end) answers.push(await postArchive(anvil.port, ARCHIVE));
+    while (performance.now() < end) answers.push(await adminRequest(anvil.port, 'POST', '/anvil/api', { 'public-host': 'localhost', 'public-host-key': PUBLIC_HOST_KEY, 'content-type': 'application/gzip' }, ARCHIVE));
     const probe = await probing;
     const statuses = [...new Set(answers.map((a) => a.status))].sort().join('/');
     const positioned = answers.filter((a) => a.status === 400 && /api\.yaml:2:\d+ YAML tag !!timestamp/.test(a.body)).length;
@@ -38,18 +38,3 @@ export async function phase({ seconds }) {
   }
 }
 
-function postArchive(port, archive) {
-  return new Promise((resolve) => {
-    const req = http.request(
-      { host: '127.0.0.1', port, method: 'POST', path: '/anvil/api', agent: false, headers: { host: 'admin.localhost', 'public-host': 'localhost', 'public-host-key': PUBLIC_HOST_KEY, 'content-type': 'application/gzip', 'content-length': archive.length } },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (d) => (body += d));
-        res.on('end', () => resolve({ status: res.statusCode, body }));
-      },
-    );
-    req.on('error', (error) => resolve({ status: 0, body: error.message }));
-    req.end(archive);
-  });
-}
