@@ -50,3 +50,18 @@ export function getFrom(port: number, path: string, localAddress: string, header
 
 /** A request head cut short: node:http waits for the rest. */
 export const PARTIAL_HEAD = 'GET /ping/ping HTTP/1.1\r\nHost: localhost\r\nX-Slow: 1\r\n';
+
+/** The API of the connection tests: a ping, a request held in flight for `ms` (logged as it starts), and a POST that takes a body. */
+export const HELD_REQUESTS_API = {
+  'api.yaml': `key: ping
+endpoints:
+  get /ping:
+    Pong: { directive: Ping }
+  get /wait/{ms}:
+    Started: { directive: Log }
+    Wait: { directive: Delay, ms: $.message.pathParam.ms }
+    Pong: { directive: Ping }
+  post /upload:
+    Pong: { directive: Ping }
+`,
+};

@@ -1,5 +1,5 @@
-import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getFrom } from '../helpers/loopback-clients.js';
 import { startInstance, type TestInstance } from '../helpers/instance.js';
 import { proxyV2Header } from '../helpers/proxy-header.js';
 import { exchange } from '../helpers/raw-http.js';
@@ -22,18 +22,6 @@ endpoints:
 
 const get = (path: string, host = 'localhost') => `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`;
 const client = (last: number) => proxyV2Header({ v4: [203, 0, 113, last] });
-
-/** A GET from a chosen local address (127.0.0.0/8 is all loopback on Linux). */
-function getFrom(port: number, path: string, localAddress: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, localAddress, headers: { host: 'localhost', ...headers }, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => resolve({ status: res.statusCode!, body }));
-    });
-    req.on('error', reject).end();
-  });
-}
 
 describe('--proxy-protocol', () => {
   let anvil: TestInstance;

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startInstance, type TestInstance } from '../helpers/instance.js';
-import { getFrom, PARTIAL_HEAD, rawConnection, type RawConnection } from '../helpers/loopback-clients.js';
+import { getFrom, HELD_REQUESTS_API, PARTIAL_HEAD, rawConnection, type RawConnection } from '../helpers/loopback-clients.js';
 import { sample, scrapeMetrics } from '../helpers/metrics.js';
 import { waitFor, waitForStarted } from '../helpers/wait-for.js';
 
@@ -13,19 +13,7 @@ import { waitFor, waitForStarted } from '../helpers/wait-for.js';
 // least two more connections than the newcomer's loses its oldest; an IPv6 client is its /64.
 // The attackers connect from 127.0.0.3 and .4, the neighbour from 127.0.0.2, the metrics from 127.0.0.1.
 
-const API = {
-  'api.yaml': `key: ping
-endpoints:
-  get /ping:
-    Pong: { directive: Ping }
-  get /wait/{ms}:
-    Started: { directive: Log }
-    Wait: { directive: Delay, ms: $.message.pathParam.ms }
-    Pong: { directive: Ping }
-  post /upload:
-    Pong: { directive: Ping }
-`,
-};
+const API = HELD_REQUESTS_API;
 
 const running: TestInstance[] = [];
 afterEach(async () => {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startInstance, type TestInstance } from '../helpers/instance.js';
-import { rawConnection } from '../helpers/loopback-clients.js';
+import { HELD_REQUESTS_API, rawConnection } from '../helpers/loopback-clients.js';
 import { proxyV2Header } from '../helpers/proxy-header.js';
 import { exchange } from '../helpers/raw-http.js';
 import { waitFor, waitForStarted } from '../helpers/wait-for.js';
@@ -12,17 +12,7 @@ import { waitFor, waitForStarted } from '../helpers/wait-for.js';
 // itself and reads the PROXY header before node:http takes the socket. The per-client connection
 // bound (case 4) counts the client the header names.
 
-const API = {
-  'api.yaml': `key: ping
-endpoints:
-  get /ping:
-    Pong: { directive: Ping }
-  get /wait/{ms}:
-    Started: { directive: Log }
-    Wait: { directive: Delay, ms: $.message.pathParam.ms }
-    Pong: { directive: Ping }
-`,
-};
+const API = HELD_REQUESTS_API;
 
 const client = proxyV2Header({ v4: [203, 0, 113, 7] });
 
