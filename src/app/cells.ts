@@ -8,7 +8,7 @@ import type { ThreadEndpoint } from './thread-server.js';
 /** Starts the cell processes; the actor table starts and stops threads in them, and hears of their deaths. */
 export async function startCells(options: InstanceOptions, log: InstanceLog, endpoint: ThreadEndpoint, actors: ActorTable, metrics: Metrics): Promise<CellSupervisor> {
   const cells = new CellSupervisor(
-    { count: options.cells, spareThreads: options.spareThreads, socketPath: endpoint.socketPath, token: endpoint.token, nodeFlags: options.cellNodeFlags, allocator: options.cellAllocator },
+    { count: options.cells, spareThreads: options.spareThreads, sharedThreads: options.sharedThreads, socketPath: endpoint.socketPath, token: endpoint.token, nodeFlags: options.cellNodeFlags, allocator: options.cellAllocator },
     {
       ...actors.cellEvents,
       down: (cell, reason, running) => {
@@ -22,7 +22,7 @@ export async function startCells(options: InstanceOptions, log: InstanceLog, end
   log.info({ allocator: options.cellAllocator.description }, 'cells: memory allocator');
   actors.useCells({
     isCellReady: (cell) => cells.isReady(cell),
-    startThread: (cell, spec, thread) => cells.spawnThread(cell, spec, thread),
+    startThread: (cell, spec, thread, shared) => cells.spawnThread(cell, spec, thread, shared),
     terminateThread: (cell, actor, thread) => cells.terminateThread(cell, actor, thread),
     addCell: (nice) => cells.addCell(nice),
     retireCell: (cell) => cells.retireCell(cell),

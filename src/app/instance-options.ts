@@ -23,6 +23,8 @@ export interface InstanceOptions {
   cells: number;
   /** Loaded threads each cell keeps for the next API that needs one. */
   spareThreads: number;
+  /** Threads per cell that serve many quiet actors at once (0: none, every actor has its own). */
+  sharedThreads: number;
   /** Every cell at most, the low-priority and quarantine cells included (at least cells + 2). */
   maxCells: number;
   apisDir: string | null;

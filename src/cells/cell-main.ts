@@ -50,8 +50,21 @@ const readySpares = new Set<Worker>();
 const awaited = new Set<Worker>();
 /** Removes the listeners a spare had while it waited. */
 const spareListeners = new Map<Worker, () => void>();
-/** `<actor>#<thread>` → its worker, for terminate-thread. */
-const byName = new Map<string, Worker>();
+/**
+ * Threads that serve many quiet actors at once (--shared-threads per cell): an actor the router
+ * places on a shared thread goes to the one serving the fewest. They live on while empty (their
+ * modules loaded, their code warm) until the cell drains.
+ */
+const SHARED_THREADS = Math.max(1, numberArg('--shared-threads', 1));
+/** A worker and the actors it serves (`<actor>#<thread>` → the actor's marker slot and whether it started). */
+interface Hosting {
+  worker: Worker;
+  shared: boolean;
+  actors: Map<string, { slot: number | null; started: boolean }>;
+}
+const sharedThreads: Hosting[] = [];
+/** `<actor>#<thread>` → the thread serving it, for terminate-thread. */
+const byName = new Map<string, Hosting>();
 let draining = false;
 
 function send(message: CellToRouter): void {
@@ -105,49 +118,95 @@ function takeWorker(): Worker {
 
 function spawnThread(message: Extract<RouterToCell, { type: 'spawn-thread' }>): void {
   if (draining) return;
-  const slot = markers?.take(message.actor.id) ?? null;
+  const { actor, thread, shared } = message;
+  const hosting = shared ? sharedThread() : host(takeWorker(), false);
+  const name = `${actor.id}#${thread}`;
+  const slot = markers?.take(actor.id) ?? null;
   const marker = markers === null || slot === null ? null : { fd: markers.fd, slot };
-  const data: ThreadData = { spec: message.actor, thread: message.thread, socketPath, token, cell, marker };
-  const worker = takeWorker();
-  worker.postMessage({ type: 'assign', data } satisfies CellToThread);
+  const data: ThreadData = { spec: actor, thread, socketPath, token, cell, shared, marker };
+  hosting.actors.set(name, { slot, started: false });
+  byName.set(name, hosting);
+  hosting.worker.postMessage({ type: 'assign', data } satisfies CellToThread);
+}
+
+/** The shared thread serving the fewest actors (a new one while there are fewer than SHARED_THREADS). */
+function sharedThread(): Hosting {
+  if (sharedThreads.length < SHARED_THREADS) {
+    const hosting = host(takeWorker(), true);
+    sharedThreads.push(hosting);
+    return hosting;
+  }
+  return sharedThreads.reduce((best, t) => (t.actors.size < best.actors.size ? t : best));
+}
+
+/** Follows a worker that serves actors: what it says of each, and its end. */
+function host(worker: Worker, shared: boolean): Hosting {
+  const hosting: Hosting = { worker, shared, actors: new Map() };
   workers.add(worker);
-  const name = `${message.actor.id}#${message.thread}`;
-  byName.set(name, worker);
-  let started = false;
-  let failed = false;
   const loaded = (): void => {
     if (awaited.delete(worker)) setTimeout(startSpares, SPARE_DELAY_MS).unref();
   };
+  /** An actor is gone from the thread: its marker slot is free, and the router is told `message`. */
+  const gone = (name: string, message: CellToRouter | null): void => {
+    const served = hosting.actors.get(name);
+    if (served === undefined) return;
+    hosting.actors.delete(name);
+    if (byName.get(name) === hosting) byName.delete(name);
+    if (served.slot !== null) markers?.release(served.slot);
+    if (message !== null) send(message);
+    if (draining && hosting.actors.size === 0) void worker.terminate();
+  };
   worker.on('message', (message: ThreadToCell) => {
     if (message.type === 'started') {
-      started = true;
+      const served = hosting.actors.get(`${message.actor}#${message.thread}`);
+      if (served !== undefined) served.started = true;
       loaded();
+    } else if (message.type === 'actor-failed') {
+      loaded();
+      gone(`${message.actor}#${message.thread}`, { type: 'thread-failed', actor: message.actor, thread: message.thread, error: message.error });
+    } else if (message.type === 'actor-exit') {
+      gone(`${message.actor}#${message.thread}`, { type: 'thread-exit', actor: message.actor, thread: message.thread, code: 0 });
     } else if (message.type === 'log') send(message);
   });
   worker.on('error', (error) => {
-    if (started) {
-      send({ type: 'log', level: 'error', msg: 'actor thread crashed', fields: { actor: message.actor.id, thread: message.thread, error: error.message } });
-      return;
+    for (const [name, served] of hosting.actors) {
+      const [actor, thread] = splitName(name);
+      if (served.started) send({ type: 'log', level: 'error', msg: 'actor thread crashed', fields: { actor, thread, shared, error: error.message } });
+      else gone(name, { type: 'thread-failed', actor, thread, error: error.message });
     }
-    failed = true;
-    send({ type: 'thread-failed', actor: message.actor.id, thread: message.thread, error: error.message });
   });
   worker.on('exit', (code) => {
     loaded();
-    if (slot !== null) markers?.release(slot);
     workers.delete(worker);
-    byName.delete(name);
-    if (!failed) send({ type: 'thread-exit', actor: message.actor.id, thread: message.thread, code });
+    const at = sharedThreads.indexOf(hosting);
+    if (at >= 0) sharedThreads.splice(at, 1);
+    for (const name of [...hosting.actors.keys()]) {
+      const [actor, thread] = splitName(name);
+      gone(name, { type: 'thread-exit', actor, thread, code });
+    }
     if (draining && workers.size === 0) process.exit(0);
   });
+  return hosting;
+}
+
+function splitName(name: string): [string, number] {
+  const at = name.lastIndexOf('#');
+  return [name.slice(0, at), Number(name.slice(at + 1))];
+}
+
+/** Stops the shared threads that serve no actor (the cell drains). */
+function stopEmptySharedThreads(): void {
+  for (const hosting of sharedThreads) if (hosting.actors.size === 0) void hosting.worker.terminate();
 }
 
 process.on('message', (message: RouterToCell) => {
   if (message.type === 'spawn-thread') spawnThread(message);
-  else if (message.type === 'terminate-thread') void byName.get(`${message.actor}#${message.thread}`)?.terminate();
+  // On a shared thread this stops every actor it serves (stuck native code leaves no other way).
+  else if (message.type === 'terminate-thread') void byName.get(`${message.actor}#${message.thread}`)?.worker.terminate();
   else if (message.type === 'drain') {
     draining = true;
     for (const spare of spares.splice(0)) void spare.terminate();
+    stopEmptySharedThreads();
     if (workers.size === 0) process.exit(0);
   }
 });
@@ -161,6 +220,7 @@ process.on('SIGTERM', () => {});
 process.on('disconnect', () => {
   draining = true;
   for (const spare of spares.splice(0)) void spare.terminate();
+  stopEmptySharedThreads();
   if (workers.size === 0) process.exit(0);
   setTimeout(() => process.exit(0), 10_000).unref();
 });

@@ -26,6 +26,7 @@ export interface CellOptions {
   count: number;
   /** Loaded threads each cell keeps for the next API that needs one (cell-main.ts). */
   spareThreads: number;
+  sharedThreads: number;
   socketPath: string;
   token: string;
   /** More Node flags for every cell process (diagnostics such as --cpu-prof or --trace-gc). */
@@ -103,8 +104,8 @@ export class CellSupervisor {
     return this.cells[cell]?.child?.pid;
   }
 
-  spawnThread(cell: number, actor: ActorSpec, thread: number): boolean {
-    return this.send(cell, { type: 'spawn-thread', actor, thread });
+  spawnThread(cell: number, actor: ActorSpec, thread: number, shared: boolean): boolean {
+    return this.send(cell, { type: 'spawn-thread', actor, thread, shared });
   }
 
   terminateThread(cell: number, actor: string, thread: number): boolean {
@@ -178,7 +179,7 @@ export class CellSupervisor {
     cell.ready = false;
     const markers = this.markerPath(cell);
     markerFile.reset(markers);
-    const child = fork(entry, ['--cell', String(cell.index), '--nice', String(cell.nice), '--spares', String(this.options.spareThreads)], {
+    const child = fork(entry, ['--cell', String(cell.index), '--nice', String(cell.nice), '--spares', String(this.options.spareThreads), '--shared-threads', String(Math.max(1, this.options.sharedThreads))], {
       ...launcher(cell.nice > CELL_NICE, this.options.nodeFlags),
       // An abstract socket name starts with a NUL byte, which the environment cannot carry: send it as '@'.
       env: { ...process.env, ANVIL_ROUTER_SOCKET: this.options.socketPath.replace(/^\0/, '@'), ANVIL_CELL_TOKEN: this.options.token, ANVIL_CELL_MARKERS: markers, ...cellPreloadEnv(this.options.allocator, process.env.LD_PRELOAD) },

@@ -74,7 +74,14 @@ export class MarkerSlots {
   }
 }
 
-/** A thread's flag: `enter()` before every sandbox stretch. */
+/**
+ * The marker flagged last on this thread. On a shared thread only one actor runs at a time: when
+ * another enters its sandbox, the one before has left its own, and its flag is cleared at once, so
+ * that a death blames the actor that was running, not every actor that ran in the same loop turn.
+ */
+let flaggedLast: SandboxMarker | null = null;
+
+/** An actor's flag: `enter()` before every sandbox stretch. */
 export class SandboxMarker {
   private flagged = false;
   private readonly offset: number;
@@ -87,6 +94,8 @@ export class SandboxMarker {
   }
 
   readonly enter = (): void => {
+    if (flaggedLast !== this && flaggedLast?.flagged === true) flaggedLast.clear();
+    flaggedLast = this;
     if (this.flagged) return;
     this.write(ON);
     this.flagged = true;
@@ -94,6 +103,7 @@ export class SandboxMarker {
   };
 
   private readonly clear = (): void => {
+    if (!this.flagged) return;
     this.write(OFF);
     this.flagged = false;
   };

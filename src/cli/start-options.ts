@@ -16,6 +16,7 @@ export interface StartFlags {
   env: string;
   cells: number;
   spareThreads: number;
+  sharedThreads: number;
   maxCells?: number;
   bodyLimit: number;
   maxJsonDepth: number;
@@ -94,6 +95,7 @@ export function instanceOptions(flags: StartFlags, maxCells: number, envExplicit
     envExplicit,
     cells: flags.cells,
     spareThreads: flags.spareThreads,
+    sharedThreads: flags.sharedThreads,
     maxCells,
     apisDir: flags.apis === undefined ? null : resolve(flags.apis),
     publish: flags.publish,
@@ -122,6 +124,7 @@ export function instanceOptions(flags: StartFlags, maxCells: number, envExplicit
       mailbox: flags.mailbox,
       idleMs: flags.idleTimeout,
       scaleUpAfterMs: 20,
+      shareThreads: flags.sharedThreads > 0,
       stuckAfterMs: flags.requestTimeout,
     },
     jobs: { concurrency: flags.jobConcurrency, backoffMs: flags.jobBackoff, leaseMs: flags.jobLease },

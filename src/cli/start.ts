@@ -46,6 +46,7 @@ export function registerStart(program: Command): void {
     .option('--internal-port <n>', 'cluster mode: port of the internal listener (0: any free port; others find it in the control plane)', integer('--internal-port', 0, 65535), 0)
     .option('--internal-advertise <address>', 'cluster mode: the address other instances dial for the internal listener (default: --internal-listen)')
     .option('--max-threads <n>', 'threads per API at most', integer('--max-threads', 1, 64), 2)
+    .option('--shared-threads <n>', 'threads per cell that serve many quiet APIs at once, each in its own isolate (0: every API gets threads of its own)', integer('--shared-threads', 0, 64), 1)
     .option('--thread-concurrency <n>', 'requests in flight per thread before the mailbox is used', integer('--thread-concurrency', 1, 4096), 64)
     .option('--mailbox <n>', 'requests waiting per API before 503', integer('--mailbox', 0, 1_000_000), 256)
     .option('--idle-timeout <duration>', 'an idle API thread is stopped after this long', duration('--idle-timeout'), 30_000)

@@ -39,6 +39,8 @@ export interface ThreadData {
   socketPath: string;
   token: string;
   cell: number;
+  /** A shared thread serves many quiet actors; a dedicated one serves this actor alone. */
+  shared: boolean;
   /** The thread's fault marker: the cell's marker file (an fd of the process) and its slot in it. */
   marker: { fd: number; slot: number } | null;
 }
@@ -54,7 +56,8 @@ export interface SpareData {
 export type LogMessage = { type: 'log'; level: 'info' | 'warn' | 'error'; msg: string; fields?: Record<string, unknown> };
 
 export type RouterToCell =
-  | { type: 'spawn-thread'; actor: ActorSpec; thread: number }
+  /** A thread for the actor: a place on one of the cell's shared threads, or a thread of its own. */
+  | { type: 'spawn-thread'; actor: ActorSpec; thread: number; shared: boolean }
   /** Finish everything in flight (AFTER_FLOW included), stop every thread, exit 0. */
   | { type: 'drain' }
   /** A thread that stopped answering: terminate it (its requests fail; the router may kill the cell next). */
@@ -78,12 +81,22 @@ export interface CellProcessStats {
   eventLoopLagSeconds: number;
 }
 
-/** Cell → actor thread (a spare until then): the API release it serves from now on. */
+/** Cell → actor thread (a spare until then): an API release it serves from now on (a shared thread takes many). */
 export type CellToThread = { type: 'assign'; data: ThreadData };
+
+/** An actor on a thread: its actor id and thread number. */
+export interface ActorOnThread {
+  actor: string;
+  thread: number;
+}
 
 export type ThreadToCell =
   /** A spare's modules are loaded: it can take an API at once. */
   | { type: 'spare-ready' }
-  /** The assigned thread is serving: a crash from here on is a thread dying, not failing to start. */
-  | { type: 'started' }
+  /** The assigned actor is serving: a crash from here on is its thread dying, not it failing to start. */
+  | ({ type: 'started' } & ActorOnThread)
+  /** The actor could not start (its release does not load, say). */
+  | ({ type: 'actor-failed'; error: string } & ActorOnThread)
+  /** The actor retired and answered everything it had (the thread may serve others). */
+  | ({ type: 'actor-exit' } & ActorOnThread)
   | LogMessage;

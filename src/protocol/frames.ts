@@ -34,7 +34,7 @@ export const FrameType = {
   Peer: 12,
   /** router → thread: its API was superseded; stop taking calls from peers (they go to the router). */
   PeerStop: 13,
-  /** thread → router: it kept a core busy lately (actors/busy-meter.ts): its API may need another thread. */
+  /** thread → router: it kept a core busy lately (actors/cpu-shares.ts): its API may need another thread. */
   Busy: 14,
 } as const;
 export type FrameType = (typeof FrameType)[keyof typeof FrameType];

@@ -26,15 +26,27 @@ export interface ActorLimits {
   scaleUpAfterMs: number;
   /** A busy thread silent this long is probed; unanswered this long again, it is stopped. */
   stuckAfterMs: number;
+  /**
+   * Quiet actors start on their cell's shared threads (many actors per thread, each in its own
+   * isolate); false: every actor gets threads of its own (`--shared-threads 0`).
+   */
+  shareThreads: boolean;
 }
 
 /** What an actor asks of the outside world: a thread started in its cell. */
 export interface ThreadStarter {
   isCellReady(cell: number): boolean;
-  startThread(cell: number, spec: ActorSpec, thread: number): boolean;
+  /** A thread for the actor: `shared`, a place on one of the cell's shared threads; else one of its own. */
+  startThread(cell: number, spec: ActorSpec, thread: number, shared: boolean): boolean;
 }
 
 const START_FAILURE_BACKOFF_MS = 1_000;
+/**
+ * An actor with threads of its own gives them back (to a place on a shared thread) once it has not
+ * kept a thread busy for this long and its threads use less than CALM_CORES of CPU.
+ */
+const CALM_MS = 10_000;
+const CALM_CORES = 0.25;
 /** How long new work waits, at most, for the verdict on a thread lost with requests in flight (verdict-hold.ts). */
 const VERDICT_WAIT_MS = 2_000;
 
@@ -56,6 +68,11 @@ export class ActorHandle {
   private readonly waiting = new Fifo<Job>();
   private starting = 0;
   private nextThread = 0;
+  /** Thread numbers started on a shared thread (the others are threads of its own). */
+  private readonly sharedNumbers = new Set<number>();
+  /** It has threads of its own (it kept a shared thread busy), since then; see CALM_MS. */
+  private ownThreads = false;
+  private lastBusyAt = 0;
   private failedUntil = 0;
   /** False once a newer release took over: the actor drains and is retired. */
   current = true;
@@ -75,6 +92,11 @@ export class ActorHandle {
 
   get threadCount(): number {
     return this.threads.length;
+  }
+
+  /** Of its threads, places on a shared thread. */
+  get sharedThreadCount(): number {
+    return this.threads.filter((t) => this.isShared(t)).length;
   }
 
   get mailboxDepth(): number {
@@ -112,10 +134,7 @@ export class ActorHandle {
     this.cell = cell;
     // A thread still starting in the old cell is refused when it dials in (its cell is not ours).
     this.starting = 0;
-    for (const link of this.threads.splice(0)) {
-      link.retire();
-      if (link.load > 0 && !link.closed) this.leaving.add(link);
-    }
+    for (const link of [...this.threads]) this.retireLink(link);
     if (this.waiting.length > 0) this.startThread();
   }
 
@@ -128,7 +147,8 @@ export class ActorHandle {
     const thread = this.leastLoaded();
     if (thread !== null && thread.load < this.limits.threadConcurrency && this.waiting.length === 0 && !this.hold.held) {
       thread.send(job);
-      if (thread.load > 1 && thread.oldestAge(now) >= this.limits.scaleUpAfterMs && now - thread.lastHeard >= this.limits.scaleUpAfterMs) this.startThread();
+      // On a shared thread a long stretch may be another actor's: the thread says whose (CpuShares).
+      if (!this.isShared(thread) && thread.load > 1 && thread.oldestAge(now) >= this.limits.scaleUpAfterMs && now - thread.lastHeard >= this.limits.scaleUpAfterMs) this.moreThreads();
       return;
     }
     if (now < this.failedUntil && this.threads.length === 0) {
@@ -151,8 +171,29 @@ export class ActorHandle {
   attach(link: ThreadLink): void {
     this.ran = true;
     if (this.starting > 0) this.starting--;
+    // Promoted (or calmed down): once a thread of the kind it now needs serves, those of the other
+    // kind finish what they have and retire. One of the other kind serves until then.
+    const wanted = this.limits.shareThreads && !this.ownThreads;
+    if (this.isShared(link) === wanted) for (const other of this.threads.filter((t) => this.isShared(t) !== wanted)) this.retireLink(other);
     this.threads.push(link);
     this.pump();
+  }
+
+  /** Started on a shared thread. */
+  isShared(link: ThreadLink): boolean {
+    return this.sharedNumbers.has(link.thread);
+  }
+
+  /** True while it has threads of its own (it kept a shared thread busy). */
+  get hasOwnThreads(): boolean {
+    return this.ownThreads;
+  }
+
+  private retireLink(link: ThreadLink): void {
+    const at = this.threads.indexOf(link);
+    if (at >= 0) this.threads.splice(at, 1);
+    link.retire();
+    if (link.load > 0 && !link.closed) this.leaving.add(link);
   }
 
   /** A thread answered a request: it has room for a waiting one. */
@@ -160,21 +201,32 @@ export class ActorHandle {
     this.pump();
   }
 
-  /** A thread keeps a core busy (actors/busy-meter.ts): another one shares the work, up to the maximum. */
+  /**
+   * A thread says this actor keeps a core busy (actors/cpu-shares.ts): on a shared thread, it gets a
+   * thread of its own; on its own threads, another one shares the work, up to the maximum.
+   */
   threadBusy(): void {
-    if (this.current) this.startThread();
+    this.lastBusyAt = Date.now();
+    if (this.current) this.moreThreads();
   }
 
   detach(link: ThreadLink): void {
     this.leaving.delete(link);
     const index = this.threads.indexOf(link);
     if (index >= 0) this.threads.splice(index, 1);
+    this.sharedNumbers.delete(link.thread);
     if (this.waiting.length > 0) this.startThread();
   }
 
   /** A thread could not start (its release does not load, say): waiting requests fail with 502. */
   threadFailed(): void {
     if (this.starting > 0) this.starting--;
+    // Its own thread did not start: it goes on on its shared one.
+    if (this.ownThreads && this.threads.some((t) => this.isShared(t)) && this.starting === 0) {
+      this.ownThreads = false;
+      this.pump();
+      return;
+    }
     if (this.threads.length > 0 || this.starting > 0) return;
     this.failedUntil = Date.now() + START_FAILURE_BACKOFF_MS;
     for (const job of this.waiting.drain()) job.fail(Errors.actorFailed());
@@ -189,6 +241,17 @@ export class ActorHandle {
   cellReady(cell: number): void {
     if (this.movingTo === cell) this.relocate(cell);
     else if (cell === this.cell && this.waiting.length > 0) this.startThread();
+  }
+
+  /**
+   * Calm for CALM_MS with its threads of its own using less than CALM_CORES: it goes back to a
+   * place on a shared thread (its own threads retire once that one serves).
+   */
+  calmDown(now: number, cores: number): boolean {
+    if (!this.ownThreads || !this.limits.shareThreads || now - this.lastBusyAt < CALM_MS || cores >= CALM_CORES || !this.current) return false;
+    this.ownThreads = false;
+    if (this.threads.length > 0) this.startThread();
+    return true;
   }
 
   /** Retires threads idle for too long (all of them when the actor is no longer current). */
@@ -214,8 +277,12 @@ export class ActorHandle {
         continue;
       }
       const thread = this.leastLoaded();
-      if (thread === null || thread.load >= this.limits.threadConcurrency) {
+      if (thread === null) {
         this.startThread();
+        return;
+      }
+      if (thread.load >= this.limits.threadConcurrency) {
+        this.moreThreads();
         return;
       }
       this.waiting.shift();
@@ -223,17 +290,39 @@ export class ActorHandle {
     }
   }
 
+  /**
+   * The thread to send to. Given threads of its own, an actor sends nothing more to its shared
+   * thread: new work waits for its own thread (the shared one gives back what it has not begun).
+   */
   private leastLoaded(): ThreadLink | null {
+    const own = this.limits.shareThreads && this.ownThreads;
     let best: ThreadLink | null = null;
-    for (const t of this.threads) if (best === null || t.load < best.load) best = t;
+    for (const t of this.threads) if ((!own || !this.isShared(t)) && (best === null || t.load < best.load)) best = t;
     return best;
   }
 
+  /**
+   * The work needs more than it has: an actor on a shared thread gets a thread of its own (the
+   * shared one retires once that serves); one with threads of its own, one more.
+   */
+  private moreThreads(): void {
+    if (this.limits.shareThreads && !this.ownThreads) {
+      this.ownThreads = true;
+      this.lastBusyAt = Date.now();
+    }
+    this.startThread();
+  }
+
+  /** A thread where it lives now: a place on a shared thread, or one of its own. */
   private startThread(): void {
     if (this.hold.held) return;
-    if (this.threads.length + this.starting >= this.limits.maxThreads) return;
+    const shared = this.limits.shareThreads && !this.ownThreads;
+    const sameKind = this.threads.filter((t) => this.isShared(t) === shared).length;
+    // One place on a shared thread is all a quiet actor has: it is served by the thread, not by more of them.
+    if (sameKind + this.starting >= (shared ? 1 : this.limits.maxThreads)) return;
     if (!this.starter.isCellReady(this.cell)) return;
-    if (this.starter.startThread(this.cell, this.spec, this.nextThread)) {
+    if (this.starter.startThread(this.cell, this.spec, this.nextThread, shared)) {
+      if (shared) this.sharedNumbers.add(this.nextThread);
       this.nextThread++;
       this.starting++;
     }

@@ -30,6 +30,12 @@ export interface CellControl extends ThreadStarter, QuarantineControl {
   kill(cell: number): void;
 }
 
+/**
+ * A shared thread with work that has been silent this long is probed (then terminated, then its
+ * cell killed, as any stuck thread: `watch`), however long --request-timeout is: the other actors on
+ * it wait as long as it is stuck.
+ */
+const SHARED_STUCK_AFTER_MS = 5_000;
 /** After asking a cell to terminate a thread, wait this long before killing the cell. */
 const TERMINATE_GRACE_MS = 3_000;
 /** An API keeping more than this many cores busy is CPU-heavy; it stays so until light for HEAVY_HOLD_MS. */
@@ -216,7 +222,12 @@ export class ActorTable {
         const { served, peerCalls, sandboxCpu, quotaRefusals, logFilesRemoved, sandboxBreaches, outgoing } = reported.stats;
         if ([served, peerCalls, sandboxCpu, quotaRefusals, logFilesRemoved, sandboxBreaches, outgoing].some((counted) => counted !== undefined)) this.threadReport(actor.spec, reported.stats);
       },
-      () => actor.threadBusy(),
+      () => {
+        const had = actor.hasOwnThreads;
+        actor.threadBusy();
+        if (!had && actor.hasOwnThreads) this.log('info', 'API keeps a shared thread busy; it now has threads of its own', { api: actor.spec.key, host: actor.spec.host, cell: actor.cell });
+      },
+      (job) => actor.dispatch(job),
     );
     actor.attach(link);
   }
@@ -403,8 +414,9 @@ export class ActorTable {
       const { host, key } = actor.spec;
       const id = `${host}\0${key}`;
       let g = byApi.get(id);
-      if (g === undefined) byApi.set(id, (g = { host, api: key, threads: 0, mailbox: 0, isolates: 0, isolateHeapBytes: 0 }));
+      if (g === undefined) byApi.set(id, (g = { host, api: key, threads: 0, sharedThreads: 0, mailbox: 0, isolates: 0, isolateHeapBytes: 0 }));
       g.threads += actor.threadCount;
+      g.sharedThreads += actor.sharedThreadCount;
       g.mailbox += actor.mailboxDepth;
       for (const link of actor.links) {
         g.isolates += link.stats.isolates;
@@ -441,6 +453,9 @@ export class ActorTable {
     for (const [id, actor] of this.actors) {
       this.watch(actor, now);
       actor.retireIdle(now);
+      if (actor.hasOwnThreads && actor.calmDown(now, recentCpu(actor.links, now).cores)) {
+        this.log('info', 'API is quiet again; it now runs on a shared thread', { api: actor.spec.key, host: actor.spec.host, cell: actor.cell });
+      }
       // Light again, and idle: back to its own cell for its next thread.
       if (actor.cell === this.lowPriorityCell && actor.threadCount === 0 && !actor.busy) actor.relocate(this.cellFor(actor, now));
       if (!actor.current && !actor.busy && actor.threadCount === 0) this.actors.delete(id);
@@ -453,9 +468,10 @@ export class ActorTable {
    * (native code that cannot be interrupted, such as an endless SQL query), the cell is killed.
    */
   private watch(actor: ActorHandle, now: number): void {
-    const after = this.limits.stuckAfterMs;
     for (const link of actor.links) {
       if (link.closed || link.load === 0) continue;
+      // A shared thread stuck holds every actor on it: it is looked at sooner.
+      const after = actor.isShared(link) ? Math.min(this.limits.stuckAfterMs, SHARED_STUCK_AFTER_MS) : this.limits.stuckAfterMs;
       if (link.terminateAskedAt > 0) {
         if (now - link.terminateAskedAt > TERMINATE_GRACE_MS) {
           this.log('error', 'stuck thread did not stop; killing its cell', { api: actor.spec.key, host: actor.spec.host, cell: link.cell });

@@ -13,6 +13,8 @@ export interface ActorGauges {
   host: string;
   api: string;
   threads: number;
+  /** Of its threads, places on a shared thread (the others are its own). */
+  sharedThreads: number;
   mailbox: number;
   isolates: number;
   isolateHeapBytes: number;
@@ -159,6 +161,7 @@ export class Metrics {
       });
     gauge('anvil_actor_mailbox_depth', 'Requests waiting in the API\'s mailbox', (g) => g.mailbox);
     gauge('anvil_actor_threads', 'Worker threads the API has now', (g) => g.threads);
+    gauge('anvil_actor_shared_threads', 'Of those, places on a shared thread that serves many quiet APIs (the others are its own)', (g) => g.sharedThreads);
     gauge('anvil_isolates', 'V8 isolates the API\'s custom directives hold', (g) => g.isolates);
     gauge('anvil_isolate_heap_bytes', 'Heap used by the API\'s isolates (reported by its threads every 2 s)', (g) => g.isolateHeapBytes);
   }

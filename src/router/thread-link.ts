@@ -3,7 +3,7 @@ import { Errors } from '../errors.js';
 import { emptyFrame, FrameReader, FrameType, FrameWriter, REQUEST_PATH_WRITE_AT_ONCE } from '../protocol/frames.js';
 import { callResultHead, decodeCall, type BusCall, type CallReply } from '../protocol/bus-calls.js';
 import { decodeEnqueue, encodeEnqueueResult, type EnqueueOutcome, type EnqueueRequest } from '../protocol/enqueue.js';
-import { encodePeerOffer, type PeerOffer } from '../protocol/peers.js';
+import { decodeNotTaken, encodePeerOffer, type PeerOffer } from '../protocol/peers.js';
 import { encodeRequestHead, responseNumber } from '../protocol/requests.js';
 import { decodeStats, type ThreadStats } from '../protocol/stats.js';
 import type { Job } from './job.js';
@@ -52,6 +52,8 @@ export class ThreadLink {
     private readonly onStats: (link: ThreadLink) => void = () => {},
     /** The thread says it keeps a core busy (a Busy frame). */
     private readonly onBusy: () => void = () => {},
+    /** The thread gave a request back without running it (a shared thread whose actor is busy): it goes elsewhere. */
+    private readonly onNotTaken: (job: Job) => void = (job) => job.fail(Errors.cellDied()),
   ) {
     this.writer = new FrameWriter(socket, REQUEST_PATH_WRITE_AT_ONCE);
     reader.replace((type, payload) => this.onFrame(type, payload));
@@ -110,6 +112,12 @@ export class ThreadLink {
     this.lastHeard = Date.now();
     if (type === FrameType.Pong) {
       this.probeSentAt = 0;
+      return;
+    }
+    if (type === FrameType.Retire) {
+      const number = decodeNotTaken(payload);
+      const job = number === null ? undefined : this.inFlight.take(number);
+      if (job !== undefined) this.onNotTaken(job);
       return;
     }
     if (type === FrameType.Busy) {

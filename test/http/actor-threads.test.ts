@@ -28,8 +28,10 @@ let anvil: TestInstance;
 const threads = async () => sample(await scrapeMetrics(anvil), 'anvil_actor_threads', { host: 'localhost', api: 'pool' }) ?? 0;
 
 beforeAll(async () => {
-  // One cell, so the only actor threads in it are the pool API's; short idle timeout.
-  anvil = await startInstance({ apis: { pool: { 'api.yaml': SLOW, 'Directives/Burn.js': BURN } }, args: ['--cells', '1', '--idle-timeout', '600ms', '--thread-concurrency', '64'] });
+  // One cell, so the only actor threads in it are the pool API's; short idle timeout. Threads of its
+  // own from the start (--shared-threads 0): how a busy API's own pool grows and shrinks. How a quiet
+  // API shares a thread and is given its own: shared-threads.test.ts.
+  anvil = await startInstance({ apis: { pool: { 'api.yaml': SLOW, 'Directives/Burn.js': BURN } }, args: ['--cells', '1', '--idle-timeout', '600ms', '--thread-concurrency', '64', '--shared-threads', '0'] });
 });
 afterAll(async () => anvil?.dispose());
 
@@ -76,7 +78,7 @@ describe("an API's thread pool", () => {
     // Sent together, they are all in flight on the one thread before any is answered (the 30
     // connections are opened first, by requests the router answers itself, 404 for an unknown API:
     // opened during a burst, their handshakes would spread it out). The thread uses a sliver of a
-    // core on them: a second one would only cost more per request (actors/busy-meter.ts).
+    // core on them: a second one would only cost more per request (actors/cpu-shares.ts).
     await Promise.all(Array.from({ length: 30 }, () => anvil.request('/no-such-api/warm')));
     for (let round = 0; round < 5; round++) {
       const burst = await Promise.all(Array.from({ length: 30 }, () => anvil.request('/pool/wait/0')));

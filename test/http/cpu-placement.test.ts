@@ -172,9 +172,14 @@ describe('a thread left behind by a move to the low-priority cell', () => {
     const burner = (async () => {
       while (!moved) await stuck.request('/hog/burn').catch(() => {});
     })();
-    const movedAt = await eventually(() => stuck.logLines().findIndex((l) => l.msg === 'API keeps the CPU busy; it now runs in the low-priority cell') + 1, 15_000);
-    moved = true;
-    await burner;
+    let movedAt: number;
+    try {
+      movedAt = await eventually(() => stuck.logLines().findIndex((l) => l.msg === 'API keeps the CPU busy; it now runs in the low-priority cell') + 1, 15_000);
+    } finally {
+      // Also when it never moves: the burner must not go on against an instance that is gone.
+      moved = true;
+      await burner;
+    }
     const loggedAt = (msg: string) => stuck.logLines().findIndex((l) => l.msg === msg && l.api === 'hog') + 1;
     const terminatedAt = await eventually(() => loggedAt('thread stuck past the request timeout; terminating it'), 20_000);
     // (The watchdog found it after the move, among the threads the move retired.)

@@ -414,7 +414,8 @@ INSERT INTO hits VALUES (1), (2), (3);
   afterAll(async () => race?.dispose());
 
   it('apply each migration once', async () => {
-    race = await startInstance({ apis: { race: RACE }, args: ['--cells', '1'] });
+    // Threads of its own from the start (--shared-threads 0): two of them, racing.
+    race = await startInstance({ apis: { race: RACE }, args: ['--cells', '1', '--shared-threads', '0'] });
     const tasks = () => readdirSync(`/proc/${cellPid(race.pid, cellOf('race', 1))}/task`).length;
     const baseline = await settledTaskCount(cellPid(race.pid, cellOf('race', 1)));
     // The first request opens the database and migrates (a few hundred ms, holding its thread); the

@@ -157,8 +157,9 @@ for (const backend of [embedded, redisBackend]) {
       if (unreachable !== null) return;
       anvil = await startInstance({
         apis: { limits: { 'api.yaml': apiYaml(tag) } },
-        // One cell, so the only actor threads in it are this API's (counted in /proc).
-        args: ['--max-threads', '2', '--thread-concurrency', '4', '--cells', '1'],
+        // One cell, so the only actor threads in it are this API's (counted in /proc); threads of its
+        // own from the start (--shared-threads 0), so that four requests in flight start the second.
+        args: ['--max-threads', '2', '--thread-concurrency', '4', '--cells', '1', '--shared-threads', '0'],
         env: backend.env,
       });
       baseline = await settledTaskCount(cellPid(anvil.pid, 0));

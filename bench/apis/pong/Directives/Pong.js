@@ -1,0 +1,3 @@
+export default function Pong(state) {
+  state.message.body = { message: 'pong' };
+}

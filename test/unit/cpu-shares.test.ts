@@ -1,0 +1,123 @@
+import { describe, expect, it } from 'vitest';
+import { BUSY_SHARE, BUSY_WINDOW_MS, CpuShares, LONG_STRETCH_MS, REPEAT_WITHIN_MS } from '../../src/actors/cpu-shares.js';
+
+/** A thread CPU clock the test moves by hand (ms of CPU). */
+function fakeClock() {
+  let ns = 0n;
+  return { clock: { read: () => ns, close: () => {} }, use: (ms: number) => (ns += BigInt(Math.round(ms * 1e6))) };
+}
+
+function actor() {
+  const a = { busy: 0, sayBusy: () => void a.busy++ };
+  return a;
+}
+
+const W = BUSY_WINDOW_MS;
+
+describe('CpuShares', () => {
+  it(`says busy when its one actor's thread used ${BUSY_SHARE * 100} % of a core or more over a ${W} ms window`, () => {
+    const { clock, use } = fakeClock();
+    const only = actor();
+    const shares = new CpuShares(false, clock, 0);
+    shares.join(only, 0);
+    use(W * BUSY_SHARE);
+    shares.check(W);
+    expect(only.busy).toBe(1);
+    use(W);
+    shares.check(2 * W);
+    expect(only.busy).toBe(2);
+  });
+
+  it('stays quiet below that share, however many requests arrive', () => {
+    const { clock, use } = fakeClock();
+    const only = actor();
+    const shares = new CpuShares(false, clock, 0);
+    shares.join(only, 0);
+    // A request every millisecond, each using a little less of it than the share.
+    for (let t = 1; t <= 10 * W; t++) {
+      use(BUSY_SHARE - 0.05);
+      shares.check(t);
+    }
+    expect(only.busy).toBe(0);
+  });
+
+  it('reads the clock at most once per window, and counts an idle spell before work in its window', () => {
+    const { clock, use } = fakeClock();
+    let reads = 0;
+    const only = actor();
+    const counting = { read: () => (reads++, clock.read()), close: () => {} };
+    const shares = new CpuShares(false, counting, 0);
+    shares.join(only, 0);
+    reads = 0;
+    for (let t = 0; t < W; t += 5) shares.check(t);
+    expect(reads).toBe(0);
+    // Idle for ten seconds, then a whole core for a window: the first window read is the idle one.
+    use(10);
+    shares.check(10_000);
+    expect({ reads, busy: only.busy }).toEqual({ reads: 1, busy: 0 });
+    use(W);
+    shares.check(10_000 + W);
+    expect({ reads, busy: only.busy }).toEqual({ reads: 2, busy: 1 });
+  });
+
+  it('on a busy shared thread, blames the actor that ran most of its code, and no one when many share it evenly', () => {
+    const { clock, use } = fakeClock();
+    const even = Array.from({ length: 10 }, actor);
+    const shares = new CpuShares(true, clock, 0);
+    for (const a of even) shares.join(a, 0);
+    for (const a of even) shares.ran(a, W / 10);
+    use(W);
+    shares.check(W);
+    expect(even.map((a) => a.busy)).toEqual(even.map(() => 0));
+
+    // Twice in a row the first one runs most of the code: it is the one making the thread busy.
+    for (const round of [2, 3]) {
+      for (const a of even.slice(1)) shares.ran(a, 1);
+      shares.ran(even[0]!, W - 9);
+      use(W);
+      shares.check(round * W);
+    }
+    expect(even.map((a) => a.busy)).toEqual([1, ...even.slice(1).map(() => 0)]);
+  });
+
+  it('shares out the thread CPU in proportion to the timed stretches', () => {
+    const { clock, use } = fakeClock();
+    const [a, b] = [actor(), actor()];
+    const shares = new CpuShares(true, clock, 0);
+    shares.join(a, 0);
+    shares.join(b, 0);
+    // 300 ms timed for a, 100 ms for b; the thread used 800 ms of CPU (the untimed work shared out too).
+    shares.ran(a, 300);
+    shares.ran(b, 100);
+    use(800);
+    expect(shares.take(a, 1_000)).toEqual({ cpuMs: 600, windowMs: 1_000 });
+    expect(shares.take(b, 1_000)).toEqual({ cpuMs: 200, windowMs: 1_000 });
+  });
+
+  it(`on a shared thread, two stretches of ${LONG_STRETCH_MS} ms of CPU within ${REPEAT_WITHIN_MS} ms make an actor busy`, () => {
+    const { clock, use } = fakeClock();
+    const [a, b] = [actor(), actor()];
+    const shares = new CpuShares(true, clock, 0);
+    shares.join(a, 0);
+    shares.join(b, 0);
+    shares.ran(a, LONG_STRETCH_MS * 3); // the first request: its isolate, its directives compiled
+    use(LONG_STRETCH_MS * 3);
+    shares.check(W);
+    expect(a.busy).toBe(0);
+    // A long stretch while the OS ran something else (the thread used little CPU): not its doing.
+    shares.ran(a, LONG_STRETCH_MS);
+    use(2);
+    shares.check(2 * W);
+    expect(a.busy).toBe(0);
+    shares.ran(b, 1);
+    shares.ran(a, LONG_STRETCH_MS);
+    use(LONG_STRETCH_MS + 1);
+    shares.check(3 * W);
+    expect([a.busy, b.busy]).toEqual([1, 0]);
+    // Long again, but the last time was long ago: once is not enough.
+    shares.ran(a, LONG_STRETCH_MS);
+    use(LONG_STRETCH_MS);
+    shares.check(3 * W + REPEAT_WITHIN_MS + 1);
+    expect(a.busy).toBe(1);
+  });
+});
