@@ -22,7 +22,7 @@ export const FLOW_HEADERS = { 'api-key': API_KEY, 'x-correlation-id': 'bench-cor
 const cleanups = new Set();
 
 /** Registers a cleanup; returns a function that runs it once and unregisters it. */
-function onCleanup(fn) {
+export function onCleanup(fn) {
   let done = false;
   const run = async () => {
     if (done) return;

@@ -16,7 +16,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { Connection, requestBytes } from './http-client.mjs';
 import { summarize } from './stats.mjs';
 
-const WRK = ['/usr/bin/wrk', 'wrk'].find((bin) => spawnSync(bin, ['--version']).error === undefined) ?? null;
+/** The wrk binary, or null. */
+export const WRK = ['/usr/bin/wrk', 'wrk'].find((bin) => spawnSync(bin, ['--version']).error === undefined) ?? null;
 
 /** The load tool saturate() uses: "wrk" or "autocannon". */
 export const saturationTool = WRK ? 'wrk' : 'autocannon';
@@ -41,15 +42,21 @@ function wrk(url, { seconds, connections, host, headers }) {
     child.on('error', reject);
     child.on('close', (code) => {
       if (code !== 0) return reject(new Error(`wrk exited with ${code}: ${out}`));
-      const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
-      const requests = Number(/(\d+) requests in/.exec(out)?.[1]);
-      const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
-      const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
-      const socketErrors = socket ? socket.slice(1).reduce((a, b) => a + Number(b), 0) : 0;
-      if (!Number.isFinite(rps)) return reject(new Error(`could not read wrk's output: ${out}`));
-      resolve({ tool: 'wrk', rps, p50: wrkLatency(out, '50%'), p99: wrkLatency(out, '99%'), requests, errors: non2xx + socketErrors });
+      const figures = wrkFigures(out);
+      if (!Number.isFinite(figures.rps)) return reject(new Error(`could not read wrk's output: ${out}`));
+      resolve({ tool: 'wrk', ...figures });
     });
   });
+}
+
+/** What `wrk --latency` printed: { rps, p50, p99, requests, errors } (ms; errors: non-2xx + socket errors). */
+export function wrkFigures(out) {
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
+  const requests = Number(/(\d+) requests in/.exec(out)?.[1]);
+  const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
+  const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+  const socketErrors = socket ? socket.slice(1).reduce((a, b) => a + Number(b), 0) : 0;
+  return { rps, p50: wrkLatency(out, '50%'), p99: wrkLatency(out, '99%'), requests, errors: non2xx + socketErrors };
 }
 
 /** A latency line of wrk's distribution ("99%    1.23ms") in ms. */
@@ -86,10 +93,12 @@ async function autocannonRun(url, { seconds, connections, host, headers }) {
  * recorded) over up to `connections` keep-alive connections (from `localAddress`, if given). Returns
  * { rate (achieved), sent, ok, errors, p50, p90, p99, max } (ms). `onRequest(startedAt, latency)`, if
  * given, sees each recorded request: when it fell due (performance.now()) and its latency (ms).
+ * `paths`, if given, are requested in turn (round robin) instead of url's own path.
  */
-export function openLoop(url, { rate, seconds, warmup = 1, connections = 50, host = 'localhost', headers = {}, onRequest, localAddress }) {
+export function openLoop(url, { rate, seconds, warmup = 1, connections = 50, host = 'localhost', headers = {}, onRequest, localAddress, paths }) {
   const target = new URL(url);
-  const bytes = requestBytes(url, { host, headers });
+  const requests = (paths ?? [target.pathname + target.search]).map((path) => requestBytes(new URL(path, url).href, { host, headers }));
+  let turn = 0;
   const port = Number(target.port);
   const free = [];
   for (let i = 0; i < connections; i++) free.push(new Connection(port, target.hostname, localAddress));
@@ -111,6 +120,8 @@ export function openLoop(url, { rate, seconds, warmup = 1, connections = 50, hos
     let recordEnd = 0;
 
     const fire = (connection, startedAt, record) => {
+      const bytes = requests[turn];
+      turn = (turn + 1) % requests.length;
       connection.send(bytes, (error, status) => {
         if (record) {
           if (!error && status >= 200 && status < 300) ok++;
