@@ -47,28 +47,51 @@ const MAX_VALUES = 1_000_000;
 /**
  * Roughly what a value costs the host: strings by length, buffers by size, 8 bytes per number and
  * per slot, plus the keys of objects; a frozen object (the release's Maps, static parameters) is
- * shared by every request and costs a reference. Stops as soon as the count passes `cap` (then returns a
- * figure above it), so measuring a huge value costs no more than measuring `cap` bytes of it.
+ * shared by every request and costs a reference. Every kind a copy out of an isolate can carry is
+ * counted by what it holds (test/unit/host-memory.test.ts): Map and Set entries, an Error's
+ * message and stack, a RegExp's source, an ArrayBuffer's bytes and, for a view (a typed array, a
+ * DataView), all of its buffer's, which is what the copy carries; an array by its length, holes
+ * included (checked before its elements are visited). Stops as soon as the count passes `cap` (then returns a figure
+ * above it), so measuring a huge value costs no more than measuring `cap` bytes of it.
  */
 export function hostBytes(value: unknown, cap: number): number {
   if (typeof value === 'string') return value.length;
   if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return 8;
   let bytes = 0;
   let visited = 0;
+  /** Buffers counted already: views of one buffer share it, in the copy too. */
+  let buffers: Set<ArrayBufferLike> | null = null;
   const stack: unknown[] = [value];
   while (stack.length > 0) {
     const node = stack.pop();
     if (++visited > MAX_VALUES) return Infinity;
     if (typeof node === 'string') bytes += node.length + 16;
+    else if (typeof node === 'bigint') bytes += 16 + Math.ceil(node.toString(16).length / 2);
     // Frozen values are the release's own (Maps, static parameters), shared by every request.
     else if (node === null || typeof node !== 'object' || Object.isFrozen(node)) bytes += 8;
-    else if (Buffer.isBuffer(node) || ArrayBuffer.isView(node)) bytes += node.byteLength + 64;
-    else if (Array.isArray(node)) {
+    else if (ArrayBuffer.isView(node) || node instanceof ArrayBuffer || node instanceof SharedArrayBuffer) {
+      const buffer = ArrayBuffer.isView(node) ? node.buffer : node;
+      buffers ??= new Set();
+      bytes += 64 + (buffers.has(buffer) ? 0 : buffer.byteLength);
+      buffers.add(buffer);
+    } else if (Array.isArray(node)) {
       bytes += 16 + 8 * node.length;
+      // Checked before its elements are visited: a sparse array of a huge length is refused at once.
       if (bytes > cap) return bytes;
       for (const item of node) stack.push(item);
     } else {
       bytes += 32;
+      if (node instanceof Map) {
+        bytes += 16 * node.size;
+        if (bytes > cap) return bytes;
+        for (const [k, v] of node) stack.push(k, v);
+      } else if (node instanceof Set) {
+        bytes += 8 * node.size;
+        if (bytes > cap) return bytes;
+        for (const item of node) stack.push(item);
+      } else if (node instanceof RegExp) bytes += node.source.length;
+      else if (node instanceof String) bytes += node.length;
+      else if (node instanceof Error) stack.push(ownString(node, 'message'), ownString(node, 'stack'), ownString(node, 'name'));
       for (const key in node) {
         if (!Object.hasOwn(node, key)) continue;
         bytes += key.length + 16;
@@ -78,4 +101,14 @@ export function hostBytes(value: unknown, cap: number): number {
     if (bytes > cap) return bytes;
   }
   return bytes;
+}
+
+/** An Error's own message, stack or name, or '' (a getter that throws, a value that is not a string). */
+function ownString(error: Error, key: 'message' | 'stack' | 'name'): string {
+  try {
+    const value = Object.getOwnPropertyDescriptor(error, key)?.value;
+    return typeof value === 'string' ? value : '';
+  } catch {
+    return '';
+  }
 }

@@ -216,6 +216,16 @@ export class Message {
     this.version++;
   }
 
+  /** Sets the body to JSON text made elsewhere (a custom directive's value, encoded in its isolate). */
+  setJsonBody(json: string): void {
+    this.bodyFile = null;
+    this.budget?.charge(RESPONSE_BODY, json);
+    this.bodyValue = json;
+    this.bodyIsJson = true;
+    this.bodySet = true;
+    this.version++;
+  }
+
   /** Becomes an upstream's response (Http): its status, all its headers, its body. */
   becomeResponse(status: number, headers: Record<string, HeaderValue>, body: Buffer | null): void {
     this.replaceHeaders(headers);

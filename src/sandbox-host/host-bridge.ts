@@ -10,6 +10,7 @@ import type { HeaderValue, QueryValue } from '../engine/message.js';
 import { checkParams } from '../engine/param-check.js';
 import type { DirectiveDefinition } from '../directives/types.js';
 import { AnvilError, Errors, QuotaError, toStatusError } from '../errors.js';
+import { hostBytes } from '../engine/host-memory.js';
 import { BridgeOp, type BridgeResult, type StateOpCode } from './bridge-ops.js';
 
 export type HostReply = { ok: unknown } | { error: { status: number; message: string } };
@@ -40,8 +41,11 @@ const bad = Errors.sandboxBadCall;
 export class HostBridge {
   private closed = false;
   private nextTicket = 1;
-  /** The quota refusals its operations answered (a few at most: each ends a write). */
-  private readonly quotaRefusals: QuotaError[] = [];
+  /**
+   * The refusals its operations answered (a few at most: each ends a write): quotas, and values
+   * over the memory limit; a call that lets one through fails with it (its code, its count).
+   */
+  private readonly refusals: AnvilError[] = [];
 
   constructor(
     private readonly ctx: DirectiveContext,
@@ -67,7 +71,7 @@ export class HostBridge {
       return value === undefined ? undefined : { ok: value };
     } catch (error) {
       const { status, message } = toStatusError(error);
-      this.noteQuota(error);
+      this.noteRefusal(error);
       // The directive may catch it, and a 4xx it rethrows is not logged by the engine: log it here.
       if (error instanceof AnvilError && error.logged) this.ctx.api.log('warn', 'directive error', { requestId: this.ctx.id, directive: this.name, status, message });
       return { error: { status, message } };
@@ -76,16 +80,33 @@ export class HostBridge {
 
   /**
    * The error a call that failed with `failure` (its outcome, as the isolate reports it) ends in:
-   * the quota refusal it let through, when it is one of its operations' (its code, its message
+   * the refusal it let through, when it is one of its operations' (its code, its message
    * shown to clients, its count), else `failure` itself.
    */
   failure(failure: AnvilError | null): AnvilError | null {
     if (failure === null) return null;
-    return this.quotaRefusals.find((q) => q.status === failure.status && q.message === failure.message) ?? failure;
+    return this.refusals.find((q) => q.status === failure.status && q.message === failure.message) ?? failure;
   }
 
-  private noteQuota(error: unknown): void {
-    if (error instanceof QuotaError && this.quotaRefusals.length < 8) this.quotaRefusals.push(error);
+  private noteRefusal(error: unknown): void {
+    if (this.refusals.length >= 8 || !(error instanceof AnvilError)) return;
+    if (error instanceof QuotaError || error.code === Errors.hostMemory.code || error.code === Errors.sandboxValueSize.code) this.refusals.push(error);
+  }
+
+  /**
+   * A value the directive hands the host, checked before the host does anything with it: the
+   * bootstrap measured it before it was copied (and refused it past the limit, `refuse`), but a
+   * getter may answer the copy differently, so the copy is measured again, as cheaply (a sparse
+   * array by its length, a buffer by its size).
+   */
+  private bounded<T>(value: T, what: string): T {
+    const limit = this.ctx.api.hostMemoryBytes;
+    if (hostBytes(value, limit) > limit) throw this.tooBig(what);
+    return value;
+  }
+
+  private tooBig(what: string): AnvilError {
+    return Errors.sandboxValueSize(this.name, what, Math.round(this.ctx.api.hostMemoryBytes / 2 ** 20));
   }
 
   /** The call is over: anything the directive left running can no longer touch the request. */
@@ -105,7 +126,7 @@ export class HostBridge {
   private async runDirective(a: unknown, b: unknown): Promise<HostReply> {
     try {
       const name = String(a);
-      const params = isRecord(b) ? b : {};
+      const params = isRecord(b) ? this.bounded(b, `the parameters of run("${name.slice(0, 100)}")`) : {};
       const directive = this.services.builtin(name);
       if (directive !== undefined) {
         checkParams(directive, params, `${this.name} → run("${directive.name}")`);
@@ -120,7 +141,7 @@ export class HostBridge {
       return { ok: null };
     } catch (error) {
       const { status, message } = toStatusError(error);
-      this.noteQuota(error);
+      this.noteRefusal(error);
       return { error: { status, message } };
     }
   }
@@ -140,7 +161,7 @@ export class HostBridge {
         this.writeMessage(String(a), b);
         return undefined satisfies BridgeResult<'messageSet'>;
       case BridgeOp.messageAddHeader:
-        this.ctx.message.addHeader(String(a), headerValue(b, String(a), this.name));
+        this.ctx.message.addHeader(String(a), headerValue(this.bounded(b, 'the value of message.addHeader'), String(a), this.name));
         return undefined satisfies BridgeResult<'messageAddHeader'>;
       case BridgeOp.groupsEnable:
         ctx.groups.enable(String(a));
@@ -158,13 +179,15 @@ export class HostBridge {
         return Object.hasOwn(maps, String(a)) ? maps[String(a)] : null;
       }
       case BridgeOp.dbAll:
-        return this.services.database(ctx).all(String(a), b ?? undefined);
+        return this.services.database(ctx).all(String(a), this.bounded(b, 'the parameters of db.all') ?? undefined);
       case BridgeOp.dbGet:
-        return this.services.database(ctx).get(String(a), b ?? undefined) ?? null;
+        return this.services.database(ctx).get(String(a), this.bounded(b, 'the parameters of db.get') ?? undefined) ?? null;
       case BridgeOp.dbRun:
-        return this.services.database(ctx).run(String(a), b ?? undefined);
+        return this.services.database(ctx).run(String(a), this.bounded(b, 'the parameters of db.run') ?? undefined);
       case BridgeOp.run:
         return this.start(a, b) satisfies BridgeResult<'run'>;
+      case BridgeOp.refuse:
+        throw this.tooBig(String(a));
       default:
         return unknownOperation(op);
     }
@@ -197,6 +220,8 @@ export class HostBridge {
 
   private writeMessage(field: string, value: unknown): void {
     const message = this.ctx.message;
+    // Counted where they are kept (body) or short ones checked (verb, path, status); these are walked here first.
+    if (field === 'headers' || field === 'query') this.bounded(value, `message.${field}`);
     switch (field) {
       case 'verb':
         if (typeof value !== 'string' || !/^[A-Za-z]+$/.test(value)) throw bad(`${this.name}: message.verb must be a word such as "POST"`);
@@ -217,7 +242,13 @@ export class HostBridge {
         message.query = stringMap(value, 'query', this.name) as Record<string, QueryValue>;
         return;
       case 'body':
+        // The bootstrap sends any other value as `bodyJson`: the host never encodes a directive's value.
+        if (typeof value !== 'string' && value !== null) throw bad(`${this.name}: message.body: the bootstrap sent a value that is not text`);
         message.setBody(value);
+        return;
+      case 'bodyJson':
+        if (typeof value !== 'string') throw bad(`${this.name}: message.body: the bootstrap sent JSON that is not text`);
+        message.setJsonBody(value);
         return;
       default:
         throw bad(`state.message.${field} cannot be set`);
