@@ -69,13 +69,14 @@ globalThis.__anvilInstall = function install(host, codes, valueMax) {
   for (const name of ['WebAssembly', 'SharedArrayBuffer', 'Atomics', 'WeakRef', 'FinalizationRegistry']) {
     delete globalThis[name];
   }
+  const proxies = trackProxies();
   lockdown();
 
   /** The longest error message a directive can hand back (a thrown 100 MB string stays here). */
   const MESSAGE_MAX = 8192;
   /** The most a value a directive hands the host may take, bytes: the API's memory limit, which the host counts it against. */
   const VALUE_MAX = typeof valueMax === 'number' && valueMax > 0 ? valueMax : Infinity;
-  const measure = measurer();
+  const measure = measurer(proxies);
 
   class AnvilFailure extends Error {
     constructor(status, message) {
@@ -292,6 +293,34 @@ globalThis.__anvilInstall = function install(host, codes, valueMax) {
   };
 
   /**
+   * The Proxies directives make, in a set only the measure reads: `Proxy` becomes a Proxy of itself
+   * that records what it constructs (`Proxy.revocable` too). The measure must not touch a Proxy (its
+   * traps would run, in the isolate, and the copy refuses it anyway), and nothing in JS tells one
+   * from its target without touching it. One reached another way (the native `revocable` through
+   * its descriptor) is measured like any object, its traps run here, and the copy refuses it all the same.
+   */
+  function trackProxies() {
+    const NativeProxy = Proxy;
+    const { construct, get } = Reflect;
+    const made = new WeakSet();
+    const nativeRevocable = NativeProxy.revocable;
+    const revocable = (target, handler) => {
+      const pair = nativeRevocable(target, handler);
+      made.add(pair.proxy);
+      return pair;
+    };
+    globalThis.Proxy = new NativeProxy(NativeProxy, {
+      construct(target, args, newTarget) {
+        const proxy = construct(target, args, newTarget);
+        made.add(proxy);
+        return proxy;
+      },
+      get: (target, key, receiver) => (key === 'revocable' ? revocable : get(target, key, receiver)),
+    });
+    return made;
+  }
+
+  /**
    * The measure of `bounded`: what a value costs the host once copied, with the weights of
    * src/engine/host-memory.ts `hostBytes` (strings by length; 8 bytes a number and a slot, an array
    * by its length, holes included; keys by length; Map and Set entries; an Error's message and
@@ -301,7 +330,7 @@ globalThis.__anvilInstall = function install(host, codes, valueMax) {
    * The built-ins it reads with are captured here: a directive's own `size` or `byteLength`
    * property on a Map or a typed array cannot answer for them.
    */
-  function measurer() {
+  function measurer(proxies) {
     const MAX_VALUES = 1_000_000;
     const { apply, getPrototypeOf } = Reflect;
     const { getOwnPropertyDescriptor, keys } = Object;
@@ -336,7 +365,7 @@ globalThis.__anvilInstall = function install(host, codes, valueMax) {
 
     return function measure(value, cap, asJson) {
       if (typeof value === 'string') return value.length;
-      if (value === null || typeof value !== 'object') return 8;
+      if (value === null || typeof value !== 'object' || proxies.has(value)) return 8;
       let bytes = 0;
       let visited = 0;
       let buffers = null;
@@ -351,6 +380,8 @@ globalThis.__anvilInstall = function install(host, codes, valueMax) {
         const node = stack.pop();
         if (++visited > MAX_VALUES) return Infinity;
         if (typeof node === 'string') bytes += node.length + 16;
+        // Never touched: the copy refuses it (its traps never run), and a measure would run them.
+        else if (proxies.has(node)) bytes += 8;
         else if (typeof node === 'bigint') bytes += 16 + node.toString(16).length;
         else if (node === null || typeof node !== 'object') bytes += 8;
         else if (isView(node)) {
