@@ -13,30 +13,46 @@ import { Errors } from '../errors.js';
 export const RESPONSE_BODY = 'the response body';
 
 export class HostMemoryBudget {
+  /** Bytes by place: a memory path as `m` + path, anything else (the body, headers, groups) as `x` + its name, so the two never meet. */
   private held: Map<string, number> | null = null;
   private total = 0;
-  /** Called on a breach with the places counted so far, to let go of what they hold. */
+  /** Called on a breach with the memory paths counted so far, to let go of what they hold. */
   onBreach: ((places: readonly string[]) => void) | null = null;
 
   constructor(readonly limitBytes: number) {}
 
   /**
-   * Counts `value` as what `place` holds now. Over the limit: what was counted is let go of (the
-   * request fails, and its error flow needs room to answer), then the breach is thrown.
+   * Counts `value` as what the memory path `place` holds now (with the path itself: a key a
+   * directive chose). Over the limit: what was counted is let go of (the request fails, and its
+   * error flow needs room to answer), then the breach is thrown.
    */
   charge(place: string, value: unknown): void {
-    const before = this.held?.get(place) ?? 0;
+    this.count(`m${place}`, place, (room) => place.length + hostBytes(value, room));
+  }
+
+  /** As `charge`, for what the request holds outside its memory: the response body (RESPONSE_BODY). */
+  chargeOther(place: string, value: unknown): void {
+    this.count(`x${place}`, place, (room) => hostBytes(value, room));
+  }
+
+  /** As `chargeOther`, with a count kept by the caller (the headers or groups a directive set). */
+  chargeOtherBytes(place: string, bytes: number): void {
+    this.count(`x${place}`, place, () => bytes);
+  }
+
+  private count(key: string, place: string, measure: (room: number) => number): void {
+    const before = this.held?.get(key) ?? 0;
     const room = this.limitBytes - (this.total - before);
-    const bytes = hostBytes(value, room);
+    const bytes = measure(room);
     if (bytes > room) {
-      const places = [...(this.held?.keys() ?? [])];
+      const places = [...(this.held?.keys() ?? [])].filter((k) => k.startsWith('m')).map((k) => k.slice(1));
       this.held = null;
       this.total = 0;
       this.onBreach?.(places);
-      throw Errors.hostMemory(place, Math.round(this.limitBytes / 2 ** 20));
+      throw Errors.hostMemory(place.length > 100 ? `${place.slice(0, 100)}…` : place, Math.round(this.limitBytes / 2 ** 20));
     }
     this.held ??= new Map();
-    this.held.set(place, bytes);
+    this.held.set(key, bytes);
     this.total += bytes - before;
   }
 }

@@ -36,6 +36,9 @@ export interface NestedCalls {
 }
 
 const bad = Errors.sandboxBadCall;
+/** Where the host memory budget counts the response headers and the groups a custom directive set. */
+const HEADERS_PLACE = 'the response headers';
+const GROUPS_PLACE = 'the enabled groups';
 
 /** The host side of one call's `state`: it acts on that call's request only, and only while the call runs. */
 export class HostBridge {
@@ -46,6 +49,9 @@ export class HostBridge {
    * over the memory limit; a call that lets one through fails with it (its code, its count).
    */
   private readonly refusals: AnvilError[] = [];
+  /** What the response headers and the groups this call set hold on the host (names and values; never less when one is removed). */
+  private headerBytes = 0;
+  private groupBytes = 0;
 
   constructor(
     private readonly ctx: DirectiveContext,
@@ -105,6 +111,11 @@ export class HostBridge {
     return value;
   }
 
+  private countHeaders(bytes: number): void {
+    this.headerBytes = bytes;
+    this.ctx.message.budget?.chargeOtherBytes(HEADERS_PLACE, bytes);
+  }
+
   private tooBig(what: string): AnvilError {
     return Errors.sandboxValueSize(this.name, what, Math.round(this.ctx.api.hostMemoryBytes / 2 ** 20));
   }
@@ -160,12 +171,21 @@ export class HostBridge {
       case BridgeOp.messageSet:
         this.writeMessage(String(a), b);
         return undefined satisfies BridgeResult<'messageSet'>;
-      case BridgeOp.messageAddHeader:
-        this.ctx.message.addHeader(String(a), headerValue(this.bounded(b, 'the value of message.addHeader'), String(a), this.name));
+      case BridgeOp.messageAddHeader: {
+        const name = String(a);
+        const value = headerValue(this.bounded(b, 'the value of message.addHeader'), name, this.name);
+        // set-cookie values add up: what the headers hold is counted as they grow.
+        this.countHeaders(this.headerBytes + name.length + hostBytes(value, Infinity));
+        this.ctx.message.addHeader(name, value);
         return undefined satisfies BridgeResult<'messageAddHeader'>;
-      case BridgeOp.groupsEnable:
-        ctx.groups.enable(String(a));
+      }
+      case BridgeOp.groupsEnable: {
+        const name = String(a);
+        this.groupBytes += name.length + 16;
+        ctx.message.budget?.chargeOtherBytes(GROUPS_PLACE, this.groupBytes);
+        ctx.groups.enable(name);
         return undefined satisfies BridgeResult<'groupsEnable'>;
+      }
       case BridgeOp.groupsDisable:
         ctx.groups.disable(String(a));
         return undefined satisfies BridgeResult<'groupsDisable'>;
@@ -235,9 +255,12 @@ export class HostBridge {
         if (!Number.isInteger(value) || (value as number) < 100 || (value as number) > 599) throw bad(`${this.name}: message.status must be an integer from 100 to 599`);
         message.status = value as number;
         return;
-      case 'headers':
-        message.replaceHeaders(stringMap(value, 'headers', this.name) as Record<string, HeaderValue>);
+      case 'headers': {
+        const headers = stringMap(value, 'headers', this.name);
+        this.countHeaders(hostBytes(headers, Infinity));
+        message.replaceHeaders(headers as Record<string, HeaderValue>);
         return;
+      }
       case 'query':
         message.query = stringMap(value, 'query', this.name) as Record<string, QueryValue>;
         return;

@@ -33,6 +33,10 @@ endpoints:
     Sparse: { directive: Sparse, memory: true }
   get /typed:
     Typed: { directive: Typed }
+  get /cookies/{n}:
+    Bake: { directive: Cookies, n: $.message.pathParam.n }
+  get /groups/{n}:
+    Enable: { directive: ManyGroups, n: $.message.pathParam.n }
   get /ping:
     Ping: { directive: Ping }
 `,
@@ -43,6 +47,27 @@ const make = { ${Object.entries(kinds).map(([kind, code]) => `${kind}: () => ${c
 export default function Hoard(state, config) {
   for (let i = 0; i < Number(config.n); i++) state.memory.set('kept' + i, make[config.kind]());
   state.message.body = { stored: Number(config.n) };
+}
+`,
+  // set-cookie values add up, and so do groups: each name or value is a new copy on the host.
+  'Directives/Cookies.js': `const BIG = 'x'.repeat(${MiB});
+export default function Cookies(state, config) {
+  let set = 0;
+  let error = null;
+  try {
+    for (; set < Number(config.n); set++) state.message.addHeader('set-cookie', 'c' + set + '=' + BIG);
+  } catch (e) {
+    error = e.message;
+  }
+  // The response's head has a quota of its own (64 KiB): what was set goes before the answer.
+  state.message.headers = {};
+  state.message.body = { set, error };
+}
+`,
+  'Directives/ManyGroups.js': `const BIG = 'g'.repeat(${MiB});
+export default function ManyGroups(state, config) {
+  for (let i = 0; i < Number(config.n); i++) state.groups.enable(BIG + i);
+  state.message.body = { enabled: Number(config.n) };
 }
 `,
   'Directives/Sparse.js': `export default function Sparse(state, config) {
@@ -75,6 +100,22 @@ describe('values stored in request memory are counted by what they hold', () => 
       expect((await anvil.request('/hoard/ping')).status).toBe(200);
     });
   }
+});
+
+describe('what the headers and groups a directive sets hold counts too', () => {
+  it('set-cookie values that add up past the limit are refused with the memory limit error, thrown to the directive', async () => {
+    const reply = (await anvil.request('/hoard/cookies/24')).json();
+    expect(reply.set).toBeLessThan(16);
+    expect(reply.error).toBe("memory limit: storing the response headers would make this request hold more than the API's 16 MiB outside its isolates");
+    expect((await anvil.request('/hoard/ping')).status).toBe(200);
+  });
+
+  it('groups enabled past the limit are refused with the memory limit error', async () => {
+    expect((await anvil.request('/hoard/groups/2')).json()).toEqual({ enabled: 2 });
+    const refused = await anvil.request('/hoard/groups/24');
+    expect(refused.status).toBe(500);
+    expect(refused.json().error).toBe("memory limit: storing the enabled groups would make this request hold more than the API's 16 MiB outside its isolates");
+  });
 });
 
 describe('a value too big to hand to the host is refused before it is copied', () => {
