@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HostMemoryBudget, hostBytes } from '../../src/engine/host-memory.js';
+import { HostMemoryBudget, hostBytes, RESPONSE_BODY } from '../../src/engine/host-memory.js';
 import { Memory } from '../../src/engine/memory.js';
 
 describe('hostBytes', () => {
@@ -61,5 +61,12 @@ describe('HostMemoryBudget with Memory', () => {
     expect(memory.get('other')).toBeNull();
     memory.set('error', { status: 500, message: 'room again' });
     expect(memory.get('error')).toEqual({ status: 500, message: 'room again' });
+  });
+
+  it('counts a memory key named like the body apart from the body', () => {
+    const budget = new HostMemoryBudget(10_000);
+    const memory = new Memory({}, budget);
+    memory.set(RESPONSE_BODY, 'x'.repeat(6_000));
+    expect(() => budget.chargeOther(RESPONSE_BODY, 'y'.repeat(6_000))).toThrow(/memory limit: storing the response body/);
   });
 });
