@@ -17,12 +17,20 @@
 // arguments and results are copied across, never shared (no Reference ever enters the isolate).
 // It is captured in this closure, so a directive can reach it only through its `state`.
 //
+// Every value a directive hands the host (`memory.set`, the message's fields, SQL parameters,
+// `run`'s parameters) is measured here before it is copied out (`bounded`), as the host counts what
+// it holds (src/engine/host-memory.ts `hostBytes`): past the API's memory limit (`valueMax`, bytes)
+// it is refused without a copy, through `host(REFUSE, …)`, whose error is thrown to the directive.
+// A body that is not a string is encoded as JSON here, where the isolate's own limits bound the
+// work, and crosses as that text. The host measures what arrives all the same (a getter may answer
+// the copy differently than the measure).
+//
 // Host replies are `{ ok: value }` or `{ error: { status, message } }`; an error becomes an
 // AnvilFailure thrown here, so a directive may catch it like any error. Asynchronous work
 // (`state.run`) starts with a synchronous call that returns a ticket; the host later settles the
 // ticket through `entry(SETTLE, …)` with the reply.
 'use strict';
-globalThis.__anvilInstall = function install(host, codes) {
+globalThis.__anvilInstall = function install(host, codes, valueMax) {
   delete globalThis.__anvilInstall;
 
   /** A code of the host's table; a name it lacks fails the install (every call would fail). */
@@ -52,6 +60,7 @@ globalThis.__anvilInstall = function install(host, codes) {
   const DB_RUN = codeOf('ops', 'dbRun');
   const RUN = codeOf('ops', 'run');
   const DONE = codeOf('ops', 'done');
+  const REFUSE = codeOf('ops', 'refuse');
 
   // The isolate is the security boundary; these globals are removed because no directive needs
   // them and each is a way around a limit: memory outside the heap limit (WebAssembly,
@@ -60,10 +69,14 @@ globalThis.__anvilInstall = function install(host, codes) {
   for (const name of ['WebAssembly', 'SharedArrayBuffer', 'Atomics', 'WeakRef', 'FinalizationRegistry']) {
     delete globalThis[name];
   }
+  const proxies = trackProxies();
   lockdown();
 
   /** The longest error message a directive can hand back (a thrown 100 MB string stays here). */
   const MESSAGE_MAX = 8192;
+  /** The most a value a directive hands the host may take, bytes: the API's memory limit, which the host counts it against. */
+  const VALUE_MAX = typeof valueMax === 'number' && valueMax > 0 ? valueMax : Infinity;
+  const measure = measurer(proxies);
 
   class AnvilFailure extends Error {
     constructor(status, message) {
@@ -91,6 +104,28 @@ globalThis.__anvilInstall = function install(host, codes) {
   const op = (callId, code, a, b) => unwrap(host(code, callId, a, b));
 
   /**
+   * `value`, when it is within the limit of what a directive may hand the host; else the host's
+   * refusal is thrown, and the value is never copied. `asJson`: measured as the JSON it is about to
+   * become (a typed array becomes an object of numbers).
+   */
+  const bounded = (callId, value, what, asJson) => {
+    const bytes = measure(value, VALUE_MAX, asJson === true);
+    if (bytes > VALUE_MAX) op(callId, REFUSE, what, bytes === Infinity ? -1 : bytes);
+    return value;
+  };
+  /** A key or name as a short text for an error message. */
+  const shown = (name) => (name.length > 100 ? `${name.slice(0, 100)}…` : name);
+
+  /** The body as the host takes it: text, null, or a value as its JSON text (`bodyJson`), measured first. */
+  const setBody = (callId, value) => {
+    if (value === undefined || value === null) return op(callId, MESSAGE_SET, 'body', null);
+    if (typeof value === 'string') return op(callId, MESSAGE_SET, 'body', bounded(callId, value, 'message.body'));
+    const json = JSON.stringify(bounded(callId, value, 'message.body', true));
+    if (typeof json !== 'string') throw new TypeError(`message.body: a ${typeof value} cannot be sent as JSON`);
+    return op(callId, MESSAGE_SET, 'bodyJson', bounded(callId, json, 'message.body'));
+  };
+
+  /**
    * `state.message` of a call. A class, so that making one per call costs one small object (its
    * accessors live on the frozen prototype; a getter called on another object throws a TypeError).
    */
@@ -101,19 +136,22 @@ globalThis.__anvilInstall = function install(host, codes) {
       Object.freeze(this);
     }
     get verb() { return op(this.#call, MESSAGE_GET, 'verb'); }
-    set verb(value) { op(this.#call, MESSAGE_SET, 'verb', value); }
+    set verb(value) { op(this.#call, MESSAGE_SET, 'verb', bounded(this.#call, value, 'message.verb')); }
     get path() { return op(this.#call, MESSAGE_GET, 'path'); }
-    set path(value) { op(this.#call, MESSAGE_SET, 'path', value); }
+    set path(value) { op(this.#call, MESSAGE_SET, 'path', bounded(this.#call, value, 'message.path')); }
     get headers() { return op(this.#call, MESSAGE_GET, 'headers'); }
-    set headers(value) { op(this.#call, MESSAGE_SET, 'headers', value); }
+    set headers(value) { op(this.#call, MESSAGE_SET, 'headers', bounded(this.#call, value, 'message.headers')); }
     get query() { return op(this.#call, MESSAGE_GET, 'query'); }
-    set query(value) { op(this.#call, MESSAGE_SET, 'query', value); }
+    set query(value) { op(this.#call, MESSAGE_SET, 'query', bounded(this.#call, value, 'message.query')); }
     get pathParams() { return op(this.#call, MESSAGE_GET, 'pathParams'); }
     get body() { return op(this.#call, MESSAGE_GET, 'body'); }
-    set body(value) { op(this.#call, MESSAGE_SET, 'body', value); }
+    set body(value) { setBody(this.#call, value); }
     get status() { return op(this.#call, MESSAGE_GET, 'status'); }
-    set status(value) { op(this.#call, MESSAGE_SET, 'status', value); }
-    addHeader(name, value) { op(this.#call, MESSAGE_ADD_HEADER, String(name), value); }
+    set status(value) { op(this.#call, MESSAGE_SET, 'status', bounded(this.#call, value, 'message.status')); }
+    addHeader(name, value) {
+      const header = String(name);
+      op(this.#call, MESSAGE_ADD_HEADER, bounded(this.#call, header, 'a header name'), bounded(this.#call, value, `the value of message.addHeader("${shown(header)}")`));
+    }
     toJSON() {
       const { verb, path, headers, query, pathParams, body, status } = this;
       return { verb, path, headers, query, pathParams, body, status };
@@ -147,7 +185,8 @@ globalThis.__anvilInstall = function install(host, codes) {
       memory: Object.freeze({
         get: (key) => call(MEMORY_GET, String(key)),
         set: (key, value) => {
-          call(MEMORY_SET, String(key), value);
+          const name = bounded(callId, String(key), 'a memory key');
+          call(MEMORY_SET, name, bounded(callId, value, `the value of memory.set("${shown(name)}")`));
         },
       }),
       message: new MessageFacade(callId),
@@ -164,15 +203,24 @@ globalThis.__anvilInstall = function install(host, codes) {
         isEnabled: (name) => call(GROUPS_IS_ENABLED, String(name)) === true,
       }),
       db: Object.freeze({
-        all: (sql, params) => call(DB_ALL, String(sql), params === undefined ? null : params),
-        get: (sql, params) => call(DB_GET, String(sql), params === undefined ? null : params),
-        run: (sql, params) => call(DB_RUN, String(sql), params === undefined ? null : params),
+        all: (sql, params) => call(DB_ALL, bounded(callId, String(sql), 'the SQL of db.all'), params === undefined ? null : bounded(callId, params, 'the parameters of db.all')),
+        get: (sql, params) => call(DB_GET, bounded(callId, String(sql), 'the SQL of db.get'), params === undefined ? null : bounded(callId, params, 'the parameters of db.get')),
+        run: (sql, params) => call(DB_RUN, bounded(callId, String(sql), 'the SQL of db.run'), params === undefined ? null : bounded(callId, params, 'the parameters of db.run')),
       }),
       map: (name) => call(MAP, String(name)),
       fail: (status, text) => {
         throw new AnvilFailure(Number(status), String(text === undefined ? '' : text));
       },
-      run: (directive, params) => callAsync(RUN, String(directive), params === undefined ? {} : params),
+      run: (directive, params) => {
+        const name = String(directive);
+        let checked;
+        try {
+          checked = params === undefined ? {} : bounded(callId, params, `the parameters of run("${shown(name)}")`);
+        } catch (error) {
+          return Promise.reject(error);
+        }
+        return callAsync(RUN, name, checked);
+      },
     });
   }
 
@@ -243,6 +291,144 @@ globalThis.__anvilInstall = function install(host, codes) {
     if (kind === FORGET) pending.delete(callId);
     return undefined;
   };
+
+  /**
+   * The Proxies directives make, in a set only the measure reads: `Proxy` becomes a Proxy of itself
+   * that records what it constructs (`Proxy.revocable` too). The measure must not touch a Proxy (its
+   * traps would run, in the isolate, and the copy refuses it anyway), and nothing in JS tells one
+   * from its target without touching it. One reached another way (the native `revocable` through
+   * its descriptor) is measured like any object, its traps run here, and the copy refuses it all the same.
+   */
+  function trackProxies() {
+    const NativeProxy = Proxy;
+    const { construct, get } = Reflect;
+    const made = new WeakSet();
+    const nativeRevocable = NativeProxy.revocable;
+    const revocable = (target, handler) => {
+      const pair = nativeRevocable(target, handler);
+      made.add(pair.proxy);
+      return pair;
+    };
+    globalThis.Proxy = new NativeProxy(NativeProxy, {
+      construct(target, args, newTarget) {
+        const proxy = construct(target, args, newTarget);
+        made.add(proxy);
+        return proxy;
+      },
+      get: (target, key, receiver) => (key === 'revocable' ? revocable : get(target, key, receiver)),
+    });
+    return made;
+  }
+
+  /**
+   * The measure of `bounded`: what a value costs the host once copied, with the weights of
+   * src/engine/host-memory.ts `hostBytes` (strings by length; 8 bytes a number and a slot, an array
+   * by its length, holes included; keys by length; Map and Set entries; an Error's message and
+   * stack; a RegExp's source; a buffer's bytes, all of a view's buffer, which is what the copy
+   * carries). Stops as soon as the count passes `cap`, and after MAX_VALUES values (Infinity):
+   * measuring costs no more than `cap` bytes' worth of the value, in this isolate's CPU time.
+   * The built-ins it reads with are captured here: a directive's own `size` or `byteLength`
+   * property on a Map or a typed array cannot answer for them.
+   */
+  function measurer(proxies) {
+    const MAX_VALUES = 1_000_000;
+    const { apply, getPrototypeOf } = Reflect;
+    const { getOwnPropertyDescriptor, keys } = Object;
+    const getter = (proto, key) => getOwnPropertyDescriptor(proto, key).get;
+    const mapSize = getter(Map.prototype, 'size');
+    const mapForEach = Map.prototype.forEach;
+    const setSize = getter(Set.prototype, 'size');
+    const setForEach = Set.prototype.forEach;
+    const bufferBytes = getter(ArrayBuffer.prototype, 'byteLength');
+    const TypedArrayPrototype = getPrototypeOf(Uint8Array.prototype);
+    const typedBuffer = getter(TypedArrayPrototype, 'buffer');
+    const typedLength = getter(TypedArrayPrototype, 'length');
+    const dataViewBuffer = getter(DataView.prototype, 'buffer');
+    const regExpSource = getter(RegExp.prototype, 'source');
+    const stringValue = String.prototype.valueOf;
+    const { isView } = ArrayBuffer;
+    const { isArray } = Array;
+    const ObjectPrototype = Object.prototype;
+    const ArrayPrototype = Array.prototype;
+    /** `fn` applied to `value`, or undefined when `value` is not of its kind (a brand check). */
+    const branded = (fn, value) => {
+      try {
+        return apply(fn, value, []);
+      } catch {
+        return undefined;
+      }
+    };
+    const ownString = (value, key) => {
+      const descriptor = getOwnPropertyDescriptor(value, key);
+      return descriptor !== undefined && typeof descriptor.value === 'string' ? descriptor.value.length : 0;
+    };
+
+    return function measure(value, cap, asJson) {
+      if (typeof value === 'string') return value.length;
+      if (value === null || typeof value !== 'object' || proxies.has(value)) return 8;
+      let bytes = 0;
+      let visited = 0;
+      let buffers = null;
+      const stack = [value];
+      const push = (item) => {
+        stack.push(item);
+      };
+      const pushEntry = (item, key) => {
+        stack.push(key, item);
+      };
+      while (stack.length > 0) {
+        const node = stack.pop();
+        if (++visited > MAX_VALUES) return Infinity;
+        if (typeof node === 'string') bytes += node.length + 16;
+        // Never touched: the copy refuses it (its traps never run), and a measure would run them.
+        else if (proxies.has(node)) bytes += 8;
+        else if (typeof node === 'bigint') bytes += 16 + node.toString(16).length;
+        else if (node === null || typeof node !== 'object') bytes += 8;
+        else if (isView(node)) {
+          const typed = branded(typedBuffer, node);
+          const buffer = typed !== undefined ? typed : branded(dataViewBuffer, node);
+          if (buffers === null) buffers = new Set();
+          bytes += 64 + (buffers.has(buffer) ? 0 : apply(bufferBytes, buffer, []));
+          buffers.add(buffer);
+          // As JSON, a typed array is an object of numbers.
+          if (asJson && typed !== undefined) bytes += 8 * apply(typedLength, node, []);
+        } else if (isArray(node)) {
+          const length = node.length;
+          bytes += 16 + 8 * length;
+          // Checked before its elements are read: a sparse array of a huge length is refused at once.
+          if (bytes > cap) return bytes;
+          for (let i = 0; i < length; i++) stack.push(node[i]);
+        } else {
+          bytes += 32;
+          const proto = getPrototypeOf(node);
+          if (proto !== ObjectPrototype && proto !== null && proto !== ArrayPrototype) {
+            let size;
+            if ((size = branded(mapSize, node)) !== undefined) {
+              bytes += 16 * size;
+              if (bytes > cap) return bytes;
+              apply(mapForEach, node, [pushEntry]);
+            } else if ((size = branded(setSize, node)) !== undefined) {
+              bytes += 8 * size;
+              if (bytes > cap) return bytes;
+              apply(setForEach, node, [push]);
+            } else if ((size = branded(bufferBytes, node)) !== undefined) bytes += size;
+            else if ((size = branded(regExpSource, node)) !== undefined) bytes += size.length;
+            else if ((size = branded(stringValue, node)) !== undefined) bytes += size.length;
+            // An Error's message and stack are its own, not enumerable; any object's are counted.
+            else bytes += ownString(node, 'message') + ownString(node, 'stack');
+          }
+          const names = keys(node);
+          for (let i = 0; i < names.length; i++) {
+            bytes += names[i].length + 16;
+            stack.push(node[names[i]]);
+            if (bytes > cap) return bytes;
+          }
+        }
+        if (bytes > cap) return bytes;
+      }
+      return bytes;
+    };
+  }
 
   /**
    * Freezes every built-in reachable from the global object (constructors, prototypes, namespaces

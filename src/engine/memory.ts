@@ -1,4 +1,4 @@
-import { RESPONSE_BODY, type HostMemoryBudget } from './host-memory.js';
+import type { HostMemoryBudget } from './host-memory.js';
 
 /**
  * Request memory: a plain tree of values addressed by dotted paths (`user.name`).
@@ -23,7 +23,7 @@ export class Memory {
     this.data = Object.getPrototypeOf(initial) === null ? initial : Object.assign(Object.create(null) as Record<string, unknown>, initial);
     if (budget !== null) {
       budget.onBreach = (places) => {
-        for (const place of places) if (place !== RESPONSE_BODY) this.store(splitPath(place), null);
+        for (const place of places) this.store(splitPath(place), null);
       };
     }
   }

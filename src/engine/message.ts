@@ -199,16 +199,16 @@ export class Message {
   setBody(value: unknown): void {
     this.bodyFile = null;
     if (value === null || value === undefined) {
-      this.budget?.charge(RESPONSE_BODY, null);
+      this.budget?.chargeOther(RESPONSE_BODY, null);
       this.bodyValue = null;
       this.bodyIsJson = false;
     } else if (typeof value === 'string' || Buffer.isBuffer(value)) {
-      this.budget?.charge(RESPONSE_BODY, value);
+      this.budget?.chargeOther(RESPONSE_BODY, value);
       this.bodyValue = value;
       this.bodyIsJson = false;
     } else {
       const json = JSON.stringify(value);
-      this.budget?.charge(RESPONSE_BODY, json);
+      this.budget?.chargeOther(RESPONSE_BODY, json);
       this.bodyValue = json;
       this.bodyIsJson = true;
     }
@@ -216,10 +216,20 @@ export class Message {
     this.version++;
   }
 
+  /** Sets the body to JSON text made elsewhere (a custom directive's value, encoded in its isolate). */
+  setJsonBody(json: string): void {
+    this.bodyFile = null;
+    this.budget?.chargeOther(RESPONSE_BODY, json);
+    this.bodyValue = json;
+    this.bodyIsJson = true;
+    this.bodySet = true;
+    this.version++;
+  }
+
   /** Becomes an upstream's response (Http): its status, all its headers, its body. */
   becomeResponse(status: number, headers: Record<string, HeaderValue>, body: Buffer | null): void {
     this.replaceHeaders(headers);
-    this.budget?.charge(RESPONSE_BODY, body);
+    this.budget?.chargeOther(RESPONSE_BODY, body);
     this.bodyFile = null;
     this.statusValue = status;
     this.bodyValue = body;

@@ -151,6 +151,7 @@ export const Errors = {
   sandboxCpu: coded('ANVIL_ERR_SANDBOX_CPU', 500, '%s used more than its %s ms of CPU time'),
   sandboxWall: coded('ANVIL_ERR_SANDBOX_WALL', 504, '%s ran longer than its %s ms'),
   sandboxMemory: coded('ANVIL_ERR_SANDBOX_MEMORY', 500, '%s used more than its %s MiB of memory'),
+  sandboxValueSize: coded('ANVIL_ERR_SANDBOX_VALUE_SIZE', 500, "%s: %s would take more than the API's %s MiB memory limit out of its sandbox (api.yaml limits.memoryMb)", true),
   sandboxCrashed: coded('ANVIL_ERR_DIRECTIVE_FAILED', 500, '%s: the sandbox failed: %s'),
   sandboxReset: coded('ANVIL_ERR_SANDBOX_RESET', 503, '%s: its sandbox was reset (%s); retry'),
   sandboxBusy: coded('ANVIL_ERR_SANDBOX_BUSY', 503, '%s was stopped after %s ms in which the busy host ran it for only %s ms; retry'),

@@ -39,6 +39,7 @@ export const BridgeOp = Object.freeze({
   run: 12,
   done: 13,
   messageAddHeader: 14,
+  refuse: 15,
 } as const);
 export type BridgeOpName = keyof typeof BridgeOp;
 export type BridgeOpCode = (typeof BridgeOp)[BridgeOpName];
@@ -47,6 +48,11 @@ export type StateOpCode = Exclude<BridgeOpCode, typeof BridgeOp.done>;
 
 /** Fields of `state.message` (`messageGet`: all of them; `messageSet`: all but `pathParams`). */
 export type MessageField = 'verb' | 'path' | 'status' | 'headers' | 'query' | 'pathParams' | 'body';
+/**
+ * What `messageSet` may set: a field, or `bodyJson`, the body as the JSON text the bootstrap made of
+ * a value that is not a string (made in the isolate, so the isolate's limits bound it).
+ */
+export type MessageSetField = Exclude<MessageField, 'pathParams'> | 'bodyJson';
 
 /**
  * What the bootstrap passes (`a`, `b`) and what the host answers, by operation. Arguments and
@@ -58,7 +64,7 @@ export interface BridgeOpShapes {
   memoryGet: { args: [key: string]; result: unknown /* the value, null when there is none */ };
   memorySet: { args: [key: string, value: unknown]; result: undefined };
   messageGet: { args: [field: MessageField]; result: unknown };
-  messageSet: { args: [field: Exclude<MessageField, 'pathParams'>, value: unknown]; result: undefined };
+  messageSet: { args: [field: MessageSetField, value: unknown]; result: undefined };
   /** One response header added, the others kept (Message.addHeader: `set-cookie` values add up). */
   messageAddHeader: { args: [name: string, value: unknown /* a string or a list of strings */]; result: undefined };
   groupsEnable: { args: [group: string]; result: undefined };
@@ -71,6 +77,11 @@ export interface BridgeOpShapes {
   dbRun: { args: [sql: string, params: unknown /* null: none */]; result: unknown };
   /** Starts a directive (a built-in or the API's own); its reply comes later, through `entry(Settle, callId, ticket, reply)`. */
   run: { args: [directive: string, params: unknown]; result: number /* the ticket */ };
+  /**
+   * The bootstrap measured a value a directive hands the host (sandbox/bootstrap.js `bounded`) and
+   * it is more than the API's memory limit: it was not copied, and the reply is that error.
+   */
+  refuse: { args: [what: string, bytes: number]; result: never };
   /** A call that awaited is over: undefined, or "<status> <message>" when it failed. */
   done: { args: [outcome: string | undefined]; result: undefined };
 }
@@ -83,5 +94,5 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type Assert<T extends true> = T;
 export type BridgeShapesCoverOps = Assert<Same<keyof BridgeOpShapes, BridgeOpName>>;
 
-/** The codes as the bootstrap's `__anvilInstall(host, codes)` gets them. */
+/** The codes as the bootstrap's `__anvilInstall(host, codes, valueMax)` gets them. */
 export const bridgeCodes = Object.freeze({ entry: EntryKind, ops: BridgeOp });

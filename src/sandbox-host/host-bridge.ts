@@ -10,6 +10,7 @@ import type { HeaderValue, QueryValue } from '../engine/message.js';
 import { checkParams } from '../engine/param-check.js';
 import type { DirectiveDefinition } from '../directives/types.js';
 import { AnvilError, Errors, QuotaError, toStatusError } from '../errors.js';
+import { hostBytes } from '../engine/host-memory.js';
 import { BridgeOp, type BridgeResult, type StateOpCode } from './bridge-ops.js';
 
 export type HostReply = { ok: unknown } | { error: { status: number; message: string } };
@@ -35,13 +36,22 @@ export interface NestedCalls {
 }
 
 const bad = Errors.sandboxBadCall;
+/** Where the host memory budget counts the response headers and the groups a custom directive set. */
+const HEADERS_PLACE = 'the response headers';
+const GROUPS_PLACE = 'the enabled groups';
 
 /** The host side of one call's `state`: it acts on that call's request only, and only while the call runs. */
 export class HostBridge {
   private closed = false;
   private nextTicket = 1;
-  /** The quota refusals its operations answered (a few at most: each ends a write). */
-  private readonly quotaRefusals: QuotaError[] = [];
+  /**
+   * The refusals its operations answered (a few at most: each ends a write): quotas, and values
+   * over the memory limit; a call that lets one through fails with it (its code, its count).
+   */
+  private readonly refusals: AnvilError[] = [];
+  /** What the response headers and the groups this call set hold on the host (names and values; never less when one is removed). */
+  private headerBytes = 0;
+  private groupBytes = 0;
 
   constructor(
     private readonly ctx: DirectiveContext,
@@ -67,7 +77,7 @@ export class HostBridge {
       return value === undefined ? undefined : { ok: value };
     } catch (error) {
       const { status, message } = toStatusError(error);
-      this.noteQuota(error);
+      this.noteRefusal(error);
       // The directive may catch it, and a 4xx it rethrows is not logged by the engine: log it here.
       if (error instanceof AnvilError && error.logged) this.ctx.api.log('warn', 'directive error', { requestId: this.ctx.id, directive: this.name, status, message });
       return { error: { status, message } };
@@ -76,16 +86,38 @@ export class HostBridge {
 
   /**
    * The error a call that failed with `failure` (its outcome, as the isolate reports it) ends in:
-   * the quota refusal it let through, when it is one of its operations' (its code, its message
+   * the refusal it let through, when it is one of its operations' (its code, its message
    * shown to clients, its count), else `failure` itself.
    */
   failure(failure: AnvilError | null): AnvilError | null {
     if (failure === null) return null;
-    return this.quotaRefusals.find((q) => q.status === failure.status && q.message === failure.message) ?? failure;
+    return this.refusals.find((q) => q.status === failure.status && q.message === failure.message) ?? failure;
   }
 
-  private noteQuota(error: unknown): void {
-    if (error instanceof QuotaError && this.quotaRefusals.length < 8) this.quotaRefusals.push(error);
+  private noteRefusal(error: unknown): void {
+    if (this.refusals.length >= 8 || !(error instanceof AnvilError)) return;
+    if (error instanceof QuotaError || error.code === Errors.hostMemory.code || error.code === Errors.sandboxValueSize.code) this.refusals.push(error);
+  }
+
+  /**
+   * A value the directive hands the host, checked before the host does anything with it: the
+   * bootstrap measured it before it was copied (and refused it past the limit, `refuse`), but a
+   * getter may answer the copy differently, so the copy is measured again, as cheaply (a sparse
+   * array by its length, a buffer by its size).
+   */
+  private bounded<T>(value: T, what: string): T {
+    const limit = this.ctx.api.hostMemoryBytes;
+    if (hostBytes(value, limit) > limit) throw this.tooBig(what);
+    return value;
+  }
+
+  private countHeaders(bytes: number): void {
+    this.headerBytes = bytes;
+    this.ctx.message.budget?.chargeOtherBytes(HEADERS_PLACE, bytes);
+  }
+
+  private tooBig(what: string): AnvilError {
+    return Errors.sandboxValueSize(this.name, what, Math.round(this.ctx.api.hostMemoryBytes / 2 ** 20));
   }
 
   /** The call is over: anything the directive left running can no longer touch the request. */
@@ -105,7 +137,7 @@ export class HostBridge {
   private async runDirective(a: unknown, b: unknown): Promise<HostReply> {
     try {
       const name = String(a);
-      const params = isRecord(b) ? b : {};
+      const params = isRecord(b) ? this.bounded(b, `the parameters of run("${name.slice(0, 100)}")`) : {};
       const directive = this.services.builtin(name);
       if (directive !== undefined) {
         checkParams(directive, params, `${this.name} → run("${directive.name}")`);
@@ -120,7 +152,7 @@ export class HostBridge {
       return { ok: null };
     } catch (error) {
       const { status, message } = toStatusError(error);
-      this.noteQuota(error);
+      this.noteRefusal(error);
       return { error: { status, message } };
     }
   }
@@ -139,12 +171,21 @@ export class HostBridge {
       case BridgeOp.messageSet:
         this.writeMessage(String(a), b);
         return undefined satisfies BridgeResult<'messageSet'>;
-      case BridgeOp.messageAddHeader:
-        this.ctx.message.addHeader(String(a), headerValue(b, String(a), this.name));
+      case BridgeOp.messageAddHeader: {
+        const name = String(a);
+        const value = headerValue(this.bounded(b, 'the value of message.addHeader'), name, this.name);
+        // set-cookie values add up: what the headers hold is counted as they grow.
+        this.countHeaders(this.headerBytes + name.length + hostBytes(value, Infinity));
+        this.ctx.message.addHeader(name, value);
         return undefined satisfies BridgeResult<'messageAddHeader'>;
-      case BridgeOp.groupsEnable:
-        ctx.groups.enable(String(a));
+      }
+      case BridgeOp.groupsEnable: {
+        const name = String(a);
+        this.groupBytes += name.length + 16;
+        ctx.message.budget?.chargeOtherBytes(GROUPS_PLACE, this.groupBytes);
+        ctx.groups.enable(name);
         return undefined satisfies BridgeResult<'groupsEnable'>;
+      }
       case BridgeOp.groupsDisable:
         ctx.groups.disable(String(a));
         return undefined satisfies BridgeResult<'groupsDisable'>;
@@ -158,13 +199,15 @@ export class HostBridge {
         return Object.hasOwn(maps, String(a)) ? maps[String(a)] : null;
       }
       case BridgeOp.dbAll:
-        return this.services.database(ctx).all(String(a), b ?? undefined);
+        return this.services.database(ctx).all(String(a), this.bounded(b, 'the parameters of db.all') ?? undefined);
       case BridgeOp.dbGet:
-        return this.services.database(ctx).get(String(a), b ?? undefined) ?? null;
+        return this.services.database(ctx).get(String(a), this.bounded(b, 'the parameters of db.get') ?? undefined) ?? null;
       case BridgeOp.dbRun:
-        return this.services.database(ctx).run(String(a), b ?? undefined);
+        return this.services.database(ctx).run(String(a), this.bounded(b, 'the parameters of db.run') ?? undefined);
       case BridgeOp.run:
         return this.start(a, b) satisfies BridgeResult<'run'>;
+      case BridgeOp.refuse:
+        throw this.tooBig(String(a));
       default:
         return unknownOperation(op);
     }
@@ -197,6 +240,8 @@ export class HostBridge {
 
   private writeMessage(field: string, value: unknown): void {
     const message = this.ctx.message;
+    // Counted where they are kept (body) or short ones checked (verb, path, status); these are walked here first.
+    if (field === 'headers' || field === 'query') this.bounded(value, `message.${field}`);
     switch (field) {
       case 'verb':
         if (typeof value !== 'string' || !/^[A-Za-z]+$/.test(value)) throw bad(`${this.name}: message.verb must be a word such as "POST"`);
@@ -210,14 +255,23 @@ export class HostBridge {
         if (!Number.isInteger(value) || (value as number) < 100 || (value as number) > 599) throw bad(`${this.name}: message.status must be an integer from 100 to 599`);
         message.status = value as number;
         return;
-      case 'headers':
-        message.replaceHeaders(stringMap(value, 'headers', this.name) as Record<string, HeaderValue>);
+      case 'headers': {
+        const headers = stringMap(value, 'headers', this.name);
+        this.countHeaders(hostBytes(headers, Infinity));
+        message.replaceHeaders(headers as Record<string, HeaderValue>);
         return;
+      }
       case 'query':
         message.query = stringMap(value, 'query', this.name) as Record<string, QueryValue>;
         return;
       case 'body':
+        // The bootstrap sends any other value as `bodyJson`: the host never encodes a directive's value.
+        if (typeof value !== 'string' && value !== null) throw bad(`${this.name}: message.body: the bootstrap sent a value that is not text`);
         message.setBody(value);
+        return;
+      case 'bodyJson':
+        if (typeof value !== 'string') throw bad(`${this.name}: message.body: the bootstrap sent JSON that is not text`);
+        message.setJsonBody(value);
         return;
       default:
         throw bad(`state.message.${field} cannot be set`);

@@ -13,6 +13,8 @@ const codesCopy = new ivm.ExternalCopy(bridgeCodes);
 
 export interface ContextOptions {
   memoryMb: number;
+  /** The most a value a directive hands the host may take (the API's memory limit, bytes): the bootstrap refuses a bigger one before it is copied. */
+  valueMaxBytes: number;
   /** The bootstrap, run once into a snapshot; every isolate of the thread starts from it. */
   snapshot: ivm.ExternalCopy<ArrayBuffer>;
   host: HostFunction;
@@ -49,7 +51,7 @@ export class SandboxContext {
     this.isolate = new ivm.Isolate({ memoryLimit: options.memoryMb, snapshot: options.snapshot });
     try {
       this.context = this.isolate.createContextSync();
-      this.entry = this.context.evalClosureSync('return __anvilInstall($0, $1)', [new ivm.Callback(options.host), codesCopy.copyInto()], {
+      this.entry = this.context.evalClosureSync('return __anvilInstall($0, $1, $2)', [new ivm.Callback(options.host), codesCopy.copyInto(), options.valueMaxBytes], {
         result: { reference: true },
       });
       this.lastCpu = this.isolate.cpuTime;

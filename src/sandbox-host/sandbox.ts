@@ -220,6 +220,8 @@ export class Sandbox {
     bootstrapSnapshot ??= ivm.Isolate.createSnapshot([{ code: bootstrapSource, filename: 'file:///anvil/bootstrap.js' }]);
     this.current = new SandboxContext({
       memoryMb: this.options.limits.memoryMb,
+      // What the host counts a value against once it holds it (the API's host memory limit is the same figure).
+      valueMaxBytes: this.options.limits.memoryMb * MiB,
       snapshot: bootstrapSnapshot,
       host: (op, callId, a, b) => this.host(op, callId, a, b),
       enter,

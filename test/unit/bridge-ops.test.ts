@@ -44,11 +44,12 @@ describe('the bridge table (src/sandbox-host/bridge-ops.ts) and sandbox/bootstra
       seen.push(b === undefined ? (a === undefined ? [op] : [op, a]) : [op, a, b]);
       expect(callId).toBe(7);
       if (op === BridgeOp.run) return { ok: 1 };
+      if (op === BridgeOp.refuse) return { error: { status: 500, message: 'too big' } };
       if (op === BridgeOp.groupsIsEnabled) return { ok: true };
       if (op === BridgeOp.memoryGet || op === BridgeOp.messageGet || op === BridgeOp.map || op === BridgeOp.dbGet) return { ok: null };
       return undefined;
     };
-    const box = new SandboxContext({ memoryMb: 32, snapshot, host, enter: () => {} });
+    const box = new SandboxContext({ memoryMb: 32, valueMaxBytes: 32 * 2 ** 20, snapshot, host, enter: () => {} });
     try {
       const code = `var __anvilDirective = { default: async (state) => {
         state.memory.get('k'); state.memory.set('k', 1);
@@ -56,6 +57,9 @@ describe('the bridge table (src/sandbox-host/bridge-ops.ts) and sandbox/bootstra
         state.groups.enable('g'); state.groups.disable('g'); state.groups.disableAll(); state.groups.isEnabled('g');
         state.map('m');
         state.db.all('q'); state.db.get('q', [1]); state.db.run('q');
+        state.message.body = { a: 1 };
+        const sparse = []; sparse[1e8] = 1;
+        try { state.memory.set('big', sparse); } catch {}
         await state.run('Echo', { a: 1 });
       } };`;
       expect(box.load('All', code, 1_000)).toBeNull();
@@ -78,6 +82,8 @@ describe('the bridge table (src/sandbox-host/bridge-ops.ts) and sandbox/bootstra
       [BridgeOp.dbAll, 'q', null],
       [BridgeOp.dbGet, 'q', [1]],
       [BridgeOp.dbRun, 'q', null],
+      [BridgeOp.messageSet, 'bodyJson', '{"a":1}'],
+      [BridgeOp.refuse, 'the value of memory.set("big")', 16 + 8 * (1e8 + 1)],
       [BridgeOp.run, 'Echo', { a: 1 }],
       [BridgeOp.done],
     ]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HostMemoryBudget, hostBytes } from '../../src/engine/host-memory.js';
+import { HostMemoryBudget, hostBytes, RESPONSE_BODY } from '../../src/engine/host-memory.js';
 import { Memory } from '../../src/engine/memory.js';
 
 describe('hostBytes', () => {
@@ -12,6 +12,36 @@ describe('hostBytes', () => {
     const shared = Object.freeze({ big: 'x'.repeat(100_000) });
     expect(hostBytes(shared, Infinity)).toBe(8);
     expect(hostBytes([shared, shared], Infinity)).toBeLessThan(100);
+  });
+
+  it('counts every kind a copy out of an isolate carries by what it holds', () => {
+    const big = 'x'.repeat(100_000);
+    const kinds: Record<string, unknown> = {
+      Map: new Map([[1, big]]),
+      'Map key': new Map([[big, 1]]),
+      Set: new Set([big]),
+      Error: new Error(big),
+      RegExp: new RegExp(big),
+      String: new String(big),
+      ArrayBuffer: new ArrayBuffer(100_000),
+      Uint8Array: new Uint8Array(100_000),
+      Float64Array: new Float64Array(12_500),
+      DataView: new DataView(new ArrayBuffer(100_000)),
+      'a view of a big buffer': new Uint8Array(new ArrayBuffer(100_000), 0, 1),
+      nested: { a: [new Map([['k', new Set([big])]])] },
+    };
+    for (const [kind, value] of Object.entries(kinds)) expect(hostBytes(value, Infinity), kind).toBeGreaterThanOrEqual(100_000);
+  });
+
+  it('counts a buffer once for all its views', () => {
+    const buffer = new ArrayBuffer(100_000);
+    expect(hostBytes([new Uint8Array(buffer), new DataView(buffer)], Infinity)).toBeLessThan(101_000);
+  });
+
+  it('measures a sparse array by its length without visiting its holes', () => {
+    const sparse: number[] = [];
+    sparse[1e9] = 1;
+    expect(hostBytes(sparse, 1_000_000)).toBeGreaterThan(8e9);
   });
 
   it('stops walking once past the cap', () => {
@@ -31,5 +61,12 @@ describe('HostMemoryBudget with Memory', () => {
     expect(memory.get('other')).toBeNull();
     memory.set('error', { status: 500, message: 'room again' });
     expect(memory.get('error')).toEqual({ status: 500, message: 'room again' });
+  });
+
+  it('counts a memory key named like the body apart from the body', () => {
+    const budget = new HostMemoryBudget(10_000);
+    const memory = new Memory({}, budget);
+    memory.set(RESPONSE_BODY, 'x'.repeat(6_000));
+    expect(() => budget.chargeOther(RESPONSE_BODY, 'y'.repeat(6_000))).toThrow(/memory limit: storing the response body/);
   });
 });
