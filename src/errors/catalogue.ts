@@ -156,6 +156,7 @@ export const Errors = {
   sandboxBusy: coded('ANVIL_ERR_SANDBOX_BUSY', 503, '%s was stopped after %s ms in which the busy host ran it for only %s ms; retry'),
   sandboxBadCall: coded('ANVIL_ERR_SANDBOX_CALL', 500, '%s'),
   sandboxTooDeep: coded('ANVIL_ERR_SANDBOX_DEPTH', 508, 'Loop Detected: running %s would nest custom directives (state.run) more than %s deep'),
+  sandboxTooManyRuns: coded('ANVIL_ERR_SANDBOX_RUNS', 500, '%s: state.run("%s") refused: the call already has %s runs under way (state.run calls not settled yet); await some before starting more'),
   directiveFailed: codedWithStatus('ANVIL_ERR_DIRECTIVE_FAILED', '%s'),
 
   // The data directory's disk (an API's database, a deploy's files).
