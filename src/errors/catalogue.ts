@@ -227,6 +227,12 @@ export const Errors = {
   ),
 
   // An API's quotas on shared stores: messages written for its clients, shown whatever the status.
+  quotaBusCalls: quota(
+    'ANVIL_ERR_QUOTA_BUS_CALLS',
+    508,
+    'Loop Detected: the call to %s was not made: one request from outside may cause at most --max-bus-calls calls between APIs in all (1000 by default), its calls\' calls included, and this request\'s share is used up',
+    QUOTA_NAMES.busCalls,
+  ),
   quotaJobPayload: quota(
     'ANVIL_ERR_QUOTA_JOB_PAYLOAD',
     413,
