@@ -4,11 +4,13 @@
  * instance. Hops bound how deep a tree of calls goes (MAX_BUS_HOPS); this bounds how wide.
  *
  * The budget travels with the calls: a request holds what is left of it; each call it makes costs
- * one and takes a lease of half of what is then left for the callee's own calls, and the callee's
- * answer gives back what it did not use. Half, not all: calls made at once (state.run) each get a
- * share. A lease whose answer never says (a timeout, a thread that died, a call given up) is spent,
- * so whatever its callee still does stays within it: the total over the whole tree never exceeds
- * the root's budget.
+ * one and lends the callee a share of what is then left for its own calls, and the callee's answer
+ * gives back what it did not use. The share is 1/(n + 2) with n calls of the request already in
+ * flight: half for a call made alone (a chain of calls 8 deep still gets 3 at its end), and n calls
+ * made at once (state.run) leave about 1/(n + 1) of the budget, so ~44 of 1 000 may be in flight at
+ * once before the next is refused (a call has 16 runs running at most). A lease whose answer never says (a timeout, a thread that died) is spent, so
+ * whatever its callee still does stays within it: the total over the whole tree never exceeds the
+ * root's budget.
  */
 import { Errors } from '../errors.js';
 
@@ -22,6 +24,9 @@ export const DEFAULT_BUS_CALLS_PER_REQUEST = 1_000;
 export const AFTER_FLOW_BUS_CALLS = 16;
 
 export class CallBudget {
+  /** Calls of this request sent and not answered. */
+  private inFlight = 0;
+
   constructor(private remaining: number) {}
 
   /** Calls this request and those it causes may still make. */
@@ -33,13 +38,15 @@ export class CallBudget {
   take(path: string): number {
     if (this.remaining < 1) throw Errors.quotaBusCalls(path);
     this.remaining -= 1;
-    const lease = Math.floor(this.remaining / 2);
+    const lease = Math.floor(this.remaining / (this.inFlight + 2));
     this.remaining -= lease;
+    this.inFlight++;
     return lease;
   }
 
-  /** The callee answered: what it says it did not use of `lease` comes back. */
-  giveBack(lease: number, unused: number): void {
+  /** The call is over: what its answer says the callee did not use of `lease` comes back (0: a failed call, all spent). */
+  settle(lease: number, unused: number): void {
+    this.inFlight--;
     if (Number.isInteger(unused) && unused > 0) this.remaining += Math.min(lease, unused);
   }
 

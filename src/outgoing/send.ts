@@ -10,6 +10,7 @@ import type { DirectiveContext } from '../engine/context.js';
 import { egressAgent, checkLiteralHost, undici } from '../egress/egress-agent.js';
 import { egressPolicy } from '../egress/egress-policy.js';
 import { AnvilError, Errors, QuotaError } from '../errors.js';
+import type { BusResponse } from '../protocol/bus-calls.js';
 import { endHop, startHop } from '../tracing/outgoing-trace.js';
 
 export interface OutgoingRequest {
@@ -67,9 +68,15 @@ async function bus(ctx: DirectiveContext, request: OutgoingRequest, headers: Rec
     if (error instanceof QuotaError) ctx.api.refusals.add(error.quota);
     throw error;
   }
-  // A call that fails (a timeout) keeps its lease spent: its callee may still be at work.
-  const response = await ctx.api.callLocal({ verb: request.verb.toUpperCase(), path: request.path, rawQuery: request.query, rawHeaders, body, hop: ctx.request.hop, budget }, request.timeoutMs);
-  ctx.busCalls.giveBack(budget, response.budgetLeft);
+  let response: BusResponse;
+  try {
+    response = await ctx.api.callLocal({ verb: request.verb.toUpperCase(), path: request.path, rawQuery: request.query, rawHeaders, body, hop: ctx.request.hop, budget }, request.timeoutMs);
+  } catch (error) {
+    // A call that failed (a timeout) keeps its lease spent: its callee may still be at work.
+    ctx.busCalls.settle(budget, 0);
+    throw error;
+  }
+  ctx.busCalls.settle(budget, response.budgetLeft);
   return { status: response.status, headers: response.headers.map((h, i) => (i % 2 === 0 ? h.toLowerCase() : h)), body: response.body };
 }
 

@@ -22,6 +22,14 @@ endpoints:
     Flood: { directive: Flood, tag: $.message.pathParam.tag, spin: false }
   get /spin/{tag}:
     Flood: { directive: Flood, tag: $.message.pathParam.tag, spin: true }
+  get /awaited/{tag}:
+    All: { directive: AwaitAll, tag: $.message.pathParam.tag, n: 100 }
+`,
+        'Directives/AwaitAll.js': `export default async function (state, config) {
+  const hit = { method: 'POST', path: '/counter/hit/' + config.tag };
+  await Promise.all(Array.from({ length: config.n }, () => state.run('LocalCall', hit)));
+  state.message.body = { done: config.n };
+}
 `,
         // One awaited call first (the count is at least 1 once the call is over), then 20 000 it
         // never awaits, until the host refuses one.
@@ -103,6 +111,13 @@ describe('state.run work stops with its call', () => {
     const ran = await settledCount('breached');
     expect(ran).toBeGreaterThanOrEqual(1);
     expect(ran).toBeLessThanOrEqual(1 + MAX_RUNNING_RUNS);
+  });
+
+  it('runs the call awaits all run, 16 at a time, the others in turn', async () => {
+    const reply = await anvil.request('/flood/awaited/all');
+    expect(reply.status).toBe(200);
+    expect(reply.json()).toEqual({ done: 100 });
+    expect(await count('all')).toBe(100);
   });
 
   it('the API serves on: the same request again gives the same bound', async () => {
