@@ -113,7 +113,7 @@ export class HostBridge {
   }
 
   private start(a: unknown, b: unknown): number {
-    if (this.pendingRuns >= MAX_PENDING_RUNS) throw Errors.sandboxTooManyRuns(this.name, String(a), MAX_PENDING_RUNS);
+    if (this.pendingRuns >= MAX_PENDING_RUNS) throw Errors.sandboxTooManyRuns(this.name, String(a).slice(0, 100), MAX_PENDING_RUNS);
     const ticket = this.nextTicket++;
     this.pendingRuns++;
     const begin = (): void => {
