@@ -168,10 +168,11 @@ globalThis.__anvilInstall = function install(host, codes, valueMax) {
    */
   function stateOf(callId, requestId) {
     const call = (code, a, b) => op(callId, code, a, b);
-    const callAsync = (code, a, b) =>
-      new Promise((resolve) => {
-        // The host refuses an operation of a call that is over: its promise rejects right here.
-        const ticket = call(code, a, b);
+    const callAsync = (code, a, b) => {
+      // What the host refuses (a call that is over, too many runs under way) throws right here,
+      // where the directive sees it even if it never awaits the promise.
+      const ticket = call(code, a, b);
+      return new Promise((resolve) => {
         let tickets = pending.get(callId);
         if (tickets === undefined) {
           tickets = new Map();
@@ -179,6 +180,7 @@ globalThis.__anvilInstall = function install(host, codes, valueMax) {
         }
         tickets.set(ticket, resolve);
       }).then(unwrap);
+    };
 
     return Object.freeze({
       id: requestId,

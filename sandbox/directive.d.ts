@@ -77,7 +77,10 @@ export interface DirectiveState {
   /**
    * Runs a directive with these parameters against this request: a built-in, e.g. run('ModifyMessage',
    * { status: 201 }), or another custom directive of the API (its time counts against this call's
-   * limits; nesting deeper than 8 fails with 508).
+   * limits; nesting deeper than 8 fails with 508). A call may have 256 runs under way at once (16
+   * running, the others waiting their turn): the next one throws at once (ANVIL_ERR_SANDBOX_RUNS).
+   * Runs are part of this call: once it ends, those not begun are dropped and the others no longer
+   * awaited (their promises never settle), so await what must happen.
    */
   run(directive: string, params?: Record<string, Value>): Promise<void>;
 }

@@ -34,6 +34,8 @@ export interface InstanceOptions {
   bodyLimit: number;
   /** How deep a JSON request body may nest (400 deeper). */
   maxJsonDepth: number;
+  /** Bus calls one request from outside may cause in all, its whole tree of calls between APIs (508 beyond). */
+  maxBusCalls: number;
   uploadLimit: number;
   /** Time a deploy may spend unpacking, validating and staging in the deploy worker (400 after). */
   deployTimeoutMs: number;

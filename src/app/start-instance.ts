@@ -57,7 +57,7 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
   const [cells, boot] = await Promise.all([startCells(options, log, threads, actors, metrics), deployAtBoot()]);
 
   let serving = true;
-  const dispatcher = new Dispatcher(actors, options.requestTimeoutMs, requestObserver(metrics, log));
+  const dispatcher = new Dispatcher(actors, options.requestTimeoutMs, requestObserver(metrics, log), options.maxBusCalls);
   const hostDisk = new HostDiskWatch(options.dataDir, options.maxHostDiskBytes, (error) => log.warn({ err: (error as Error).message }, 'measuring the public hosts\' disk failed'));
   const jobs = await openJobs(options, { registry, directory, dispatcher, actors, metrics, hostDisk });
   const bus = wireBus(directory, dispatcher, actors, metrics);

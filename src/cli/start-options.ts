@@ -20,6 +20,7 @@ export interface StartFlags {
   maxCells?: number;
   bodyLimit: number;
   maxJsonDepth: number;
+  maxBusCalls: number;
   uploadLimit: number;
   deployTimeout: number;
   maxQueuedDeploys: number;
@@ -102,6 +103,7 @@ export function instanceOptions(flags: StartFlags, maxCells: number, envExplicit
     watch: flags.watch,
     bodyLimit: flags.bodyLimit,
     maxJsonDepth: flags.maxJsonDepth,
+    maxBusCalls: flags.maxBusCalls,
     uploadLimit: flags.uploadLimit,
     deployTimeoutMs: flags.deployTimeout,
     maxQueuedDeploys: flags.maxQueuedDeploys,

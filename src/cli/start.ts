@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { InstanceOptions, StartedInstance } from '../app/instance-options.js';
 import { DEFAULT_AUDIT_RETENTION } from '../audit/audit-store.js';
+import { DEFAULT_BUS_CALLS_PER_REQUEST } from '../bus/call-budget.js';
 import { MAX_DEFAULT_CONNECTIONS, MAX_DEFAULT_CONNECTIONS_PER_CLIENT } from '../http/connection-limits.js';
 import { DEFAULT_MAX_JSON_DEPTH } from '../http/json-depth.js';
 import { DEFAULT_FOLLOW_LIMITS } from '../logs/follow/follow-limits.js';
@@ -30,6 +31,7 @@ export function registerStart(program: Command): void {
     .option('--max-cells <n>', 'cell processes at most, quarantine and low-priority cells included (default: --cells + 8)', integer('--max-cells', 3, 512))
     .option('--body-limit <size>', 'largest request body an API accepts (413 above)', byteSize('--body-limit'), 1024 * 1024)
     .option('--max-json-depth <n>', 'deepest nesting of a JSON request body (400 deeper)', integer('--max-json-depth', 1, 100_000), DEFAULT_MAX_JSON_DEPTH)
+    .option('--max-bus-calls <n>', 'bus calls (LocalCall, Pull, Push, Http to this instance) one request from outside may cause in all, the calls its calls make included (508 beyond)', integer('--max-bus-calls', 1, 1_000_000), DEFAULT_BUS_CALLS_PER_REQUEST)
     .option('--upload-limit <size>', 'largest deploy archive (413 above)', byteSize('--upload-limit'), 50 * 1024 * 1024)
     .option('--deploy-timeout <duration>', 'time a deploy may spend unpacking and validating its files (400 after)', duration('--deploy-timeout'), 10_000)
     .option('--max-queued-deploys <n>', 'deploys of one public host under way at once: received, waiting for the deploy worker or in it (429 above)', integer('--max-queued-deploys', 1, 10_000), DEFAULT_MAX_QUEUED_DEPLOYS)

@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import { CallBudget, DEFAULT_BUS_CALLS_PER_REQUEST } from '../bus/call-budget.js';
 import type { CompiledRelease, EndpointDefinition } from '../config/types.js';
 import { isLoggedError, publicMessage, QuotaError, toStatusError } from '../errors.js';
 import { headerProblem } from '../http/header-syntax.js';
@@ -68,12 +69,12 @@ export class ApiEngine {
     const match = this.routes.match(request.verb, request.path);
     if (match.kind === 'none') {
       if (this.runtime.tracer !== null) traceUnrouted(this.runtime.tracer, request, this.runtime, 404);
-      send(plainJson(404, { error: 'Not Found' }, request.id));
+      send(unspent(plainJson(404, { error: 'Not Found' }, request.id), request));
       return;
     }
     if (match.kind === 'options') {
       if (this.runtime.tracer !== null) traceUnrouted(this.runtime.tracer, request, this.runtime, 204);
-      send({ status: 204, headers: ['allow', match.allow.join(', '), CORRELATION_HEADER, request.id], body: null });
+      send(unspent({ status: 204, headers: ['allow', match.allow.join(', '), CORRELATION_HEADER, request.id], body: null }, request));
       return;
     }
     const endpoint = match.endpoint;
@@ -82,7 +83,7 @@ export class ApiEngine {
     // Not `{ ...response, route }`: on Node 20's V8 a spread followed by a new property takes a slow
     // path (12x slower in isolation) whose objects get promoted to the old generation; with it every
     // actor thread promoted ~130 KB per young GC and ran a Mark-Compact every few seconds.
-    const sendRouted: SendResponse = (response) => send({ status: response.status, headers: response.headers, body: response.body, file: response.file, route });
+    const sendRouted: SendResponse = (response) => send({ status: response.status, headers: response.headers, body: response.body, file: response.file, route, budgetLeft: response.budgetLeft });
     const facts: RequestFacts = {
       id: request.id,
       ip: request.ip,
@@ -100,6 +101,7 @@ export class ApiEngine {
     };
     const ctx = new RequestContext(new Message(request, this.runtime.maxJsonDepth), this.runtime, facts, match.pathParams);
     ctx.lookup = this.lookup;
+    ctx.busCalls = new CallBudget(budgetOf(request));
     if (this.runtime.tracer !== null) ctx.requestSpan = startRequestSpan(this.runtime.tracer, request, this.runtime, endpoint.path, false);
     return this.run(ctx, list, 0, sendRouted);
   }
@@ -142,6 +144,7 @@ export class ApiEngine {
     };
     const ctx = new RequestContext(message, this.runtime, facts, continuation.pathParams, continuation.memory);
     ctx.lookup = this.lookup;
+    ctx.busCalls = new CallBudget(budgetOf(request));
     if (this.runtime.tracer !== null) ctx.requestSpan = startRequestSpan(this.runtime.tracer, request, this.runtime, endpoint.path, true);
     const pending = this.run(ctx, list, index + 1, send);
     if (pending !== undefined) await pending;
@@ -199,6 +202,8 @@ export class ApiEngine {
   /** Sends the response, then runs the AFTER_FLOW pass. */
   private respond(ctx: RequestContext, list: EntryList, send: SendResponse, response: OutgoingResponse): void | Promise<void> {
     ctx.sent = response;
+    // A bus call's answer gives back what the request did not use of its lease (bus/call-budget.ts).
+    if (ctx.request.viaBus) response.budgetLeft = ctx.busCalls.answer(list.hasAfterFlow);
     send(response);
     if (ctx.requestSpan !== null) endRequestSpan(ctx.requestSpan, response.status, ctx.error?.message);
     if (list.hasAfterFlow) {
@@ -347,6 +352,17 @@ export class ApiEngine {
     this.reportError({ requestId: ctx.id, label: '(engine)', directive: '(engine)', status: 500, message, pass: 'main' });
     return ctx.id;
   }
+}
+
+/** A bus call's answer that no entry ran for: its whole lease goes back. */
+function unspent(response: OutgoingResponse, request: EngineRequest): OutgoingResponse {
+  if (request.viaBus) response.budgetLeft = budgetOf(request);
+  return response;
+}
+
+/** The request's budget of bus calls; a request made without one (by hand, in a bench) gets the default. */
+function budgetOf(request: EngineRequest): number {
+  return Number.isInteger(request.budget) && request.budget >= 0 ? request.budget : DEFAULT_BUS_CALLS_PER_REQUEST;
 }
 
 function plainJson(status: number, value: unknown, id: string): OutgoingResponse {

@@ -4,6 +4,7 @@ import type { Groups } from './groups.js';
 import type { HeldResources } from './held-resources.js';
 import type { Memory } from './memory.js';
 import type { Message } from './message.js';
+import type { CallBudget } from '../bus/call-budget.js';
 import type { BusCall, BusResponse } from '../protocol/bus-calls.js';
 import type { OutgoingResponse } from '../protocol/requests.js';
 import type { ApiQuotas } from '../quotas/api-quotas.js';
@@ -147,6 +148,8 @@ export interface DirectiveContext {
    * the parameter when they do not fit), and its errors are this entry's.
    */
   runDirective(name: string, params: Record<string, unknown>, where: string): Promise<void>;
+  /** The bus calls this request and those they lead to may still make (outgoing/send.ts takes from it). */
+  readonly busCalls: CallBudget;
   /** What the request holds across entries (a transaction); the engine releases it on a throw and at each pass's end. */
   readonly held: HeldResources;
   /** Throws an error with that status: the flow switches to ERROR_FLOW. */

@@ -1,3 +1,4 @@
+import { CallBudget, DEFAULT_BUS_CALLS_PER_REQUEST } from '../bus/call-budget.js';
 import { Errors } from '../errors.js';
 import type { DirectiveLookup } from './compiled-entry.js';
 import type { Continuation } from './continuation.js';
@@ -30,6 +31,8 @@ export class RequestContext implements DirectiveContext, ResolveScope {
   /** Tracing on: the request's span (set by the engine), and the running entry's (null between entries). */
   requestSpan: TraceSpan | null = null;
   entrySpan: TraceSpan | null = null;
+  /** Set by the engine from the request's budget. */
+  busCalls = new CallBudget(DEFAULT_BUS_CALLS_PER_REQUEST);
 
   constructor(
     readonly message: Message,

@@ -157,6 +157,7 @@ export const Errors = {
   sandboxBusy: coded('ANVIL_ERR_SANDBOX_BUSY', 503, '%s was stopped after %s ms in which the busy host ran it for only %s ms; retry'),
   sandboxBadCall: coded('ANVIL_ERR_SANDBOX_CALL', 500, '%s'),
   sandboxTooDeep: coded('ANVIL_ERR_SANDBOX_DEPTH', 508, 'Loop Detected: running %s would nest custom directives (state.run) more than %s deep'),
+  sandboxTooManyRuns: coded('ANVIL_ERR_SANDBOX_RUNS', 500, '%s: state.run("%s") refused: the call already has %s runs under way (state.run calls not settled yet); await some before starting more'),
   directiveFailed: codedWithStatus('ANVIL_ERR_DIRECTIVE_FAILED', '%s'),
 
   // The data directory's disk (an API's database, a deploy's files).
@@ -227,6 +228,12 @@ export const Errors = {
   ),
 
   // An API's quotas on shared stores: messages written for its clients, shown whatever the status.
+  quotaBusCalls: quota(
+    'ANVIL_ERR_QUOTA_BUS_CALLS',
+    508,
+    'Loop Detected: the call to %s was not made: one request from outside may cause at most --max-bus-calls calls between APIs in all (1000 by default), its calls\' calls included, and this request\'s share is used up',
+    QUOTA_NAMES.busCalls,
+  ),
   quotaJobPayload: quota(
     'ANVIL_ERR_QUOTA_JOB_PAYLOAD',
     413,

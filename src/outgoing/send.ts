@@ -9,7 +9,8 @@ import type { request as UndiciRequest } from 'undici';
 import type { DirectiveContext } from '../engine/context.js';
 import { egressAgent, checkLiteralHost, undici } from '../egress/egress-agent.js';
 import { egressPolicy } from '../egress/egress-policy.js';
-import { AnvilError, Errors } from '../errors.js';
+import { AnvilError, Errors, QuotaError } from '../errors.js';
+import type { BusResponse } from '../protocol/bus-calls.js';
 import { endHop, startHop } from '../tracing/outgoing-trace.js';
 
 export interface OutgoingRequest {
@@ -59,7 +60,23 @@ async function bus(ctx: DirectiveContext, request: OutgoingRequest, headers: Rec
   const rawHeaders: string[] = [];
   for (const [name, value] of Object.entries(headers)) for (const v of Array.isArray(value) ? value : [value]) rawHeaders.push(name, v);
   const body = request.body === null ? null : Buffer.isBuffer(request.body) ? request.body : Buffer.from(request.body);
-  const response = await ctx.api.callLocal({ verb: request.verb.toUpperCase(), path: request.path, rawQuery: request.query, rawHeaders, body, hop: ctx.request.hop }, request.timeoutMs);
+  let budget: number;
+  try {
+    budget = ctx.busCalls.take(request.path);
+  } catch (error) {
+    // Over the request's share of bus calls: refused (508) before anything is sent, and counted.
+    if (error instanceof QuotaError) ctx.api.refusals.add(error.quota);
+    throw error;
+  }
+  let response: BusResponse;
+  try {
+    response = await ctx.api.callLocal({ verb: request.verb.toUpperCase(), path: request.path, rawQuery: request.query, rawHeaders, body, hop: ctx.request.hop, budget }, request.timeoutMs);
+  } catch (error) {
+    // A call that failed (a timeout) keeps its lease spent: its callee may still be at work.
+    ctx.busCalls.settle(budget, 0);
+    throw error;
+  }
+  ctx.busCalls.settle(budget, response.budgetLeft);
   return { status: response.status, headers: response.headers.map((h, i) => (i % 2 === 0 ? h.toLowerCase() : h)), body: response.body };
 }
 

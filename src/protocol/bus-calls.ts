@@ -15,6 +15,8 @@ export interface BusCall {
   body: Buffer | null;
   /** Bus hops that led to the caller (its request's hop); the router adds one. */
   hop: number;
+  /** The bus calls the callee and what it calls may make in all: its lease (bus/call-budget.ts). */
+  budget: number;
 }
 
 /**
@@ -26,22 +28,24 @@ export interface BusResponse {
   status: number;
   headers: string[];
   body: Buffer;
+  /** What the callee did not use of the call's lease (0 when the answer does not say: all spent). */
+  budgetLeft: number;
 }
 
-type CallMeta = [string, string, string, string[], number];
+type CallMeta = [string, string, string, string[], number, number];
 
 /** The head of a Call frame; `call.body` follows it as it is: `writer.writeFrame(head, call.body)`. */
 export function encodeCallHead(number: number, call: BusCall): Buffer {
-  const meta: CallMeta = [call.verb, call.path, call.rawQuery, call.rawHeaders, call.hop];
+  const meta: CallMeta = [call.verb, call.path, call.rawQuery, call.rawHeaders, call.hop, call.budget];
   return envelopeHead(FrameType.Call, number, 0, meta, call.body === null ? 0 : call.body.length);
 }
 
 /** The call in a Call frame; its body is a view into the frame (the router sends it on as it is). */
 export function decodeCall(payload: Buffer): { number: number; call: BusCall } {
   const envelope = readEnvelope(payload);
-  const [verb, path, rawQuery, rawHeaders, hop] = envelope.meta as CallMeta;
+  const [verb, path, rawQuery, rawHeaders, hop, budget] = envelope.meta as CallMeta;
   const body = envelope.body.length === 0 ? null : envelope.body;
-  return { number: envelope.number, call: { verb, path, rawQuery, rawHeaders, hop, body } };
+  return { number: envelope.number, call: { verb, path, rawQuery, rawHeaders, hop, budget, body } };
 }
 
 /**
@@ -72,6 +76,6 @@ export function answerPayload(response: BusResponse): Buffer {
  */
 export function decodeCallResult(payload: Buffer): { number: number; response: BusResponse } {
   const envelope = readEnvelope(payload, 4);
-  const [headers] = envelope.meta as ResponseMeta;
-  return { number: payload.readUInt32LE(0), response: { status: envelope.small, headers, body: envelope.body } };
+  const [headers, , budgetLeft] = envelope.meta as ResponseMeta;
+  return { number: payload.readUInt32LE(0), response: { status: envelope.small, headers, body: envelope.body, budgetLeft: budgetLeft ?? 0 } };
 }

@@ -20,6 +20,8 @@ export interface EngineRequest extends IncomingRequest {
   id: string;
   ip: string;
   hop: number;
+  /** Bus calls this request and the requests its calls lead to may still make (bus/call-budget.ts). */
+  budget: number;
   viaBus: boolean;
   receivedAt: number;
   /** Set when this is a queued job (SPEC §8): its Continuation, as JSON. `id` is the job id. */
@@ -36,6 +38,8 @@ export interface OutgoingResponse {
   file?: FileRef;
   /** The endpoint that answered (`get /users/{id}`): a metrics label, never sent to the client; empty or absent when none did. */
   route?: string;
+  /** A bus call's answer: what its request did not use of the call's lease (bus/call-budget.ts); absent: all spent. */
+  budgetLeft?: number;
 }
 
 /**
@@ -47,8 +51,8 @@ export interface RoutedRequest extends Omit<EngineRequest, 'body'> {
   body: BodyBytes;
 }
 
-/** [id, verb, path, rawQuery, rawHeaders, ip, hop, viaBus, receivedAt, job?] — an array keeps the JSON small. */
-type RequestMeta = [string, string, string, string, string[], string, number, 0 | 1, number, string?];
+/** [id, verb, path, rawQuery, rawHeaders, ip, hop, viaBus, receivedAt, budget, job?] — an array keeps the JSON small. */
+type RequestMeta = [string, string, string, string, string[], string, number, 0 | 1, number, number, string?];
 
 /**
  * The head of a Request frame; `request.body` follows it as it is: `writer.writeFrame(head,
@@ -66,6 +70,7 @@ export function encodeRequestHead(number: number, request: RoutedRequest): Buffe
     request.hop,
     request.viaBus ? 1 : 0,
     request.receivedAt,
+    request.budget,
   ];
   if (request.job !== undefined) meta.push(request.job);
   return envelopeHead(FrameType.Request, number, 0, meta, bodySize(request.body));
@@ -86,15 +91,18 @@ export function encodeRequestHead(number: number, request: RoutedRequest): Buffe
  */
 export function decodeRequest(payload: Buffer): { number: number; request: EngineRequest } {
   const envelope = readEnvelope(payload);
-  const [id, verb, path, rawQuery, rawHeaders, ip, hop, viaBus, receivedAt, job] = envelope.meta as RequestMeta;
+  const [id, verb, path, rawQuery, rawHeaders, ip, hop, viaBus, receivedAt, budget, job] = envelope.meta as RequestMeta;
   const body = envelope.body.length === 0 ? null : envelope.body;
-  const request: EngineRequest = { id, verb, path, rawQuery, rawHeaders, ip, hop, viaBus: viaBus === 1, receivedAt, body };
+  const request: EngineRequest = { id, verb, path, rawQuery, rawHeaders, ip, hop, budget, viaBus: viaBus === 1, receivedAt, body };
   if (job !== undefined) request.job = job;
   return { number: envelope.number, request };
 }
 
-/** [headers, file?] — a file body instead of bytes. (The route travels as the envelope's label.) */
-export type ResponseMeta = [string[], FileRef?];
+/**
+ * [headers, file?, budgetLeft?] — a file body instead of bytes (null when only budgetLeft follows),
+ * and a bus answer's unused lease. (The route travels as the envelope's label.)
+ */
+export type ResponseMeta = [string[], (FileRef | null)?, number?];
 
 /** A decoded response, as the router writes it to a client. */
 export interface DecodedResponse {
@@ -104,6 +112,8 @@ export interface DecodedResponse {
   body: Buffer;
   route: string;
   file?: FileRef;
+  /** A bus call's answer: what its request did not use of the call's lease. */
+  budgetLeft?: number;
 }
 
 /**
@@ -113,7 +123,8 @@ export interface DecodedResponse {
  */
 export function encodeResponse(number: number, response: OutgoingResponse): Buffer {
   const meta: ResponseMeta = [response.headers];
-  if (response.file !== undefined) meta.push(response.file);
+  if (response.file !== undefined || response.budgetLeft !== undefined) meta.push(response.file ?? null);
+  if (response.budgetLeft !== undefined) meta.push(response.budgetLeft);
   return envelopeFrame(FrameType.Response, number, response.status, meta, response.body, response.route ?? '');
 }
 
@@ -129,9 +140,11 @@ export function responseNumber(payload: Buffer): number {
 /** The response in a Response payload (the number aside). */
 export function readResponse(payload: Buffer): DecodedResponse {
   const envelope = readEnvelope(payload);
-  const [headers, file] = envelope.meta as ResponseMeta;
-  if (file === undefined) return { status: envelope.small, headers, body: envelope.body, route: envelope.label };
-  return { status: envelope.small, headers, body: envelope.body, route: envelope.label, file };
+  const [headers, file, budgetLeft] = envelope.meta as ResponseMeta;
+  const response: DecodedResponse = { status: envelope.small, headers, body: envelope.body, route: envelope.label };
+  if (file !== undefined && file !== null) response.file = file;
+  if (budgetLeft !== undefined) response.budgetLeft = budgetLeft;
+  return response;
 }
 
 /**

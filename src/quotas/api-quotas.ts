@@ -66,6 +66,7 @@ export const QUOTA_NAMES = {
   responseBuffer: 'response_buffer',
   responseHeaders: 'response_headers',
   responseHeaderBytes: 'response_header_bytes',
+  busCalls: 'bus_calls',
 } as const;
 
 /** The API's quotas: what its api.yaml asks for (`limits:`), each capped by the instance's ceiling. */

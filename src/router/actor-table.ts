@@ -69,7 +69,7 @@ export class ActorTable {
   private readonly actors = new Map<string, ActorHandle>();
   private control: CellControl | null = null;
   private busCall: (caller: ActorSpec, call: BusCall, reply: CallReply, offerPeer: (target: ActorSpec, key: string) => void) => void = (_c, _call, reply) =>
-    reply(answerPayload({ status: 503, headers: [], body: Buffer.alloc(0) }));
+    reply(answerPayload({ status: 503, headers: [], body: Buffer.alloc(0), budgetLeft: 0 }));
   /** A thread reported what it counted itself: requests it took from peers, calls it made that way, sandbox CPU. */
   private threadReport: (spec: ActorSpec, stats: ThreadStats) => void = () => {};
   private readonly faults = new FaultPolicy();

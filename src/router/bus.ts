@@ -51,10 +51,11 @@ export class Bus {
 
   /** The API the call names, or undefined once the bus has answered (too deep, no such API). */
   private target(host: string, call: BusCall, reply: CallReply): ApiEntry | undefined {
-    if (call.hop + 1 > MAX_BUS_HOPS) return void reply(answerPayload(busFailure(508, `Loop Detected: more than ${MAX_BUS_HOPS} nested calls between APIs`)));
+    // Refused here, the call's lease was not used: it goes back.
+    if (call.hop + 1 > MAX_BUS_HOPS) return void reply(answerPayload(busFailure(508, `Loop Detected: more than ${MAX_BUS_HOPS} nested calls between APIs`, call.budget)));
     const { key } = splitApiPath(call.path);
     const api = key === '' ? undefined : this.directory.api(host, key);
-    if (api === undefined || !api.record.active) return void reply(answerPayload(busFailure(404, 'Not Found')));
+    if (api === undefined || !api.record.active) return void reply(answerPayload(busFailure(404, 'Not Found', call.budget)));
     return api;
   }
 

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { DEFAULT_BUS_CALLS_PER_REQUEST } from '../bus/call-budget.js';
 import type { RoutedRequest } from '../protocol/requests.js';
 import type { ActorSpec } from '../protocol/cell-messages.js';
 import type { ActorTable } from './actor-table.js';
@@ -20,6 +21,8 @@ export class Dispatcher {
     private readonly actors: ActorTable,
     private readonly requestTimeoutMs: number,
     private readonly observe: RequestObserver = () => {},
+    /** `--max-bus-calls`: the budget of bus calls a request from outside (a client's, a job's) starts with. */
+    readonly busCallsPerRequest: number = DEFAULT_BUS_CALLS_PER_REQUEST,
   ) {
     this.timeouts = new JobTimeouts(requestTimeoutMs);
   }

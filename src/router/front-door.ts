@@ -150,6 +150,7 @@ export class FrontDoor {
       body,
       ip: this.deps.clientAddress(req),
       hop: 0,
+      budget: this.deps.dispatcher.busCallsPerRequest,
       viaBus: false,
       receivedAt,
     };

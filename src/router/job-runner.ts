@@ -139,7 +139,7 @@ export class JobRunner {
     return new Promise((resolve) => {
       this.dispatcher.submit(
         api.spec,
-        { id: job.id, verb: 'POST', path: '/', rawQuery: '', rawHeaders: [], body: null, ip: '', hop: 0, viaBus: false, receivedAt: Date.now(), job: job.payload },
+        { id: job.id, verb: 'POST', path: '/', rawQuery: '', rawHeaders: [], body: null, ip: '', hop: 0, budget: this.dispatcher.busCallsPerRequest, viaBus: false, receivedAt: Date.now(), job: job.payload },
         readResponse,
         (outcome) => {
           if (!outcome.ok) return resolve({ ok: false, error: `${outcome.error.status} ${outcome.error.message}` });

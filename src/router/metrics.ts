@@ -79,7 +79,7 @@ export class Metrics {
 
   readonly quotaRefusals = new Counter({
     name: 'anvil_quota_refusals_total',
-    help: 'Writes refused, or responses cut or refused, because an API reached one of its quotas on shared things (job_payload, queued_jobs, kv_bytes, files_bytes, database_bytes, response_buffer, response_headers, response_header_bytes)',
+    help: 'Writes refused, or responses cut or refused, because an API reached one of its quotas on shared things (job_payload, queued_jobs, kv_bytes, files_bytes, database_bytes, response_buffer, response_headers, response_header_bytes, bus_calls)',
     labelNames: ['host', 'api', 'quota'],
     registers: [this.registry],
   });

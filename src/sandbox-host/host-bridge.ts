@@ -40,6 +40,15 @@ const bad = Errors.sandboxBadCall;
 const HEADERS_PLACE = 'the response headers';
 const GROUPS_PLACE = 'the enabled groups';
 
+/**
+ * `state.run` calls one call may have under way at once (waiting for a place or running): the next
+ * one throws in the isolate. What a call leaves un-awaited stops with it (see `close`), so this
+ * bounds the host work one call can queue up.
+ */
+export const MAX_PENDING_RUNS = 256;
+/** Of those, how many run at once; the others wait in order, and are dropped if the call ends first. */
+export const MAX_RUNNING_RUNS = 16;
+
 /** The host side of one call's `state`: it acts on that call's request only, and only while the call runs. */
 export class HostBridge {
   private closed = false;
@@ -52,6 +61,11 @@ export class HostBridge {
   /** What the response headers and the groups this call set hold on the host (names and values; never less when one is removed). */
   private headerBytes = 0;
   private groupBytes = 0;
+  /** Runs started and not settled yet (waiting and running). */
+  private pendingRuns = 0;
+  private runningRuns = 0;
+  /** Runs waiting for a place (MAX_RUNNING_RUNS), in the order they were started. */
+  private readonly waitingRuns: Array<() => void> = [];
 
   constructor(
     private readonly ctx: DirectiveContext,
@@ -120,16 +134,33 @@ export class HostBridge {
     return Errors.sandboxValueSize(this.name, what, Math.round(this.ctx.api.hostMemoryBytes / 2 ** 20));
   }
 
-  /** The call is over: anything the directive left running can no longer touch the request. */
+  /**
+   * The call is over (it returned, threw, or breached a limit): the runs it started that have not
+   * begun are dropped, and those in flight are no longer awaited (their replies are never delivered:
+   * in the isolate they stay unsettled, and the call's state is gone).
+   */
   close(): void {
     this.closed = true;
+    this.waitingRuns.length = 0;
   }
 
   private start(a: unknown, b: unknown): number {
+    if (this.pendingRuns >= MAX_PENDING_RUNS) throw Errors.sandboxTooManyRuns(this.name, String(a).slice(0, 100), MAX_PENDING_RUNS);
     const ticket = this.nextTicket++;
-    void this.runDirective(a, b).then((reply) => {
-      if (!this.closed) this.settle(ticket, reply);
-    });
+    this.pendingRuns++;
+    const begin = (): void => {
+      this.runningRuns++;
+      void this.runDirective(a, b).then((reply) => {
+        this.runningRuns--;
+        this.pendingRuns--;
+        if (this.closed) return;
+        // The next waiting run takes the place before the reply lets the directive start more.
+        this.waitingRuns.shift()?.();
+        this.settle(ticket, reply);
+      });
+    };
+    if (this.runningRuns < MAX_RUNNING_RUNS) begin();
+    else this.waitingRuns.push(begin);
     return ticket;
   }
 

@@ -16,7 +16,7 @@ import { Dispatcher, type RequestObserver } from '../../src/router/dispatcher.js
 import type { Job, JobOutcome } from '../../src/router/job.js';
 
 const spec = (key: string) => ({ id: `h/e/${key}@1`, host: 'h', env: 'e', key, release: '1' }) as ActorSpec;
-const call = (path: string, body: Buffer | null = null): BusCall => ({ verb: 'POST', path, rawQuery: 'q=1', rawHeaders: ['x-a', 'b'], body, hop: 0 });
+const call = (path: string, body: Buffer | null = null): BusCall => ({ verb: 'POST', path, rawQuery: 'q=1', rawHeaders: ['x-a', 'b'], body, hop: 0, budget: 10 });
 const directory = { api: (_host: string, key: string) => (key === 'target' ? { record: { active: true }, spec: spec('target') } : undefined) } as unknown as ApiDirectory;
 
 let dispatcher: Dispatcher | undefined;
@@ -50,7 +50,7 @@ describe('the router’s bus answers', () => {
     expect(sent).toHaveLength(1);
     expect(sent[0]).toBe(payload);
     expect(observed).toEqual([{ ok: true, response: { status: 201, route: 'post /things', payload } }]);
-    expect(asCaller(sent[0]!)).toEqual({ number: 9, response: { status: 201, headers: ['content-type', 'text/plain'], body: Buffer.from('made') } });
+    expect(asCaller(sent[0]!)).toEqual({ number: 9, response: { status: 201, headers: ['content-type', 'text/plain'], body: Buffer.from('made'), budgetLeft: 0 } });
   });
 
   it('encodes the answers it gives itself: an unknown API, a failed job', () => {
@@ -62,5 +62,7 @@ describe('the router’s bus answers', () => {
     expect([missing!.status, JSON.parse(missing!.body.toString())]).toEqual([404, { error: 'Not Found' }]);
     expect(timedOut!.status).toBe(Errors.timeout().status);
     expect(timedOut!.headers).toEqual(['content-type', 'application/json; charset=utf-8']);
+    // The unknown API ran nothing: the call's lease goes back; a failed job's is spent.
+    expect([missing!.budgetLeft, timedOut!.budgetLeft]).toEqual([10, 0]);
   });
 });

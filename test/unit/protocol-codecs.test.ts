@@ -136,11 +136,12 @@ describe('requests.ts codecs (the request path)', () => {
       body: fc.option(bytes, { nil: null }),
       ip: jsonText,
       hop: fc.nat({ max: 64 }),
+      budget: fc.nat({ max: 1_000_000 }),
       viaBus: fc.boolean(),
       receivedAt: fc.nat(),
       job: jsonText,
     },
-    { requiredKeys: ['id', 'verb', 'path', 'rawQuery', 'rawHeaders', 'body', 'ip', 'hop', 'viaBus', 'receivedAt'] },
+    { requiredKeys: ['id', 'verb', 'path', 'rawQuery', 'rawHeaders', 'body', 'ip', 'hop', 'budget', 'viaBus', 'receivedAt'] },
   );
 
   it('encodeRequestHead + the body apart → decodeRequest: the same request (an empty body is no body)', () => {
@@ -164,7 +165,7 @@ describe('requests.ts codecs (the request path)', () => {
   });
 
   it('decodeRequest does not copy the body: it is a view into the frame', () => {
-    const payload = payloadOf(FrameType.Request, joined(encodeRequestHead(1, { id: 'i', verb: 'POST', path: '/', rawQuery: '', rawHeaders: [], body: [Buffer.from('ab'), Buffer.from('c')], ip: '', hop: 0, viaBus: false, receivedAt: 0 }), [Buffer.from('ab'), Buffer.from('c')]));
+    const payload = payloadOf(FrameType.Request, joined(encodeRequestHead(1, { id: 'i', verb: 'POST', path: '/', rawQuery: '', rawHeaders: [], body: [Buffer.from('ab'), Buffer.from('c')], ip: '', hop: 0, budget: 1000, viaBus: false, receivedAt: 0 }), [Buffer.from('ab'), Buffer.from('c')]));
     const { request: decoded } = decodeRequest(payload);
     expect(decoded.body?.toString()).toBe('abc');
     expect(decoded.body?.buffer).toBe(payload.buffer);
@@ -178,6 +179,7 @@ describe('requests.ts codecs (the request path)', () => {
       body: fc.oneof(fc.constant(null), jsonText, bytes),
       file: fileRef,
       route: utf8Text,
+      budgetLeft: fc.nat({ max: 1_000_000 }),
     },
     { requiredKeys: ['status', 'headers', 'body'] },
   );
@@ -187,8 +189,10 @@ describe('requests.ts codecs (the request path)', () => {
       fc.property(u32, response, (number, sent) => {
         const decoded = decodeResponse(payloadOf(FrameType.Response, encodeResponse(number, sent)));
         const expected = { status: sent.status, headers: sent.headers, body: asBytes(sent.body), route: sent.route ?? '' };
-        expect(decoded).toEqual({ number, response: sent.file === undefined ? expected : { ...expected, file: sent.file } });
+        const withFile = sent.file === undefined ? expected : { ...expected, file: sent.file };
+        expect(decoded).toEqual({ number, response: sent.budgetLeft === undefined ? withFile : { ...withFile, budgetLeft: sent.budgetLeft } });
         expect('file' in decoded.response).toBe(sent.file !== undefined);
+        expect('budgetLeft' in decoded.response).toBe(sent.budgetLeft !== undefined);
       }),
     );
   });
@@ -207,7 +211,7 @@ describe('requests.ts codecs (the request path)', () => {
 });
 
 describe('bus-calls.ts codecs', () => {
-  const call: fc.Arbitrary<BusCall> = fc.record({ verb: jsonText, path: jsonText, rawQuery: jsonText, rawHeaders, body: fc.option(bytes, { nil: null }), hop: fc.nat({ max: 64 }) });
+  const call: fc.Arbitrary<BusCall> = fc.record({ verb: jsonText, path: jsonText, rawQuery: jsonText, rawHeaders, body: fc.option(bytes, { nil: null }), hop: fc.nat({ max: 64 }), budget: fc.nat({ max: 1_000_000 }) });
 
   it('encodeCallHead + the body apart → decodeCall: the same call (an empty body is no body)', () => {
     fc.assert(
@@ -221,20 +225,20 @@ describe('bus-calls.ts codecs', () => {
   // The router forwards the target thread's Response payload after the call number, unread.
   it('a target’s Response payload forwarded in a CallResult → decodeCallResult: status, headers and the body as bytes', () => {
     const answer: fc.Arbitrary<OutgoingResponse> = fc.record(
-      { status: u16, headers: rawHeaders, body: fc.oneof(fc.constant(null), jsonText, bytes), route: utf8Text },
+      { status: u16, headers: rawHeaders, body: fc.oneof(fc.constant(null), jsonText, bytes), route: utf8Text, budgetLeft: fc.nat({ max: 1_000_000 }) },
       { requiredKeys: ['status', 'headers', 'body'] },
     );
     fc.assert(
       fc.property(u32, u32, answer, (callNumber, requestNumber, sent) => {
         const responsePayload = payloadOf(FrameType.Response, encodeResponse(requestNumber, sent));
         const decoded = decodeCallResult(payloadOf(FrameType.CallResult, joined(callResultHead(callNumber, responsePayload.length), responsePayload)));
-        expect(decoded).toEqual({ number: callNumber, response: { status: sent.status, headers: sent.headers, body: asBytes(sent.body) } });
+        expect(decoded).toEqual({ number: callNumber, response: { status: sent.status, headers: sent.headers, body: asBytes(sent.body), budgetLeft: sent.budgetLeft ?? 0 } });
       }),
     );
   });
 
   it('an answer the router gives itself (answerPayload) → decodeCallResult: the same answer', () => {
-    const answer: fc.Arbitrary<BusResponse> = fc.record({ status: u16, headers: rawHeaders, body: bytes });
+    const answer: fc.Arbitrary<BusResponse> = fc.record({ status: u16, headers: rawHeaders, body: bytes, budgetLeft: fc.nat({ max: 1_000_000 }) });
     fc.assert(
       fc.property(u32, answer, (callNumber, sent) => {
         const responsePayload = answerPayload(sent);
