@@ -9,8 +9,13 @@ export const BUSY_WINDOW_MS = 100;
  * chance, for 2–6 µs more cell CPU per request and no more throughput.
  */
 export const BUSY_SHARE = 0.9;
-/** On a busy thread, an actor that ran at least this share of its actors' code is the one making it busy. */
+/**
+ * On a busy shared thread, an actor that ran at least this share of its actors' timed code, and
+ * its own code for at least MIN_OWN_SHARE of the window, is the one making it busy (not one that
+ * ran a single call of a millisecond while the thread mostly did untimed work).
+ */
 export const DOMINANT_SHARE = 0.5;
+export const MIN_OWN_SHARE = 0.2;
 /**
  * One stretch of an actor's own code this long on a shared thread counts against it at the next
  * look (when the thread did use that much CPU meanwhile: a stretch may be long because the OS ran
@@ -134,7 +139,7 @@ export class CpuShares {
     const cpuMs = share * elapsed;
     const busy = share >= BUSY_SHARE;
     for (const [actor, account] of this.accounts) {
-      const dominant = busy && (this.accounts.size === 1 || (timed > 0 && account.inWindow >= DOMINANT_SHARE * timed));
+      const dominant = busy && (this.shared ? account.inWindow >= DOMINANT_SHARE * timed && account.inWindow >= MIN_OWN_SHARE * elapsed : this.accounts.size === 1);
       const long = account.longest > 0 && cpuMs >= account.longest;
       account.inWindow = 0;
       account.longest = 0;

@@ -138,7 +138,8 @@ describe('a long-lived sandbox per API release per thread', () => {
     const slow = await anvil.request('/state/slow/5000');
     expect(slow.status).toBe(504);
     await expectLogged('Slow ran longer than its 1500 ms');
-    expect((await counter()).module).toBe(before.module + 1);
+    const moves = anvil.logLines().filter((l) => /cell|thread|sandbox|reset/.test(String(l.msg)) && l.level !== 30).map((l) => JSON.stringify(l));
+    expect((await counter()).module, moves.join('\n') + anvil.logLines().slice(-15).map((l) => JSON.stringify(l)).join('\n')).toBe(before.module + 1);
   });
 
   it('after a CPU breach the state is gone: the next call gets a fresh sandbox', async () => {

@@ -88,7 +88,7 @@ describe('APIs on one shared thread', () => {
     expect(await calls('beta')).toBe(betaBefore + 1);
     // A call that long on a shared thread: gamma now has a thread of its own; the others stay.
     await eventually(async () => (await placeOnSharedThread('gamma')) === 0);
-    expect(sample(await scrapeMetrics(anvil), 'anvil_actor_threads', { host: 'localhost', api: 'gamma' })).toBe(1);
+    expect(sample(await scrapeMetrics(anvil), 'anvil_actor_threads', { host: 'localhost', api: 'gamma' })).toBeGreaterThanOrEqual(1);
     expect(anvil.logLines().some((line) => line.msg === 'API keeps a shared thread busy; it now has threads of its own' && line.api === 'gamma')).toBe(true);
     for (const api of ['alpha', 'beta']) expect(await placeOnSharedThread(api)).toBe(1);
   });

@@ -80,6 +80,22 @@ describe('CpuShares', () => {
     expect(even.map((a) => a.busy)).toEqual([1, ...even.slice(1).map(() => 0)]);
   });
 
+  it('on a busy shared thread, does not blame an actor whose own code ran only a little of the window', () => {
+    const { clock, use } = fakeClock();
+    const [quiet, other] = [actor(), actor()];
+    const shares = new CpuShares(true, clock, 0);
+    shares.join(quiet, 0);
+    shares.join(other, 0);
+    // The thread is busy with untimed work; quiet's one call of 2 ms is most of the timed code.
+    for (const round of [1, 2, 3]) {
+      shares.ran(quiet, 2);
+      shares.ran(other, 0.5);
+      use(W);
+      shares.check(round * W);
+    }
+    expect([quiet.busy, other.busy]).toEqual([0, 0]);
+  });
+
   it('shares out the thread CPU in proportion to the timed stretches', () => {
     const { clock, use } = fakeClock();
     const [a, b] = [actor(), actor()];
