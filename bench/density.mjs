@@ -22,7 +22,7 @@ import { WORKERD_INSTALL, pathFor, startWorkerdTenants } from './lib/workerd-ten
 
 const SIZES = (process.env.DENSITY_SIZES ?? '1,10,100,1000').split(',').map(Number);
 const MiB = 1024 * 1024;
-const WARMUP_SECONDS = 3;
+const WARMUP_SECONDS = 5;
 /** The noisy neighbour: quiet tenants probed at this rate, open loop, round robin. */
 const QUIET_TENANTS = 100;
 const QUIET_RATE = 500;
@@ -63,11 +63,11 @@ async function touchAll(port, n) {
   return { failures, p50: at(0.5), p99: at(0.99) };
 }
 
-/** The loads of one contender at one N: warm-up, saturated, half. */
-async function loads(url, paths, { seconds, connections }) {
-  await roundRobinLoad({ url, paths, seconds: WARMUP_SECONDS, connections });
-  const saturated = await roundRobinLoad({ url, paths, seconds, connections });
-  const half = await roundRobinLoad({ url, paths, seconds, connections, rate: Math.max(1, saturated.rps / 2) });
+/** The loads of one contender at one N: warm-up, saturated, half (`host`: the Host header). */
+async function loads(url, paths, { seconds, connections }, host) {
+  await roundRobinLoad({ url, paths, seconds: WARMUP_SECONDS, connections, host });
+  const saturated = await roundRobinLoad({ url, paths, seconds, connections, host });
+  const half = await roundRobinLoad({ url, paths, seconds, connections, host, rate: Math.max(1, saturated.rps / 2) });
   return { saturated, half };
 }
 
@@ -86,7 +86,8 @@ async function measureAnvil(n, config) {
     const cold = await touchAll(anvil.port, n);
     const afterTouch = logCounts(anvil.logFile);
     const touched = treeFigures(processTree(anvil.pid));
-    const { saturated, half } = await loads(anvil.url('/'), paths, config);
+    // Anvil serves its APIs on the public host `localhost` (the Host header picks the host).
+    const { saturated, half } = await loads(anvil.url('/'), paths, config, 'localhost');
     await sleep(500);
     const figures = treeFigures(processTree(anvil.pid));
     const counts = difference(logCounts(anvil.logFile), afterTouch);
@@ -137,11 +138,12 @@ async function noisy(config) {
       const paths = Array.from({ length: QUIET_TENANTS }, (_, i) => pathFor(i + 1));
       const sharing = paths.filter((path) => cellOf(path.split('/')[1]) === cellOf('hog')).length;
       await touchAll(anvil.port, QUIET_TENANTS);
-      await roundRobinLoad({ url: anvil.url('/'), paths, seconds: 2, connections: config.connections });
-      const alone = await roundRobinLoad({ url: anvil.url('/'), paths, seconds, connections: 50, rate: QUIET_RATE });
+      const host = 'localhost';
+      await roundRobinLoad({ url: anvil.url('/'), paths, seconds: 2, connections: config.connections, host });
+      const alone = await roundRobinLoad({ url: anvil.url('/'), paths, seconds, connections: 50, rate: QUIET_RATE, host });
       const before = logCounts(anvil.logFile);
       const hog = saturate(anvil.url('/hog/burn'), { seconds: seconds + 2, connections: HOG_CONNECTIONS });
-      const withHog = await roundRobinLoad({ url: anvil.url('/'), paths, seconds, connections: 50, rate: QUIET_RATE, warmup: 0 });
+      const withHog = await roundRobinLoad({ url: anvil.url('/'), paths, seconds, connections: 50, rate: QUIET_RATE, warmup: 0, host });
       const hogResult = await hog;
       const counts = difference(logCounts(anvil.logFile), before);
       progress(`density noisy run ${run + 1}/${runs}: quiet p99 alone ${fmt(alone.p99Ms, 2)} ms, with the hog ${fmt(withHog.p99Ms, 2)} ms; hog ${fmt(hogResult.rps)} req/s; ${JSON.stringify(counts)}`);

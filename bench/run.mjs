@@ -10,6 +10,7 @@ import { run as busVsHttp } from './bus-vs-http.mjs';
 import { run as cluster } from './cluster-deploy.mjs';
 import { run as coldStart } from './cold-start.mjs';
 import { run as cpuBudget } from './cpu-budget.mjs';
+import { run as density } from './density.mjs';
 import { run as edges } from './edges.mjs';
 import { run as edgesTenants } from './edges-tenants.mjs';
 import { progress, readConfig } from './lib/config.mjs';
@@ -33,6 +34,7 @@ const BENCHMARKS = [
   { name: 'cluster', title: '10. Cluster: deploy-to-live across three instances (issue 23)', run: cluster },
   { name: 'postgres', title: '11. An API on `database: postgres` against the same API on SQLite (issue 23)', run: postgresMode },
   { name: 'edges2', title: '12. Edges II: what one tenant makes the host spend, bounded (issue 41)', run: edgesTenants },
+  { name: 'density', title: '13. Density: many tenants at once (issue 42)', run: density },
 ];
 
 if (!existsSync(join(ROOT, 'dist', 'cli', 'main.js'))) {

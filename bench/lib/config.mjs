@@ -15,7 +15,7 @@ function number(name, fallback) {
  * (medians are reported); BENCH_CONNECTIONS (default 50): connections of the saturating load;
  * BENCH_COLD_SAMPLES (default 50): cold starts per run; BENCH_SANDBOX_CALLS (default 20 000): calls
  * of each directive per run of the sandbox micro-benchmark; BENCH_ONLY: comma-separated benchmark
- * names (throughput, noisy, cold, memory, bus, sandbox, edges, budget, cluster, postgres, edges2) to run only those;
+ * names (throughput, noisy, cold, memory, bus, sandbox, edges, budget, cluster, postgres, edges2, density) to run only those;
  * cluster and postgres need PostgreSQL (PG_ADMIN_URL) and Redis (REDIS_URL).
  */
 export function readConfig() {

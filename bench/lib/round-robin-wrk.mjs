@@ -6,11 +6,10 @@
 //   so load.mjs's open-loop generator on raw keep-alive sockets sends them, round robin too. It
 //   charges the time a due request waits for a free connection to the server (no coordinated
 //   omission), and costs less CPU per request than undici would on this 2-core machine.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { WRK, openLoop, wrkFigures } from './load.mjs';
+import { openLoop, runWrk, wrkHeaders } from './load.mjs';
 
 /** The Lua script: the requests of `paths`, prebuilt in init(), returned in turn by request(). */
 function luaScript(paths) {
@@ -34,27 +33,16 @@ end
 `;
 }
 
-function runWrk(url, { paths, seconds, connections, threads, host, headers }) {
-  if (WRK === null) return Promise.reject(new Error('wrk is not installed (Debian package wrk)'));
+async function roundRobinWrk(url, { paths, seconds, connections, threads, host, headers }) {
   const dir = mkdtempSync(join(tmpdir(), 'anvil-bench-wrk-'));
   const script = join(dir, 'round-robin.lua');
   writeFileSync(script, luaScript(paths));
-  const args = [`-t${threads}`, `-c${connections}`, `-d${seconds}s`, '--latency', '-s', script, '-H', `Host: ${host}`];
-  for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}: ${value}`);
-  args.push(url);
-  return new Promise((resolve, reject) => {
-    const child = spawn(WRK, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      rmSync(dir, { recursive: true, force: true });
-      const figures = wrkFigures(out);
-      if (code !== 0 || !Number.isFinite(figures.rps)) return reject(new Error(`wrk exited with ${code}: ${out}`));
-      resolve({ tool: 'wrk', requests: figures.requests, rps: figures.rps, p50Ms: figures.p50, p99Ms: figures.p99, errors: figures.errors });
-    });
-  });
+  try {
+    const figures = await runWrk([`-t${threads}`, `-c${connections}`, `-d${seconds}s`, '--latency', '-s', script, ...wrkHeaders(host, headers), url]);
+    return { tool: 'wrk', requests: figures.requests, rps: figures.rps, p50Ms: figures.p50, p99Ms: figures.p99, errors: figures.errors };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /**
@@ -67,7 +55,7 @@ export async function roundRobinLoad({ url, paths, seconds, connections = 50, th
   if (!Array.isArray(paths) || paths.length === 0) throw new Error('roundRobinLoad needs at least one path');
   const base = new URL(url);
   host ??= base.host;
-  if (rate === undefined) return runWrk(base.origin, { paths, seconds, connections, threads, host, headers });
+  if (rate === undefined) return roundRobinWrk(base.origin, { paths, seconds, connections, threads, host, headers });
   const result = await openLoop(base.origin, { rate, seconds, warmup, connections, host, headers, paths });
   return { tool: 'open loop', requests: result.sent, rps: result.rate, p50Ms: result.p50, p99Ms: result.p99, errors: result.errors };
 }

@@ -34,6 +34,12 @@ const PEER_DRAIN_MS = 5_000;
  * did not see them). An actor that did next to nothing and holds no isolate stays silent.
  */
 const STATS_EVERY_MS = 2_000;
+/**
+ * The first report of an actor on a thread of its own comes sooner: it got that thread because it
+ * kept a shared one busy, and the router decides from this report whether it is CPU-heavy (the
+ * low-priority cell) while it competes with its former thread-mates at their priority.
+ */
+const FIRST_OWN_REPORT_MS = 500;
 
 /**
  * On a shared thread, after a stretch of an actor's code this long, its next request waits for the
@@ -138,6 +144,7 @@ export class ThreadActor {
     services.cpu.join(this);
     this.statsTimer = setInterval(() => this.report(), STATS_EVERY_MS);
     this.statsTimer.unref();
+    if (!services.shared) setTimeout(() => this.report(), FIRST_OWN_REPORT_MS).unref();
   }
 
   /** Listens for peers and says hello to the router: from here on the actor serves. */
