@@ -8,7 +8,7 @@ import { tarGz } from '../helpers/tarball.js';
 
 // Issue 26: the operator console in a real browser (the system's Chromium through playwright-core):
 // logging in, live figures under load, a rollback with the button, a 5xx in the live log tail, job
-// actions, and the Content-Security-Policy refusing an inline script. Screenshots go to docs/console/.
+// actions, and the Content-Security-Policy refusing an inline script. Screenshots go to a temp folder (helpers/browser.ts).
 
 const SHOP = (release: string) => `key: shop
 endpoints:
