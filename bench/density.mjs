@@ -6,7 +6,7 @@
 // a 3 s saturated warm-up, BENCH_SECONDS saturated, as long again at half that rate; req/s, p50/p99,
 // failures, RSS and threads of every process, MiB per active tenant, hog moves, busy stops and
 // promotions (from Anvil's log). Then the noisy neighbour: 100 quiet tenants at a fixed rate, alone
-// and while a hog (bench/apis/hog) starts on their shared thread.
+// and while a hog (bench/apis/shared-hog) starts on their shared thread.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -117,7 +117,7 @@ async function measureWorkerd(n, config) {
 
 /**
  * The noisy neighbour: 100 quiet tenants probed at QUIET_RATE req/s round robin, alone, then while
- * the hog (~40 ms of CPU per call) is loaded from its first request on — it starts on a shared
+ * the hog (bench/apis/shared-hog: ~30 ms of CPU per call, default limits) is loaded from its first request on — it starts on a shared
  * thread, with quiet tenants of its cell, and is given threads of its own while the probe runs.
  */
 async function noisy(config) {
@@ -130,19 +130,19 @@ async function noisy(config) {
   for (let run = 0; run < runs; run++) {
     // A fresh instance each run, so that the hog starts on a shared thread every time.
     const anvil = await startAnvil({
-      apis: [...Array.from({ length: QUIET_TENANTS }, (_, i) => ({ from: 'pong', key: keyOf(i + 1) })), { from: 'hog' }],
+      apis: [...Array.from({ length: QUIET_TENANTS }, (_, i) => ({ from: 'pong', key: keyOf(i + 1) })), { from: 'shared-hog' }],
       args: ['--idle-timeout', '10m', '--cells', String(cells)],
       env: { ANVIL_LOG_LEVEL: 'info' },
     });
     try {
       const paths = Array.from({ length: QUIET_TENANTS }, (_, i) => pathFor(i + 1));
-      const sharing = paths.filter((path) => cellOf(path.split('/')[1]) === cellOf('hog')).length;
+      const sharing = paths.filter((path) => cellOf(path.split('/')[1]) === cellOf('shared-hog')).length;
       await touchAll(anvil.port, QUIET_TENANTS);
       const host = 'localhost';
       await roundRobinLoad({ url: anvil.url('/'), paths, seconds: 2, connections: config.connections, host });
       const alone = await roundRobinLoad({ url: anvil.url('/'), paths, seconds, connections: 50, rate: QUIET_RATE, host });
       const before = logCounts(anvil.logFile);
-      const hog = saturate(anvil.url('/hog/burn'), { seconds: seconds + 2, connections: HOG_CONNECTIONS });
+      const hog = saturate(anvil.url('/shared-hog/burn'), { seconds: seconds + 2, connections: HOG_CONNECTIONS });
       const withHog = await roundRobinLoad({ url: anvil.url('/'), paths, seconds, connections: 50, rate: QUIET_RATE, warmup: 0, host });
       const hogResult = await hog;
       const counts = difference(logCounts(anvil.logFile), before);
@@ -220,7 +220,7 @@ export async function run(config) {
         rows: [...anvil.map(row('Anvil', anvil)), ...peer.map(row('workerd', peer))],
       },
       {
-        caption: `Noisy neighbour: ${QUIET_TENANTS} quiet tenants at ${QUIET_RATE} req/s round robin (open loop, ${config.seconds} s), alone and while the hog (wrk -c${HOG_CONNECTIONS} on GET /hog/burn, ~40 ms of CPU per call) starts on the shared thread of its cell; median of ${noisyRuns.length} run(s)`,
+        caption: `Noisy neighbour: ${QUIET_TENANTS} quiet tenants at ${QUIET_RATE} req/s round robin (open loop, ${config.seconds} s), alone and while the hog (wrk -c${HOG_CONNECTIONS} on GET /shared-hog/burn, ~30 ms of CPU per call, default limits) starts on the shared thread of its cell; median of ${noisyRuns.length} run(s)`,
         columns: ['', 'p50', 'p99', 'failed'],
         rows: [
           ['quiet tenants alone', ms(med((r) => r.alone.p50Ms)), ms(med((r) => r.alone.p99Ms)), String(noisyRuns.reduce((s, r) => s + r.alone.errors, 0))],

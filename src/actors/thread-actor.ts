@@ -24,7 +24,7 @@ import type { CpuShares } from './cpu-shares.js';
 import { PeerServer } from './peer-server.js';
 import { ServedMeter } from './served-meter.js';
 import { SandboxMarker } from '../cells/sandbox-markers.js';
-import { createSandbox } from './sandbox-setup.js';
+import { createSandbox, DEFAULT_SANDBOX_LIMITS, effectiveLimits } from './sandbox-setup.js';
 
 /** How long a retiring actor waits for its peers to close their connections. */
 const PEER_DRAIN_MS = 5_000;
@@ -40,6 +40,12 @@ const STATS_EVERY_MS = 2_000;
  * low-priority cell) while it competes with its former thread-mates at their priority.
  */
 const FIRST_OWN_REPORT_MS = 500;
+/**
+ * The longest stretch a shared thread lets an actor hold it for: the default CPU limit of a call.
+ * An API whose api.yaml asks for more CPU per call (`limits.cpuMs`) is given threads of its own
+ * before it runs anything on a shared one.
+ */
+export const SHARED_SLICE_MS = DEFAULT_SANDBOX_LIMITS.cpuMs;
 
 /**
  * On a shared thread, after a stretch of an actor's code this long, its next request waits for the
@@ -81,6 +87,8 @@ export class ThreadActor {
   /** On a shared thread: requests waiting for the thread's next turn, and whether one is due. */
   private readonly queued: Array<{ number: number; request: EngineRequest }> = [];
   private turnDue = false;
+  /** Its calls may hold a thread longer than a shared thread's slice (SHARED_SLICE_MS). */
+  private readonly longCalls: boolean;
   /** On a shared thread: it said it keeps the thread busy; its requests go back to the router for its own thread. */
   private promoted = false;
 
@@ -112,6 +120,7 @@ export class ThreadActor {
       },
       marker?.enter,
     );
+    this.longCalls = this.sandbox !== null && effectiveLimits(release.definition.limits ?? {}, spec.sandbox.maxima).cpuMs > SHARED_SLICE_MS;
     const sandbox = this.sandbox;
     if (sandbox !== null) runtime.resource('sandbox', () => sandbox);
     const customDirectives = sandbox?.directives() ?? new Map();
@@ -151,6 +160,9 @@ export class ThreadActor {
   async start(): Promise<void> {
     const peerAddress = (await this.peers.listen()) ? this.peers.address : undefined;
     this.writer.write(encodeHello({ version: WIRE_VERSION, token: this.data.token, cell: this.data.cell, actor: this.data.spec.id, thread: this.data.thread, peer: peerAddress }));
+    // On a shared thread, an API whose calls may run longer than the slice goes to threads of its
+    // own at once: whatever the router sends here meanwhile goes back to it (take).
+    if (this.services.shared && this.longCalls) this.sayBusy();
   }
 
   /**

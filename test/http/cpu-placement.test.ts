@@ -169,9 +169,12 @@ describe('a thread left behind by a move to the low-priority cell', () => {
     // Burning on the other thread makes the API CPU-heavy: it moves, and the stuck thread is retired
     // with its query still running.
     let moved = false;
-    const burner = (async () => {
-      while (!moved) await stuck.request('/hog/burn').catch(() => {});
-    })();
+    // Two burners, so that it keeps over half a core busy on a loaded machine too.
+    const burner = Promise.all(
+      [0, 1].map(async () => {
+        while (!moved) await stuck.request('/hog/burn').catch(() => {});
+      }),
+    );
     let movedAt: number;
     try {
       movedAt = await eventually(() => stuck.logLines().findIndex((l) => l.msg === 'API keeps the CPU busy; it now runs in the low-priority cell') + 1, 15_000);

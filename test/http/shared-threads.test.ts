@@ -6,9 +6,8 @@ import { sample, scrapeMetrics } from '../helpers/metrics.js';
 // every quiet API below is served by the same thread (anvil_actor_shared_threads says each has its
 // place on a shared thread), and none of them may see another's globals, module state, database, nor lose its sandbox to another's breach.
 
-const TENANT = (key: string) => `key: ${key}
-limits: { cpuMs: 100 }
-endpoints:
+const TENANT = (key: string, limits = '') => `key: ${key}
+${limits}endpoints:
   get /visit:
     Visit: { directive: Visit }
   get /secret:
@@ -17,8 +16,8 @@ endpoints:
     Spin: { directive: Spin }
 `;
 
-const FILES = (key: string) => ({
-  'api.yaml': TENANT(key),
+const FILES = (key: string, limits = '') => ({
+  'api.yaml': TENANT(key, limits),
   // Module state, a global and a database row, each marked with the API's key.
   'Directives/Visit.js': `let calls = 0;
 export default function Visit(state) {
@@ -46,7 +45,8 @@ let anvil: TestInstance;
 
 beforeAll(async () => {
   anvil = await startInstance({
-    apis: { alpha: FILES('alpha'), beta: FILES('beta'), gamma: FILES('gamma') },
+    // delta asks for calls longer than a shared thread's slice (the default 50 ms of CPU).
+    apis: { alpha: FILES('alpha'), beta: FILES('beta'), gamma: FILES('gamma'), delta: FILES('delta', 'limits: { cpuMs: 200 }\n') },
     args: ['--cells', '1', '--shared-threads', '1'],
   });
 });
@@ -79,7 +79,7 @@ describe('APIs on one shared thread', () => {
     const calls = async (api: string) => ((await anvil.request(`/${api}/visit`)).json() as { calls: number }).calls;
     const alphaBefore = await calls('alpha');
     const betaBefore = await calls('beta');
-    // Spinning until its 100 ms CPU limit: it held the shared thread that long.
+    // Spinning until its 50 ms CPU limit: it held the shared thread that long.
     const spin = await anvil.request('/gamma/spin');
     expect(spin.status).toBeGreaterThanOrEqual(500);
     // gamma's isolate was disposed: its module state starts over. The others' go on.
@@ -91,6 +91,16 @@ describe('APIs on one shared thread', () => {
     expect(sample(await scrapeMetrics(anvil), 'anvil_actor_threads', { host: 'localhost', api: 'gamma' })).toBeGreaterThanOrEqual(1);
     expect(anvil.logLines().some((line) => line.msg === 'API keeps a shared thread busy; it now has threads of its own' && line.api === 'gamma')).toBe(true);
     for (const api of ['alpha', 'beta']) expect(await placeOnSharedThread(api)).toBe(1);
+  });
+});
+
+describe('an API whose calls may be longer than a shared thread lets one be', () => {
+  it('is given threads of its own before it runs anything on the shared thread', async () => {
+    const reply = await anvil.request('/delta/visit');
+    expect(reply.status).toBe(200);
+    expect(await placeOnSharedThread('delta')).toBe(0);
+    expect(sample(await scrapeMetrics(anvil), 'anvil_actor_threads', { host: 'localhost', api: 'delta' })).toBeGreaterThanOrEqual(1);
+    expect(anvil.logLines().some((line) => line.msg === 'API keeps a shared thread busy; it now has threads of its own' && line.api === 'delta')).toBe(true);
   });
 });
 
