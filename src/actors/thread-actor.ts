@@ -180,13 +180,19 @@ export class ThreadActor {
   private timed(work: () => void): number {
     const started = performance.now();
     const sandboxBefore = this.sandbox?.spentCpuNs ?? 0n;
+    let ms = 0;
     try {
       work();
     } finally {
-      const sandboxMs = Number((this.sandbox?.spentCpuNs ?? 0n) - sandboxBefore) / 1e6;
-      this.services.cpu.ran(this, performance.now() - started, sandboxMs);
+      ms = performance.now() - started;
+      this.services.cpu.ran(this, ms, Number((this.sandbox?.spentCpuNs ?? 0n) - sandboxBefore) / 1e6);
     }
-    return performance.now() - started;
+    return ms;
+  }
+
+  /** On a shared thread, after it said it is busy: its requests not begun go back to the router (a retiring actor serves what it has). */
+  private get givesBack(): boolean {
+    return this.promoted && !this.retiring;
   }
 
   /**
@@ -196,7 +202,7 @@ export class ThreadActor {
    */
   private take(number: number, request: EngineRequest): void {
     if (!this.services.shared) return this.serve(number, request, this.writer, false);
-    if (this.promoted && !this.retiring) return this.writer.write(notTakenFrame(number));
+    if (this.givesBack) return this.writer.write(notTakenFrame(number));
     if (this.turnDue) {
       this.queued.push({ number, request });
       return;
@@ -214,7 +220,7 @@ export class ThreadActor {
   private readonly nextTurn = (): void => {
     this.turnDue = false;
     while (this.queued.length > 0) {
-      if (this.promoted && !this.retiring) {
+      if (this.givesBack) {
         for (const { number } of this.queued.splice(0)) this.writer.write(notTakenFrame(number));
         return;
       }

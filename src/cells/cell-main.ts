@@ -120,7 +120,7 @@ function spawnThread(message: Extract<RouterToCell, { type: 'spawn-thread' }>): 
   if (draining) return;
   const { actor, thread, shared } = message;
   const hosting = shared ? sharedThread() : host(takeWorker(), false);
-  const name = `${actor.id}#${thread}`;
+  const name = nameOf(actor.id, thread);
   const slot = markers?.take(actor.id) ?? null;
   const marker = markers === null || slot === null ? null : { fd: markers.fd, slot };
   const data: ThreadData = { spec: actor, thread, socketPath, token, cell, shared, marker };
@@ -157,16 +157,21 @@ function host(worker: Worker, shared: boolean): Hosting {
     if (draining && hosting.actors.size === 0) void worker.terminate();
   };
   worker.on('message', (message: ThreadToCell) => {
+    if (message.type === 'log') {
+      send(message);
+      return;
+    }
+    if (message.type === 'spare-ready') return;
+    const { actor, thread } = message;
+    const name = nameOf(actor, thread);
     if (message.type === 'started') {
-      const served = hosting.actors.get(`${message.actor}#${message.thread}`);
+      const served = hosting.actors.get(name);
       if (served !== undefined) served.started = true;
       loaded();
     } else if (message.type === 'actor-failed') {
       loaded();
-      gone(`${message.actor}#${message.thread}`, { type: 'thread-failed', actor: message.actor, thread: message.thread, error: message.error });
-    } else if (message.type === 'actor-exit') {
-      gone(`${message.actor}#${message.thread}`, { type: 'thread-exit', actor: message.actor, thread: message.thread, code: 0 });
-    } else if (message.type === 'log') send(message);
+      gone(name, { type: 'thread-failed', actor, thread, error: message.error });
+    } else gone(name, { type: 'thread-exit', actor, thread, code: 0 });
   });
   worker.on('error', (error) => {
     for (const [name, served] of hosting.actors) {
@@ -189,6 +194,11 @@ function host(worker: Worker, shared: boolean): Hosting {
   return hosting;
 }
 
+/** `<actor>#<thread>`: an actor on a thread, as the cell knows it. */
+function nameOf(actor: string, thread: number): string {
+  return `${actor}#${thread}`;
+}
+
 function splitName(name: string): [string, number] {
   const at = name.lastIndexOf('#');
   return [name.slice(0, at), Number(name.slice(at + 1))];
@@ -202,7 +212,7 @@ function stopEmptySharedThreads(): void {
 process.on('message', (message: RouterToCell) => {
   if (message.type === 'spawn-thread') spawnThread(message);
   // On a shared thread this stops every actor it serves (stuck native code leaves no other way).
-  else if (message.type === 'terminate-thread') void byName.get(`${message.actor}#${message.thread}`)?.worker.terminate();
+  else if (message.type === 'terminate-thread') void byName.get(nameOf(message.actor, message.thread))?.worker.terminate();
   else if (message.type === 'drain') {
     draining = true;
     for (const spare of spares.splice(0)) void spare.terminate();

@@ -173,7 +173,7 @@ export class ActorHandle {
     if (this.starting > 0) this.starting--;
     // Promoted (or calmed down): once a thread of the kind it now needs serves, those of the other
     // kind finish what they have and retire. One of the other kind serves until then.
-    const wanted = this.limits.shareThreads && !this.ownThreads;
+    const wanted = this.wantsShared;
     if (this.isShared(link) === wanted) for (const other of this.threads.filter((t) => this.isShared(t) !== wanted)) this.retireLink(other);
     this.threads.push(link);
     this.pump();
@@ -187,6 +187,11 @@ export class ActorHandle {
   /** True while it has threads of its own (it kept a shared thread busy). */
   get hasOwnThreads(): boolean {
     return this.ownThreads;
+  }
+
+  /** Where it lives now: a place on a shared thread (a quiet actor, sharing on), or threads of its own. */
+  private get wantsShared(): boolean {
+    return this.limits.shareThreads && !this.ownThreads;
   }
 
   private retireLink(link: ThreadLink): void {
@@ -295,7 +300,7 @@ export class ActorHandle {
    * thread: new work waits for its own thread (the shared one gives back what it has not begun).
    */
   private leastLoaded(): ThreadLink | null {
-    const own = this.limits.shareThreads && this.ownThreads;
+    const own = !this.wantsShared;
     let best: ThreadLink | null = null;
     for (const t of this.threads) if ((!own || !this.isShared(t)) && (best === null || t.load < best.load)) best = t;
     return best;
@@ -306,7 +311,7 @@ export class ActorHandle {
    * shared one retires once that serves); one with threads of its own, one more.
    */
   private moreThreads(): void {
-    if (this.limits.shareThreads && !this.ownThreads) {
+    if (this.wantsShared) {
       this.ownThreads = true;
       this.lastBusyAt = Date.now();
     }
@@ -316,7 +321,7 @@ export class ActorHandle {
   /** A thread where it lives now: a place on a shared thread, or one of its own. */
   private startThread(): void {
     if (this.hold.held) return;
-    const shared = this.limits.shareThreads && !this.ownThreads;
+    const shared = this.wantsShared;
     const sameKind = this.threads.filter((t) => this.isShared(t) === shared).length;
     // One place on a shared thread is all a quiet actor has: it is served by the thread, not by more of them.
     if (sameKind + this.starting >= (shared ? 1 : this.limits.maxThreads)) return;
