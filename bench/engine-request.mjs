@@ -11,7 +11,7 @@
 // builds of the engine, with far less noise than a saturated instance on a shared VM:
 //   npm run build && node bench/engine-request.mjs
 import './lib/cell-flags.mjs';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ActorRuntime } from '../dist/actors/actor-runtime.js';
@@ -22,6 +22,7 @@ import { prepareParamChecks } from '../dist/engine/param-check.js';
 import { DEFAULT_QUOTAS } from '../dist/quotas/api-quotas.js';
 import { decodeRequest, encodeRequestHead, encodeResponse } from '../dist/protocol/requests.js';
 import { progress, standalone } from './lib/config.mjs';
+import { findFile } from './lib/find-file.mjs';
 import { API_KEY, startAnvil } from './lib/instance.mjs';
 import { median } from './lib/stats.mjs';
 import { fmt } from './lib/targets.mjs';
@@ -108,18 +109,6 @@ async function setUp() {
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
-}
-
-function findFile(dir, name) {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isFile() && entry.name === name) return path;
-    if (entry.isDirectory()) {
-      const found = findFile(path, name);
-      if (found !== undefined) return found;
-    }
-  }
-  return undefined;
 }
 
 async function measure(engine, path, requests) {

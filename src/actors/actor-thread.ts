@@ -2,8 +2,8 @@
  * Entry of an actor thread (a worker thread inside a cell). It starts as the cell's spare: its
  * modules load while no request waits for it, then the cell hands it actors (`assign` messages).
  * A dedicated thread serves one actor and exits once that actor has retired; a shared thread
- * serves many quiet actors at once, each in its own isolate with its own connection to the
- * router, and lives on after they leave (thread-actor.ts). RETIRE (or the router going away) makes
+ * serves many quiet actors at once, each in its own isolate, all over one connection to the router
+ * (a channel each: router-line.ts), and lives on after they leave (thread-actor.ts). RETIRE (or the router going away) makes
  * an actor finish what it has in flight, AFTER_FLOW included.
  */
 import type { Socket } from 'node:net';
@@ -14,6 +14,7 @@ import type { CellToThread, SpareData, ThreadData, ThreadToCell } from '../proto
 import type { Tracer } from '../tracing/trace-span.js';
 import { tracingConfig } from '../tracing/tracing-config.js';
 import { CpuShares } from './cpu-shares.js';
+import { SharedConnection, SocketLine, type RouterLine } from './router-line.js';
 import { dial, ThreadActor } from './thread-actor.js';
 
 // Work every API's thread needs, done while this thread is still the cell's spare: the checks of
@@ -25,8 +26,10 @@ const tracerModule = tracing.enabled ? import('../tracing/otel-tracer.js') : nul
 // A failure is reported once the thread has its API (below); until then it must not count as unhandled.
 tracerModule?.catch(() => {});
 const spare = workerData as SpareData;
-/** Taken by the thread's first actor. */
+/** Taken by the thread's first actor (a dedicated thread's socket, or a shared thread's connection). */
 let spareSocket: Socket | null = dial(spare);
+/** A shared thread's one connection to the router, a channel per actor. */
+let connection: SharedConnection | null = null;
 /** Everything this thread tells its cell. */
 const toCell = (message: ThreadToCell): void => {
   parentPort?.postMessage(message);
@@ -51,6 +54,19 @@ async function openTracer(): Promise<void> {
   }
 }
 
+/** The spare's connection when it still holds, else a new one (it broke meanwhile, or was taken). */
+function takeSocket(data: ThreadData): Socket {
+  const socket = spareSocket !== null && !spareSocket.destroyed ? spareSocket : dial(data);
+  spareSocket = null;
+  return socket;
+}
+
+function lineFor(data: ThreadData): RouterLine {
+  if (!shared) return new SocketLine(takeSocket(data));
+  if (connection === null || !connection.open) connection = new SharedConnection(takeSocket(data));
+  return connection.line();
+}
+
 async function assign(data: ThreadData): Promise<void> {
   if (cpu === null) {
     shared = data.shared;
@@ -60,8 +76,7 @@ async function assign(data: ThreadData): Promise<void> {
   const actorName = { actor: data.spec.id, thread: data.thread };
   let actor: ThreadActor;
   try {
-    actor = new ThreadActor(data, { shared, toCell, cpu, peerSuffix: `${process.pid}.${threadId}.${nextPeer++}`, tracer }, spareSocket);
-    spareSocket = null;
+    actor = new ThreadActor(data, { shared, toCell, cpu, peerSuffix: `${process.pid}.${threadId}.${nextPeer++}`, tracer }, lineFor(data));
     actors++;
     await actor.start();
   } catch (error) {

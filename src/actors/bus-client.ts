@@ -1,5 +1,5 @@
 import { Errors, isQuotaCode, quotaErrorFromWire } from '../errors.js';
-import type { FrameWriter } from '../protocol/frames.js';
+import type { FrameSink } from '../protocol/frames.js';
 import { PendingCalls } from '../protocol/pending-calls.js';
 import { requestIdGenerator } from '../protocol/request-id.js';
 import type { JobQuota } from '../jobs/job-queue.js';
@@ -35,7 +35,7 @@ export class BusClient {
 
   /** `hello` introduces this thread to its peers (no hello: calls always go through the router). */
   constructor(
-    private readonly writer: FrameWriter,
+    private readonly writer: FrameSink,
     private readonly hello?: ThreadHello,
   ) {}
 

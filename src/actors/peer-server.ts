@@ -1,11 +1,10 @@
-import type { Socket } from 'node:net';
-import { emptyFrame, FrameType, FrameWriter } from '../protocol/frames.js';
+import { emptyFrame, FrameType, type FrameSink } from '../protocol/frames.js';
 import { notTakenFrame } from '../protocol/peers.js';
 import { decodeRequest, type EngineRequest } from '../protocol/requests.js';
 import { ThreadServer, type WrongVersion } from '../protocol/thread-server.js';
 
 /** Runs one request and writes its response frame with `writer`. */
-export type Serve = (number: number, request: EngineRequest, writer: FrameWriter) => void;
+export type Serve = (number: number, request: EngineRequest, writer: FrameSink) => void;
 
 /**
  * A thread's own socket for bus calls sent straight from other actor threads (its peers), so a
@@ -19,7 +18,7 @@ export type Serve = (number: number, request: EngineRequest, writer: FrameWriter
  */
 export class PeerServer {
   private readonly server: ThreadServer;
-  private readonly connections = new Set<{ socket: Socket; writer: FrameWriter }>();
+  private readonly connections = new Set<{ writer: FrameSink }>();
   private stopped = false;
 
   constructor(
@@ -31,8 +30,8 @@ export class PeerServer {
     /** A peer that speaks another wire version was refused. */
     onWrongVersion: WrongVersion,
   ) {
-    this.server = new ThreadServer(address, token, onWrongVersion, (_hello, socket, reader) => {
-      const connection = { socket, writer: new FrameWriter(socket) };
+    this.server = new ThreadServer(address, token, onWrongVersion, (_hello, conduit, reader) => {
+      const connection = { writer: conduit.writer };
       if (this.stopped) connection.writer.write(emptyFrame(FrameType.Retire));
       this.connections.add(connection);
       reader.replace((type, payload) => {
@@ -42,7 +41,7 @@ export class PeerServer {
         if (this.stopped) connection.writer.write(notTakenFrame(number));
         else serve(number, request, connection.writer);
       });
-      socket.on('close', () => {
+      conduit.onClose(() => {
         this.connections.delete(connection);
         this.onClosed();
       });

@@ -1,6 +1,7 @@
 /**
  * One actor (an API release) served by an actor thread: its runtime, sandbox (its own isolate),
- * engine, connection to the router and peer socket. A dedicated thread serves one of these; a
+ * engine, line to the router (router-line.ts: a socket, or a channel of the shared thread's
+ * connection) and peer socket. A dedicated thread serves one of these; a
  * shared thread serves many, each in its own isolate and context, none seeing another's state.
  * `finished` settles once the actor has retired and everything it had in flight is answered, AFTER_FLOW
  * included: the thread exits then (dedicated) or goes on serving the others (shared).
@@ -11,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 import type { CompiledRelease } from '../config/types.js';
 import { builtinDirectives } from '../directives/catalogue.js';
 import { ApiEngine, type ErrorReporter } from '../engine/api-engine.js';
-import { emptyFrame, FrameReader, FrameType, FrameWriter, REQUEST_PATH_WRITE_AT_ONCE } from '../protocol/frames.js';
+import { emptyFrame, FrameType, type FrameSink } from '../protocol/frames.js';
 import type { SpareData, ThreadData, ThreadToCell } from '../protocol/cell-messages.js';
 import { encodeHello, WIRE_VERSION, type ThreadHello } from '../protocol/hello.js';
 import { decodePeerOffer, notTakenFrame } from '../protocol/peers.js';
@@ -22,6 +23,7 @@ import { ActorRuntime } from './actor-runtime.js';
 import { BusClient } from './bus-client.js';
 import type { CpuShares } from './cpu-shares.js';
 import { PeerServer } from './peer-server.js';
+import type { RouterLine } from './router-line.js';
 import { ServedMeter } from './served-meter.js';
 import { SandboxMarker } from '../cells/sandbox-markers.js';
 import { createSandbox, DEFAULT_SANDBOX_LIMITS, effectiveLimits } from './sandbox-setup.js';
@@ -71,8 +73,7 @@ export class ThreadActor {
   readonly runtime: ActorRuntime;
   private finish!: () => void;
   private readonly engine: ApiEngine;
-  private readonly writer: FrameWriter;
-  private readonly socket: Socket;
+  private readonly writer: FrameSink;
   private readonly bus: BusClient;
   private readonly peers: PeerServer;
   private readonly sandbox: ReturnType<typeof createSandbox>;
@@ -95,8 +96,8 @@ export class ThreadActor {
   constructor(
     private readonly data: ThreadData,
     private readonly services: ActorThreadServices,
-    /** The spare's connection to the router, when this is the thread's first actor and it still holds. */
-    spareSocket: Socket | null,
+    /** Its line to the router: a socket of its own, or a channel of its shared thread's connection. */
+    private readonly line: RouterLine,
   ) {
     this.finished = new Promise((resolve) => (this.finish = resolve));
     const { spec } = data;
@@ -126,9 +127,7 @@ export class ThreadActor {
     const customDirectives = sandbox?.directives() ?? new Map();
     this.engine = new ApiEngine(release, runtime, (name) => builtinDirectives.get(name) ?? customDirectives.get(name), this.reportError);
 
-    // A spare's connection broke meanwhile (or there is none): dial now.
-    this.socket = spareSocket === null || spareSocket.destroyed ? dial(data) : spareSocket;
-    this.writer = new FrameWriter(this.socket, REQUEST_PATH_WRITE_AT_ONCE);
+    this.writer = line.writer;
     const hello: ThreadHello = { version: WIRE_VERSION, token: data.token, cell: data.cell, actor: spec.id, thread: data.thread };
     this.bus = new BusClient(this.writer, hello);
     runtime.bus = this.bus;
@@ -141,15 +140,13 @@ export class ThreadActor {
       },
       (peer) => runtime.log('error', `refused a peer thread of cell ${peer.cell}: it speaks wire version ${peer.version}, this thread speaks ${WIRE_VERSION}`, { peerActor: peer.actor, version: peer.version }),
     );
-    const reader = new FrameReader((type, payload) => this.yieldIfLong(this.timed(() => this.frame(type, payload))));
-    this.socket.on('data', (chunk) => reader.push(chunk));
-    this.socket.on('close', () => {
-      this.bus.failAll();
-      this.retire();
-    });
-    this.socket.on('error', () => {
-      // 'close' follows; nothing else to do.
-    });
+    line.listen(
+      (type, payload) => this.yieldIfLong(this.timed(() => this.frame(type, payload))),
+      () => {
+        this.bus.failAll();
+        this.retire();
+      },
+    );
     services.cpu.join(this);
     this.statsTimer = setInterval(() => this.report(), STATS_EVERY_MS);
     this.statsTimer.unref();
@@ -253,7 +250,7 @@ export class ThreadActor {
     }
   }
 
-  private serve(number: number, request: EngineRequest, to: FrameWriter, fromPeer: boolean): void {
+  private serve(number: number, request: EngineRequest, to: FrameSink, fromPeer: boolean): void {
     this.inFlight++;
     this.arrived++;
     this.services.cpu.check();
@@ -341,15 +338,7 @@ export class ThreadActor {
     }
     this.services.cpu.leave(this);
     this.peers.close();
-    // The last responses may still be queued for this turn's flush: write them, and finish once the
-    // socket has handed everything to the kernel (or after a second, if the router is gone).
-    this.writer.flushNow();
-    const timer = setTimeout(this.finish, 1_000);
-    timer.unref();
-    this.socket.end(() => {
-      clearTimeout(timer);
-      this.finish();
-    });
+    this.line.end(this.finish);
   }
 }
 

@@ -3,6 +3,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { InstanceLog } from '../logs/instance-log.js';
+import { REQUEST_PATH_WRITE_AT_ONCE } from '../protocol/frames.js';
 import { WIRE_VERSION } from '../protocol/hello.js';
 import { ThreadServer, type WrongVersion } from '../protocol/thread-server.js';
 import type { ActorTable } from '../router/actor-table.js';
@@ -19,7 +20,7 @@ export interface ThreadEndpoint {
 export async function openThreadServer(log: InstanceLog, actors: ActorTable): Promise<ThreadEndpoint> {
   const token = randomBytes(24).toString('base64url');
   const socketPath = process.platform === 'linux' ? `\0anvil-${process.pid}-${randomBytes(6).toString('hex')}` : join(await mkdtemp(join(tmpdir(), 'anvil-')), 'router.sock');
-  const server = new ThreadServer(socketPath, token, refuseOtherVersion(log), (hello, socket, reader) => actors.threadArrived(hello, socket, reader));
+  const server = new ThreadServer(socketPath, token, refuseOtherVersion(log), (hello, conduit, reader) => actors.threadArrived(hello, conduit, reader), REQUEST_PATH_WRITE_AT_ONCE);
   await server.listen();
   return { server, socketPath, token };
 }

@@ -36,6 +36,14 @@ export const FrameType = {
   PeerStop: 13,
   /** thread → router: it kept a core busy lately (actors/cpu-shares.ts): its API may need another thread. */
   Busy: 14,
+  /**
+   * Either way, on the connection of a shared thread (one socket for all the actors it serves): a
+   * frame of one of them, [u32 channel][the frame, its length and type included]. A channel is one
+   * actor on that thread; its first frame is the actor's hello (protocol/thread-channels.ts).
+   */
+  Channel: 15,
+  /** thread → router, in a channel: the actor has retired and answered everything; its channel is closed. */
+  End: 16,
 } as const;
 export type FrameType = (typeof FrameType)[keyof typeof FrameType];
 
@@ -76,13 +84,26 @@ export function bodySize(body: BodyBytes): number {
   return size;
 }
 
+/** Where frames are written: a socket's FrameWriter, or one channel of a shared connection's (ChannelWriter). */
+export interface FrameSink {
+  /** A whole frame. */
+  write(frame: Buffer): void;
+  /** A frame's head, then its body as it is (see FrameWriter.writeFrame); `now`: written at once. */
+  writeFrame(head: Buffer, body: BodyBytes, now?: boolean): void;
+  /** Writes what is queued now. */
+  flushNow(): void;
+}
+
+/** The bytes a Channel frame puts before the frame it carries: [u32 length][u8 Channel][u32 channel]. */
+export const CHANNEL_PREFIX = HEADER + 4;
+
 /**
  * Collects frames and writes them in batches: every WRITE_AT_ONCE frames, and at the end of the
  * turn. A batch leaves in one syscall. A batch of whole frames is joined into one buffer (small
  * frames: one write costs less than many); a batch with a body written apart (writeFrame) is
  * written corked instead (one writev), so that the body is never copied here.
  */
-export class FrameWriter {
+export class FrameWriter implements FrameSink {
   private parts: Buffer[] = [];
   private frames = 0;
   /** A body written apart is queued: the batch is written corked, not joined. */
@@ -108,6 +129,23 @@ export class FrameWriter {
    */
   writeFrame(head: Buffer, body: BodyBytes, now = false): void {
     this.parts.push(head);
+    this.pushBody(body, now);
+  }
+
+  /**
+   * A frame of channel `channel` (a Channel frame around it): its head (or the whole frame), then
+   * its body as writeFrame writes one.
+   */
+  writeInChannel(channel: number, head: Buffer, body: BodyBytes, now = false): void {
+    const prefix = Buffer.allocUnsafe(CHANNEL_PREFIX);
+    prefix.writeUInt32LE(1 + 4 + 4 + head.readUInt32LE(0), 0);
+    prefix[4] = FrameType.Channel;
+    prefix.writeUInt32LE(channel, HEADER);
+    this.parts.push(prefix, head);
+    this.pushBody(body, now);
+  }
+
+  private pushBody(body: BodyBytes, now: boolean): void {
     if (body !== null) {
       if (Buffer.isBuffer(body)) {
         if (body.length > 0) {

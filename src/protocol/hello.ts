@@ -7,9 +7,10 @@ import { FrameType, jsonFrame } from './frames.js';
  * started from another build of anvil than the router's. Add one to it whenever a frame's layout
  * or a message's meaning changes. (2: envelopes carry a label, a response's route; a CallResult
  * carries the target's Response payload as it came. 3: a request and a Call carry the bus budget,
- * a response what a bus call left of it.)
+ * a response what a bus call left of it. 4: a shared thread's actors share one connection, a
+ * channel each: Channel and End frames.)
  */
-export const WIRE_VERSION = 3;
+export const WIRE_VERSION = 4;
 
 export interface ThreadHello {
   /** The wire version the thread speaks (WIRE_VERSION of its build; 0 when its hello had none). */

@@ -1,4 +1,3 @@
-import type { Socket } from 'node:net';
 import { assignCell } from '../cells/assign.js';
 import type { CellEvents } from '../cells/cell-supervisor.js';
 import { Errors } from '../errors.js';
@@ -17,7 +16,7 @@ import { QuarantineCells, type QuarantineControl } from './quarantine-cells.js';
 import type { Job } from './job.js';
 import type { ActorGauges } from './metrics.js';
 import { ThreadLink } from './thread-link.js';
-import type { SwitchableReader } from '../protocol/thread-server.js';
+import type { Conduit, Replaceable } from '../protocol/thread-channels.js';
 import { recentCpu } from './recent-cpu.js';
 
 export type Log = (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
@@ -194,14 +193,14 @@ export class ActorTable {
     if (best !== null) caller.offerPeer(key, best, target.id);
   }
 
-  threadArrived(hello: ThreadHello, socket: Socket, reader: SwitchableReader): void {
+  threadArrived(hello: ThreadHello, conduit: Conduit, reader: Replaceable): void {
     const actor = this.actors.get(hello.actor);
     if (actor === undefined || actor.cell !== hello.cell) {
-      socket.destroy();
+      conduit.refuse();
       return;
     }
     const link = new ThreadLink(
-      socket,
+      conduit,
       reader,
       hello.cell,
       hello.thread,

@@ -1,21 +1,22 @@
-import type { Socket } from 'node:net';
 import { Errors } from '../errors.js';
-import { emptyFrame, FrameReader, FrameType, FrameWriter, REQUEST_PATH_WRITE_AT_ONCE } from '../protocol/frames.js';
+import { emptyFrame, FrameType, type FrameSink } from '../protocol/frames.js';
 import { callResultHead, decodeCall, type BusCall, type CallReply } from '../protocol/bus-calls.js';
 import { decodeEnqueue, encodeEnqueueResult, type EnqueueOutcome, type EnqueueRequest } from '../protocol/enqueue.js';
 import { decodeNotTaken, encodePeerOffer, type PeerOffer } from '../protocol/peers.js';
 import { encodeRequestHead, responseNumber } from '../protocol/requests.js';
 import { decodeStats, type ThreadStats } from '../protocol/stats.js';
+import type { Conduit, Replaceable } from '../protocol/thread-channels.js';
 import type { Job } from './job.js';
 import { InFlight } from './in-flight.js';
 
 /**
- * The router's end of one actor thread's socket. Requests are numbered and pipelined; responses
- * may come back in any order. When the socket closes (thread or cell died), every job still in
- * flight on it fails with 502.
+ * The router's end of one actor on a thread: the thread's own socket, or the actor's channel of its
+ * shared thread's connection (protocol/thread-channels.ts). Requests are numbered and pipelined;
+ * responses may come back in any order. When the socket closes or the channel ends (thread or cell
+ * died, or the actor finished), every job still in flight on it fails with 502.
  */
 export class ThreadLink {
-  private readonly writer: FrameWriter;
+  private readonly writer: FrameSink;
   private readonly inFlight = new InFlight();
   lastActive = Date.now();
   /** When a frame last came from the thread (any frame: it is alive and its loop turns). */
@@ -36,8 +37,8 @@ export class ThreadLink {
   private readonly peersOffered = new WeakSet<ThreadLink>();
 
   constructor(
-    private readonly socket: Socket,
-    reader: { replace(onFrame: (type: number, payload: Buffer) => void): void },
+    private readonly conduit: Conduit,
+    reader: Replaceable,
     readonly cell: number,
     readonly thread: number,
     /** Where this thread takes bus calls straight from other threads (none: it does not). */
@@ -55,9 +56,9 @@ export class ThreadLink {
     /** The thread gave a request back without running it (a shared thread whose actor is busy): it goes elsewhere. */
     private readonly onNotTaken: (job: Job) => void = (job) => job.fail(Errors.cellDied()),
   ) {
-    this.writer = new FrameWriter(socket, REQUEST_PATH_WRITE_AT_ONCE);
+    this.writer = conduit.writer;
     reader.replace((type, payload) => this.onFrame(type, payload));
-    socket.on('close', () => this.close());
+    conduit.onClose(() => this.close());
   }
 
   get load(): number {
@@ -73,9 +74,12 @@ export class ThreadLink {
     // Ended meanwhile (timed out in the mailbox): a done job no longer holds its request.
     if (job.done) return;
     const now = Date.now();
-    // A thread with nothing to do gets its request at once; one that is busy gets requests in batches.
-    const idle = this.inFlight.size === 0;
+    // A thread with nothing to do gets its request at once; one that is busy gets requests in
+    // batches (a shared thread is busy when any of its actors has work: the connection's load).
+    const load = this.conduit.load;
+    const idle = load.inFlight === 0;
     const number = this.inFlight.add(job, now);
+    load.inFlight++;
     this.lastActive = now;
     const request = job.request;
     // The body goes after the head as it is (readBody's chunks, or a bus call's body): not copied.
@@ -116,7 +120,7 @@ export class ThreadLink {
     }
     if (type === FrameType.Retire) {
       const number = decodeNotTaken(payload);
-      const job = number === null ? undefined : this.inFlight.take(number);
+      const job = number === null ? undefined : this.take(number);
       if (job !== undefined) this.onNotTaken(job);
       return;
     }
@@ -149,7 +153,7 @@ export class ThreadLink {
       return;
     }
     if (type !== FrameType.Response) return;
-    const job = this.inFlight.take(responseNumber(payload));
+    const job = this.take(responseNumber(payload));
     if (job === undefined) return;
     this.lastActive = Date.now();
     // Read by the job's submitter: decoded for a client, forwarded unread to a bus caller.
@@ -157,11 +161,19 @@ export class ThreadLink {
     this.onSettled(this);
   }
 
+  private take(number: number): Job | undefined {
+    const job = this.inFlight.take(number);
+    if (job !== undefined) this.conduit.load.inFlight--;
+    return job;
+  }
+
   private close(): void {
     if (this.closed) return;
     this.closed = true;
     this.lostWork = !this.retired && this.inFlight.size > 0;
-    for (const job of this.inFlight.takeAll()) job.fail(Errors.cellDied());
+    const jobs = this.inFlight.takeAll();
+    this.conduit.load.inFlight -= jobs.length;
+    for (const job of jobs) job.fail(Errors.cellDied());
     this.onClosed(this);
   }
 }
