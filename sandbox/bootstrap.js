@@ -97,6 +97,9 @@ globalThis.__anvilInstall = function install(host, codes, valueMax) {
 
   /** Directive name → its default export, or the message of why its module cannot be used. */
   const directives = new Map();
+
+  /** Passed to the constructors of `state` and `state.message`, which make nothing without it. */
+  const MADE_HERE = Object.freeze({});
   /** Calls still running after their first stretch (they await): call id → tickets → resolve. */
   const pending = new Map();
 
@@ -128,10 +131,13 @@ globalThis.__anvilInstall = function install(host, codes, valueMax) {
   /**
    * `state.message` of a call. A class, so that making one per call costs one small object (its
    * accessors live on the frozen prototype; a getter called on another object throws a TypeError).
+   * Its constructor, reachable from the prototype, makes none for a directive (MADE_HERE): a message
+   * of another call of the API, by its id, is not to be had.
    */
   class MessageFacade {
     #call;
-    constructor(callId) {
+    constructor(made, callId) {
+      if (made !== MADE_HERE) throw new TypeError('state.message is made by Anvil, not by a directive');
       this.#call = callId;
       Object.freeze(this);
     }
@@ -160,71 +166,104 @@ globalThis.__anvilInstall = function install(host, codes, valueMax) {
   Object.freeze(MessageFacade.prototype);
   Object.freeze(MessageFacade);
 
-  /**
-   * The `state` one call gets: every operation carries the call's id, so it acts on that request
-   * only. Plain frozen objects of arrow functions: they may be taken apart (`const { get } =
-   * state.memory`), and making them is cheap (an object literal with accessors or a null prototype
-   * is not: V8 makes those slow objects, ~2 µs a call).
-   */
-  function stateOf(callId, requestId) {
-    const call = (code, a, b) => op(callId, code, a, b);
-    const callAsync = (code, a, b) => {
-      // What the host refuses (a call that is over, too many runs under way) throws right here,
-      // where the directive sees it even if it never awaits the promise.
-      const ticket = call(code, a, b);
-      return new Promise((resolve) => {
-        let tickets = pending.get(callId);
-        if (tickets === undefined) {
-          tickets = new Map();
-          pending.set(callId, tickets);
-        }
-        tickets.set(ticket, resolve);
-      }).then(unwrap);
-    };
+  /** An operation that settles later (`state.run`): what the host refuses throws right here, where the directive sees it even if it never awaits the promise. */
+  const callAsync = (callId, code, a, b) => {
+    const ticket = op(callId, code, a, b);
+    return new Promise((resolve) => {
+      let tickets = pending.get(callId);
+      if (tickets === undefined) {
+        tickets = new Map();
+        pending.set(callId, tickets);
+      }
+      tickets.set(ticket, resolve);
+    }).then(unwrap);
+  };
 
-    return Object.freeze({
-      id: requestId,
-      memory: Object.freeze({
-        get: (key) => call(MEMORY_GET, String(key)),
-        set: (key, value) => {
-          const name = bounded(callId, String(key), 'a memory key');
-          call(MEMORY_SET, name, bounded(callId, value, `the value of memory.set("${shown(name)}")`));
-        },
-      }),
-      message: new MessageFacade(callId),
-      groups: Object.freeze({
-        enable: (name) => {
-          call(GROUPS_ENABLE, String(name));
-        },
-        disable: (name) => {
-          call(GROUPS_DISABLE, String(name));
-        },
-        disableAll: () => {
-          call(GROUPS_DISABLE_ALL);
-        },
-        isEnabled: (name) => call(GROUPS_IS_ENABLED, String(name)) === true,
-      }),
-      db: Object.freeze({
-        all: (sql, params) => call(DB_ALL, bounded(callId, String(sql), 'the SQL of db.all'), params === undefined ? null : bounded(callId, params, 'the parameters of db.all')),
-        get: (sql, params) => call(DB_GET, bounded(callId, String(sql), 'the SQL of db.get'), params === undefined ? null : bounded(callId, params, 'the parameters of db.get')),
-        run: (sql, params) => call(DB_RUN, bounded(callId, String(sql), 'the SQL of db.run'), params === undefined ? null : bounded(callId, params, 'the parameters of db.run')),
-      }),
-      map: (name) => call(MAP, String(name)),
-      fail: (status, text) => {
-        throw new AnvilFailure(Number(status), String(text === undefined ? '' : text));
-      },
-      run: (directive, params) => {
-        const name = String(directive);
-        let checked;
-        try {
-          checked = params === undefined ? {} : bounded(callId, params, `the parameters of run("${shown(name)}")`);
-        } catch (error) {
-          return Promise.reject(error);
-        }
-        return callAsync(RUN, name, checked);
+  const fail = Object.freeze((status, text) => {
+    throw new AnvilFailure(Number(status), String(text === undefined ? '' : text));
+  });
+
+  const memoryOf = (callId) =>
+    Object.freeze({
+      get: (key) => op(callId, MEMORY_GET, String(key)),
+      set: (key, value) => {
+        const name = bounded(callId, String(key), 'a memory key');
+        op(callId, MEMORY_SET, name, bounded(callId, value, `the value of memory.set("${shown(name)}")`));
       },
     });
+
+  const groupsOf = (callId) =>
+    Object.freeze({
+      enable: (name) => {
+        op(callId, GROUPS_ENABLE, String(name));
+      },
+      disable: (name) => {
+        op(callId, GROUPS_DISABLE, String(name));
+      },
+      disableAll: () => {
+        op(callId, GROUPS_DISABLE_ALL);
+      },
+      isEnabled: (name) => op(callId, GROUPS_IS_ENABLED, String(name)) === true,
+    });
+
+  const dbOf = (callId) =>
+    Object.freeze({
+      all: (sql, params) => op(callId, DB_ALL, bounded(callId, String(sql), 'the SQL of db.all'), params === undefined ? null : bounded(callId, params, 'the parameters of db.all')),
+      get: (sql, params) => op(callId, DB_GET, bounded(callId, String(sql), 'the SQL of db.get'), params === undefined ? null : bounded(callId, params, 'the parameters of db.get')),
+      run: (sql, params) => op(callId, DB_RUN, bounded(callId, String(sql), 'the SQL of db.run'), params === undefined ? null : bounded(callId, params, 'the parameters of db.run')),
+    });
+
+  const runOf = (callId) =>
+    Object.freeze((directive, params) => {
+      const name = String(directive);
+      let checked;
+      try {
+        checked = params === undefined ? {} : bounded(callId, params, `the parameters of run("${shown(name)}")`);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return callAsync(callId, RUN, name, checked);
+    });
+
+  /**
+   * The `state` one call gets: every operation carries the call's id, so it acts on that request
+   * only. One small frozen object whose parts (`memory`, `message`, `db`, `run`, …) are made the
+   * first time the directive reads them: a call that only sets its body makes two small objects,
+   * not twenty functions — in the isolate of a lightly used API, whose code V8 has not optimized,
+   * making them was most of a call's own cost. A part, once made, is the same object on every read
+   * of that call, frozen, and may be taken apart (`const { get } = state.memory`, `const { run } =
+   * state`). Its accessors live on the frozen prototype; one called on another object throws a
+   * TypeError. Like MessageFacade's, its constructor makes none for a directive.
+   */
+  class State {
+    #call;
+    #request;
+    #memory;
+    #message;
+    #groups;
+    #db;
+    #map;
+    #run;
+    constructor(made, callId, requestId) {
+      if (made !== MADE_HERE) throw new TypeError('state is made by Anvil, not by a directive');
+      this.#call = callId;
+      this.#request = requestId;
+      Object.freeze(this);
+    }
+    get id() { return this.#request; }
+    get memory() { return (this.#memory ??= memoryOf(this.#call)); }
+    get message() { return (this.#message ??= new MessageFacade(MADE_HERE, this.#call)); }
+    get groups() { return (this.#groups ??= groupsOf(this.#call)); }
+    get db() { return (this.#db ??= dbOf(this.#call)); }
+    get map() {
+      const callId = this.#call;
+      return (this.#map ??= Object.freeze((name) => op(callId, MAP, String(name))));
+    }
+    get fail() { return fail; }
+    get run() { return (this.#run ??= runOf(this.#call)); }
   }
+  Object.freeze(State.prototype);
+  Object.freeze(State);
 
   /**
    * A failure as the host reads it: "<status> <message>", a string, so that it crosses without a
@@ -256,7 +295,7 @@ globalThis.__anvilInstall = function install(host, codes, valueMax) {
     if (typeof fn !== 'function') return `500 ${fn === undefined ? `${name} is not loaded` : fn}`;
     let result;
     try {
-      result = fn(stateOf(callId, requestId), configJson === '{}' ? {} : JSON.parse(configJson));
+      result = fn(new State(MADE_HERE, callId, requestId), configJson === '{}' ? {} : JSON.parse(configJson));
     } catch (error) {
       pending.delete(callId);
       return failure(name, error);
@@ -372,12 +411,6 @@ globalThis.__anvilInstall = function install(host, codes, valueMax) {
       let visited = 0;
       let buffers = null;
       const stack = [value];
-      const push = (item) => {
-        stack.push(item);
-      };
-      const pushEntry = (item, key) => {
-        stack.push(key, item);
-      };
       while (stack.length > 0) {
         const node = stack.pop();
         if (++visited > MAX_VALUES) return Infinity;
@@ -408,11 +441,11 @@ globalThis.__anvilInstall = function install(host, codes, valueMax) {
             if ((size = branded(mapSize, node)) !== undefined) {
               bytes += 16 * size;
               if (bytes > cap) return bytes;
-              apply(mapForEach, node, [pushEntry]);
+              apply(mapForEach, node, [(item, key) => stack.push(key, item)]);
             } else if ((size = branded(setSize, node)) !== undefined) {
               bytes += 8 * size;
               if (bytes > cap) return bytes;
-              apply(setForEach, node, [push]);
+              apply(setForEach, node, [(item) => stack.push(item)]);
             } else if ((size = branded(bufferBytes, node)) !== undefined) bytes += size;
             else if ((size = branded(regExpSource, node)) !== undefined) bytes += size.length;
             else if ((size = branded(stringValue, node)) !== undefined) bytes += size.length;

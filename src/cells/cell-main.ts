@@ -60,6 +60,8 @@ const SHARED_THREADS = Math.max(1, numberArg('--shared-threads', 1));
 interface Hosting {
   worker: Worker;
   shared: boolean;
+  /** A shared thread's marker slot, which its actors share (null: dedicated, or no marker file). */
+  slot: number | null;
   actors: Map<string, { slot: number | null; started: boolean }>;
 }
 const sharedThreads: Hosting[] = [];
@@ -121,8 +123,10 @@ function spawnThread(message: Extract<RouterToCell, { type: 'spawn-thread' }>): 
   const { actor, thread, shared } = message;
   const hosting = shared ? sharedThread() : host(takeWorker(), false);
   const name = nameOf(actor.id, thread);
-  const slot = markers?.take(actor.id) ?? null;
-  const marker = markers === null || slot === null ? null : { fd: markers.fd, slot };
+  // A shared thread's actors share its slot; a dedicated thread's actor has one of its own.
+  const slot = shared ? null : (markers?.take(actor.id) ?? null);
+  const markerSlot = shared ? hosting.slot : slot;
+  const marker = markers === null || markerSlot === null ? null : { fd: markers.fd, slot: markerSlot, shared };
   const data: ThreadData = { spec: actor, thread, socketPath, token, cell, shared, marker };
   hosting.actors.set(name, { slot, started: false });
   byName.set(name, hosting);
@@ -141,7 +145,7 @@ function sharedThread(): Hosting {
 
 /** Follows a worker that serves actors: what it says of each, and its end. */
 function host(worker: Worker, shared: boolean): Hosting {
-  const hosting: Hosting = { worker, shared, actors: new Map() };
+  const hosting: Hosting = { worker, shared, slot: shared ? (markers?.take() ?? null) : null, actors: new Map() };
   workers.add(worker);
   const loaded = (): void => {
     if (awaited.delete(worker)) setTimeout(startSpares, SPARE_DELAY_MS).unref();
@@ -189,6 +193,7 @@ function host(worker: Worker, shared: boolean): Hosting {
       const [actor, thread] = splitName(name);
       gone(name, { type: 'thread-exit', actor, thread, code });
     }
+    if (hosting.slot !== null) markers?.release(hosting.slot);
     if (draining && workers.size === 0) process.exit(0);
   });
   return hosting;

@@ -9,7 +9,8 @@
  * A flag is one `pwrite` of one byte into the page cache (~1 µs; no one is woken): set at most once
  * per loop turn however many calls the turn runs, and cleared by one more. A flag may stay set a
  * little after its stretch returned (until the turn ends), never less: the API that aborted the
- * cell is always among the flagged.
+ * cell is always among the flagged. A shared thread has one slot for all its actors, holding the id
+ * of the one that entered its sandbox last (SandboxMarker).
  */
 import { closeSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 
@@ -52,13 +53,13 @@ export class MarkerSlots {
     this.fd = openSync(path, 'r+');
   }
 
-  /** A slot for a thread of `actorId` (ids longer than a slot are cut: they are still unique enough to match none). */
-  take(actorId: string): number {
+  /**
+   * A slot for a thread of `actorId` (ids longer than a slot are cut: they are still unique enough
+   * to match none), or for a shared thread (no id: its actors write theirs as they enter).
+   */
+  take(actorId = ''): number {
     const slot = this.free.pop() ?? this.next++;
-    const id = Buffer.from(actorId, 'utf8').subarray(0, SLOT_BYTES - HEADER_BYTES);
-    const record = Buffer.alloc(HEADER_BYTES + id.length);
-    record.writeUInt16LE(id.length, 1);
-    id.copy(record, HEADER_BYTES);
+    const record = encodeRecord(actorId, 0);
     writeSync(this.fd, record, 0, record.length, slot * SLOT_BYTES);
     return slot;
   }
@@ -80,39 +81,76 @@ export class MarkerSlots {
  * that a death blames the actor that was running, not every actor that ran in the same loop turn.
  */
 let flaggedLast: SandboxMarker | null = null;
+/** Whether the end of this turn is due to clear the flag (one clear per turn, not per stretch). */
+let clearDue = false;
 
-/** An actor's flag: `enter()` before every sandbox stretch. */
+function clearAtTurnEnd(): void {
+  if (clearDue) return;
+  clearDue = true;
+  setImmediate(() => {
+    clearDue = false;
+    flaggedLast?.clear();
+  });
+}
+
+/**
+ * An actor's flag: `enter()` before every sandbox stretch. A dedicated thread's actor has a slot of
+ * its own, named by its id when the thread started: entering sets its flag byte. The actors of a
+ * shared thread share the thread's slot: entering writes the whole record, flag and id, in one
+ * `pwrite` — one write when the thread passes from one actor to the next, not a clear and a set.
+ */
 export class SandboxMarker {
   private flagged = false;
   private readonly offset: number;
+  /** The slot's whole record with the flag set, when the slot is the thread's (shared): [1][id length][id]. */
+  private readonly record: Buffer | null;
 
   constructor(
     private readonly fd: number,
     slot: number,
+    /** The actor's id, when the slot is its shared thread's (the record is written on each entry). */
+    sharedBy?: string,
   ) {
     this.offset = slot * SLOT_BYTES;
+    this.record = sharedBy === undefined ? null : encodeRecord(sharedBy, 1);
   }
 
   readonly enter = (): void => {
-    if (flaggedLast !== this && flaggedLast?.flagged === true) flaggedLast.clear();
+    if (flaggedLast === this && this.flagged) return;
+    const before = flaggedLast;
     flaggedLast = this;
-    if (this.flagged) return;
-    this.write(ON);
+    if (before !== null && before.flagged) {
+      // Its record is overwritten by this one's (the thread's slot), or its own flag is cleared.
+      if (this.record !== null && before.offset === this.offset) before.flagged = false;
+      else before.clear();
+    }
+    if (this.record !== null) this.write(this.record);
+    else this.write(ON);
     this.flagged = true;
-    setImmediate(this.clear);
+    clearAtTurnEnd();
   };
 
-  private readonly clear = (): void => {
+  clear(): void {
     if (!this.flagged) return;
     this.write(OFF);
     this.flagged = false;
-  };
+  }
 
-  private write(flag: Buffer): void {
+  private write(bytes: Buffer): void {
     try {
-      writeSync(this.fd, flag, 0, 1, this.offset);
+      writeSync(this.fd, bytes, 0, bytes.length, this.offset);
     } catch {
       // Best effort: without the flag a death is judged as before (every API that lost work).
     }
   }
+}
+
+/** A slot's record: [flag][id length u16 LE][id utf8, cut to the slot]. */
+function encodeRecord(actorId: string, flag: number): Buffer {
+  const id = Buffer.from(actorId, 'utf8').subarray(0, SLOT_BYTES - HEADER_BYTES);
+  const record = Buffer.alloc(HEADER_BYTES + id.length);
+  record[0] = flag;
+  record.writeUInt16LE(id.length, 1);
+  id.copy(record, HEADER_BYTES);
+  return record;
 }

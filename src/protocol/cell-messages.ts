@@ -41,8 +41,8 @@ export interface ThreadData {
   cell: number;
   /** A shared thread serves many quiet actors; a dedicated one serves this actor alone. */
   shared: boolean;
-  /** The thread's fault marker: the cell's marker file (an fd of the process) and its slot in it. */
-  marker: { fd: number; slot: number } | null;
+  /** The thread's fault marker: the cell's marker file (an fd of the process) and its slot in it (`shared`: the shared thread's, which its actors take turns to name). */
+  marker: { fd: number; slot: number; shared: boolean } | null;
 }
 
 /** workerData of a spare thread: enough to dial the router before it has an API. */

@@ -77,6 +77,7 @@ describe('the escape corpus', () => {
       patchError: 'TypeError',
       defineError: 'TypeError',
       inherits: true,
+      constructed: ['TypeError', 'TypeError'],
     });
   });
 

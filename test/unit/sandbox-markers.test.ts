@@ -52,3 +52,26 @@ it('reads nothing from a missing or reset file', () => {
   expect(markerFile.flagged(path)).toEqual([]);
   slots.close();
 });
+
+it("names, on a shared thread's one slot, the actor that entered last, and no one once the turn is over", async () => {
+  const path = file();
+  const slots = new MarkerSlots(path);
+  const slot = slots.take();
+  const a = new SandboxMarker(slots.fd, slot, 'localhost/dev/a-long-name@r1');
+  const b = new SandboxMarker(slots.fd, slot, 'localhost/dev/b@r1');
+  expect(markerFile.flagged(path)).toEqual([]);
+  a.enter();
+  expect(markerFile.flagged(path)).toEqual(['localhost/dev/a-long-name@r1']);
+  b.enter();
+  expect(markerFile.flagged(path)).toEqual(['localhost/dev/b@r1']);
+  a.enter();
+  expect(markerFile.flagged(path)).toEqual(['localhost/dev/a-long-name@r1']);
+  await new Promise((r) => setImmediate(r));
+  expect(markerFile.flagged(path)).toEqual([]);
+  b.enter();
+  expect(markerFile.flagged(path)).toEqual(['localhost/dev/b@r1']);
+  await new Promise((r) => setImmediate(r));
+  slots.release(slot);
+  expect(markerFile.flagged(path)).toEqual([]);
+  slots.close();
+});
