@@ -1,7 +1,8 @@
 /**
  * Framing of the router ↔ actor-thread socket: [u32 length of the rest][u8 type][payload].
- * Requests and responses are pipelined on one socket per thread; writes are batched (see FrameWriter),
- * so many frames cost one syscall.
+ * Requests and responses are pipelined on one socket per thread (a shared thread's actors each in a
+ * channel of it: thread-channels.ts); writes are batched (see FrameWriter), so many frames cost one
+ * syscall.
  */
 import type { Socket } from 'node:net';
 
