@@ -12,6 +12,7 @@ import { builtinDirectives } from '../directives/catalogue.js';
 import { prepareParamChecks } from '../engine/param-check.js';
 import type { CellToThread, SpareData, ThreadData, ThreadToCell } from '../protocol/cell-messages.js';
 import type { Tracer } from '../tracing/trace-span.js';
+import { keepSpareContexts } from '../sandbox-host/sandbox.js';
 import { tracingConfig } from '../tracing/tracing-config.js';
 import { CpuShares } from './cpu-shares.js';
 import { SharedConnection, SocketLine, type RouterLine } from './router-line.js';
@@ -71,6 +72,7 @@ async function assign(data: ThreadData): Promise<void> {
   if (cpu === null) {
     shared = data.shared;
     cpu = new CpuShares(shared);
+    if (shared) keepSpareContexts();
   }
   await openTracer();
   const actorName = { actor: data.spec.id, thread: data.thread };

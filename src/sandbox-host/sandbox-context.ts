@@ -11,16 +11,87 @@ export type HostFunction = (op: BridgeOpCode, callId: number, a: unknown, b: unk
 /** The bridge's codes, copied into each new context once (the bootstrap keeps them as constants). */
 const codesCopy = new ivm.ExternalCopy(bridgeCodes);
 
-export interface ContextOptions {
+/** What every context of one kind is made of: a sandbox made like another can take its place. */
+export interface ContextShape {
   memoryMb: number;
   /** The most a value a directive hands the host may take (the API's memory limit, bytes): the bootstrap refuses a bigger one before it is copied. */
   valueMaxBytes: number;
   /** The bootstrap, run once into a snapshot; every isolate of the thread starts from it. */
   snapshot: ivm.ExternalCopy<ArrayBuffer>;
+}
+
+export interface ContextOptions extends ContextShape {
   host: HostFunction;
   /** Called before anything runs in the isolate: flags the thread as running tenant code (cells/sandbox-markers.ts). */
   enter: () => void;
 }
+
+const refuseHost: HostFunction = () => {
+  throw new Error('this context has no sandbox yet');
+};
+
+/**
+ * An isolate with its context, the bootstrap installed, no directive code in it yet. Its host
+ * function is set once, by the sandbox that takes it: until then nothing can call it.
+ */
+export class ContextParts {
+  host: HostFunction = refuseHost;
+  taken = false;
+  private installed: ivm.Reference<(...args: unknown[]) => unknown> | null = null;
+
+  private constructor(
+    readonly shape: ContextShape,
+    readonly isolate: ivm.Isolate,
+    readonly context: ivm.Context,
+  ) {}
+
+  /** The bootstrap's entry (bootstrap.js `__anvilInstall`'s result). */
+  get entry(): ivm.Reference<(...args: unknown[]) => unknown> {
+    return this.installed!;
+  }
+
+  /** Made here and now, on this thread. */
+  static make(shape: ContextShape): ContextParts {
+    const isolate = isolateOf(shape);
+    try {
+      const parts = new ContextParts(shape, isolate, isolate.createContextSync());
+      parts.installed = parts.context.evalClosureSync(INSTALL, parts.installArguments(), { result: { reference: true } });
+      return parts;
+    } catch (error) {
+      isolate.dispose();
+      throw error;
+    }
+  }
+
+  /**
+   * Made ahead of need: only the isolate is made on this thread; its context and the bootstrap's
+   * install (most of the cost) run on isolated-vm's own threads, while this one serves.
+   */
+  static async prepare(shape: ContextShape): Promise<ContextParts> {
+    const isolate = isolateOf(shape);
+    try {
+      const parts = new ContextParts(shape, isolate, await isolate.createContext());
+      parts.installed = await parts.context.evalClosure(INSTALL, parts.installArguments(), { result: { reference: true } });
+      return parts;
+    } catch (error) {
+      if (!isolate.isDisposed) isolate.dispose();
+      throw error;
+    }
+  }
+
+  dispose(): void {
+    if (!this.isolate.isDisposed) this.isolate.dispose();
+  }
+
+  private installArguments(): unknown[] {
+    const host = new ivm.Callback((op: BridgeOpCode, callId: number, a: unknown, b: unknown) => this.host(op, callId, a, b));
+    return [host, codesCopy.copyInto(), this.shape.valueMaxBytes];
+  }
+}
+
+const isolateOf = (shape: ContextShape): ivm.Isolate => new ivm.Isolate({ memoryLimit: shape.memoryMb, snapshot: shape.snapshot });
+
+const INSTALL = 'return __anvilInstall($0, $1, $2)';
 
 /**
  * One isolate with one long-lived context: the sandbox of an API release on one actor thread. The
@@ -40,25 +111,26 @@ export class SandboxContext {
   private lastCpu = 0n;
   private readonly enter: () => void;
 
-  constructor(options: ContextOptions) {
-    // No `onCatastrophicError`: isolated-vm would call it on this thread's event loop and put the
-    // failing thread to sleep, and the failing thread is this one (calls are synchronous), so the
-    // cell would hang with it. Without a handler, an allocation V8 cannot survive aborts the cell,
-    // which the router contains; a script that cannot be stopped keeps the thread, which the
-    // router's stuck-thread watchdog ends.
+  /**
+   * A context made now, or `parts` made earlier (a spare: sandbox-spares.ts), which this sandbox
+   * alone holds from now on. No `onCatastrophicError`: isolated-vm would call it on this thread's
+   * event loop and put the failing thread to sleep, and the failing thread is this one (calls are
+   * synchronous), so the cell would hang with it. Without a handler, an allocation V8 cannot
+   * survive aborts the cell, which the router contains; a script that cannot be stopped keeps the
+   * thread, which the router's stuck-thread watchdog ends.
+   */
+  constructor(options: ContextOptions, parts?: ContextParts) {
     this.enter = options.enter;
     this.enter();
-    this.isolate = new ivm.Isolate({ memoryLimit: options.memoryMb, snapshot: options.snapshot });
-    try {
-      this.context = this.isolate.createContextSync();
-      this.entry = this.context.evalClosureSync('return __anvilInstall($0, $1, $2)', [new ivm.Callback(options.host), codesCopy.copyInto(), options.valueMaxBytes], {
-        result: { reference: true },
-      });
-      this.lastCpu = this.isolate.cpuTime;
-    } catch (error) {
-      this.isolate.dispose();
-      throw error;
-    }
+    const made = parts ?? ContextParts.make(options);
+    if (made.taken) throw new Error('a sandbox context can be taken once');
+    made.taken = true;
+    made.host = options.host;
+    this.isolate = made.isolate;
+    this.context = made.context;
+    this.entry = made.entry;
+    // What making it cost is not the API's: its CPU is counted from here.
+    this.lastCpu = this.isolate.cpuTime;
   }
 
   get disposed(): boolean {

@@ -29,7 +29,8 @@ import { BridgeOp, type BridgeOpCode } from './bridge-ops.js';
 import { CpuBound } from './cpu-bound.js';
 import { CpuMeter } from './cpu-meter.js';
 import { HostBridge, type BridgeServices, type HostReply, type NestedCalls } from './host-bridge.js';
-import { isTimeout, SandboxContext } from './sandbox-context.js';
+import { isTimeout, SandboxContext, type ContextShape } from './sandbox-context.js';
+import { SandboxSpares } from './sandbox-spares.js';
 import { countCpu, MAX_NESTED_CALLS, overrun, timeoutOf, type Call, type Outcome } from './sandbox-call.js';
 
 const bootstrapSource = readFileSync(new URL('../../sandbox/bootstrap.js', import.meta.url), 'utf8');
@@ -44,6 +45,17 @@ let bootstrapSnapshot: ivm.ExternalCopy<ArrayBuffer> | null = null;
  * in all, not one per call of each, and one descriptor, not one per sandbox.
  */
 let threadCpuBound: CpuBound | null = null;
+/** A shared thread's spare context (keepSpareContexts), taken by its next sandbox. */
+let threadSpares: SandboxSpares | null = null;
+
+/**
+ * From now on this thread keeps a sandbox context ready for the next sandbox that needs one: a
+ * shared thread, where APIs arrive one after another and each first call would otherwise make its own.
+ */
+export function keepSpareContexts(): void {
+  threadSpares ??= new SandboxSpares();
+}
+
 /** How often calls that await are checked against their wall time. */
 const WATCH_EVERY_MS = 20;
 /**
@@ -223,14 +235,14 @@ export class Sandbox {
     const enter = this.options.enter ?? nothing;
     enter();
     bootstrapSnapshot ??= ivm.Isolate.createSnapshot([{ code: bootstrapSource, filename: 'file:///anvil/bootstrap.js' }]);
-    this.current = new SandboxContext({
+    const shape: ContextShape = {
       memoryMb: this.options.limits.memoryMb,
       // What the host counts a value against once it holds it (the API's host memory limit is the same figure).
       valueMaxBytes: this.options.limits.memoryMb * MiB,
       snapshot: bootstrapSnapshot,
-      host: (op, callId, a, b) => this.host(op, callId, a, b),
-      enter,
-    });
+    };
+    const spare = threadSpares?.take(shape) ?? undefined;
+    this.current = new SandboxContext({ ...shape, host: (op, callId, a, b) => this.host(op, callId, a, b), enter }, spare);
     return this.current;
   }
 

@@ -1,0 +1,61 @@
+/**
+ * A shared thread's spare sandbox context: an isolate with its context and the bootstrap installed
+ * (~4–6 ms, most of an API's cold start), made before an API needs it, so that an API's first call
+ * on the thread finds one ready. It is made like the last one asked for (the same memory limit),
+ * on isolated-vm's own threads but for the isolate itself, and given to one sandbox only; the first
+ * is made once a sandbox asks, the next once it is taken. No tenant code has run in a spare: what it holds is the bootstrap's.
+ */
+import { ContextParts, type ContextShape } from './sandbox-context.js';
+
+export class SandboxSpares {
+  private ready: ContextParts | null = null;
+  private making = false;
+  private shape: ContextShape | null = null;
+  private closed = false;
+
+  /** A context made like `shape`, or null when none is ready (another is made then, for next time). */
+  take(shape: ContextShape): ContextParts | null {
+    this.shape = shape;
+    const spare = this.ready;
+    if (spare !== null && sameShape(spare.shape, shape)) {
+      this.ready = null;
+      this.refill();
+      return spare;
+    }
+    if (spare !== null) {
+      // Made for another limit: the next spare is made like this one.
+      this.ready = null;
+      spare.dispose();
+    }
+    this.refill();
+    return null;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.ready?.dispose();
+    this.ready = null;
+  }
+
+  private refill(): void {
+    if (this.making || this.ready !== null || this.closed || this.shape === null) return;
+    this.making = true;
+    const shape = this.shape;
+    // A timer, not setImmediate: the answers of this turn (written at its end, frames.ts) leave first.
+    setTimeout(() => {
+      ContextParts.prepare(shape).then(
+        (parts) => {
+          this.making = false;
+          if (this.closed || this.ready !== null) return parts.dispose();
+          this.ready = parts;
+        },
+        // Not made (the process is short of memory, say): the next sandbox makes its own.
+        () => {
+          this.making = false;
+        },
+      );
+    }, 1).unref();
+  }
+}
+
+const sameShape = (a: ContextShape, b: ContextShape): boolean => a.memoryMb === b.memoryMb && a.valueMaxBytes === b.valueMaxBytes && a.snapshot === b.snapshot;

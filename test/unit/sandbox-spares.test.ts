@@ -1,0 +1,80 @@
+import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import ivm from 'isolated-vm';
+import { afterEach, describe, expect, it } from 'vitest';
+import { BridgeOp, type BridgeOpCode } from '../../src/sandbox-host/bridge-ops.js';
+import { SandboxContext, type ContextShape } from '../../src/sandbox-host/sandbox-context.js';
+import { SandboxSpares } from '../../src/sandbox-host/sandbox-spares.js';
+
+// A shared thread's spare contexts, with real isolates: made ahead of need, each given to one
+// sandbox only, and what runs in it reaches that sandbox's host function alone.
+
+const snapshot = ivm.Isolate.createSnapshot([{ code: readFileSync(new URL('../../sandbox/bootstrap.js', import.meta.url), 'utf8'), filename: 'file:///anvil/bootstrap.js' }]);
+const shape = (memoryMb = 32): ContextShape => ({ memoryMb, valueMaxBytes: memoryMb * 2 ** 20, snapshot });
+/** A directive that writes its body and keeps a counter in a global. */
+const COUNTER = `var __anvilDirective = { default: (state) => { globalThis.calls = (globalThis.calls ?? 0) + 1; state.message.body = { calls: globalThis.calls }; } };`;
+
+let spares: SandboxSpares;
+const made: SandboxContext[] = [];
+afterEach(() => {
+  spares?.close();
+  for (const box of made.splice(0)) box.dispose();
+});
+
+async function ready(memoryMb = 32): Promise<NonNullable<ReturnType<SandboxSpares['take']>>> {
+  for (let i = 0; i < 200; i++) {
+    await sleep(10);
+    const spare = spares.take(shape(memoryMb));
+    if (spare !== null) return spare;
+  }
+  throw new Error('no spare was made within 2 s');
+}
+
+/** A sandbox on `parts` whose host records the bodies its calls set: [what it saw]. */
+function sandboxOn(parts: ReturnType<SandboxSpares['take']>, memoryMb = 32): { box: SandboxContext; bodies: unknown[] } {
+  const bodies: unknown[] = [];
+  const host = (op: BridgeOpCode, _callId: number, a: unknown, b: unknown) => {
+    if (op === BridgeOp.messageSet) bodies.push(a === 'bodyJson' ? JSON.parse(String(b)) : b);
+    return undefined;
+  };
+  const box = new SandboxContext({ ...shape(memoryMb), host, enter: () => {} }, parts ?? undefined);
+  made.push(box);
+  expect(box.load('Counter', COUNTER, 1_000)).toBeNull();
+  return { box, bodies };
+}
+
+describe('spare sandbox contexts (src/sandbox-host/sandbox-spares.ts)', () => {
+  it('has none before a sandbox asked, then one made like it', async () => {
+    spares = new SandboxSpares();
+    expect(spares.take(shape())).toBeNull();
+    const spare = await ready();
+    expect(spare.shape.memoryMb).toBe(32);
+  });
+
+  it('gives each spare to one sandbox only, and a sandbox on it starts with nothing of another', async () => {
+    spares = new SandboxSpares();
+    spares.take(shape());
+    const first = sandboxOn(await ready());
+    first.box.call(1, 'Counter', '{}', 'r1', 1_000);
+    first.box.call(2, 'Counter', '{}', 'r2', 1_000);
+    const secondParts = await ready();
+    expect(secondParts.isolate).not.toBe(first.box.isolate);
+    const second = sandboxOn(secondParts);
+    second.box.call(1, 'Counter', '{}', 'r1', 1_000);
+    // Each host saw its own sandbox's calls only, and the second's global started at nothing.
+    expect(first.bodies).toEqual([{ calls: 1 }, { calls: 2 }]);
+    expect(second.bodies).toEqual([{ calls: 1 }]);
+    expect(() => new SandboxContext({ ...shape(), host: () => undefined, enter: () => {} }, secondParts)).toThrow(/taken once/);
+  });
+
+  it('does not give a spare made for another memory limit: the next one is made like the last asked for', async () => {
+    spares = new SandboxSpares();
+    spares.take(shape(32));
+    await ready(32);
+    await sleep(50);
+    expect(spares.take(shape(16))).toBeNull();
+    const spare = await ready(16);
+    expect(spare.shape.memoryMb).toBe(16);
+    spare.dispose();
+  });
+});
