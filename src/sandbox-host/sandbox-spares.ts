@@ -9,7 +9,8 @@ import { ContextParts, type ContextShape } from './sandbox-context.js';
 
 export class SandboxSpares {
   private ready: ContextParts | null = null;
-  private making = false;
+  /** Settles once the spare in the making is ready (or failed); null when none is being made. */
+  private making: Promise<void> | null = null;
   private shape: ContextShape | null = null;
   private closed = false;
 
@@ -31,6 +32,16 @@ export class SandboxSpares {
     return null;
   }
 
+  /**
+   * When a spare like `shape` is being made: a promise that settles once it is ready, within
+   * `waitMs` at most. Waiting for it costs a first call less than making another beside it, on the
+   * same cores.
+   */
+  comingFor(shape: ContextShape, waitMs: number): Promise<void> | null {
+    if (this.making === null || this.ready !== null || this.shape === null || !sameShape(this.shape, shape)) return null;
+    return Promise.race([this.making, new Promise<void>((resolve) => setTimeout(resolve, waitMs).unref())]);
+  }
+
   close(): void {
     this.closed = true;
     this.ready?.dispose();
@@ -38,23 +49,26 @@ export class SandboxSpares {
   }
 
   private refill(): void {
-    if (this.making || this.ready !== null || this.closed || this.shape === null) return;
-    this.making = true;
+    if (this.making !== null || this.ready !== null || this.closed || this.shape === null) return;
     const shape = this.shape;
-    // A timer, not setImmediate: the answers of this turn (written at its end, frames.ts) leave first.
-    setTimeout(() => {
-      ContextParts.prepare(shape).then(
-        (parts) => {
-          this.making = false;
-          if (this.closed || this.ready !== null) return parts.dispose();
-          this.ready = parts;
-        },
-        // Not made (the process is short of memory, say): the next sandbox makes its own.
-        () => {
-          this.making = false;
-        },
-      );
-    }, 1).unref();
+    this.making = new Promise<void>((resolve) => {
+      // A timer, not setImmediate: the answers of this turn (written at its end, frames.ts) leave first.
+      setTimeout(() => {
+        ContextParts.prepare(shape)
+          .then(
+            (parts) => {
+              if (this.closed || this.ready !== null) return parts.dispose();
+              this.ready = parts;
+            },
+            // Not made (the process is short of memory, say): the next sandbox makes its own.
+            () => {},
+          )
+          .finally(() => {
+            this.making = null;
+            resolve();
+          });
+      }, 1).unref();
+    });
   }
 }
 

@@ -45,6 +45,8 @@ let bootstrapSnapshot: ivm.ExternalCopy<ArrayBuffer> | null = null;
  * in all, not one per call of each, and one descriptor, not one per sandbox.
  */
 let threadCpuBound: CpuBound | null = null;
+/** The longest a first call waits for the spare being made (it is made in ~3–5 ms). */
+const SPARE_WAIT_MS = 20;
 /** A shared thread's spare context (keepSpareContexts), taken by its next sandbox. */
 let threadSpares: SandboxSpares | null = null;
 
@@ -193,6 +195,11 @@ export class Sandbox {
     // ExecuteIf would re-enter the isolate while it runs), except one its caller's state.run
     // started, which runs once the caller's stretch is over.
     if (parent === null) for (const other of this.calls.values()) if (other.ctx === ctx && other.end === null) throw Errors.sandboxBadCall(`${name}: a custom directive cannot run from inside ${other.name}`);
+    if (this.current === null || this.current.disposed) {
+      // The thread's spare is on its way: the call waits for it rather than make a context beside it.
+      const coming = threadSpares?.comingFor(this.shape(), SPARE_WAIT_MS) ?? null;
+      if (coming !== null) return coming.then(() => this.call(name, ctx, config, parent));
+    }
     const box = this.context();
     const id = this.nextCallId++;
     const call: Call = {
@@ -234,16 +241,21 @@ export class Sandbox {
     if (this.current !== null && !this.current.disposed) return this.current;
     const enter = this.options.enter ?? nothing;
     enter();
+    const shape = this.shape();
+    const spare = threadSpares?.take(shape) ?? undefined;
+    this.current = new SandboxContext({ ...shape, host: (op, callId, a, b) => this.host(op, callId, a, b), enter }, spare);
+    return this.current;
+  }
+
+  /** What this sandbox's context is made of. */
+  private shape(): ContextShape {
     bootstrapSnapshot ??= ivm.Isolate.createSnapshot([{ code: bootstrapSource, filename: 'file:///anvil/bootstrap.js' }]);
-    const shape: ContextShape = {
+    return {
       memoryMb: this.options.limits.memoryMb,
       // What the host counts a value against once it holds it (the API's host memory limit is the same figure).
       valueMaxBytes: this.options.limits.memoryMb * MiB,
       snapshot: bootstrapSnapshot,
     };
-    const spare = threadSpares?.take(shape) ?? undefined;
-    this.current = new SandboxContext({ ...shape, host: (op, callId, a, b) => this.host(op, callId, a, b), enter }, spare);
-    return this.current;
   }
 
   /** `state` operations from inside the isolate, and the end of a call that awaited (`done`). */

@@ -51,6 +51,18 @@ describe('spare sandbox contexts (src/sandbox-host/sandbox-spares.ts)', () => {
     expect(spare.shape.memoryMb).toBe(32);
   });
 
+  it('tells a sandbox when the spare being made is ready, so that it need not make one beside it', async () => {
+    spares = new SandboxSpares();
+    expect(spares.comingFor(shape(), 1_000)).toBeNull();
+    expect(spares.take(shape())).toBeNull();
+    const coming = spares.comingFor(shape(), 2_000);
+    expect(coming).not.toBeNull();
+    // Not for another limit: that one is not being made.
+    expect(spares.comingFor(shape(16), 1_000)).toBeNull();
+    await coming;
+    expect(spares.take(shape())).not.toBeNull();
+  });
+
   it('gives each spare to one sandbox only, and a sandbox on it starts with nothing of another', async () => {
     spares = new SandboxSpares();
     spares.take(shape());
