@@ -3,7 +3,8 @@
  * (~4–6 ms, most of an API's cold start), made before an API needs it, so that an API's first call
  * on the thread finds one ready. It is made like the last one asked for (the same memory limit),
  * on isolated-vm's own threads but for the isolate itself, and given to one sandbox only; the first
- * is made once a sandbox asks, the next once it is taken. No tenant code has run in a spare: what it holds is the bootstrap's.
+ * is made once a sandbox asks, the next once it is taken. No tenant code has run in a spare: what
+ * it holds is the bootstrap's.
  */
 import { ContextParts, type ContextShape } from './sandbox-context.js';
 
@@ -17,19 +18,15 @@ export class SandboxSpares {
   /** A context made like `shape`, or null when none is ready (another is made then, for next time). */
   take(shape: ContextShape): ContextParts | null {
     this.shape = shape;
-    const spare = this.ready;
-    if (spare !== null && sameShape(spare.shape, shape)) {
-      this.ready = null;
-      this.refill();
-      return spare;
-    }
-    if (spare !== null) {
+    let spare = this.ready;
+    this.ready = null;
+    if (spare !== null && !sameShape(spare.shape, shape)) {
       // Made for another limit: the next spare is made like this one.
-      this.ready = null;
       spare.dispose();
+      spare = null;
     }
     this.refill();
-    return null;
+    return spare;
   }
 
   /**
@@ -57,7 +54,7 @@ export class SandboxSpares {
         ContextParts.prepare(shape)
           .then(
             (parts) => {
-              if (this.closed || this.ready !== null) return parts.dispose();
+              if (this.closed) return parts.dispose();
               this.ready = parts;
             },
             // Not made (the process is short of memory, say): the next sandbox makes its own.

@@ -186,6 +186,11 @@ export class Sandbox {
    * whose `state.run` asked for this one.
    */
   call(name: string, ctx: DirectiveContext, config: Record<string, unknown>, parent: Call | null = null): void | Promise<void> {
+    return this.begin(name, ctx, config, parent, true);
+  }
+
+  /** `call`; `mayWait`: it may first wait once for the thread's spare context (see below). */
+  private begin(name: string, ctx: DirectiveContext, config: Record<string, unknown>, parent: Call | null, mayWait: boolean): void | Promise<void> {
     const code = this.options.directiveCode[name];
     if (code === undefined) throw Errors.sandboxUnknownDirective(name);
     if (this.closed) throw Errors.sandboxClosed();
@@ -195,10 +200,11 @@ export class Sandbox {
     // ExecuteIf would re-enter the isolate while it runs), except one its caller's state.run
     // started, which runs once the caller's stretch is over.
     if (parent === null) for (const other of this.calls.values()) if (other.ctx === ctx && other.end === null) throw Errors.sandboxBadCall(`${name}: a custom directive cannot run from inside ${other.name}`);
-    if (this.current === null || this.current.disposed) {
-      // The thread's spare is on its way: the call waits for it rather than make a context beside it.
+    if (mayWait && (this.current === null || this.current.disposed)) {
+      // The thread's spare is on its way: the call waits for it once (another sandbox may take it
+      // first) rather than make a context beside it; the checks above are made again after.
       const coming = threadSpares?.comingFor(this.shape(), SPARE_WAIT_MS) ?? null;
-      if (coming !== null) return coming.then(() => this.call(name, ctx, config, parent));
+      if (coming !== null) return coming.then(() => this.begin(name, ctx, config, parent, false));
     }
     const box = this.context();
     const id = this.nextCallId++;
