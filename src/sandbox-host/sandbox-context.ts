@@ -1,5 +1,6 @@
 import ivm from 'isolated-vm';
 import { DIRECTIVE_GLOBAL } from '../config/types.js';
+import type { LockdownMode } from './bootstrap-snapshot.js';
 import { bridgeCodes, EntryKind, type BridgeOpCode } from './bridge-ops.js';
 
 /**
@@ -18,6 +19,8 @@ export interface ContextShape {
   valueMaxBytes: number;
   /** The bootstrap, run once into a snapshot; every isolate of the thread starts from it. */
   snapshot: ivm.ExternalCopy<ArrayBuffer>;
+  /** How each context finishes the snapshot's lockdown (bootstrap-snapshot.ts). */
+  lockdown: LockdownMode;
 }
 
 export interface ContextOptions extends ContextShape {
@@ -85,13 +88,13 @@ export class ContextParts {
 
   private installArguments(): unknown[] {
     const host = new ivm.Callback((op: BridgeOpCode, callId: number, a: unknown, b: unknown) => this.host(op, callId, a, b));
-    return [host, codesCopy.copyInto(), this.shape.valueMaxBytes];
+    return [host, codesCopy.copyInto(), this.shape.valueMaxBytes, this.shape.lockdown];
   }
 }
 
 const isolateOf = (shape: ContextShape): ivm.Isolate => new ivm.Isolate({ memoryLimit: shape.memoryMb, snapshot: shape.snapshot });
 
-const INSTALL = 'return __anvilInstall($0, $1, $2)';
+const INSTALL = 'return __anvilInstall($0, $1, $2, $3)';
 
 /**
  * One isolate with one long-lived context: the sandbox of an API release on one actor thread. The

@@ -16,7 +16,6 @@
  * The isolate runs on the actor thread itself. A fatal allocation aborts the cell process (the
  * router contains it) exactly as it did when calls ran on isolated-vm's own threads.
  */
-import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import ivm from 'isolated-vm';
 import type { SandboxLimits } from '../config/types.js';
@@ -27,18 +26,13 @@ import type { SandboxCpuCount } from '../protocol/stats.js';
 import { breachError, outcomeError, type BreachKind } from './call-errors.js';
 import { BridgeOp, type BridgeOpCode } from './bridge-ops.js';
 import { CpuBound } from './cpu-bound.js';
+import { bootstrapSnapshot } from './bootstrap-snapshot.js';
 import { CpuMeter } from './cpu-meter.js';
 import { HostBridge, type BridgeServices, type HostReply, type NestedCalls } from './host-bridge.js';
 import { isTimeout, SandboxContext, type ContextShape } from './sandbox-context.js';
 import { SandboxSpares } from './sandbox-spares.js';
 import { countCpu, MAX_NESTED_CALLS, overrun, timeoutOf, type Call, type Outcome } from './sandbox-call.js';
 
-const bootstrapSource = readFileSync(new URL('../../sandbox/bootstrap.js', import.meta.url), 'utf8');
-/**
- * The bootstrap's snapshot, made once per thread (8–17 ms each time) and shared by the isolates of
- * every sandbox on it: a shared thread serves many APIs, each with its own isolate made from it.
- */
-let bootstrapSnapshot: ivm.ExternalCopy<ArrayBuffer> | null = null;
 /**
  * The thread's CPU clock marks, shared by every sandbox on the thread (their stretches all run on
  * it, one at a time): with a hundred APIs on a shared thread, one clock read per few milliseconds
@@ -255,12 +249,13 @@ export class Sandbox {
 
   /** What this sandbox's context is made of. */
   private shape(): ContextShape {
-    bootstrapSnapshot ??= ivm.Isolate.createSnapshot([{ code: bootstrapSource, filename: 'file:///anvil/bootstrap.js' }]);
+    const bootstrap = bootstrapSnapshot();
     return {
       memoryMb: this.options.limits.memoryMb,
       // What the host counts a value against once it holds it (the API's host memory limit is the same figure).
       valueMaxBytes: this.options.limits.memoryMb * MiB,
-      snapshot: bootstrapSnapshot,
+      snapshot: bootstrap.blob,
+      lockdown: bootstrap.lockdown,
     };
   }
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import ivm from 'isolated-vm';
 import { describe, expect, it } from 'vitest';
+import { bootstrapSnapshot } from '../../src/sandbox-host/bootstrap-snapshot.js';
 import { BridgeOp, EntryKind, type BridgeOpCode } from '../../src/sandbox-host/bridge-ops.js';
 import { SandboxContext } from '../../src/sandbox-host/sandbox-context.js';
 
@@ -38,7 +38,7 @@ describe('the bridge table (src/sandbox-host/bridge-ops.ts) and sandbox/bootstra
   });
 
   it('each state operation reaches the host as its code, with the arguments the table gives it', () => {
-    const snapshot = ivm.Isolate.createSnapshot([{ code: bootstrap, filename: 'file:///anvil/bootstrap.js' }]);
+    const { blob: snapshot, lockdown } = bootstrapSnapshot();
     const seen: unknown[][] = [];
     const host = (op: BridgeOpCode, callId: number, a: unknown, b: unknown): unknown => {
       seen.push(b === undefined ? (a === undefined ? [op] : [op, a]) : [op, a, b]);
@@ -49,7 +49,7 @@ describe('the bridge table (src/sandbox-host/bridge-ops.ts) and sandbox/bootstra
       if (op === BridgeOp.memoryGet || op === BridgeOp.messageGet || op === BridgeOp.map || op === BridgeOp.dbGet) return { ok: null };
       return undefined;
     };
-    const box = new SandboxContext({ memoryMb: 32, valueMaxBytes: 32 * 2 ** 20, snapshot, host, enter: () => {} });
+    const box = new SandboxContext({ memoryMb: 32, valueMaxBytes: 32 * 2 ** 20, snapshot, lockdown, host, enter: () => {} });
     try {
       const code = `var __anvilDirective = { default: async (state) => {
         state.memory.get('k'); state.memory.set('k', 1);

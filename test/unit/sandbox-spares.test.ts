@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import ivm from 'isolated-vm';
 import { afterEach, describe, expect, it } from 'vitest';
+import { bootstrapSnapshot } from '../../src/sandbox-host/bootstrap-snapshot.js';
 import { BridgeOp, type BridgeOpCode } from '../../src/sandbox-host/bridge-ops.js';
 import { SandboxContext, type ContextShape } from '../../src/sandbox-host/sandbox-context.js';
 import { SandboxSpares } from '../../src/sandbox-host/sandbox-spares.js';
@@ -9,8 +9,8 @@ import { SandboxSpares } from '../../src/sandbox-host/sandbox-spares.js';
 // A shared thread's spare contexts, with real isolates: made ahead of need, each given to one
 // sandbox only, and what runs in it reaches that sandbox's host function alone.
 
-const snapshot = ivm.Isolate.createSnapshot([{ code: readFileSync(new URL('../../sandbox/bootstrap.js', import.meta.url), 'utf8'), filename: 'file:///anvil/bootstrap.js' }]);
-const shape = (memoryMb = 32): ContextShape => ({ memoryMb, valueMaxBytes: memoryMb * 2 ** 20, snapshot });
+const bootstrap = bootstrapSnapshot();
+const shape = (memoryMb = 32): ContextShape => ({ memoryMb, valueMaxBytes: memoryMb * 2 ** 20, snapshot: bootstrap.blob, lockdown: bootstrap.lockdown });
 /** A directive that writes its body and keeps a counter in a global. */
 const COUNTER = `var __anvilDirective = { default: (state) => { globalThis.calls = (globalThis.calls ?? 0) + 1; state.message.body = { calls: globalThis.calls }; } };`;
 
