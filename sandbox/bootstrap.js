@@ -49,6 +49,7 @@ globalThis.__anvilInstall = (() => {
     const CALL = codeOf('entry', 'Call');
     const SETTLE = codeOf('entry', 'Settle');
     const FORGET = codeOf('entry', 'Forget');
+    const WARM = codeOf('entry', 'Warm');
     // What this file passes as `host`'s operation.
     const MEMORY_GET = codeOf('ops', 'memoryGet');
     const MEMORY_SET = codeOf('ops', 'memorySet');
@@ -333,11 +334,27 @@ globalThis.__anvilInstall = (() => {
     // The host's check of the snapshot's lockdown (a context made for it alone, never called).
     if (lockdownMode === 'check') return lockdown.openCount();
 
+    /**
+     * The parts of every call that need no host, `count` times, on values like a call's: a spare
+     * context's warm-up (sandbox-spares.ts), on isolated-vm's own thread, so that V8 optimizes them
+     * there. In a hundred APIs' isolates taking the same traffic V8 otherwise optimized them in all
+     * at about the same call, on their shared thread: ~5 ms of compiling per isolate at once, a
+     * stall of a few hundred ms for every API on the thread (bench/RESULTS.md § 13d).
+     */
+    function warm(count) {
+      const body = { message: 'warm' };
+      for (let i = 0; i < count; i++) {
+        void new State(MADE_HERE, 0, 'warm').message;
+        bounded(0, JSON.stringify(bounded(0, body, 'message.body', true)), 'message.body');
+      }
+    }
+
     return function entry(kind, callId, a, b, c) {
       if (kind === CALL) return run(callId, a, b, c);
       if (kind === SETTLE) return settle(callId, a, b);
       if (kind === DEFINE) return define(a, b);
       if (kind === FORGET) pending.delete(callId);
+      if (kind === WARM) warm(a);
       return undefined;
     };
 

@@ -19,6 +19,8 @@ export const EntryKind = Object.freeze({
   Settle: 2,
   /** `()`: drop what the call still awaits. */
   Forget: 3,
+  /** `(count)`: run the parts of a call that need no host `count` times (a spare context's warm-up). */
+  Warm: 4,
 } as const);
 export type EntryKind = (typeof EntryKind)[keyof typeof EntryKind];
 

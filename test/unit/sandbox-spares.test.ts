@@ -3,7 +3,7 @@ import ivm from 'isolated-vm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bootstrapSnapshot } from '../../src/sandbox-host/bootstrap-snapshot.js';
 import { BridgeOp, type BridgeOpCode } from '../../src/sandbox-host/bridge-ops.js';
-import { SandboxContext, type ContextShape } from '../../src/sandbox-host/sandbox-context.js';
+import { ContextParts, SandboxContext, type ContextShape } from '../../src/sandbox-host/sandbox-context.js';
 import { SandboxSpares } from '../../src/sandbox-host/sandbox-spares.js';
 
 // A shared thread's spare contexts, with real isolates: made ahead of need, each given to one
@@ -88,5 +88,16 @@ describe('spare sandbox contexts (src/sandbox-host/sandbox-spares.ts)', () => {
     const spare = await ready(16);
     expect(spare.shape.memoryMb).toBe(16);
     spare.dispose();
+  });
+
+  it('warms a context without its host and leaves nothing of it: the first call sees a fresh context', async () => {
+    // Made and warmed as a spare is, past where V8 optimizes the warmed code; its host refuses
+    // every operation until a sandbox takes it, so a warm-up that asked the host would fail here.
+    const parts = await ContextParts.prepare(shape());
+    await parts.warm(1_500);
+    const { box, bodies } = sandboxOn(parts);
+    box.call(1, 'Counter', '{}', 'r1', 1_000);
+    box.call(2, 'Counter', '{}', 'r2', 1_000);
+    expect(bodies).toEqual([{ calls: 1 }, { calls: 2 }]);
   });
 });
