@@ -666,7 +666,7 @@ globalThis.__anvilInstall = (() => {
         });
         const roots = perContext();
         for (const [target, keys] of overridable()) {
-          if (roots.includes(target) && !isFrozen(target)) for (const key of keys) allowOverride(target, key);
+          if (roots.includes(target)) for (const key of keys) allowOverride(target, key);
         }
         walk([...roots, ...hidden(), ...globalValues(none)], (value) => {
           if (isFrozen(value)) return thorough;

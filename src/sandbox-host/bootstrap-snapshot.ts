@@ -1,15 +1,8 @@
 import { readFileSync } from 'node:fs';
 import ivm from 'isolated-vm';
-import { bridgeCodes } from './bridge-ops.js';
+import { codesCopy, type LockdownMode } from './sandbox-context.js';
 
 const bootstrapSource = readFileSync(new URL('../../sandbox/bootstrap.js', import.meta.url), 'utf8');
-
-/**
- * How a context finishes the bootstrap's lockdown (bootstrap.js `builtinLockdown`): "snapshot",
- * only what V8 changes when it makes a context from the snapshot; "thorough", every built-in walked
- * again, when the check found that V8 leaves some other one open on this build.
- */
-export type LockdownMode = 'snapshot' | 'thorough';
 
 export interface BootstrapSnapshot {
   blob: ivm.ExternalCopy<ArrayBuffer>;
@@ -48,7 +41,7 @@ function openBuiltins(blob: ivm.ExternalCopy<ArrayBuffer>): number {
     const host = new ivm.Callback(() => {
       throw new Error('the lockdown check calls nothing');
     });
-    const open = context.evalClosureSync('return __anvilInstall($0, $1, $2, "check")', [host, new ivm.ExternalCopy(bridgeCodes).copyInto(), 0]);
+    const open = context.evalClosureSync('return __anvilInstall($0, $1, $2, "check")', [host, codesCopy.copyInto(), 0]);
     if (typeof open !== 'number') throw new Error(`the bootstrap's lockdown check answered ${String(open)}`);
     return open;
   } finally {

@@ -1,6 +1,5 @@
 import ivm from 'isolated-vm';
 import { DIRECTIVE_GLOBAL } from '../config/types.js';
-import type { LockdownMode } from './bootstrap-snapshot.js';
 import { bridgeCodes, EntryKind, type BridgeOpCode } from './bridge-ops.js';
 
 /**
@@ -10,7 +9,14 @@ import { bridgeCodes, EntryKind, type BridgeOpCode } from './bridge-ops.js';
 export type HostFunction = (op: BridgeOpCode, callId: number, a: unknown, b: unknown) => unknown;
 
 /** The bridge's codes, copied into each new context once (the bootstrap keeps them as constants). */
-const codesCopy = new ivm.ExternalCopy(bridgeCodes);
+export const codesCopy = new ivm.ExternalCopy(bridgeCodes);
+
+/**
+ * How a context finishes the bootstrap's lockdown (bootstrap.js `builtinLockdown`): "snapshot",
+ * only what V8 changes when it makes a context from the snapshot; "thorough", every built-in walked
+ * again, when the check (bootstrap-snapshot.ts) found that V8 leaves some other one open on this build.
+ */
+export type LockdownMode = 'snapshot' | 'thorough';
 
 /** What every context of one kind is made of: a sandbox made like another can take its place. */
 export interface ContextShape {
