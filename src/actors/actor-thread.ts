@@ -15,6 +15,7 @@ import type { Tracer } from '../tracing/trace-span.js';
 import { keepSpareContexts } from '../sandbox-host/sandbox.js';
 import { tracingConfig } from '../tracing/tracing-config.js';
 import { CpuShares } from './cpu-shares.js';
+import { DEFAULT_SANDBOX_LIMITS } from './sandbox-setup.js';
 import { SharedConnection, SocketLine, type RouterLine } from './router-line.js';
 import { dial, ThreadActor } from './thread-actor.js';
 
@@ -68,17 +69,23 @@ function lineFor(data: ThreadData): RouterLine {
   return connection.line();
 }
 
+/** What this thread is, once: a shared thread (many actors) or a dedicated one. */
+function become(asShared: boolean): CpuShares {
+  if (cpu !== null) return cpu;
+  shared = asShared;
+  cpu = new CpuShares(shared);
+  // A shared thread made before any API makes its snapshot and first spare context now, off every request.
+  if (shared) keepSpareContexts(DEFAULT_SANDBOX_LIMITS.memoryMb);
+  return cpu;
+}
+
 async function assign(data: ThreadData): Promise<void> {
-  if (cpu === null) {
-    shared = data.shared;
-    cpu = new CpuShares(shared);
-    if (shared) keepSpareContexts();
-  }
+  const shares = become(data.shared);
   await openTracer();
   const actorName = { actor: data.spec.id, thread: data.thread };
   let actor: ThreadActor;
   try {
-    actor = new ThreadActor(data, { shared, toCell, cpu, peerSuffix: `${process.pid}.${threadId}.${nextPeer++}`, tracer }, lineFor(data));
+    actor = new ThreadActor(data, { shared, toCell, cpu: shares, peerSuffix: `${process.pid}.${threadId}.${nextPeer++}`, tracer }, lineFor(data));
     actors++;
     await actor.start();
   } catch (error) {
@@ -102,4 +109,5 @@ async function exit(): Promise<void> {
 
 parentPort!.on('message', (message: CellToThread) => {
   if (message.type === 'assign') void assign(message.data);
+  else if (message.type === 'share') become(true);
 });

@@ -56,6 +56,12 @@ const spareListeners = new Map<Worker, () => void>();
  * modules loaded, their code warm) until the cell drains.
  */
 const SHARED_THREADS = Math.max(1, numberArg('--shared-threads', 1));
+/**
+ * Whether this cell's shared threads start with it (a cell of quiet APIs), each with its sandbox
+ * snapshot and a spare context, rather than with its first API: what they cost is the cell's from
+ * the start, and no API's first request waits for them (~10–20 ms for the snapshot and its check).
+ */
+const SHARED_AT_BOOT = numberArg('--shared-at-boot', 0) === 1;
 /** A worker and the actors it serves (`<actor>#<thread>` → the actor's marker slot and whether it started). */
 interface Hosting {
   worker: Worker;
@@ -165,7 +171,11 @@ function host(worker: Worker, shared: boolean): Hosting {
       send(message);
       return;
     }
-    if (message.type === 'spare-ready') return;
+    if (message.type === 'spare-ready') {
+      // A shared thread started with the cell, taken while it loaded and serving nothing yet: the next spare may load.
+      if (hosting.actors.size === 0) loaded();
+      return;
+    }
     const { actor, thread } = message;
     const name = nameOf(actor, thread);
     if (message.type === 'started') {
@@ -240,6 +250,9 @@ process.on('disconnect', () => {
   setTimeout(() => process.exit(0), 10_000).unref();
 });
 
+if (SHARED_AT_BOOT) {
+  for (let i = 0; i < SHARED_THREADS; i++) sharedThread().worker.postMessage({ type: 'share' } satisfies CellToThread);
+}
 startSpares();
 send({ type: 'ready', cell });
 reportProcess((stats) => send({ type: 'process', stats }));

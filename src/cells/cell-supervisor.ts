@@ -45,6 +45,8 @@ interface Cell {
   retired: boolean;
   restarts: number;
   lastStart: number;
+  /** Its shared threads start with it (the cells of quiet APIs), not with its first API. */
+  sharesAtBoot: boolean;
 }
 
 const entry = fileURLToPath(new URL('./cell-main.js', import.meta.url));
@@ -77,7 +79,8 @@ export class CellSupervisor {
     private readonly options: CellOptions,
     private readonly events: CellEvents,
   ) {
-    this.cells = Array.from({ length: options.count }, (_, index) => newCell(index, CELL_NICE));
+    // The cells of quiet APIs start with their shared threads; a quarantine or low-priority cell gets them when used.
+    this.cells = Array.from({ length: options.count }, (_, index) => ({ ...newCell(index, CELL_NICE), sharesAtBoot: options.sharedThreads > 0 }));
     this.markerDir = mkdtempSync(join(tmpdir(), 'anvil-cells-'));
   }
 
@@ -179,7 +182,7 @@ export class CellSupervisor {
     cell.ready = false;
     const markers = this.markerPath(cell);
     markerFile.reset(markers);
-    const child = fork(entry, ['--cell', String(cell.index), '--nice', String(cell.nice), '--spares', String(this.options.spareThreads), '--shared-threads', String(Math.max(1, this.options.sharedThreads))], {
+    const child = fork(entry, ['--cell', String(cell.index), '--nice', String(cell.nice), '--spares', String(this.options.spareThreads), '--shared-threads', String(Math.max(1, this.options.sharedThreads)), '--shared-at-boot', cell.sharesAtBoot ? '1' : '0'], {
       ...launcher(cell.nice > CELL_NICE, this.options.nodeFlags),
       // An abstract socket name starts with a NUL byte, which the environment cannot carry: send it as '@'.
       env: { ...process.env, ANVIL_ROUTER_SOCKET: this.options.socketPath.replace(/^\0/, '@'), ANVIL_CELL_TOKEN: this.options.token, ANVIL_CELL_MARKERS: markers, ...cellPreloadEnv(this.options.allocator, process.env.LD_PRELOAD) },
@@ -235,7 +238,7 @@ export class CellSupervisor {
 }
 
 function newCell(index: number, nice: number): Cell {
-  return { index, nice, child: null, ready: false, retired: false, restarts: 0, lastStart: 0 };
+  return { index, nice, child: null, ready: false, retired: false, restarts: 0, lastStart: 0, sharesAtBoot: false };
 }
 
 /**

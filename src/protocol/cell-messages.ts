@@ -82,7 +82,10 @@ export interface CellProcessStats {
 }
 
 /** Cell → actor thread (a spare until then): an API release it serves from now on (a shared thread takes many). */
-export type CellToThread = { type: 'assign'; data: ThreadData };
+export type CellToThread =
+  | { type: 'assign'; data: ThreadData }
+  /** Be a shared thread from now on, before any actor is assigned (a cell's shared threads start with it). */
+  | { type: 'share' };
 
 /** An actor on a thread: its actor id and thread number. */
 export interface ActorOnThread {

@@ -3,7 +3,7 @@
  * (~4–6 ms, most of an API's cold start), made before an API needs it, so that an API's first call
  * on the thread finds one ready. It is made like the last one asked for (the same memory limit),
  * on isolated-vm's own threads but for the isolate itself, and given to one sandbox only; the first
- * is made once a sandbox asks, the next once it is taken. No tenant code has run in a spare: what
+ * is made once a sandbox asks (or when told what to expect), the next once it is taken. No tenant code has run in a spare: what
  * it holds is the bootstrap's.
  */
 import { ContextParts, type ContextShape } from './sandbox-context.js';
@@ -27,6 +27,13 @@ export class SandboxSpares {
     }
     this.refill();
     return spare;
+  }
+
+  /** The first spare is made like `shape` now, before any sandbox asks (a thread that expects APIs). */
+  expect(shape: ContextShape): void {
+    if (this.shape !== null) return;
+    this.shape = shape;
+    this.refill();
   }
 
   /**

@@ -47,9 +47,24 @@ let threadSpares: SandboxSpares | null = null;
 /**
  * From now on this thread keeps a sandbox context ready for the next sandbox that needs one: a
  * shared thread, where APIs arrive one after another and each first call would otherwise make its own.
+ * `memoryMb`: the memory limit of the APIs to expect; the thread's snapshot and its first spare are
+ * then made now, like theirs, before any API arrives (else when the first one asks).
  */
-export function keepSpareContexts(): void {
+export function keepSpareContexts(memoryMb?: number): void {
   threadSpares ??= new SandboxSpares();
+  if (memoryMb !== undefined) threadSpares.expect(contextShape(memoryMb));
+}
+
+/** What the contexts of a sandbox with this memory limit are made of. */
+function contextShape(memoryMb: number): ContextShape {
+  const bootstrap = bootstrapSnapshot();
+  return {
+    memoryMb,
+    // What the host counts a value against once it holds it (the API's host memory limit is the same figure).
+    valueMaxBytes: memoryMb * MiB,
+    snapshot: bootstrap.blob,
+    lockdown: bootstrap.lockdown,
+  };
 }
 
 /** How often calls that await are checked against their wall time. */
@@ -249,14 +264,7 @@ export class Sandbox {
 
   /** What this sandbox's context is made of. */
   private shape(): ContextShape {
-    const bootstrap = bootstrapSnapshot();
-    return {
-      memoryMb: this.options.limits.memoryMb,
-      // What the host counts a value against once it holds it (the API's host memory limit is the same figure).
-      valueMaxBytes: this.options.limits.memoryMb * MiB,
-      snapshot: bootstrap.blob,
-      lockdown: bootstrap.lockdown,
-    };
+    return contextShape(this.options.limits.memoryMb);
   }
 
   /** `state` operations from inside the isolate, and the end of a call that awaited (`done`). */

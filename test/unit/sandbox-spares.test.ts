@@ -51,6 +51,20 @@ describe('spare sandbox contexts (src/sandbox-host/sandbox-spares.ts)', () => {
     expect(spare.shape.memoryMb).toBe(32);
   });
 
+  it('makes the first spare before any sandbox asks when told what to expect, and the first sandbox takes it', async () => {
+    spares = new SandboxSpares();
+    spares.expect(shape(48));
+    // Nothing has been taken yet: the spare is being made, like the shape expected.
+    expect(spares.comingFor(shape(48), 2_000)).not.toBeNull();
+    await spares.comingFor(shape(48), 2_000);
+    const spare = spares.take(shape(48));
+    expect(spare).not.toBeNull();
+    expect(spare!.shape.memoryMb).toBe(48);
+    const { box, bodies } = sandboxOn(spare, 48);
+    box.call(1, 'Counter', '{}', 'r1', 1_000);
+    expect(bodies).toEqual([{ calls: 1 }]);
+  });
+
   it('tells a sandbox when the spare being made is ready, so that it need not make one beside it', async () => {
     spares = new SandboxSpares();
     expect(spares.comingFor(shape(), 1_000)).toBeNull();
