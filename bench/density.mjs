@@ -38,11 +38,17 @@ function logCounts(logFile) {
     // no log yet
   }
   const count = (pattern) => (text.match(pattern) ?? []).length;
+  const promoted = text.split('\n').filter((line) => line.includes('it now has threads of its own'));
+  const promotedFor = (reason) => promoted.filter((line) => line.includes(`"reason":"${reason}"`)).length;
   return {
     hogMoves: count(/it now runs in the low-priority cell/g),
     busyStops: count(/was stopped after [\d.]+ ms in which the busy host/g),
     promotions: count(/it now has threads of its own/g),
     demotions: count(/it now runs on a shared thread/g),
+    // Why (router/actor-table.ts logs the thread's reason): a stall that looked like a hog shows here.
+    promotedDominant: promotedFor('most of a busy shared thread'),
+    promotedLongStretch: promotedFor('long stretches on a shared thread'),
+    promotedLongCall: promotedFor('a long custom directive call on a shared thread'),
   };
 }
 

@@ -12,7 +12,8 @@ import { performance } from 'node:perf_hooks';
 import type { CompiledRelease } from '../config/types.js';
 import { builtinDirectives } from '../directives/catalogue.js';
 import { ApiEngine, type ErrorReporter } from '../engine/api-engine.js';
-import { emptyFrame, FrameType, type FrameSink } from '../protocol/frames.js';
+import { BusyReason } from '../protocol/busy-reasons.js';
+import { emptyFrame, FrameType, u32Frame, type FrameSink } from '../protocol/frames.js';
 import type { SpareData, ThreadData, ThreadToCell } from '../protocol/cell-messages.js';
 import { encodeHello, WIRE_VERSION, type ThreadHello } from '../protocol/hello.js';
 import { decodePeerOffer, notTakenFrame } from '../protocol/peers.js';
@@ -159,7 +160,7 @@ export class ThreadActor {
     this.writer.write(encodeHello({ version: WIRE_VERSION, token: this.data.token, cell: this.data.cell, actor: this.data.spec.id, thread: this.data.thread, peer: peerAddress }));
     // On a shared thread, an API whose calls may run longer than the slice goes to threads of its
     // own at once: whatever the router sends here meanwhile goes back to it (take).
-    if (this.services.shared && this.longCalls) this.sayBusy();
+    if (this.services.shared && this.longCalls) this.sayBusy(BusyReason.LongCalls);
   }
 
   /**
@@ -167,9 +168,9 @@ export class ThreadActor {
    * own). On a shared thread, from then on its requests that have not begun go back to the router,
    * which sends them to its own thread.
    */
-  sayBusy(): void {
+  sayBusy(reason: BusyReason): void {
     if (this.exiting || this.promoted) return;
-    this.writer.write(emptyFrame(FrameType.Busy));
+    this.writer.write(u32Frame(FrameType.Busy, reason));
     if (this.services.shared) this.promoted = true;
   }
 

@@ -2,6 +2,7 @@ import { assignCell } from '../cells/assign.js';
 import type { CellEvents } from '../cells/cell-supervisor.js';
 import { Errors } from '../errors.js';
 import { formatApiId, formatEnvId, sameApi, type ApiId } from '../protocol/api-id.js';
+import { busyReasonText } from '../protocol/busy-reasons.js';
 import type { ActorSpec } from '../protocol/cell-messages.js';
 import { answerPayload, type BusCall, type CallReply } from '../protocol/bus-calls.js';
 import type { EnqueueOutcome, EnqueueRequest } from '../protocol/enqueue.js';
@@ -221,10 +222,10 @@ export class ActorTable {
         const { served, peerCalls, sandboxCpu, quotaRefusals, logFilesRemoved, sandboxBreaches, outgoing } = reported.stats;
         if ([served, peerCalls, sandboxCpu, quotaRefusals, logFilesRemoved, sandboxBreaches, outgoing].some((counted) => counted !== undefined)) this.threadReport(actor.spec, reported.stats);
       },
-      () => {
+      (reason) => {
         const had = actor.hasOwnThreads;
         actor.threadBusy();
-        if (!had && actor.hasOwnThreads) this.log('info', 'API keeps a shared thread busy; it now has threads of its own', { api: actor.spec.key, host: actor.spec.host, cell: actor.cell });
+        if (!had && actor.hasOwnThreads) this.log('info', 'API keeps a shared thread busy; it now has threads of its own', { api: actor.spec.key, host: actor.spec.host, cell: actor.cell, reason: busyReasonText(reason) });
       },
       (job) => actor.dispatch(job),
     );

@@ -51,8 +51,8 @@ export class ThreadLink {
     private readonly onEnqueue: (request: EnqueueRequest, reply: (outcome: EnqueueOutcome) => void) => void,
     /** The thread reported what it holds and the CPU it used. */
     private readonly onStats: (link: ThreadLink) => void = () => {},
-    /** The thread says it keeps a core busy (a Busy frame). */
-    private readonly onBusy: () => void = () => {},
+    /** The thread says it keeps a core busy (a Busy frame), and why (protocol/busy-reasons.ts; null: it did not say). */
+    private readonly onBusy: (reason: number | null) => void = () => {},
     /** The thread gave a request back without running it (a shared thread whose actor is busy): it goes elsewhere. */
     private readonly onNotTaken: (job: Job) => void = (job) => job.fail(Errors.cellDied()),
   ) {
@@ -126,7 +126,7 @@ export class ThreadLink {
     }
     if (type === FrameType.Busy) {
       // A retired thread takes no new work: whether its API needs another thread is for the ones that do.
-      if (!this.retired) this.onBusy();
+      if (!this.retired) this.onBusy(payload.length >= 4 ? payload.readUInt32LE(0) : null);
       return;
     }
     if (type === FrameType.Stats) {

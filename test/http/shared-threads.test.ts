@@ -89,7 +89,7 @@ describe('APIs on one shared thread', () => {
     // A call that long on a shared thread: gamma now has a thread of its own; the others stay.
     await eventually(async () => (await placeOnSharedThread('gamma')) === 0);
     expect(sample(await scrapeMetrics(anvil), 'anvil_actor_threads', { host: 'localhost', api: 'gamma' })).toBeGreaterThanOrEqual(1);
-    expect(anvil.logLines().some((line) => line.msg === 'API keeps a shared thread busy; it now has threads of its own' && line.api === 'gamma')).toBe(true);
+    expect(anvil.logLines().some((line) => line.msg === 'API keeps a shared thread busy; it now has threads of its own' && line.api === 'gamma' && line.reason === 'a long custom directive call on a shared thread')).toBe(true);
     for (const api of ['alpha', 'beta']) expect(await placeOnSharedThread(api)).toBe(1);
   });
 });
@@ -100,7 +100,7 @@ describe('an API whose calls may be longer than a shared thread lets one be', ()
     expect(reply.status).toBe(200);
     expect(await placeOnSharedThread('delta')).toBe(0);
     expect(sample(await scrapeMetrics(anvil), 'anvil_actor_threads', { host: 'localhost', api: 'delta' })).toBeGreaterThanOrEqual(1);
-    expect(anvil.logLines().some((line) => line.msg === 'API keeps a shared thread busy; it now has threads of its own' && line.api === 'delta')).toBe(true);
+    expect(anvil.logLines().some((line) => line.msg === 'API keeps a shared thread busy; it now has threads of its own' && line.api === 'delta' && line.reason === 'calls allowed longer than a shared thread gives')).toBe(true);
   });
 });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BUSY_SHARE, BUSY_WINDOW_MS, CpuShares, LONG_STRETCH_MS, REPEAT_WITHIN_MS } from '../../src/actors/cpu-shares.js';
+import { BusyReason, busyReasonText } from '../../src/protocol/busy-reasons.js';
 
 /** A thread CPU clock the test moves by hand (ms of CPU). */
 function fakeClock() {
@@ -8,7 +9,7 @@ function fakeClock() {
 }
 
 function actor() {
-  const a = { busy: 0, sayBusy: () => void a.busy++ };
+  const a = { busy: 0, reasons: [] as BusyReason[], sayBusy: (reason: BusyReason) => void (a.busy++, a.reasons.push(reason)) };
   return a;
 }
 
@@ -26,6 +27,7 @@ describe('CpuShares', () => {
     use(W);
     shares.check(2 * W);
     expect(only.busy).toBe(2);
+    expect(only.reasons.map(busyReasonText)).toEqual(['its own thread busy', 'its own thread busy']);
   });
 
   it('stays quiet below that share, however many requests arrive', () => {
@@ -78,6 +80,7 @@ describe('CpuShares', () => {
       shares.check(round * W);
     }
     expect(even.map((a) => a.busy)).toEqual([1, ...even.slice(1).map(() => 0)]);
+    expect(even[0]!.reasons).toEqual([BusyReason.Dominant]);
   });
 
   it('on a busy shared thread, does not blame an actor whose own code ran only a little of the window', () => {
@@ -116,24 +119,43 @@ describe('CpuShares', () => {
     const shares = new CpuShares(true, clock, 0);
     shares.join(a, 0);
     shares.join(b, 0);
-    shares.ran(a, LONG_STRETCH_MS * 3); // the first request: its isolate, its directives compiled
     use(LONG_STRETCH_MS * 3);
+    shares.ran(a, LONG_STRETCH_MS * 3, 0, LONG_STRETCH_MS * 3); // the first request: its isolate, its directives compiled
     shares.check(W);
     expect(a.busy).toBe(0);
     // A long stretch while the OS ran something else (the thread used little CPU): not its doing.
-    shares.ran(a, LONG_STRETCH_MS);
     use(2);
+    shares.ran(a, LONG_STRETCH_MS, 0, W + LONG_STRETCH_MS);
     shares.check(2 * W);
     expect(a.busy).toBe(0);
-    shares.ran(b, 1);
-    shares.ran(a, LONG_STRETCH_MS);
     use(LONG_STRETCH_MS + 1);
+    shares.ran(b, 1, 0, 2 * W + 1);
+    shares.ran(a, LONG_STRETCH_MS, 0, 2 * W + LONG_STRETCH_MS + 1);
     shares.check(3 * W);
     expect([a.busy, b.busy]).toEqual([1, 0]);
+    expect(a.reasons).toEqual([BusyReason.LongStretch]);
     // Long again, but the last time was long ago: once is not enough.
-    shares.ran(a, LONG_STRETCH_MS);
     use(LONG_STRETCH_MS);
+    shares.ran(a, LONG_STRETCH_MS, 0, 3 * W + LONG_STRETCH_MS);
     shares.check(3 * W + REPEAT_WITHIN_MS + 1);
     expect(a.busy).toBe(1);
+  });
+
+  it('on a saturated shared thread, does not count a stretch as long for the time the thread was off its core', () => {
+    const { clock, use } = fakeClock();
+    const [quick, busier] = [actor(), actor()];
+    const shares = new CpuShares(true, clock, 0);
+    shares.join(quick, 0);
+    shares.join(busier, 0);
+    for (const round of [0, 1]) {
+      const start = round * W;
+      // The thread runs 70 ms of a window of 100; quick's one stretch takes 25 ms by the wall clock
+      // while the OS runs another thread for 30: at most 25 − 30 of it can be its own CPU.
+      use(70);
+      for (let i = 1; i <= 9; i++) shares.ran(busier, 5, 0, start + 5 * i);
+      shares.ran(quick, LONG_STRETCH_MS + 5, 0, start + W);
+      shares.check(start + W);
+    }
+    expect([quick.busy, busier.busy]).toEqual([0, 0]);
   });
 });
