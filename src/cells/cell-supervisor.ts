@@ -80,7 +80,7 @@ export class CellSupervisor {
     private readonly events: CellEvents,
   ) {
     // The cells of quiet APIs start with their shared threads; a quarantine or low-priority cell gets them when used.
-    this.cells = Array.from({ length: options.count }, (_, index) => ({ ...newCell(index, CELL_NICE), sharesAtBoot: options.sharedThreads > 0 }));
+    this.cells = Array.from({ length: options.count }, (_, index) => newCell(index, CELL_NICE, options.sharedThreads > 0));
     this.markerDir = mkdtempSync(join(tmpdir(), 'anvil-cells-'));
   }
 
@@ -237,8 +237,8 @@ export class CellSupervisor {
   }
 }
 
-function newCell(index: number, nice: number): Cell {
-  return { index, nice, child: null, ready: false, retired: false, restarts: 0, lastStart: 0, sharesAtBoot: false };
+function newCell(index: number, nice: number, sharesAtBoot = false): Cell {
+  return { index, nice, child: null, ready: false, retired: false, restarts: 0, lastStart: 0, sharesAtBoot };
 }
 
 /**

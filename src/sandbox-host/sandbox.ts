@@ -48,11 +48,11 @@ let threadSpares: SandboxSpares | null = null;
  * From now on this thread keeps a sandbox context ready for the next sandbox that needs one: a
  * shared thread, where APIs arrive one after another and each first call would otherwise make its own.
  * `memoryMb`: the memory limit of the APIs to expect; the thread's snapshot and its first spare are
- * then made now, like theirs, before any API arrives (else when the first one asks).
+ * made now, like theirs, before any API arrives.
  */
-export function keepSpareContexts(memoryMb?: number): void {
+export function keepSpareContexts(memoryMb: number): void {
   threadSpares ??= new SandboxSpares();
-  if (memoryMb !== undefined) threadSpares.expect(contextShape(memoryMb));
+  threadSpares.expect(contextShape(memoryMb));
 }
 
 /** What the contexts of a sandbox with this memory limit are made of. */
