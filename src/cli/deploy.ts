@@ -11,12 +11,30 @@ function folderAndEnv(args: string[]): { folder: string; env: string } {
   throw new CliError(`deploy takes [DIR] <ENV>, got ${args.length} argument(s)`, ['e.g. anvil deploy orders dev']);
 }
 
+/**
+ * A deploy to a key that serves another API (none of the same endpoints: a folder made with
+ * `create-api` under a name the host already uses, say) would silently take its place and, once
+ * published, its traffic and its data: it is refused unless asked for with --replace.
+ */
+function refuseReplacing(key: string, local: readonly string[], current: readonly string[] | null, env: string): void {
+  if (current === null || current.length === 0) return;
+  const mine = local.filter((endpoint) => !endpoint.startsWith('all '));
+  if (mine.length === 0 || mine.some((endpoint) => current.includes(endpoint))) return;
+  const list = (endpoints: readonly string[]) => [...endpoints].sort().slice(0, 5).join(', ') + (endpoints.length > 5 ? `, … (${endpoints.length} in all)` : '');
+  throw new CliError(`${key} already exists in ${env} and serves another API: nothing was sent`, [
+    `it serves ${list(current)}`,
+    `this folder serves ${list(mine)}`,
+    `to replace it, deploy again with --replace (its releases stay for anvil rollback); to keep it, give this folder another key: in api.yaml`,
+  ]);
+}
+
 export function registerDeploy(program: Command): void {
   program
     .command('deploy')
     .argument('<dir-and-env...>', 'the API folder (default: the current one) and the env to deploy to')
     .usage('[DIR] <ENV> [options]')
     .description('Validate an API folder, pack it (api.yaml, Directives, Maps, Assets) and deploy it as a new, private release.')
+    .option('--replace', 'deploy even when the key already serves an API with none of this folder\'s endpoints', false)
     .option('--json', 'print JSON for scripts', false)
     .addHelpText(
       'after',
@@ -31,7 +49,7 @@ Example:
   anvil deploy orders dev && anvil publish orders dev
 `,
     )
-    .action((args: string[], flags: { json: boolean }) =>
+    .action((args: string[], flags: { json: boolean; replace: boolean }) =>
       run(flags.json, async () => {
         const { folder, env } = folderAndEnv(args);
         checkApiFolder(folder);
@@ -46,6 +64,7 @@ Example:
         const { c } = out;
         if (!flags.json) out.line(c.dim(`deploying ${local.key} (${files.length} files, ${formatBytes(archive.length)}) to ${target.publicHost} via ${target.endpoint}`));
         const { deployed, record } = await withClient(target, async (client) => {
+          if (!flags.replace) refuseReplacing(local.key!, local.endpoints, await client.findEndpoints(local.key!), env);
           const deployed = await client.deploy(archive);
           return { deployed, record: await client.getApi(deployed.key) };
         });

@@ -24,6 +24,18 @@ export class ManagementClient {
     return (await this.call('GET', `/${encodeURIComponent(key)}`, { key })) as ApiRecord;
   }
 
+  /** The endpoints (`<verb> <path>`) the key's current release serves; null when the host has no API with that key. */
+  async findEndpoints(key: string): Promise<string[] | null> {
+    let described: { paths?: Record<string, Record<string, unknown>> };
+    try {
+      described = (await this.call('GET', `/${encodeURIComponent(key)}/openapi.json`, { key })) as typeof described;
+    } catch (error) {
+      if (error instanceof CliError && error.fields.status === 404) return null;
+      throw error;
+    }
+    return Object.entries(described.paths ?? {}).flatMap(([path, operations]) => Object.keys(operations).map((verb) => `${verb} ${path}`));
+  }
+
   /** PUT `{active, release, public}`: publish, disable and rollback are all this call. */
   async putApi(key: string, change: { active: boolean; release: string; public: boolean }): Promise<void> {
     await this.call('PUT', `/${encodeURIComponent(key)}`, { key, body: JSON.stringify(change), contentType: 'application/json' });

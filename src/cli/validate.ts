@@ -27,14 +27,14 @@ export function checkApiFolder(folder: string): void {
  * Runs the server's own validation (the loader a deploy runs) for one env; the errors are
  * `<folder>/<file>:line:col [label] message`, so a terminal or an editor can jump to them.
  */
-export async function validateFolder(folder: string, env: string): Promise<{ key: string | null; errors: string[]; warnings: string[] }> {
+export async function validateFolder(folder: string, env: string): Promise<{ key: string | null; endpoints: string[]; errors: string[]; warnings: string[] }> {
   const { loadApiFolder } = await import('../config/load-api.js');
   const loaded = await loadApiFolder(folder, env);
   const prefix = shownPath(folder);
   const shown = (error: ConfigError) => join(prefix, formatConfigError(error));
   const warnings = loaded.warnings.map(shown);
-  if (loaded.ok) return { key: loaded.definition.key, errors: [], warnings };
-  return { key: null, errors: loaded.errors.map(shown), warnings };
+  if (loaded.ok) return { key: loaded.definition.key, endpoints: loaded.definition.endpoints.map((e) => `${e.verb} ${e.path}`), errors: [], warnings };
+  return { key: null, endpoints: [], errors: loaded.errors.map(shown), warnings };
 }
 
 /** Warnings go to stderr, so that a script reading stdout (or `--json`) is not disturbed. */

@@ -131,6 +131,33 @@ describe('the developer loop', () => {
     expect(unknown.stderr).toContain(`kept: ${r1}`);
   });
 
+  it('refuses to replace a key that serves another API unless --replace; a new version of the same API deploys as before', async () => {
+    expect(cli('create-api', 'taken').status).toBe(0);
+    writeDotEnv();
+    const first = JSON.parse(cli('deploy', 'taken', 'dev', '--json').stdout).release as string;
+    expect(cli('publish', 'taken', 'dev').status).toBe(0);
+
+    // Another folder with the same key and none of its endpoints (as create-api under a name in use would make).
+    edit('taken/api.yaml', () => 'key: taken\nendpoints:\n  get /stock:\n    Stock: { directive: ModifyMessage, body: { stock: 3 } }\n');
+    const refused = cli('deploy', 'taken', 'dev');
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toContain('taken already exists in dev and serves another API: nothing was sent');
+    expect(refused.stderr).toContain('it serves get /hello/{name}, get /ping');
+    expect(refused.stderr).toContain('this folder serves get /stock');
+    expect(refused.stderr).toContain('deploy again with --replace');
+    expect(JSON.parse(cli('status', 'taken', 'dev', '--json').stdout)).toMatchObject({ release: first });
+    expect((await publicGet('/taken/hello/Ann')).status).toBe(200);
+
+    const replaced = cli('deploy', 'taken', 'dev', '--replace');
+    expect(replaced.status, replaced.stderr).toBe(0);
+    expect((await publicGet('/taken/stock')).json()).toEqual({ stock: 3 });
+
+    // One endpoint in common is a new version of the same API: no flag needed.
+    edit('taken/api.yaml', (text) => `${text}  get /count:\n    Count: { directive: ModifyMessage, body: { count: 1 } }\n`);
+    expect(cli('deploy', 'taken', 'dev').status).toBe(0);
+    expect((await publicGet('/taken/count')).json()).toEqual({ count: 1 });
+  });
+
   it('explains a wrong key, an unknown API, a missing .env and an unreachable instance', async () => {
     expect(cli('create-api', 'oops').status).toBe(0);
 
