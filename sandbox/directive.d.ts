@@ -5,7 +5,7 @@
  *
  *   const ReadUser: Directive<{ id: string }> = (state, config) => {
  *     const user = state.db.get('select id, name from users where id = ?', [config.id]);
- *     if (!user) state.fail(404, 'user not found');
+ *     if (!user) return state.fail(404, 'user not found');   // `return`: TypeScript narrows `user` after it
  *     state.memory.set('user', user);
  *   };
  *   export default ReadUser;
@@ -71,7 +71,11 @@ export interface DirectiveState {
     run(sql: string, params?: Value[] | Record<string, Value>): { changes: number; lastInsertRowid: number | string };
   };
 
-  /** Ends the directive with an error of that status (400–599): the flow switches to ERROR_FLOW. */
+  /**
+   * Ends the directive with an error of that status (400–599): the flow switches to ERROR_FLOW.
+   * Write `return state.fail(…)`: TypeScript narrows after a bare call of a `never` function only
+   * when `state` is annotated by hand (`(state: DirectiveState) => …`), not in a `Directive<…>`.
+   */
   fail(status: number, message: string): never;
 
   /**

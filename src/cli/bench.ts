@@ -171,7 +171,16 @@ function printReport(report: BenchReport): void {
   const { c } = out;
   const { client, server } = report;
   out.line(`${c.bold('anvil bench')} ${report.target} — ${report.connections} connections, ${report.seconds.toFixed(1)} s`);
-  out.line(`  client   ${c.bold(`${n(client.perSecond)} req/s`)}   ${n(client.requests)} requests   ${classes(client.byClass)}   errors ${client.errors} (timeouts ${client.timeouts})`);
+  // The headline is what the endpoint answered: a run refused by a rate limit or a key check is
+  // fast for reasons that are not the endpoint's work.
+  const answered = client.byClass['2xx'] ?? 0;
+  const refused = client.requests - answered;
+  const share = client.requests === 0 ? 0 : answered / client.requests;
+  out.line(`  client   ${c.bold(`${n(client.perSecond * share)} 2xx/s`)}   ${n(client.perSecond)} req/s in all   ${n(client.requests)} requests   ${classes(client.byClass)}   errors ${client.errors} (timeouts ${client.timeouts})`);
+  if (refused > 0.1 * client.requests) {
+    const others = Object.fromEntries(Object.entries(client.byClass).filter(([name]) => name !== '2xx'));
+    out.line(c.yellow(`  warning  ${n(refused)} of ${n(client.requests)} answers were not 2xx (${classes(others)}${server !== null && server.rateLimited > 0 ? `, ${n(server.rateLimited)} rate-limited` : ''}): the req/s is mostly of refusals, not of the endpoint's work`));
+  }
   out.line(`  latency  p50 ${ms(client.latencyMs.p50)}   p90 ${ms(client.latencyMs.p90)}   p99 ${ms(client.latencyMs.p99)}   max ${ms(client.latencyMs.max)}`);
   if (server === null) {
     out.line(c.yellow('  server   /anvil/metrics could not be read (loopback only, or set ANVIL_METRICS_TOKEN)'));

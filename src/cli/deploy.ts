@@ -1,4 +1,5 @@
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { deployTarget, envArgument } from './dotenv.js';
 import { CliError, formatBytes, out, run } from './output.js';
@@ -6,7 +7,13 @@ import { checkApiFolder, printWarnings, shownPath, validateFolder } from './vali
 
 /** `deploy [DIR] <ENV>`: one argument is the env (the folder is `.`), two are folder and env. */
 function folderAndEnv(args: string[]): { folder: string; env: string } {
-  if (args.length === 1) return { folder: resolve('.'), env: envArgument(args[0]!) };
+  if (args.length === 1) {
+    // `anvil deploy notes`: a folder named where the env goes (the env was left out).
+    if (!existsSync(resolve('api.yaml')) && existsSync(join(resolve(args[0]!), 'api.yaml'))) {
+      throw new CliError(`deploy needs the env to deploy to: ${args[0]} is an API folder, not an env`, [`e.g. anvil deploy ${args[0]} dev`]);
+    }
+    return { folder: resolve('.'), env: envArgument(args[0]!) };
+  }
   if (args.length === 2) return { folder: resolve(args[0]!), env: envArgument(args[1]!) };
   throw new CliError(`deploy takes [DIR] <ENV>, got ${args.length} argument(s)`, ['e.g. anvil deploy orders dev']);
 }

@@ -24,6 +24,40 @@ export class ManagementClient {
     return (await this.call('GET', `/${encodeURIComponent(key)}`, { key })) as ApiRecord;
   }
 
+  /** The keys of the host's APIs. */
+  async listKeys(): Promise<string[]> {
+    return (await this.call('GET', '', {})) as string[];
+  }
+
+  /** The API's last request log lines (oldest first), filtered as `GET …/logs` filters them. */
+  async logLines(key: string, filter: URLSearchParams): Promise<unknown[]> {
+    const answer = (await this.call('GET', `/${encodeURIComponent(key)}/logs?${filter}`, { key })) as { lines: unknown[] };
+    return answer.lines;
+  }
+
+  /** Follows the API's request log (Server-Sent Events): `onLine` gets each new line's JSON, until the stream ends. */
+  async followLog(key: string, filter: URLSearchParams, onLine: (line: unknown) => void): Promise<void> {
+    const { target } = this;
+    const url = `${target.endpoint}/${encodeURIComponent(key)}/logs?${filter}&follow=1`;
+    const response = await request(url, { headers: this.headers(), dispatcher: this.agent, bodyTimeout: 0 }).catch((error: unknown) => {
+      throw this.unreachable(url, error);
+    });
+    if (response.statusCode !== 200) {
+      const text = await response.body.text();
+      throw this.failure('GET', url, response.statusCode, parseJson(text), text, { key });
+    }
+    let pending = '';
+    for await (const chunk of response.body) {
+      pending += (chunk as Buffer).toString('utf8');
+      let end: number;
+      while ((end = pending.indexOf('\n\n')) !== -1) {
+        const event = pending.slice(0, end);
+        pending = pending.slice(end + 2);
+        for (const line of event.split('\n')) if (line.startsWith('data: ')) onLine(parseJson(line.slice(6)) ?? { unreadable: line.slice(6) });
+      }
+    }
+  }
+
   /** The endpoints (`<verb> <path>`) the key's current release serves; null when the host has no API with that key. */
   async findEndpoints(key: string): Promise<string[] | null> {
     let described: { paths?: Record<string, Record<string, unknown>> };
@@ -54,7 +88,7 @@ export class ManagementClient {
   private async call(method: Method, path: string, options: { key?: string; body?: string | Buffer; contentType?: string }): Promise<unknown> {
     const { target } = this;
     const url = `${target.endpoint}${path}`;
-    const headers: Record<string, string> = { 'public-host': target.publicHost, 'public-host-key': target.key, accept: 'application/json' };
+    const headers = this.headers();
     if (options.contentType !== undefined) headers['content-type'] = options.contentType;
     let status: number;
     let text: string;
@@ -63,20 +97,21 @@ export class ManagementClient {
       status = response.statusCode;
       text = await response.body.text();
     } catch (error) {
-      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-      const code = (error as { code?: string }).code ?? cause?.code;
-      throw new CliError(`cannot reach ${url} (${target.names.endpoint}): ${code ?? (error as Error).message}${code === 'ECONNREFUSED' ? ' — is the instance running?' : ''}`);
+      throw this.unreachable(url, error);
     }
-    let json: unknown = undefined;
-    if (text !== '') {
-      try {
-        json = JSON.parse(text);
-      } catch {
-        json = undefined;
-      }
-    }
+    const json = parseJson(text);
     if (status >= 200 && status < 300) return json;
     throw this.failure(method, url, status, json, text, options);
+  }
+
+  private headers(): Record<string, string> {
+    return { 'public-host': this.target.publicHost, 'public-host-key': this.target.key, accept: 'application/json' };
+  }
+
+  private unreachable(url: string, error: unknown): CliError {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    const code = (error as { code?: string }).code ?? cause?.code;
+    return new CliError(`cannot reach ${url} (${this.target.names.endpoint}): ${code ?? (error as Error).message}${code === 'ECONNREFUSED' ? ' — is the instance running?' : ''}`);
   }
 
   private failure(method: Method, url: string, status: number, json: unknown, text: string, options: { key?: string; body?: string | Buffer }): CliError {
@@ -117,5 +152,15 @@ export async function withClient<T>(target: DeployTarget, work: (client: Managem
     return await work(client);
   } finally {
     await client.close();
+  }
+}
+
+/** The JSON of `text`, or undefined when it is empty or not JSON. */
+function parseJson(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
   }
 }

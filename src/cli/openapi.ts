@@ -13,9 +13,10 @@ export function registerOpenApi(program: Command): void {
     .description('Print the OpenAPI 3.1 description of an API folder (paths, parameters, body schemas, security, statuses).')
     .option('--env <name>', 'the env whose Maps are used (default dev)', envArgument)
     .option('--out <file>', 'write it to a file instead of stdout')
+    .option('--json', 'for scripts: the description is JSON already; a failure is {"ok": false, …}, and with --out {"ok": true, "out"} is printed', false)
     .addHelpText('after', '\nExamples:\n  anvil openapi orders > orders.openapi.json\n  anvil openapi orders --env pro --out openapi.json\n')
-    .action((dir: string | undefined, flags: { env?: string; out?: string }) =>
-      run(false, async () => {
+    .action((dir: string | undefined, flags: { env?: string; out?: string; json: boolean }) =>
+      run(flags.json, async () => {
         const folder = resolve(dir ?? '.');
         checkApiFolder(folder);
         const [{ loadApiFolder }, { exportOpenApi }, { builtinDirectives }] = await Promise.all([
@@ -27,7 +28,10 @@ export function registerOpenApi(program: Command): void {
         if (!loaded.ok) throw new CliError(`${shownPath(folder)} does not validate:\n${loaded.errors.map((e) => `  ${formatConfigError(e)}`).join('\n')}`);
         const text = `${JSON.stringify(exportOpenApi({ definition: loaded.definition, maps: loaded.maps }, builtinDirectives), null, 2)}\n`;
         if (flags.out === undefined) process.stdout.write(text);
-        else writeFileSync(flags.out, text);
+        else {
+          writeFileSync(flags.out, text);
+          if (flags.json) out.json({ ok: true, out: resolve(flags.out) });
+        }
       }),
     );
 

@@ -1,5 +1,5 @@
 import { Errors } from '../errors.js';
-import { checkModelName, validateModel } from '../models/model-directive.js';
+import { checkModelName, modelValue, validateModel } from '../models/model-directive.js';
 import { WHOLE_BODY, defineDirective } from './types.js';
 
 interface Params {
@@ -16,6 +16,7 @@ export default defineDirective<Params>({
   failures: [
     { error: Errors.modelInvalid, when: 'when the value does not match Maps/<target>.json' },
     { error: Errors.modelServerSide, when: 'instead, with `server-side-error: true`' },
+    { error: Errors.modelBodyNotJson, when: 'when `source` is `$.message.body` and the body starts like JSON but does not parse' },
   ],
   params: {
     type: 'object',
@@ -29,7 +30,7 @@ export default defineDirective<Params>({
       ? {}
       : { validatesModel: params.target, responses: { 400: 'the request body does not match its schema' }, ...(WHOLE_BODY.has(params.source as string) ? { bodyModel: params.target } : {}) },
   run(ctx, params) {
-    ctx.memory.set(params.target, params.source);
+    ctx.memory.set(params.target, modelValue(ctx, params.source));
     validateModel(ctx, 'LoadAndValidateModel', params.target, params['server-side-error'] ?? false);
   },
 });

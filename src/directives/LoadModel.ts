@@ -1,3 +1,5 @@
+import { Errors } from '../errors.js';
+import { modelValue } from '../models/model-directive.js';
 import { WHOLE_BODY, defineDirective } from './types.js';
 
 interface Params {
@@ -7,9 +9,10 @@ interface Params {
 
 export default defineDirective<Params>({
   name: 'LoadModel',
-  summary: 'Stores `source` (usually `$.message.body`) in memory `target`, for ValidateModel.',
+  summary: 'Stores `source` in memory `target`, for ValidateModel. With `$.message.body` (the usual source) a JSON object or array body is stored parsed, and a body that is not valid JSON is a 400 saying so.',
   example: { source: '$.message.body', target: 'order' },
   memory: { writes: ['<target>'] },
+  failures: [{ error: Errors.modelBodyNotJson, when: 'when `source` is `$.message.body` and the body starts like JSON but does not parse' }],
   params: {
     type: 'object',
     properties: { source: {}, target: { type: 'string', minLength: 1 } },
@@ -18,6 +21,6 @@ export default defineDirective<Params>({
   },
   describe: (params) => (WHOLE_BODY.has(params.source as string) && typeof params.target === 'string' ? { bodyModel: params.target } : {}),
   run(ctx, { source, target }) {
-    ctx.memory.set(target, source);
+    ctx.memory.set(target, modelValue(ctx, source));
   },
 });

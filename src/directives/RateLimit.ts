@@ -33,12 +33,17 @@ export default defineDirective<Params>({
   params: {
     type: 'object',
     properties: {
-      path: { type: 'string', minLength: 1, maxLength: 200 },
-      dayTotal: limit,
-      dayIp: limit,
-      minuteTotal: limit,
-      minuteIp: limit,
-      failOpen: { type: 'boolean', default: true },
+      path: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 200,
+        description: 'the name of the count: requests with the same `path` share it. Without it each request path counts on its own (`/notes/1` and `/notes/2` apart, also in `before`); give one name (e.g. `api`) for one limit over every endpoint that names it',
+      },
+      dayTotal: { ...limit, description: 'requests per UTC day, all clients together' },
+      dayIp: { ...limit, description: 'requests per UTC day from one client IP' },
+      minuteTotal: { ...limit, description: 'requests per minute, all clients together' },
+      minuteIp: { ...limit, description: 'requests per minute from one client IP' },
+      failOpen: { type: 'boolean', default: true, description: 'let requests through (true) or refuse them with 503 (false) while the counter store cannot be reached' },
     },
     additionalProperties: false,
   },

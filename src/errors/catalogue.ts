@@ -122,6 +122,7 @@ export const Errors = {
   // Models (ValidateModel, LoadAndValidateModel, XmlToModel): the client's input is refused with
   // a 4xx that says why; a schema that cannot be used is the API's own failure, a 500.
   modelInvalid: coded('ANVIL_ERR_MODEL_INVALID', 400, '%s'),
+  modelBodyNotJson: coded('ANVIL_ERR_MODEL_BODY_NOT_JSON', 400, 'Bad Request: the request body is not valid JSON (%s)'),
   modelServerSide: coded('ANVIL_ERR_MODEL_SERVER_SIDE', 502, 'Server Side Error'),
   modelSchema: coded('ANVIL_ERR_MODEL_SCHEMA', 500, '%s: %s'),
   xmlTooLarge: coded('ANVIL_ERR_XML_TOO_LARGE', 413, 'XmlToModel: the XML is %s bytes, over the limit of %s bytes'),

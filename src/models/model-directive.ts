@@ -27,3 +27,22 @@ export function checkModelName(param: string, name: unknown, release: ReleaseVie
   const model = release.memo('model-schemas', () => new ModelSchemas(release.maps)).get(name);
   return model.ok ? [] : [{ param, message: model.message }];
 }
+
+/**
+ * What LoadModel and LoadAndValidateModel store for `source`. `$.message.body` is the body as text
+ * (SPEC §3), but a model of a JSON body is about the parsed body: the whole body's text is stored
+ * parsed when it is a JSON object or array, and a body that starts like one and does not parse is
+ * a 400 that says so (not "… must be object"). Any other text stays text (a model of a string).
+ */
+export function modelValue(ctx: DirectiveContext, source: unknown): unknown {
+  if (typeof source !== 'string' || source !== ctx.message.bodyText()) return source;
+  const parsed = ctx.message.bodyJson();
+  if (parsed !== null && typeof parsed === 'object') return parsed;
+  if (!/^\s*[[{]/.test(source)) return source;
+  try {
+    JSON.parse(source);
+  } catch (error) {
+    throw Errors.modelBodyNotJson((error as Error).message);
+  }
+  return source;
+}

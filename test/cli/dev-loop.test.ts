@@ -1,9 +1,11 @@
+import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { anvilCli, type CliResult } from '../helpers/cli.js';
-import { startInstance, TEST_KEY, type TestInstance } from '../helpers/instance.js';
+import { ANVIL_BIN, startInstance, TEST_KEY, type TestInstance } from '../helpers/instance.js';
 import { useTempDir } from '../helpers/temp-dir.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 // The developer's loop of issue 6, driven through the real `anvil` command against a started
 // instance: create-api → edit → validate → deploy → private call → publish → public call →
@@ -158,8 +160,56 @@ describe('the developer loop', () => {
     expect((await publicGet('/taken/count')).json()).toEqual({ count: 1 });
   });
 
+  it("list shows the host's keys; tail prints the request log, filtered, and follows it", async () => {
+    expect(cli('create-api', 'logged').status).toBe(0);
+    writeDotEnv();
+    expect(cli('deploy', 'logged', 'dev').status).toBe(0);
+    expect(cli('publish', 'logged', 'dev').status).toBe(0);
+    expect(JSON.parse(cli('list', 'dev', '--json').stdout)).toMatchObject({ ok: true, keys: expect.arrayContaining(['logged']) });
+    expect(cli('list', 'dev').stdout.split('\n')).toContain('logged');
+
+    expect((await publicGet('/logged/hello/Ann')).status).toBe(200);
+    expect((await anvil.request('/logged/ping')).status).toBe(401); // no api-key: CheckKey refuses, Log still writes
+    // Log writes after the answer: wait until both lines are there.
+    const lines = await waitFor(
+      () => {
+        const printed = cli('tail', 'logged', 'dev', '--no-follow', '--json').stdout.trim().split('\n').filter((l) => l !== '');
+        return printed.length === 2 ? printed.map((l) => JSON.parse(l) as { status: number; path: string }) : null;
+      },
+      { what: 'two lines in the request log' },
+    );
+    expect(lines.map((l) => l.status)).toEqual([200, 401]);
+    const human = cli('tail', 'logged', 'dev', '--no-follow');
+    expect(human.stdout).toMatch(/ 200 GET \S*\/hello\/Ann \d/);
+    const only4xx = cli('tail', 'logged', 'dev', '--no-follow', '--status', '4xx');
+    expect(only4xx.stdout).toMatch(/ 401 GET \S*\/ping/);
+    expect(only4xx.stdout).not.toContain('/hello/Ann');
+
+    // Following: a new request's line appears while the command runs.
+    const follower = spawn(process.execPath, [ANVIL_BIN, 'tail', 'logged', 'dev', '--lines', '0'], { cwd: work.path(), env: { ...process.env, NO_COLOR: '1' } });
+    let followed = '';
+    follower.stdout.on('data', (chunk: Buffer) => (followed += chunk.toString()));
+    try {
+      await waitFor(
+        async () => {
+          await publicGet('/logged/hello/Bo');
+          return /200 GET \S*\/hello\/Bo/.test(followed);
+        },
+        { what: 'the followed line of GET /hello/Bo', everyMs: 300 },
+      );
+    } finally {
+      follower.kill();
+    }
+  });
+
   it('explains a wrong key, an unknown API, a missing .env and an unreachable instance', async () => {
     expect(cli('create-api', 'oops').status).toBe(0);
+
+    // The env left out: the folder's name is not taken for an env.
+    const noEnv = cli('deploy', 'oops');
+    expect(noEnv.status).toBe(1);
+    expect(noEnv.stderr).toContain('deploy needs the env to deploy to: oops is an API folder, not an env');
+    expect(noEnv.stderr).toContain('e.g. anvil deploy oops dev');
 
     const noTarget = cli('deploy', 'oops', 'dev');
     expect(noTarget.status).toBe(1);
@@ -199,7 +249,7 @@ describe('the developer loop', () => {
   });
 
   it('has --help with an example on every command', () => {
-    const commands = ['start', 'create-api', 'validate', 'deploy', 'publish', 'disable', 'rollback', 'status', 'hosts', 'hosts list', 'hosts add-admin', 'hosts add-public', 'hosts remove', 'jobs', 'jobs count', 'jobs get', 'jobs flush', 'jobs requeue-failed', 'bench'];
+    const commands = ['start', 'create-api', 'validate', 'deploy', 'publish', 'disable', 'rollback', 'status', 'hosts', 'hosts list', 'hosts add-admin', 'hosts add-public', 'hosts remove', 'jobs', 'jobs count', 'jobs get', 'jobs flush', 'jobs requeue-failed', 'bench', 'list', 'tail'];
     for (const command of commands) {
       const help = cli(...command.split(' '), '--help');
       expect(help.status, command).toBe(0);

@@ -38,6 +38,17 @@ describe('anvil openapi / anvil import openapi', () => {
     expect(result.stderr).toMatch(/does not validate:\n {2}api\.yaml:4:\d+ \[get \/x › Nope\] .*NoSuchDirective/);
   });
 
+  it('takes --json like every command: the description as before, a failure as {"ok": false, …}', () => {
+    const printed = anvilCli(['openapi', join(root, 'apis/orders'), '--json']);
+    expect(printed.status, printed.stderr).toBe(0);
+    expect(JSON.parse(printed.stdout).info.title).toBe('orders');
+    const folder = tempDir();
+    writeFileSync(join(folder, 'api.yaml'), 'key: bad\nendpoints:\n  get /x:\n    Nope: { directive: NoSuchDirective }\n');
+    const refused = anvilCli(['openapi', folder, '--json']);
+    expect(refused.status).toBe(1);
+    expect(JSON.parse(refused.stdout)).toMatchObject({ ok: false, error: expect.stringContaining('does not validate') });
+  });
+
   it('imports an OpenAPI document as a skeleton folder that validates, then exports the same operations', () => {
     const parent = tempDir();
     const imported = anvilCli(['import', 'openapi', join(root, 'test/fixtures/openapi/petstore.yaml'), '--key', 'pets', '--dir', parent, '--json']);

@@ -23,6 +23,13 @@ endpoints:
   post /people/once:
     Check: { directive: LoadAndValidateModel, source: $.memory.body, target: person }
     Reply: { directive: ModifyMessage, body: { accepted: $.memory.person.name } }
+  post /people/from-body:
+    Check: { directive: LoadAndValidateModel, source: $.message.body, target: person }
+    Reply: { directive: ModifyMessage, body: { accepted: $.memory.person.name } }
+  post /people/load-body:
+    Load: { directive: LoadModel, source: $.message.body, target: person }
+    Check: { directive: ValidateModel, name: person }
+    Reply: { directive: ModifyMessage, body: { accepted: $.memory.person } }
   post /upstream:
     Check: { directive: LoadAndValidateModel, source: $.memory.body, target: person, server-side-error: true }
     Reply: { directive: ModifyMessage, body: { ok: true } }
@@ -110,6 +117,20 @@ describe('ValidateModel and LoadModel', () => {
     const reply = await post('/people/once', { name: '', age: 3 });
     expect(reply.status).toBe(400);
     expect(reply.json()).toEqual({ error: 'person/name must NOT have fewer than 1 characters' });
+  });
+
+  it('takes `$.message.body` (the body as text) as the parsed JSON body, and says so when the body is not JSON', async () => {
+    // As docs/directives.md shows it: a valid JSON POST passes, an invalid one gets ajv's message.
+    expect((await post('/people/from-body', { name: 'Cy', age: 5 })).json()).toEqual({ accepted: 'Cy' });
+    expect((await post('/people/load-body', { name: 'Di', age: 6 })).json()).toEqual({ accepted: { name: 'Di', age: 6 } });
+    const invalid = await post('/people/from-body', { name: 'Cy' });
+    expect([invalid.status, invalid.json()]).toEqual([400, { error: "person must have required property 'age'" }]);
+    const malformed = await anvil.request('/models/people/from-body', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name": "Cy", "age": 5' });
+    expect(malformed.status).toBe(400);
+    expect(malformed.json().error).toMatch(/^Bad Request: the request body is not valid JSON \(.+\)$/);
+    // Text that is not JSON-like stays text: a model of an object refuses it as before.
+    const text = await anvil.request('/models/people/from-body', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' });
+    expect([text.status, text.json()]).toEqual([400, { error: 'person must be object' }]);
   });
 
   it('with server-side-error: true answers 502 "Server Side Error" and logs the reason', async () => {

@@ -44,13 +44,16 @@ endpoints:
     Hello: { directive: Hello, name: $.message.pathParam.name, greeting: $.map.main.greeting }
 `,
     'Directives/Hello.ts': `// A custom directive: the default export of Directives/<Name>.ts is the directive <Name>.
-// It runs in a V8 isolate, a fresh context per call: no Node API, no imports (\`import type\` is
-// fine: types are erased), everything through \`state\` (see Directives/directive.d.ts).
+// It runs in the API's own V8 isolate: no Node API, no imports (\`import type\` is fine: types
+// are erased), everything through \`state\` (see Directives/directive.d.ts). Its module is
+// evaluated once per isolate, so module-level variables may keep values between calls on the same
+// thread, and may be reset at any time: keep what must last in \`state.db\` or \`state.memory\`.
 import type { Directive } from './directive';
 
 const Hello: Directive<{ name: string; greeting: string | null }> = (state, config) => {
   const name = config.name.trim();
-  if (name.length === 0 || name.length > 40) state.fail(400, 'name must have 1 to 40 characters');
+  // \`return state.fail(…)\`: TypeScript then knows that nothing after it runs.
+  if (name.length === 0 || name.length > 40) return state.fail(400, 'name must have 1 to 40 characters');
 
   // The table comes from Assets/db/001-init.sql, applied on the first use of the database.
   state.db.run(
@@ -58,9 +61,10 @@ const Hello: Directive<{ name: string; greeting: string | null }> = (state, conf
     [name],
   );
   const row = state.db.get('SELECT count FROM greetings WHERE name = ?', [name]);
+  if (row === null) return state.fail(500, 'the greeting was not counted');
 
   // A body set to an object is sent as JSON.
-  state.message.body = { message: \`\${config.greeting ?? 'Hello'}, \${name}!\`, times: row?.count ?? 1 };
+  state.message.body = { message: \`\${config.greeting ?? 'Hello'}, \${name}!\`, times: row.count };
 };
 export default Hello;
 `,
