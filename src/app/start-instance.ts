@@ -84,7 +84,7 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
   hostDisk.start();
   const refresher = setInterval(() => directory.refreshIfChanged(), 1_000);
   refresher.unref();
-  const watcher = watchApis(options, log, target, directory);
+  const watcher = watchApis(options, log, target, directory, registry, boot);
 
   const running: RunningParts = { server: http.server, listener: http.listener, internal, placement, refresher, hostDisk, watcher, actors, jobs, deployWorker, cells, threadServer: threads.server, dispatcher, registry, controlPlane, audit, followers, lock };
   let stopping: Promise<void> | null = null;

@@ -7,6 +7,8 @@ export interface ApisWatcherOptions {
   settleMs: number;
   /** Deploys the folder `name` of the watched directory; never throws. */
   redeploy(name: string): Promise<void>;
+  /** The folder `name` is gone from the watched directory; never throws. */
+  removed(name: string): Promise<void>;
   onError(error: Error): void;
 }
 
@@ -14,6 +16,7 @@ export interface ApisWatcherOptions {
  * `anvil start --watch`: watches the `--apis` directory (recursively) and redeploys a sub-folder
  * once its changes settle. Changes to files that never enter a release (a README, an editor's swap
  * file) are ignored; deploys of one folder never overlap (a change during a deploy queues one more).
+ * A folder that is deleted is reported once its removal settles.
  */
 export class ApisWatcher {
   private watcher: FSWatcher | null = null;
@@ -38,7 +41,9 @@ export class ApisWatcher {
     if (name === undefined || name === '' || name.startsWith('.')) return;
     // A new folder shows up as its own name; inside one, only what enters a release matters.
     if (rest.length > 0 && !(RELEASE_ROOTS as readonly string[]).includes(rest[0]!)) return;
-    if (!existsSync(join(this.apisDir, name, 'api.yaml'))) return;
+    // Gone altogether (not a folder that is being written, which has no api.yaml yet): removed.
+    const gone = !existsSync(join(this.apisDir, name));
+    if (!gone && !existsSync(join(this.apisDir, name, 'api.yaml'))) return;
     clearTimeout(this.timers.get(name));
     this.timers.set(
       name,
@@ -54,7 +59,9 @@ export class ApisWatcher {
       this.again.add(name);
       return;
     }
-    const run = this.options.redeploy(name).finally(() => {
+    // Decided when the change settles: a folder deleted and made again in between is a change.
+    const work = existsSync(join(this.apisDir, name)) ? this.options.redeploy(name) : this.options.removed(name);
+    const run = work.finally(() => {
       this.running.delete(name);
       if (this.again.delete(name)) this.deploy(name);
     });

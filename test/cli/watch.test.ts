@@ -1,11 +1,12 @@
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { anvilCli } from '../helpers/cli.js';
 import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
 
 // `anvil start --apis DIR --watch`: a changed API folder is redeployed; a broken edit keeps the last
-// good release serving; files that never enter a release do not make one.
+// good release serving and its revert is said to be fixed; files that never enter a release do not
+// make one; a deleted folder's API is disabled.
 
 const api = (greeting: string) => `key: echo
 endpoints:
@@ -37,8 +38,19 @@ describe('anvil start --watch', () => {
     expect(anvil.output()).toMatch(/api\.yaml:4:\d+ \[get \/hi › Reply\] unknown directive \\"NoSuchThing\\"/);
     expect(await greeting()).toBe('two');
 
+    // Reverting the broken edit gives back the files that kept serving: no new release, but it is said.
+    writeFileSync(join(folder, 'api.yaml'), api('two'));
+    await eventually(() => anvil!.output().includes('API folder \\"echo\\" is fixed: echo serves release'));
+    expect(await greeting()).toBe('two');
+
     writeFileSync(join(folder, 'api.yaml'), api('four'));
     await eventually(async () => (await greeting()) === 'four');
+
+    // A deleted folder's API stops serving (disabled: its releases and data are kept).
+    rmSync(folder, { recursive: true, force: true });
+    await eventually(async () => (await anvil!.request('/echo/hi')).status === 404);
+    expect(anvil.output()).toContain('API folder \\"echo\\" was deleted: echo is disabled');
+    expect((await anvil.admin('/anvil/api/echo')).json()).toMatchObject({ active: false });
   });
 
   it('refuses --watch without --apis', () => {
