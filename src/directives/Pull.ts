@@ -25,7 +25,7 @@ interface Params {
 export default defineDirective<Params>({
   name: 'Pull',
   summary:
-    'Requests host + path (POST when a body is given) and stores the parsed JSON answer in memory `target` (checked against Maps/<target>.json when there is one), or without `target` makes the answer the message; to this instance it goes over the in-process bus.',
+    'Requests host + path (POST when a body is given) and stores the parsed JSON answer in memory `target` (checked against Maps/<target>.json when there is one), or without `target` makes the answer the message (with `target` too under `compat: hefesto`, as the original did); to this instance it goes over the in-process bus.',
   example: { host: 'https://api.example.com', path: '/rates', queryParams: { base: 'EUR' }, target: 'rates' },
   memory: { writes: ['<target>', 'pullStatus'] },
   failures: [
@@ -83,9 +83,11 @@ export default defineDirective<Params>({
     const schema = schemaName(ctx, params.schema, params.target);
     const value = params.target !== undefined || schema !== null ? parse(response.body) : null;
     if (schema !== null && response.status < 300) checkAgainstSchema(ctx, schema, value, where);
-    // The original's Pull without `target`: the answer (status, headers, body) becomes the message.
-    if (params.target === undefined) ctx.message.becomeResponse(response.status, endToEnd(headerTable(response.headers)), response.body);
-    else ctx.memory.set(params.target, value);
+    if (params.target !== undefined) ctx.memory.set(params.target, value);
+    // The answer (status, headers, body) becomes the message: without `target`, as in the original;
+    // with it too under `compat: hefesto` (the original's endpoints that call another endpoint and
+    // answer with its answer rely on it).
+    if (params.target === undefined || ctx.api.compat === 'hefesto') ctx.message.becomeResponse(response.status, endToEnd(headerTable(response.headers)), response.body);
   },
 });
 

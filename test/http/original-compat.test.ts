@@ -73,6 +73,8 @@ endpoints:
         'api.yaml': `key: ported
 compat: hefesto
 endpoints:
+  get /middle:
+    Call: { directive: Pull, host: $.memory.hefesto-localhost, path: /hidden/secret, target: secret }
   post /queue:
     Queue: { directive: ForTheWorker, identifier: true }
     Work: { directive: SetMemory, target: done, value: true }
@@ -114,6 +116,17 @@ describe("the original's system memory keys (issue 28 item 1)", () => {
     const reply = await anvil.request('/legacy/via-bus');
     expect(reply.status).toBe(200);
     expect(reply.json()).toEqual({ secret: { caller: 'bus' } });
+  });
+});
+
+describe('Pull with target under compat: hefesto (issue 45 item 9)', () => {
+  it("makes the called endpoint's answer the message, as the original did", async () => {
+    const reply = await anvil.request('/ported/middle');
+    expect(reply.status).toBe(200);
+    expect(reply.json()).toEqual({ caller: 'bus' });
+    // Without compat the answer only goes to memory: the message stays the API's own (empty body).
+    const plain = await anvil.request('/legacy/via-bus');
+    expect(plain.json()).toEqual({ secret: { caller: 'bus' } });
   });
 });
 
