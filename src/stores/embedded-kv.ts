@@ -108,6 +108,27 @@ function sqliteError(error: unknown): AnvilError {
   return Errors.kvFailed(`SQLite: ${message}`);
 }
 
+const SLEEPER = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Runs `setUp` (idempotent) until it does not meet a busy file, within the busy timeout. Threads
+ * opening a fresh file together can be told "database is locked" at once, without SQLite's busy
+ * handler: the switch to WAL, and a read lock that would have to grow while another connection
+ * writes (SQLite's rule against deadlocks), do not wait (seen once in CI: six threads at once).
+ */
+function retryWhileBusy(setUp: () => void): void {
+  const deadline = Date.now() + EMBEDDED_KV_DEFAULTS.busyTimeoutMs;
+  for (let waitMs = 2; ; waitMs = Math.min(waitMs * 2, 100)) {
+    try {
+      setUp();
+      return;
+    } catch (error) {
+      if (sqliteFailure(error) !== 'busy' || Date.now() + waitMs > deadline) throw error;
+      Atomics.wait(SLEEPER, 0, 0, waitMs);
+    }
+  }
+}
+
 export class EmbeddedKvBackend implements KvBackend {
   readonly file: string;
   private readonly db: Database.Database;
@@ -125,13 +146,15 @@ export class EmbeddedKvBackend implements KvBackend {
     const db = new Database(file, { timeout: EMBEDDED_KV_DEFAULTS.busyTimeoutMs });
     try {
       db.pragma(`busy_timeout = ${EMBEDDED_KV_DEFAULTS.busyTimeoutMs}`);
-      db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = NORMAL');
-      db.exec(SCHEMA);
-      // IMMEDIATE: threads opening the file together count the existing rows once, before any writes.
-      db.transaction(() => {
-        if ((db.pragma('user_version', { simple: true }) as number) < 1) db.exec(USAGE_SCHEMA);
-      }).immediate();
+      retryWhileBusy(() => {
+        db.pragma('journal_mode = WAL');
+        db.pragma('synchronous = NORMAL');
+        db.exec(SCHEMA);
+        // IMMEDIATE: threads opening the file together count the existing rows once, before any writes.
+        db.transaction(() => {
+          if ((db.pragma('user_version', { simple: true }) as number) < 1) db.exec(USAGE_SCHEMA);
+        }).immediate();
+      });
       return new EmbeddedKvBackend(file, db, options);
     } catch (error) {
       db.close();
