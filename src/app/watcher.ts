@@ -50,11 +50,12 @@ async function redeploy(apisDir: string, name: string, context: WatchContext): P
       return;
     }
     context.keys.set(name, result.key);
+    if (result.created) {
+      directory.reload();
+      log.info({ folder: name, api: result.key, release: result.release }, `redeployed ${result.key} (release ${result.release})`);
+    }
     // A revert to the files of the release that kept serving makes no new release: it is still news.
     if (context.broken.delete(name)) log.info({ folder: name, api: result.key, release: result.release }, `API folder "${name}" is fixed: ${result.key} serves release ${result.release}`);
-    if (!result.created) return;
-    directory.reload();
-    log.info({ folder: name, api: result.key, release: result.release }, `redeployed ${result.key} (release ${result.release})`);
   } catch (error) {
     log.error({ folder: name, err: error }, `redeploying API folder "${name}" failed`);
   }

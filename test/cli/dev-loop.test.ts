@@ -249,7 +249,7 @@ describe('the developer loop', () => {
   });
 
   it('has --help with an example on every command', () => {
-    const commands = ['start', 'create-api', 'validate', 'deploy', 'publish', 'disable', 'rollback', 'status', 'hosts', 'hosts list', 'hosts add-admin', 'hosts add-public', 'hosts remove', 'jobs', 'jobs count', 'jobs get', 'jobs flush', 'jobs requeue-failed', 'bench', 'list', 'tail'];
+    const commands = ['start', 'create-api', 'validate', 'deploy', 'publish', 'disable', 'rollback', 'status', 'hosts', 'hosts list', 'hosts add-admin', 'hosts add-public', 'hosts remove', 'jobs', 'jobs count', 'jobs get', 'jobs flush', 'jobs requeue-failed', 'bench', 'list', 'tail', 'dev'];
     for (const command of commands) {
       const help = cli(...command.split(' '), '--help');
       expect(help.status, command).toBe(0);

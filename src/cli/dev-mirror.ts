@@ -1,0 +1,87 @@
+import { cpSync, existsSync, mkdirSync, rmSync, watch, type FSWatcher } from 'node:fs';
+import { basename, join } from 'node:path';
+import { RELEASE_ROOTS } from '../releases/folder-files.js';
+
+/** How long a folder's changes must settle before its copy is made again. */
+const SETTLE_MS = 40;
+
+/**
+ * `anvil dev`: the API folders it is given, anywhere, copied into one directory (what enters a
+ * release: api.yaml, Directives, Maps, Assets) that the instance it starts watches with `--watch`.
+ * A change in a folder is copied over once it settles; a folder that is deleted is deleted from the
+ * copy (the instance then disables its API).
+ */
+export class DevMirror {
+  private readonly watchers: FSWatcher[] = [];
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private poll: NodeJS.Timeout | null = null;
+
+  constructor(
+    readonly dir: string,
+    /** Absolute paths of the API folders, each named in the copy by its last path segment. */
+    private readonly folders: readonly string[],
+  ) {}
+
+  /** Copies every folder and starts watching them. */
+  start(): void {
+    mkdirSync(this.dir, { recursive: true });
+    for (const folder of this.folders) {
+      this.copy(folder);
+      const watcher = watch(folder, { recursive: true, persistent: false }, (_event, filename) => {
+        const top = filename === null ? null : filename.toString().split(/[\\/]/)[0];
+        if (top === null || (RELEASE_ROOTS as readonly string[]).includes(top ?? '')) this.changed(folder);
+      });
+      // A watched folder that is deleted ends its watcher with an error on some systems: it is a removal.
+      watcher.on('error', () => this.changed(folder));
+      this.watchers.push(watcher);
+    }
+    // A deleted folder's own watcher may say nothing: whether it is still there is checked as well.
+    this.poll = setInterval(() => {
+      for (const folder of this.folders) if (!existsSync(folder) && existsSync(this.copyOf(folder))) this.changed(folder);
+    }, 250);
+    this.poll.unref();
+  }
+
+  close(): void {
+    for (const watcher of this.watchers) watcher.close();
+    if (this.poll !== null) clearInterval(this.poll);
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+  }
+
+  private copyOf(folder: string): string {
+    return join(this.dir, basename(folder));
+  }
+
+  private changed(folder: string): void {
+    clearTimeout(this.timers.get(folder));
+    this.timers.set(
+      folder,
+      setTimeout(() => {
+        this.timers.delete(folder);
+        this.copy(folder);
+      }, SETTLE_MS),
+    );
+  }
+
+  /** The folder's release files replace its copy's; a folder that is gone takes its copy with it. */
+  private copy(folder: string): void {
+    const target = this.copyOf(folder);
+    if (!existsSync(folder)) {
+      rmSync(target, { recursive: true, force: true });
+      return;
+    }
+    mkdirSync(target, { recursive: true });
+    for (const root of RELEASE_ROOTS) {
+      const source = join(folder, root);
+      const copied = join(target, root);
+      if (!existsSync(source)) {
+        rmSync(copied, { recursive: true, force: true });
+        continue;
+      }
+      // Directories are replaced whole: a file deleted in the folder goes from the copy too.
+      if (root !== 'api.yaml') rmSync(copied, { recursive: true, force: true });
+      cpSync(source, copied, { recursive: true, dereference: true });
+    }
+  }
+}
