@@ -279,9 +279,22 @@ globalThis.__anvilInstall = (() => {
       try {
         if (error instanceof AnvilFailure) return `${error.status} ${String(error.message).slice(0, MESSAGE_MAX)}`;
         const text = error instanceof Error ? String(error.message) : String(error);
-        return `500 ${`${name}: ${text}`.slice(0, MESSAGE_MAX)}`;
+        return `500 ${`${name}: ${text}`.slice(0, MESSAGE_MAX)}${error instanceof Error ? thrownAt(error) : ''}`;
       } catch {
         return `500 ${name}: threw a value that cannot be shown`;
+      }
+    }
+
+    /**
+     * Where in a directive's compiled code an error was made, from its stack's first frame in a
+     * directive ("\n@ <name>:<line>:<column>", the host maps it back to the author's file), or "".
+     */
+    function thrownAt(error) {
+      try {
+        const match = /file:\/\/\/Directives\/([A-Za-z0-9_$-]{1,100})\.js:(\d{1,7}):(\d{1,7})/.exec(String(error.stack));
+        return match === null ? '' : `\n@ ${match[1]}:${match[2]}:${match[3]}`;
+      } catch {
+        return '';
       }
     }
 

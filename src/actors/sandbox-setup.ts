@@ -25,6 +25,7 @@ export function createSandbox(
   return new Sandbox({
     limits: effectiveLimits(release.definition.limits ?? {}, maxima),
     directiveCode: release.directiveCode,
+    directiveMaps: release.directiveMaps ?? {},
     services: {
       builtin: (name) => builtinDirectives.get(name),
       database: (ctx) => (ctx.api.database.mode === 'postgres' ? pgSandboxDatabase(ctx) : requestDatabase(ctx)),

@@ -31,7 +31,7 @@ export interface ValidateResult {
 
 /** `warnings`: what does not stop a deploy but will not work as the author may think (a leftover Directives/*.php). */
 export type LoadApiResult =
-  | { ok: true; definition: ApiDefinition; maps: Record<string, unknown>; customDirectives: string[]; directiveCode: Record<string, string>; warnings: ConfigError[] }
+  | { ok: true; definition: ApiDefinition; maps: Record<string, unknown>; customDirectives: string[]; directiveCode: Record<string, string>; directiveMaps: Record<string, string>; warnings: ConfigError[] }
   | { ok: false; errors: ConfigError[]; warnings: ConfigError[] };
 
 /** Parses and checks the text of an api.yaml; returns the definition when there is no error. */
@@ -59,10 +59,13 @@ export async function loadApiFolder(
   const custom = await findCustomDirectives(dir, directives);
   errors.push(...custom.errors);
   const directiveCode: Record<string, string> = {};
+  const directiveMaps: Record<string, string> = {};
   for (const [name, file] of custom.files) {
     const compiled = await compileDirective(file, await readFile(join(dir, file), 'utf8'));
-    if (compiled.ok) directiveCode[name] = compiled.code;
-    else errors.push(...compiled.errors);
+    if (compiled.ok) {
+      directiveCode[name] = compiled.code;
+      directiveMaps[name] = compiled.map;
+    } else errors.push(...compiled.errors);
   }
 
   let definition: ApiDefinition | null = null;
@@ -81,7 +84,7 @@ export async function loadApiFolder(
   }
   const warnings = custom.php.map((name): ConfigError => ({ file: `Directives/${name}.php`, line: 1, column: 1, label: null, message: phpNotRun(name) }));
   if (errors.length > 0 || definition === null) return { ok: false, errors: sortConfigErrors(errors, 'api.yaml'), warnings };
-  return { ok: true, definition, maps: maps.maps, customDirectives: custom.names, directiveCode, warnings };
+  return { ok: true, definition, maps: maps.maps, customDirectives: custom.names, directiveCode, directiveMaps, warnings };
 }
 
 /** Sorts by file (`first` before the others, then by name), then line, then column; stable otherwise. */

@@ -95,6 +95,8 @@ export interface CompiledRelease {
   customDirectives: string[];
   /** Each custom directive compiled at deploy time to a script defining DIRECTIVE_GLOBAL (its exports). */
   directiveCode: Record<string, string>;
+  /** Each custom directive's source map (its compiled code back to its file), for error positions; absent in releases staged before. */
+  directiveMaps?: Record<string, string>;
   /**
    * The release reads or writes the API's own data on the instance's disk (releases/local-state.ts):
    * in cluster mode it is placed on one owner instance. Absent in releases staged before: taken as true.

@@ -82,6 +82,7 @@ export async function stageRelease(task: StageTask): Promise<StageResult> {
     maps: loaded.maps,
     customDirectives: loaded.customDirectives,
     directiveCode: loaded.directiveCode,
+    directiveMaps: loaded.directiveMaps,
     localState: keepsLocalState(loaded.definition, loaded.customDirectives),
   };
   await mkdir(releaseDir, { recursive: true });

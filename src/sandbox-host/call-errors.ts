@@ -11,10 +11,24 @@ export function breachError(name: string, kind: BreachKind, limits: SandboxLimit
   return Errors.sandboxCrashed(name, text);
 }
 
-/** A call's end as the bootstrap reports it (undefined, or "<status> <message>") as the engine's error. */
-export function outcomeError(outcome: string | undefined): AnvilError | null {
+/** The author's `file:line:column` of a position in a directive's compiled code, or null. */
+export type Locate = (directive: string, line: number, column: number) => string | null;
+
+/**
+ * A call's end as the bootstrap reports it (undefined, or "<status> <message>", with "\n@
+ * <directive>:<line>:<column>" when a thrown error's stack said where) as the engine's error; the
+ * position, mapped back to the author's file, ends the message.
+ */
+export function outcomeError(outcome: string | undefined, locate: Locate = () => null): AnvilError | null {
   if (typeof outcome !== 'string') return null;
   const space = outcome.indexOf(' ');
   const status = Number(outcome.slice(0, space));
-  return Errors.directiveFailed(Number.isInteger(status) && status >= 400 && status <= 599 ? status : 500, outcome.slice(space + 1));
+  let message = outcome.slice(space + 1);
+  const at = /\n@ ([^:\n]+):(\d+):(\d+)$/.exec(message);
+  if (at !== null) {
+    message = message.slice(0, at.index);
+    const where = locate(at[1]!, Number(at[2]), Number(at[3]));
+    if (where !== null) message += ` (at ${where})`;
+  }
+  return Errors.directiveFailed(Number.isInteger(status) && status >= 400 && status <= 599 ? status : 500, message);
 }

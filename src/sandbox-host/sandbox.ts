@@ -24,6 +24,7 @@ import type { DirectiveDefinition } from '../directives/types.js';
 import { Errors, toStatusError, type AnvilError } from '../errors.js';
 import type { SandboxCpuCount } from '../protocol/stats.js';
 import { breachError, outcomeError, type BreachKind } from './call-errors.js';
+import { DirectivePositions } from './directive-positions.js';
 import { BridgeOp, type BridgeOpCode } from './bridge-ops.js';
 import { CpuBound } from './cpu-bound.js';
 import { bootstrapSnapshot } from './bootstrap-snapshot.js';
@@ -97,6 +98,8 @@ const HOST_CHECK_EVERY_MS = 1;
 export interface SandboxOptions {
   limits: SandboxLimits;
   directiveCode: Readonly<Record<string, string>>;
+  /** Their source maps, by name: a thrown error's message ends with where the author's file threw it. */
+  directiveMaps?: Readonly<Record<string, string>>;
   services: BridgeServices;
   /** A breach or a failure of the sandbox itself, for the instance log. */
   report(event: { directive: string; kind: BreachKind; message: string }): void;
@@ -145,8 +148,11 @@ export class Sandbox {
     },
   };
 
+  private readonly positions: DirectivePositions;
+
   constructor(private readonly options: SandboxOptions) {
     this.hostWorkMs = options.hostWorkMs ?? noHostWork;
+    this.positions = new DirectivePositions(options.directiveMaps ?? {});
   }
 
   /** The custom directives of the release, as directives the engine can run. */
@@ -238,7 +244,7 @@ export class Sandbox {
       if (broken !== null) return `500 ${broken}`;
       return box.call(id, name, JSON.stringify(config), ctx.id, timeout);
     });
-    if (result !== 1) this.end(call, call.bridge.failure(outcomeError(result as Outcome)));
+    if (result !== 1) this.end(call, call.bridge.failure(outcomeError(result as Outcome, this.positions.locate)));
     this.finishEnded();
     if (call.end !== null) {
       if (call.end.error !== null) throw call.end.error;
@@ -271,7 +277,7 @@ export class Sandbox {
   private host(op: BridgeOpCode, callId: number, a: unknown, b: unknown): HostReply | undefined {
     const call = this.calls.get(callId);
     if (op === BridgeOp.done) {
-      if (call !== undefined) this.end(call, call.bridge.failure(outcomeError(a as Outcome)));
+      if (call !== undefined) this.end(call, call.bridge.failure(outcomeError(a as Outcome, this.positions.locate)));
       return undefined;
     }
     if (call === undefined) return { error: { status: 500, message: 'the call is over; state can no longer be used' } };
