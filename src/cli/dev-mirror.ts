@@ -1,6 +1,7 @@
 import { cpSync, existsSync, mkdirSync, rmSync, watch, type FSWatcher } from 'node:fs';
 import { basename, join } from 'node:path';
 import { RELEASE_ROOTS } from '../releases/folder-files.js';
+import { releaseFilesSignature as signature } from '../releases/folder-signature.js';
 
 /** How long a folder's changes must settle before its copy is made again. */
 const SETTLE_MS = 40;
@@ -15,6 +16,8 @@ export class DevMirror {
   private readonly watchers: FSWatcher[] = [];
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private poll: NodeJS.Timeout | null = null;
+  /** Each folder's release files as last copied (paths, sizes, modification times). */
+  private readonly copied = new Map<string, string>();
 
   constructor(
     readonly dir: string,
@@ -35,9 +38,10 @@ export class DevMirror {
       watcher.on('error', () => this.changed(folder));
       this.watchers.push(watcher);
     }
-    // A deleted folder's own watcher may say nothing: whether it is still there is checked as well.
+    // Node 20's recursive watch on Linux can miss an event (and a deleted folder's own watcher may
+    // say nothing): each folder's files are also compared with what was copied, four times a second.
     this.poll = setInterval(() => {
-      for (const folder of this.folders) if (!existsSync(folder) && existsSync(this.copyOf(folder))) this.changed(folder);
+      for (const folder of this.folders) if (signature(folder) !== this.copied.get(folder)) this.changed(folder);
     }, 250);
     this.poll.unref();
   }
@@ -67,6 +71,7 @@ export class DevMirror {
   /** The folder's release files replace its copy's; a folder that is gone takes its copy with it. */
   private copy(folder: string): void {
     const target = this.copyOf(folder);
+    this.copied.set(folder, signature(folder));
     if (!existsSync(folder)) {
       rmSync(target, { recursive: true, force: true });
       return;
@@ -85,3 +90,4 @@ export class DevMirror {
     }
   }
 }
+

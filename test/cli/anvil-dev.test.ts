@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFailed } from 'vitest';
 import { ANVIL_BIN } from '../helpers/instance.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -38,6 +38,7 @@ describe('anvil dev', () => {
     let output = '';
     dev.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     dev.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    onTestFailed(() => console.log(`anvil dev printed:\n${output}`));
 
     const port = Number((await waitFor(() => /serving on http:\/\/localhost:(\d+)\//.exec(output), { what: 'the serving line', timeoutMs: 30_000 }))[1]);
     const greeting = async () => {
@@ -48,22 +49,22 @@ describe('anvil dev', () => {
 
     const edited = Date.now();
     writeFileSync(join(folder, 'api.yaml'), api('two'));
-    await waitFor(async () => (await greeting()) === 'two', { what: 'the edit served' });
+    await waitFor(async () => (await greeting()) === 'two', { what: 'the edit served', timeoutMs: 30_000 });
     process.stdout.write(`anvil dev: edit → served in ${Date.now() - edited} ms\n`);
     expect(output).toMatch(/redeployed notes \(release r-/);
 
     writeFileSync(join(folder, 'api.yaml'), api('three', 'NoSuchThing'));
-    await waitFor(() => output.includes('error notes is invalid (1 error(s)); the last good release keeps serving'), { what: 'the invalid edit reported' });
+    await waitFor(() => output.includes('error notes is invalid (1 error(s)); the last good release keeps serving'), { what: 'the invalid edit reported', timeoutMs: 30_000 });
     expect(output).toMatch(/ {2}notes\/api\.yaml:4:\d+ \[get \/hi › Reply\] unknown directive "NoSuchThing"/);
     expect(await greeting()).toBe('two');
 
     writeFileSync(join(folder, 'api.yaml'), api('two'));
-    await waitFor(() => /fixed notes: notes serves release r-/.test(output), { what: 'the revert said to be fixed' });
+    await waitFor(() => /fixed notes: notes serves release r-/.test(output), { what: 'the revert said to be fixed', timeoutMs: 30_000 });
 
     rmSync(folder, { recursive: true, force: true });
-    await waitFor(async () => (await greeting()) === 404, { what: 'the deleted folder no longer served' });
+    await waitFor(async () => (await greeting()) === 404, { what: 'the deleted folder no longer served', timeoutMs: 30_000 });
     expect(output).toMatch(/deleted notes: notes is disabled/);
-  }, 60_000);
+  }, 150_000);
 
   it('refuses a folder without api.yaml, saying what it takes', async () => {
     work = mkdtempSync(join(tmpdir(), 'anvil-dev-test-'));
