@@ -51,11 +51,12 @@ describe('anvil dev', () => {
     writeFileSync(join(folder, 'api.yaml'), api('two'));
     await waitFor(async () => (await greeting()) === 'two', { what: 'the edit served', timeoutMs: 30_000 });
     process.stdout.write(`anvil dev: edit → served in ${Date.now() - edited} ms\n`);
-    expect(output).toMatch(/redeployed notes \(release r-/);
+    // The release serves as soon as it is recorded; the line saying so may come a moment later.
+    await waitFor(() => /redeployed notes \(release r-/.test(output), { what: 'the redeployed line', timeoutMs: 30_000 });
 
     writeFileSync(join(folder, 'api.yaml'), api('three', 'NoSuchThing'));
     await waitFor(() => output.includes('error notes is invalid (1 error(s)); the last good release keeps serving'), { what: 'the invalid edit reported', timeoutMs: 30_000 });
-    expect(output).toMatch(/ {2}notes\/api\.yaml:4:\d+ \[get \/hi › Reply\] unknown directive "NoSuchThing"/);
+    await waitFor(() => / {2}notes\/api\.yaml:4:\d+ \[get \/hi › Reply\] unknown directive "NoSuchThing"/.test(output), { what: 'the error with its file:line:col', timeoutMs: 30_000 });
     expect(await greeting()).toBe('two');
 
     writeFileSync(join(folder, 'api.yaml'), api('two'));
@@ -63,7 +64,7 @@ describe('anvil dev', () => {
 
     rmSync(folder, { recursive: true, force: true });
     await waitFor(async () => (await greeting()) === 404, { what: 'the deleted folder no longer served', timeoutMs: 30_000 });
-    expect(output).toMatch(/deleted notes: notes is disabled/);
+    await waitFor(() => /deleted notes: notes is disabled/.test(output), { what: 'the deleted line', timeoutMs: 30_000 });
   }, 150_000);
 
   it('refuses a folder without api.yaml, saying what it takes', async () => {

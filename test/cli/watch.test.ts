@@ -49,7 +49,7 @@ describe('anvil start --watch', () => {
     // A deleted folder's API stops serving (disabled: its releases and data are kept).
     rmSync(folder, { recursive: true, force: true });
     await eventually(async () => (await anvil!.request('/echo/hi')).status === 404);
-    expect(anvil.output()).toContain('API folder \\"echo\\" was deleted: echo is disabled');
+    await eventually(() => anvil!.output().includes('API folder \\"echo\\" was deleted: echo is disabled'));
     expect((await anvil.admin('/anvil/api/echo')).json()).toMatchObject({ active: false });
   });
 
