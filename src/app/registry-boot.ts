@@ -70,6 +70,6 @@ export async function openRegistry(options: InstanceOptions, log: InstanceLog, p
 
 async function deployFolders(apisDir: string, target: DeployTarget, publish: boolean, log: InstanceLog): Promise<BootDeployReport> {
   const boot = await bootDeploy(apisDir, target, publish);
-  for (const bad of boot.invalid) log.error({ folder: bad.folder, errors: bad.errors }, `API folder "${bad.folder}" is invalid and was skipped`);
+  for (const bad of boot.invalid) log.error({ event: 'skipped', folder: bad.folder, errors: bad.errors }, `API folder "${bad.folder}" is invalid and was skipped`);
   return boot;
 }

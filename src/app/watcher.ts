@@ -46,16 +46,16 @@ async function redeploy(apisDir: string, name: string, context: WatchContext): P
     const result = await deployApisFolder(apisDir, name, target, publish);
     if (!result.ok) {
       context.broken.add(name);
-      log.error({ folder: name, errors: result.errors }, `API folder "${name}" changed and is invalid: its last good release keeps serving`);
+      log.error({ event: 'invalid', folder: name, errors: result.errors }, `API folder "${name}" changed and is invalid: its last good release keeps serving`);
       return;
     }
     context.keys.set(name, result.key);
     if (result.created) {
       directory.reload();
-      log.info({ folder: name, api: result.key, release: result.release }, `redeployed ${result.key} (release ${result.release})`);
+      log.info({ event: 'redeployed', folder: name, api: result.key, release: result.release }, `redeployed ${result.key} (release ${result.release})`);
     }
     // A revert to the files of the release that kept serving makes no new release: it is still news.
-    if (context.broken.delete(name)) log.info({ folder: name, api: result.key, release: result.release }, `API folder "${name}" is fixed: ${result.key} serves release ${result.release}`);
+    if (context.broken.delete(name)) log.info({ event: 'fixed', folder: name, api: result.key, release: result.release }, `API folder "${name}" is fixed: ${result.key} serves release ${result.release}`);
   } catch (error) {
     log.error({ folder: name, err: error }, `redeploying API folder "${name}" failed`);
   }
@@ -73,7 +73,7 @@ async function removed(name: string, context: WatchContext): Promise<void> {
     if (record === null || !record.active) return;
     await target.controlPlane.updateApi(target.host.name, key, { active: false, release: record.release, public: record.public });
     directory.reload();
-    log.info({ folder: name, api: key }, `API folder "${name}" was deleted: ${key} is disabled (its releases and data are kept; anvil remove deletes them)`);
+    log.info({ event: 'deleted', folder: name, api: key }, `API folder "${name}" was deleted: ${key} is disabled (its releases and data are kept; anvil remove deletes them)`);
   } catch (error) {
     log.error({ folder: name, err: error }, `disabling the API of deleted folder "${name}" failed`);
   }

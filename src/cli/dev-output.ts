@@ -1,11 +1,14 @@
 import { out } from './output.js';
 
-/** What `anvil dev` reads of an instance log line (pino JSON). */
+/** What `anvil dev` reads of an instance log line (pino JSON); `event` marks the watcher's and the boot deploys' lines (app/watcher.ts). */
 interface InstanceLine {
   level?: number;
   msg?: string;
+  event?: 'redeployed' | 'invalid' | 'skipped' | 'fixed' | 'deleted';
   port?: number;
   folder?: string;
+  api?: string;
+  release?: string;
   errors?: string[];
 }
 
@@ -26,21 +29,30 @@ export function showInstanceLine(text: string, folderPath: (name: string) => str
     if (text.trim() !== '') out.line(text);
     return null;
   }
-  const msg = line.msg ?? '';
   const time = c.dim(new Date().toTimeString().slice(0, 8));
-  if (msg === 'listening' && line.port !== undefined) {
+  if (line.msg === 'listening' && line.port !== undefined) {
     out.line(`${time} ${c.green('serving')} on http://localhost:${line.port}/<api>/… (admin host http://admin.localhost:${line.port})`);
     return line.port;
   }
-  if (msg.startsWith('redeployed ')) out.line(`${time} ${c.green('redeployed')} ${msg.slice('redeployed '.length)}`);
-  else if (msg.includes('changed and is invalid') || msg.includes('is invalid and was skipped')) {
-    const folder = line.folder === undefined ? '' : folderPath(line.folder);
-    const serving = msg.includes('changed') ? 'the last good release keeps serving' : 'it is not served until it is fixed';
-    out.line(`${time} ${c.red('error')} ${folder} is invalid (${line.errors?.length ?? 0} error(s)); ${serving}`);
-    for (const error of line.errors ?? []) out.line(`  ${folder}/${error}`);
-  } else if (msg.includes(' is fixed: ')) out.line(`${time} ${c.green('fixed')} ${line.folder === undefined ? '' : folderPath(line.folder)}: ${msg.slice(msg.indexOf(' is fixed: ') + ' is fixed: '.length)}`);
-  else if (msg.includes(' was deleted: ')) out.line(`${time} ${c.yellow('deleted')} ${line.folder === undefined ? '' : folderPath(line.folder)}: ${msg.slice(msg.indexOf(' was deleted: ') + ' was deleted: '.length)}`);
-  else if ((line.level ?? 0) >= PINO_ERROR) out.line(`${time} ${c.red('error')} ${msg}`);
-  else if (verbose) out.line(`${time} ${c.dim(text)}`);
+  const folder = line.folder === undefined ? '' : folderPath(line.folder);
+  switch (line.event) {
+    case 'redeployed':
+      out.line(`${time} ${c.green('redeployed')} ${line.api} (release ${line.release})`);
+      break;
+    case 'invalid':
+    case 'skipped':
+      out.line(`${time} ${c.red('error')} ${folder} is invalid (${line.errors?.length ?? 0} error(s)); ${line.event === 'invalid' ? 'the last good release keeps serving' : 'it is not served until it is fixed'}`);
+      for (const error of line.errors ?? []) out.line(`  ${folder}/${error}`);
+      break;
+    case 'fixed':
+      out.line(`${time} ${c.green('fixed')} ${folder}: ${line.api} serves release ${line.release}`);
+      break;
+    case 'deleted':
+      out.line(`${time} ${c.yellow('deleted')} ${folder}: ${line.api} is disabled (its releases and data are kept; anvil remove deletes them)`);
+      break;
+    default:
+      if ((line.level ?? 0) >= PINO_ERROR) out.line(`${time} ${c.red('error')} ${line.msg ?? ''}`);
+      else if (verbose) out.line(`${time} ${c.dim(text)}`);
+  }
   return null;
 }

@@ -1,5 +1,5 @@
 import { Errors } from '../errors.js';
-import { checkModelName, modelValue, validateModel } from '../models/model-directive.js';
+import { BODY_NOT_JSON_FAILURE, checkModelName, modelValue, validateModel } from '../models/model-directive.js';
 import { WHOLE_BODY, defineDirective } from './types.js';
 
 interface Params {
@@ -16,7 +16,7 @@ export default defineDirective<Params>({
   failures: [
     { error: Errors.modelInvalid, when: 'when the value does not match Maps/<target>.json' },
     { error: Errors.modelServerSide, when: 'instead, with `server-side-error: true`' },
-    { error: Errors.modelBodyNotJson, when: 'when `source` is `$.message.body` and the body starts like JSON but does not parse' },
+    BODY_NOT_JSON_FAILURE,
   ],
   params: {
     type: 'object',

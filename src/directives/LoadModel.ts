@@ -1,5 +1,4 @@
-import { Errors } from '../errors.js';
-import { modelValue } from '../models/model-directive.js';
+import { BODY_NOT_JSON_FAILURE, modelValue } from '../models/model-directive.js';
 import { WHOLE_BODY, defineDirective } from './types.js';
 
 interface Params {
@@ -12,7 +11,7 @@ export default defineDirective<Params>({
   summary: 'Stores `source` in memory `target`, for ValidateModel. With `$.message.body` (the usual source) a JSON object or array body is stored parsed, and a body that is not valid JSON is a 400 saying so.',
   example: { source: '$.message.body', target: 'order' },
   memory: { writes: ['<target>'] },
-  failures: [{ error: Errors.modelBodyNotJson, when: 'when `source` is `$.message.body` and the body starts like JSON but does not parse' }],
+  failures: [BODY_NOT_JSON_FAILURE],
   params: {
     type: 'object',
     properties: { source: {}, target: { type: 'string', minLength: 1 } },

@@ -28,6 +28,9 @@ export function checkModelName(param: string, name: unknown, release: ReleaseVie
   return model.ok ? [] : [{ param, message: model.message }];
 }
 
+/** How LoadModel and LoadAndValidateModel fail on a body that is not JSON (see modelValue). */
+export const BODY_NOT_JSON_FAILURE = { error: Errors.modelBodyNotJson, when: 'when `source` is `$.message.body` and the body starts like JSON but does not parse' };
+
 /**
  * What LoadModel and LoadAndValidateModel store for `source`. `$.message.body` is the body as text
  * (SPEC §3), but a model of a JSON body is about the parsed body: the whole body's text is stored

@@ -56,12 +56,17 @@ export class ApisWatcher {
       return;
     }
     for (const name of new Set([...names, ...this.seen.keys()])) {
-      const now = releaseFilesSignature(join(this.apisDir, name));
-      const before = this.seen.get(name);
-      if (now === '') this.seen.delete(name);
-      else this.seen.set(name, now);
-      if (report && now !== (before ?? '')) this.changed(name);
+      const before = this.seen.get(name) ?? '';
+      if (this.remember(name) !== before && report) this.changed(name);
     }
+  }
+
+  /** The folder's release files as they are now, kept as the last seen; returned. */
+  private remember(name: string): string {
+    const files = releaseFilesSignature(join(this.apisDir, name));
+    if (files === '') this.seen.delete(name);
+    else this.seen.set(name, files);
+    return files;
   }
 
   private changed(path: string): void {
@@ -88,9 +93,7 @@ export class ApisWatcher {
       return;
     }
     // What is deployed now is what the poll compares with next (it reports no change it saw already).
-    const files = releaseFilesSignature(join(this.apisDir, name));
-    if (files === '') this.seen.delete(name);
-    else this.seen.set(name, files);
+    this.remember(name);
     // Decided when the change settles: a folder deleted and made again in between is a change.
     const work = existsSync(join(this.apisDir, name)) ? this.options.redeploy(name) : this.options.removed(name);
     const run = work.finally(() => {
