@@ -43,6 +43,7 @@ export class ActorRuntime implements ApiRuntime {
   private readonly pending = new Set<Promise<unknown>>();
   /** Set once the thread's socket exists. */
   bus: BusClient | null = null;
+  readonly upstreams: ApiRuntime['upstreams'] = null;
   /** Set before the engine is made, when tracing is on. */
   tracer: Tracer | null = null;
   private kvStore: KvStore | null = null;
@@ -74,6 +75,10 @@ export class ActorRuntime implements ApiRuntime {
     this.quotas = effectiveQuotas(release.definition.limits ?? {}, spec.quotas ?? DEFAULT_QUOTAS);
   }
 
+  now(): number {
+    return Date.now();
+  }
+
   resource<T>(name: string, create: () => T): T {
     if (!this.resources.has(name)) this.resources.set(name, create());
     return this.resources.get(name) as T;
@@ -92,7 +97,7 @@ export class ActorRuntime implements ApiRuntime {
 
   /** A namespace of the instance's store, on the thread's one connection, under the API's kv quota. */
   private kvView(namespace: string): KvStore {
-    const backend = this.resource('kv', () => openKvBackend({ dataDir: this.stores.dataRoot, redisUrl: this.stores.redisUrl ?? undefined, redisPrefix: this.stores.redisPrefix }));
+    const backend = this.resource('kv', () => openKvBackend({ dataDir: this.stores.dataRoot, now: () => this.now(), redisUrl: this.stores.redisUrl ?? undefined, redisPrefix: this.stores.redisPrefix }));
     return kvCountingRefusals(backend.namespace(namespace, { maxBytes: this.quotas.kvBytes }), this.refusals);
   }
 

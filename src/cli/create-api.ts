@@ -55,6 +55,7 @@ export function registerCreateApi(program: Command): void {
         out.line('');
         out.line('next:');
         out.line(`  anvil validate ${shown}`);
+        out.line(`  anvil test ${shown}`);
         out.line(`  anvil deploy ${shown} dev`);
       }),
     );

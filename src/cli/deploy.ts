@@ -35,12 +35,24 @@ function refuseReplacing(key: string, local: readonly string[], current: readonl
   ]);
 }
 
+/** `--test`: the folder's tests, for the env deployed to; a failure sends nothing. */
+async function testBeforeDeploy(folder: string, env: string, json: boolean): Promise<void> {
+  const { testFolder } = await import('./test.js');
+  try {
+    await testFolder(folder, { env, reporter: 'human' }, json ? process.stderr : process.stdout);
+  } catch (error) {
+    if (error instanceof CliError) throw new CliError(`${error.message}: nothing was sent`, error.details, error.fields);
+    throw error;
+  }
+}
+
 export function registerDeploy(program: Command): void {
   program
     .command('deploy')
     .argument('<dir-and-env...>', 'the API folder (default: the current one) and the env to deploy to')
     .usage('[DIR] <ENV> [options]')
     .description('Validate an API folder, pack it (api.yaml, Directives, Maps, Assets) and deploy it as a new, private release.')
+    .option('--test', 'run the folder\'s tests (anvil test) first, and send nothing when one fails', false)
     .option('--replace', 'deploy even when the key already serves an API with none of this folder\'s endpoints', false)
     .option('--json', 'print JSON for scripts', false)
     .addHelpText(
@@ -56,7 +68,7 @@ Example:
   anvil deploy orders dev && anvil publish orders dev
 `,
     )
-    .action((args: string[], flags: { json: boolean; replace: boolean }) =>
+    .action((args: string[], flags: { json: boolean; replace: boolean; test: boolean }) =>
       run(flags.json, async () => {
         const { folder, env } = folderAndEnv(args);
         checkApiFolder(folder);
@@ -66,6 +78,7 @@ Example:
         if (local.errors.length > 0) {
           throw new CliError(`${shownPath(folder)} is not valid (nothing was sent): ${local.errors.length} error(s)`, local.errors);
         }
+        if (flags.test) await testBeforeDeploy(folder, env, flags.json);
         const [{ packApiFolder }, { withClient }] = await Promise.all([import('../releases/pack.js'), import('./management-client.js')]);
         const { archive, files } = await packApiFolder(folder);
         const { c } = out;

@@ -11,7 +11,14 @@ import { registerLogCommands } from './log-commands.js';
 import { registerOpenApi } from './openapi.js';
 import { registerReleaseCommands } from './release-commands.js';
 import { registerStart } from './start.js';
+import { registerTest } from './test.js';
 import { registerValidate } from './validate.js';
+
+// A reader that stops early (`anvil test --reporter tap | head`) closes the pipe: that is not an error of the command.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw error;
+});
 
 const program = new Command();
 program
@@ -24,6 +31,7 @@ program
 The developer's loop:
   anvil create-api orders          a working API folder
   anvil validate orders            the server's checks, locally
+  anvil test orders                its tests (tests/*.yaml), in this process
   anvil deploy orders dev          a new private release (target from .env: DEPLOY_ENDPOINT_DEV, …)
   anvil publish orders dev         active and public
   anvil rollback orders dev        back to the release before
@@ -32,6 +40,7 @@ The developer's loop:
 registerStart(program);
 registerCreateApi(program);
 registerValidate(program);
+registerTest(program);
 registerInspect(program);
 registerDeploy(program);
 registerDev(program);

@@ -35,7 +35,7 @@ export const CLIENT_QUOTA_WINDOWS_REQUIRED = { anyOf: [{ required: ['day'] }, { 
  * `target` receives the status; `count: false` only reads it.
  */
 export async function applyClientQuota(ctx: DirectiveContext, directive: string, params: ClientQuotaParams, subject: string): Promise<void> {
-  const now = Date.now();
+  const now = ctx.api.now();
   const label = params.name ?? 'quota';
   const windows: LimitWindow[] = [];
   const add = (name: 'day' | 'month', max: number | undefined) => {

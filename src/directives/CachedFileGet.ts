@@ -19,7 +19,7 @@ export default defineDirective<Params>({
     const files = apiFiles(ctx.api);
     const found = await files.stat('CachedFileGet', 'cache', segments);
     let value: unknown = null;
-    if (found !== null && found.mtimeMs <= Date.now()) files.remove('CachedFileGet', 'cache', segments);
+    if (found !== null && found.mtimeMs <= ctx.api.now()) files.remove('CachedFileGet', 'cache', segments);
     else if (found !== null) {
       const bytes = await files.read('CachedFileGet', 'cache', segments, FILE_READ_MAX_BYTES);
       if (bytes !== null) value = fileValue('CachedFileGet', params.name, bytes, 'json', ctx.api.maxJsonDepth);

@@ -31,7 +31,7 @@ export default defineDirective<Params>({
   async run(ctx, params) {
     const segments = fileSegments('CachedFileSet', params.name);
     const json = Buffer.from(JSON.stringify(params.content ?? null), 'utf8');
-    const expiresAt = Date.now() + Math.round((params.expirationMinutes ?? 5) * 60_000);
+    const expiresAt = ctx.api.now() + Math.round((params.expirationMinutes ?? 5) * 60_000);
     await apiFiles(ctx.api).write('CachedFileSet', 'cache', segments, json, expiresAt);
   },
 });

@@ -50,7 +50,7 @@ export default defineDirective<Params>({
   describe: () => ({ responses: { 429: 'over a rate limit (retry-after and ratelimit-* headers say when to retry)' } }),
   async run(ctx, params) {
     const label = params.path ?? ctx.request.path;
-    const now = Date.now();
+    const now = ctx.api.now();
     const windows: LimitWindow[] = [];
     const add = (name: string, max: number | undefined, spanMs: number, perIp: boolean) => {
       if (max === undefined) return;

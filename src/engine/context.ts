@@ -10,6 +10,7 @@ import type { OutgoingResponse } from '../protocol/requests.js';
 import type { ApiQuotas } from '../quotas/api-quotas.js';
 import type { KvStore } from '../stores/kv-store.js';
 import type { TraceSpan, Tracer } from '../tracing/trace-span.js';
+import type { Dispatcher } from 'undici';
 
 /** The error a flow carries once a directive threw: it fills `$.memory.error`. */
 export interface FlowError {
@@ -118,6 +119,10 @@ export interface ApiRuntime {
    * another host's or env's. Each write is held to this API's kv quota.
    */
   readonly envKv: KvStore;
+  /** The time RateLimit, Quota, cached files and key TTLs go by, epoch ms: the real clock, or `anvil test`'s own. */
+  now(): number;
+  /** What outgoing HTTP goes through instead of the network (`anvil test`'s mocks); null: the network, under the egress policy. */
+  readonly upstreams: Dispatcher | null;
   /** A line in the instance log, tagged with the API (for operators, never sent to clients). */
   log(level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>): void;
 }

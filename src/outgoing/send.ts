@@ -100,7 +100,7 @@ async function network(ctx: DirectiveContext, request: OutgoingRequest, headers:
   const policy = ctx.api.resource('egress-policy', () => egressPolicy(ctx.api.egressAllow ?? undefined));
   // One agent (connection pool) per connect timeout in use: the timeout is a property of the pool.
   const connectTimeoutMs = request.connectTimeoutMs ?? 5_000;
-  const agent = ctx.api.resource(`egress-agent:${connectTimeoutMs}`, () => egressAgent(policy, { connectTimeoutMs }));
+  const agent = ctx.api.upstreams ?? ctx.api.resource(`egress-agent:${connectTimeoutMs}`, () => egressAgent(policy, { connectTimeoutMs }));
   checkLiteralHost(policy, url.hostname);
   delete headers.host;
   // headersTimeout and bodyTimeout are idle timers (an upstream sending a byte a second keeps them

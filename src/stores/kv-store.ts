@@ -71,4 +71,6 @@ export interface KvBackendOptions {
   redisUrl?: string;
   /** Prefix of every Redis key, default `anvil:`. */
   redisPrefix?: string;
+  /** The embedded store's clock for TTLs, epoch ms (Redis keeps its own). Default `Date.now`. */
+  now?: () => number;
 }

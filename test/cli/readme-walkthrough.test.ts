@@ -11,7 +11,7 @@ import { ANVIL_BIN } from '../helpers/instance.js';
 // --publish, ./data). Two things are substituted: the port (8080 → the instance's free port) and
 // `npx anvil` (→ `node bin/anvil.js`, the same program without npx's own start-up). What the README
 // shows as a command's output is checked: a trailing `# {…}` is the JSON body, `# 404` the status,
-// `# deployed …` / `# valid …` / `# rolled back …` the command's output (`…` stands for anything),
+// `# deployed …` / `# valid …` / `# rolled back …` / `# 4 case(s) …` the command's output (`…` stands for anything),
 // and `# …` lines right below a command what it prints on stderr. Other comments are prose.
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -26,7 +26,7 @@ interface Step {
   stderr: string[];
 }
 
-const OUTPUT = /^(\{.*\}|\d{3}\b.*|(deployed|valid|published|rolled back|disabled) .*)$/;
+const OUTPUT = /^(\{.*\}|\d{3}\b.*|\d+ case\(s\) .*|(deployed|valid|published|rolled back|disabled) .*)$/;
 
 function walkthroughSteps(): Step[] {
   const start = README.indexOf('## A five-minute walkthrough');

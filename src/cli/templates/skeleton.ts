@@ -79,10 +79,32 @@ CREATE TABLE greetings (
   count INTEGER NOT NULL
 );
 `,
+    'tests/hello.yaml': `# Run with \`anvil test\` (docs/testing.md): each case starts from a fresh database and key
+# space, in this process, on the engine and sandbox an instance runs. Not deployed.
+cases:
+  - name: every endpoint needs the dev key
+    request: { path: /ping }
+    expect: { status: 401 }
+
+  - name: ping answers
+    request: { path: /ping, headers: { api-key: ${SKELETON_DEV_KEY} } }
+    expect: { status: 200, body: { message: pong } }
+
+  - name: hello counts each greeting
+    steps:
+      - request: { path: /hello/Ann, headers: { api-key: ${SKELETON_DEV_KEY} } }
+        expect: { status: 200, body: { message: "Hello, Ann!", times: 1 } }
+      - request: { path: /hello/Ann, headers: { api-key: ${SKELETON_DEV_KEY} } }
+        expect: { body: { times: 2 } }
+
+  - name: a name longer than 40 characters is refused
+    request: { path: /hello/${'x'.repeat(41)}, headers: { api-key: ${SKELETON_DEV_KEY} } }
+    expect: { status: 400, body: { error: name must have 1 to 40 characters } }
+`,
     'README.md': `# ${name}
 
 An [Anvil](https://example.invalid/anvil) API. Only \`api.yaml\`, \`Directives/\`, \`Maps/\` and \`Assets/\`
-are deployed; this README is not.
+are deployed; this README and \`tests/\` are not.
 
 | file | what |
 |---|---|
@@ -90,9 +112,11 @@ are deployed; this README is not.
 | \`Directives/Hello.ts\` | a custom directive (\`directive.d.ts\`: its typings) |
 | \`Maps/main.json\` | configuration, read as \`$.map.main.…\`; \`Maps/dev/\`, \`Maps/pro/\` override it per env |
 | \`Assets/db/001-init.sql\` | the first migration of the API's database |
+| \`tests/hello.yaml\` | its tests: requests and what their answers must hold (\`anvil test\`) |
 
 \`\`\`sh
 anvil validate ${name}             # the server's checks, locally: file:line:col [label] message
+anvil test ${name}                 # tests/*.yaml, in-process: no instance needed
 anvil deploy ${name} dev           # DEPLOY_ENDPOINT_DEV, PUBLIC_HOST_DEV, API_KEY_DEV from ./.env
 anvil publish ${name} dev          # private until published
 curl -H 'api-key: ${SKELETON_DEV_KEY}' http://localhost:8080/${name}/hello/Ann

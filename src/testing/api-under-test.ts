@@ -1,0 +1,177 @@
+/**
+ * One API folder run in this process for its tests, on the real engine, built-ins and sandbox:
+ * compiled once per env as a deploy compiles it, then, for each case, a fresh actor — its own
+ * data dir (database and key space), isolate, clock and mocks — that the case's requests go
+ * through as a thread runs them, without sockets.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import v8 from 'node:v8';
+import { createSandbox } from '../actors/sandbox-setup.js';
+import { CELL_V8_FLAGS } from '../cells/cell-supervisor.js';
+import { DEFAULT_BUS_CALLS_PER_REQUEST } from '../bus/call-budget.js';
+import { loadApiFolder } from '../config/load-api.js';
+import { formatConfigError, type CompiledRelease } from '../config/types.js';
+import { apiDatabase } from '../database/api-database.js';
+import { checkSqlText } from '../database/sql-checks.js';
+import { builtinDirectives } from '../directives/catalogue.js';
+import { ApiEngine } from '../engine/api-engine.js';
+import { prepareParamChecks } from '../engine/param-check.js';
+import { DEFAULT_MAX_JSON_DEPTH } from '../http/json-depth.js';
+import type { ActorSpec } from '../protocol/cell-messages.js';
+import type { EngineRequest } from '../protocol/requests.js';
+import { DEFAULT_QUOTAS } from '../quotas/api-quotas.js';
+import { dataKey } from '../stores/api-keys.js';
+import { TestClock } from './test-clock.js';
+import type { TestCase, TestRequest } from './test-file.js';
+import { answerCollector, TestRuntime, type AnsweredRequest } from './test-runtime.js';
+
+/** The instance's defaults for the limits an API may ask for (`anvil start --max-*`). */
+const SANDBOX_MAXIMA = { memoryMb: 256, cpuMs: 1_000, wallMs: 30_000 };
+/** What `$.memory.anvil-localhost` is under test: Pull, Push and Http to it go to the API itself or to mocks.apis. */
+export const TEST_BASE_URL = 'http://anvil.test';
+let prepared = false;
+
+/** The actor of one case: send its requests, then close it. */
+export interface CaseActor {
+  runtime: TestRuntime;
+  clock: TestClock;
+  send(request: TestRequest): Promise<AnsweredRequest>;
+  close(): Promise<void>;
+}
+
+export type Compiled = { ok: true; release: CompiledRelease } | { ok: false; errors: string[] };
+
+export class ApiUnderTest {
+  private readonly compiled = new Map<string, Promise<Compiled>>();
+
+  constructor(readonly folder: string) {
+    if (!prepared) {
+      // The cells' V8 flags, set before the first isolate is made (isolated-vm's isolates take them).
+      for (const flag of CELL_V8_FLAGS) v8.setFlagsFromString(flag);
+      prepareParamChecks(builtinDirectives);
+      prepared = true;
+    }
+  }
+
+  /** The folder compiled for `env` as a deploy compiles it (once per env). */
+  compile(env: string): Promise<Compiled> {
+    let compiled = this.compiled.get(env);
+    if (compiled === undefined) this.compiled.set(env, (compiled = compileFolder(this.folder, env)));
+    return compiled;
+  }
+
+  /** A fresh actor for the case, its fixtures applied. */
+  async start(testCase: TestCase, release: CompiledRelease): Promise<CaseActor> {
+    const dataDir = await mkdtemp(join(tmpdir(), 'anvil-test-'));
+    const clock = new TestClock(testCase.clock);
+    const withMaps: CompiledRelease = { ...release, maps: mergedMaps(release.maps, testCase.fixtures.maps) };
+    const spec: ActorSpec = {
+      id: `localhost/${release.env}/${release.key}@${release.release}`,
+      key: release.key,
+      host: 'localhost',
+      env: release.env,
+      release: release.release,
+      releaseDir: this.folder,
+      compiledFile: '',
+      dataDir,
+      localBaseUrl: TEST_BASE_URL,
+      sandbox: { maxima: SANDBOX_MAXIMA },
+      quotas: DEFAULT_QUOTAS,
+      stores: { dataRoot: dataDir, redisUrl: null, redisPrefix: 'anvil-test:', databaseUrl: null },
+      egressAllow: null,
+      maxJsonDepth: DEFAULT_MAX_JSON_DEPTH,
+    };
+    const runtime = new TestRuntime(spec, withMaps, clock, testCase.mocks);
+    const sandbox = createSandbox(withMaps, SANDBOX_MAXIMA, (event) => runtime.lines.push({ level: 'warn', msg: `custom directive over its ${event.kind} limit`, fields: { ...event } }));
+    if (sandbox !== null) runtime.resource('sandbox', () => sandbox);
+    const custom = sandbox?.directives() ?? new Map();
+    const engine = new ApiEngine(withMaps, runtime, (name) => builtinDirectives.get(name) ?? custom.get(name), (event) => runtime.lines.push({ level: 'warn', msg: 'directive error', fields: { ...event } }));
+    const handle = async (request: EngineRequest): Promise<AnsweredRequest> => {
+      const collector = answerCollector((path) => readFile(path));
+      await engine.handle(request, collector.send);
+      const answer = await collector.answer();
+      if (answer === null) throw new Error(`the engine sent no answer to ${request.verb} ${request.path}`);
+      return answer;
+    };
+    runtime.own = handle;
+    const close = async () => {
+      await runtime.close();
+      await rm(dataDir, { recursive: true, force: true });
+    };
+    try {
+      await applyFixtures(runtime, testCase);
+    } catch (error) {
+      await close();
+      throw error;
+    }
+    let requests = 0;
+    return {
+      runtime,
+      clock,
+      send: (request) => handle(engineRequest(request, `test-${++requests}`, clock.now())),
+      close,
+    };
+  }
+}
+
+async function compileFolder(folder: string, env: string): Promise<Compiled> {
+  const loaded = await loadApiFolder(folder, env);
+  if (!loaded.ok) return { ok: false, errors: loaded.errors.map(formatConfigError) };
+  if (loaded.definition.database === 'postgres') return { ok: false, errors: ['api.yaml says "database: postgres": anvil test runs an API\'s database on SQLite only (test it on an instance with DATABASE_URL instead)'] };
+  const release: CompiledRelease = {
+    format: 1,
+    key: loaded.definition.key,
+    host: 'localhost',
+    env,
+    release: 'test',
+    createdAt: new Date().toISOString(),
+    digest: 'test',
+    definition: loaded.definition,
+    maps: loaded.maps,
+    customDirectives: loaded.customDirectives,
+    directiveCode: loaded.directiveCode,
+    directiveMaps: loaded.directiveMaps,
+    localState: false,
+  };
+  return { ok: true, release };
+}
+
+/** The case's SQL after the migrations, then its key-value entries. */
+async function applyFixtures(runtime: TestRuntime, testCase: TestCase): Promise<void> {
+  const { sql, kv } = testCase.fixtures;
+  if (sql.length > 0) {
+    const db = apiDatabase(runtime);
+    for (const text of sql) {
+      for (const statement of checkSqlText(text, { allowMany: true })) {
+        try {
+          db.run(statement.text);
+        } catch (error) {
+          throw new Error(`fixtures.sql: ${(error as Error).message} (in: ${statement.text.trim().slice(0, 80)})`);
+        }
+      }
+    }
+  }
+  for (const [name, value] of Object.entries(kv)) await runtime.kv.set(dataKey(name), JSON.stringify(value));
+}
+
+function mergedMaps(maps: Readonly<Record<string, unknown>>, over: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const merged: Record<string, unknown> = { ...maps };
+  for (const [name, value] of Object.entries(over)) merged[name] = { ...((maps[name] as object | undefined) ?? {}), ...(value as object) };
+  return merged;
+}
+
+function engineRequest(request: TestRequest, id: string, now: number): EngineRequest {
+  const rawHeaders = ['host', 'localhost', 'user-agent', 'anvil-test'];
+  const named = new Set(Object.keys(request.headers).map((h) => h.toLowerCase()));
+  let body: Buffer | null = null;
+  if (typeof request.body === 'string') body = Buffer.from(request.body);
+  else if (request.body !== undefined) {
+    body = Buffer.from(JSON.stringify(request.body));
+    if (!named.has('content-type')) rawHeaders.push('content-type', 'application/json');
+  }
+  if (body !== null && !named.has('content-length')) rawHeaders.push('content-length', String(body.length));
+  for (const [name, value] of Object.entries(request.headers)) rawHeaders.push(name.toLowerCase(), value);
+  return { id, verb: request.verb, path: request.path, rawQuery: request.query, rawHeaders, body, ip: request.ip, hop: 0, budget: DEFAULT_BUS_CALLS_PER_REQUEST, viaBus: false, receivedAt: now };
+}
