@@ -110,7 +110,7 @@ export class ThreadActor {
     this.runtime = runtime;
     runtime.tracer = services.tracer;
     this.reportError = (event) => {
-      toCell({ type: 'log', level: 'warn', msg: 'directive error', fields: { api: spec.key, host: spec.host, release: spec.release, ...event } });
+      toCell({ type: 'log', level: 'warn', msg: 'directive error', fields: { event: 'directive-error', api: spec.key, host: spec.host, release: spec.release, ...event } });
     };
     const marker = data.marker === null ? undefined : new SandboxMarker(data.marker.fd, data.marker.slot, data.marker.shared ? spec.id : undefined);
     this.sandbox = createSandbox(

@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { deployTarget, envArgument } from './dotenv.js';
 import { CliError, formatBytes, out, run } from './output.js';
-import { checkApiFolder, printWarnings, shownPath, validateFolder } from './validate.js';
+import { checkApiFolder, printWarnings, shownPath, typeErrors, validateFolder } from './validate.js';
 
 /** `deploy [DIR] <ENV>`: one argument is the env (the folder is `.`), two are folder and env. */
 function folderAndEnv(args: string[]): { folder: string; env: string } {
@@ -52,6 +52,7 @@ export function registerDeploy(program: Command): void {
     .argument('<dir-and-env...>', 'the API folder (default: the current one) and the env to deploy to')
     .usage('[DIR] <ENV> [options]')
     .description('Validate an API folder, pack it (api.yaml, Directives, Maps, Assets) and deploy it as a new, private release.')
+    .option('--no-typecheck', 'skip the type check of the TypeScript directives (Directives/*.ts, tsc --strict)')
     .option('--test', 'run the folder\'s tests (anvil test) first, and send nothing when one fails', false)
     .option('--replace', 'deploy even when the key already serves an API with none of this folder\'s endpoints', false)
     .option('--json', 'print JSON for scripts', false)
@@ -68,13 +69,14 @@ Example:
   anvil deploy orders dev && anvil publish orders dev
 `,
     )
-    .action((args: string[], flags: { json: boolean; replace: boolean; test: boolean }) =>
+    .action((args: string[], flags: { json: boolean; replace: boolean; test: boolean; typecheck: boolean }) =>
       run(flags.json, async () => {
         const { folder, env } = folderAndEnv(args);
         checkApiFolder(folder);
         const target = deployTarget(env);
         const local = await validateFolder(folder, env);
         if (!flags.json) printWarnings(local.warnings);
+        if (flags.typecheck) local.errors.push(...(await typeErrors(folder)));
         if (local.errors.length > 0) {
           throw new CliError(`${shownPath(folder)} is not valid (nothing was sent): ${local.errors.length} error(s)`, local.errors);
         }

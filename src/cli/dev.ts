@@ -59,7 +59,12 @@ async function serve(folders: string[], flags: DevFlags): Promise<void> {
   const shown = new Map(folders.map((folder) => [basename(folder), relative('.', folder) || '.']));
   // Its own process group: Ctrl-C reaches this process alone, which stops the instance once (a
   // second signal to an instance that is draining would kill it mid-drain).
-  const child = spawn(process.execPath, [ANVIL_BIN, 'start', '--apis', mirror.dir, '--publish', '--watch', '--port', String(flags.port), '--data', dataDir, '--drain-delay', '0'], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(process.execPath, [ANVIL_BIN, 'start', '--apis', mirror.dir, '--publish', '--watch', '--port', String(flags.port), '--data', dataDir, '--drain-delay', '0'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+    // Each request is a debug line of the instance log (router/request-observer.ts): one line here.
+    env: { ...process.env, ANVIL_LOG_LEVEL: process.env.ANVIL_LOG_LEVEL ?? 'debug' },
+  });
   process.once('exit', () => child.kill('SIGTERM'));
   createInterface({ input: child.stdout! }).on('line', (text) => showInstanceLine(text, (name) => shown.get(name) ?? name, flags.verbose));
   // The start banner (URLs, the host key, the APIs served) is for a person already.

@@ -37,6 +37,12 @@ export async function validateFolder(folder: string, env: string): Promise<{ key
   return { key: null, endpoints: [], errors: loaded.errors.map(shown), warnings };
 }
 
+/** The type errors of the folder's TypeScript directives, each `<folder>/Directives/<file>:line:col message`. */
+export async function typeErrors(folder: string): Promise<string[]> {
+  const { typecheckDirectives } = await import('./typecheck-directives.js');
+  return (await typecheckDirectives(folder)).map((error) => join(shownPath(folder), error));
+}
+
 /** Warnings go to stderr, so that a script reading stdout (or `--json`) is not disturbed. */
 export function printWarnings(warnings: readonly string[]): void {
   const c = coloursFor(process.stderr);
@@ -46,11 +52,12 @@ export function printWarnings(warnings: readonly string[]): void {
 export function registerValidate(program: Command): void {
   program
     .command('validate [dir]')
-    .description('Check an API folder with the server\'s own validation; every error with file, line, column and label.')
+    .description('Check an API folder with the server\'s own validation, and its TypeScript directives\' types; every error with file, line, column and label.')
     .option('--env <name>', 'validate for this env only (default: every env of Maps/, or dev)', envArgument)
+    .option('--no-typecheck', 'skip the type check of the TypeScript directives (Directives/*.ts, tsc --strict)')
     .option('--json', 'print JSON for scripts', false)
     .addHelpText('after', '\nExamples:\n  anvil validate            # the folder you are in\n  anvil validate orders --env pro\n')
-    .action((dir: string | undefined, flags: { env?: string; json: boolean }) =>
+    .action((dir: string | undefined, flags: { env?: string; json: boolean; typecheck: boolean }) =>
       run(flags.json, async () => {
         const folder = resolve(dir ?? '.');
         checkApiFolder(folder);
@@ -70,6 +77,8 @@ export function registerValidate(program: Command): void {
           for (const error of result.errors) found.set(error, [...(found.get(error) ?? []), env]);
           for (const warning of result.warnings) warnings.add(warning);
         }
+        // Types do not depend on the env: checked once, shown without an env tag.
+        for (const error of flags.typecheck ? await typeErrors(folder) : []) found.set(error, envs);
         if (!flags.json) printWarnings([...warnings]);
         if (found.size > 0) {
           const errors = [...found].map(([error, inEnvs]) => (inEnvs.length < envs.length ? `${error} (env ${inEnvs.join(', ')})` : error));

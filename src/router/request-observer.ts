@@ -25,7 +25,7 @@ export function requestObserver(metrics: Metrics, log: InstanceLog): RequestObse
     if (failure !== null && LOGGED_FAILURES.has(failure)) {
       log.warn({ correlationId: request.id, host: spec.host, api: spec.key, status, reason: failure, ms: Math.round(seconds * 1000) }, `request failed: ${failure}`);
     } else if (log.isLevelEnabled('debug')) {
-      log.debug({ correlationId: request.id, host: spec.host, api: spec.key, route, verb: request.verb, status, ms: seconds * 1000, bus: request.viaBus }, 'request');
+      log.debug({ event: 'request', correlationId: request.id, host: spec.host, api: spec.key, route, verb: request.verb, path: request.path, status, ms: seconds * 1000, bus: request.viaBus }, 'request');
     }
   };
 }

@@ -13,7 +13,10 @@ const api = (greeting: string, directive = 'ModifyMessage') => `key: notes
 endpoints:
   get /hi:
     Reply: { directive: ${directive}, body: { greeting: ${greeting} } }
+  get /boom:
+    Boom: { directive: Boom }
 `;
+const BOOM = "export default function Boom(): void {\n  throw new Error('no rows');\n}\n";
 
 let dev: ChildProcess | null = null;
 let work = '';
@@ -29,11 +32,13 @@ afterEach(async () => {
 });
 
 describe('anvil dev', () => {
-  it('serves a folder anywhere, redeploys an edit, names a broken edit by file:line:col, says when it is fixed, disables a deleted folder', async () => {
+  it('serves a folder anywhere, prints each request and a directive\'s error with file:line:col, redeploys an edit, names a broken edit by file:line:col, says when it is fixed, disables a deleted folder', async () => {
     work = mkdtempSync(join(tmpdir(), 'anvil-dev-test-'));
     const folder = join(work, 'notes');
     mkdirSync(folder);
     writeFileSync(join(folder, 'api.yaml'), api('one'));
+    mkdirSync(join(folder, 'Directives'));
+    writeFileSync(join(folder, 'Directives/Boom.ts'), BOOM);
     dev = spawn(process.execPath, [ANVIL_BIN, 'dev', 'notes', '--port', '0', '--data', join(work, 'data')], { cwd: work, env: { ...process.env, NO_COLOR: '1' } });
     let output = '';
     dev.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -46,6 +51,10 @@ describe('anvil dev', () => {
       return response.status === 200 ? ((await response.json()) as { greeting: string }).greeting : response.status;
     };
     expect(await greeting()).toBe('one');
+    // Each request is a line, and a directive's error names the author's file:line:col.
+    await waitFor(() => /\d\d:\d\d:\d\d GET \/notes\/hi 200 \d+\.\d ms/.test(output), { what: 'the request line', timeoutMs: 30_000 });
+    expect((await fetch(`http://localhost:${port}/notes/boom`)).status).toBe(500);
+    await waitFor(() => output.includes('error notes [Boom] Boom: no rows (at Directives/Boom.ts:2:9) (500)'), { what: 'the directive error line', timeoutMs: 30_000 });
 
     const edited = Date.now();
     writeFileSync(join(folder, 'api.yaml'), api('two'));
