@@ -3,9 +3,11 @@ import type { DirectiveContext } from '../engine/context.js';
 import type { DeployIssue, ReleaseView } from '../directives/types.js';
 import { Errors } from '../errors.js';
 import { describeInvalid, ModelSchemas } from './model-schemas.js';
+import { originalMessage } from './original-wording.js';
 
 /**
- * Validates memory `name` against the map `name`. Invalid: 400 with ajv's message, or, with
+ * Validates memory `name` against the map `name`. Invalid: 400 with ajv's message (the original's
+ * words under `compat: hefesto`: original-wording.ts), or, with
  * `serverSideError` (the model came from an upstream, not from the client), 502 "Server Side
  * Error" and ajv's message in the instance log. A map that is missing or not a schema: 500.
  */
@@ -13,8 +15,11 @@ export function validateModel(ctx: DirectiveContext, directive: string, name: st
   const schemas = ctx.api.resource(`model-schemas@${ctx.api.release}`, () => new ModelSchemas(ctx.api.maps));
   const model = schemas.get(name);
   if (!model.ok) throw Errors.modelSchema(directive, model.message);
-  if (model.validate(ctx.memory.get(name))) return;
-  const message = describeInvalid(name, model.validate.errors);
+  const value = ctx.memory.get(name);
+  if (model.validate(value)) return;
+  const first = model.validate.errors?.[0];
+  const original = ctx.api.compat === 'hefesto' && first !== undefined ? originalMessage(first, value, ctx.api.maps[name]) : null;
+  const message = original ?? describeInvalid(name, model.validate.errors);
   if (!serverSideError) throw Errors.modelInvalid(message);
   ctx.api.log('warn', `${directive}: the model is not valid (server-side-error: 502)`, { model: name, error: message });
   throw Errors.modelServerSide();

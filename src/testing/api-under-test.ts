@@ -64,7 +64,7 @@ export class ApiUnderTest {
 
   /** A fresh actor for the case, its fixtures applied. */
   async start(testCase: TestCase, release: CompiledRelease): Promise<CaseActor> {
-    const dataDir = await mkdtemp(join(tmpdir(), 'anvil-test-'));
+    const dataDir = await mkdtemp(join(tmpdir(), 'anvil-test-case-'));
     const clock = new TestClock(testCase.clock);
     const withMaps: CompiledRelease = { ...release, maps: mergedMaps(release.maps, testCase.fixtures.maps) };
     const spec: ActorSpec = {

@@ -24,6 +24,13 @@ describe('anvil test runs an API folder\'s tests in this process, on the real en
     expect(run.cases).toHaveLength(16);
   });
 
+  it('an API under compat: hefesto answers a refused model in the original\'s words', async () => {
+    const run = await runTests(fileURLToPath(new URL('../fixtures/original', import.meta.url)));
+    expect(run.errors).toEqual([]);
+    expect(failures(run)).toEqual([]);
+    expect(run.cases).toHaveLength(3);
+  });
+
   it('a case that fails says where (file:line:col of its step), what was expected and what came, with the answer and the log', async () => {
     await cp(TESTED, work.path(), { recursive: true });
     await work.put(
@@ -67,7 +74,7 @@ describe('anvil test runs an API folder\'s tests in this process, on the real en
   });
 
   it('every case starts from a fresh data dir, removed once the case is over', async () => {
-    const before = (await readdir(tmpdir())).filter((n) => n.startsWith('anvil-test-')).length;
+    const before = (await readdir(tmpdir())).filter((n) => n.startsWith('anvil-test-case-')).length;
     await cp(TESTED, work.path(), { recursive: true });
     await work.put(
       'tests/notes.yaml',
@@ -82,7 +89,7 @@ describe('anvil test runs an API folder\'s tests in this process, on the real en
     const run = await runTests(work.path(), { filter: 'o' });
     expect(failures(run)).toEqual([]);
     expect(run.cases.map((c) => c.name)).toEqual(['one', 'two']);
-    expect((await readdir(tmpdir())).filter((n) => n.startsWith('anvil-test-')).length).toBe(before);
+    expect((await readdir(tmpdir())).filter((n) => n.startsWith('anvil-test-case-')).length).toBe(before);
   });
 
   it('a folder that does not validate is reported once per env, with the loader\'s file:line:col', async () => {
