@@ -34,6 +34,15 @@ function throughRef(pointer: string, value: unknown, schema: unknown): string | 
   return `All additional object properties must match schema: ${extraProperties(value, schema).join(', ')}`;
 }
 
+/** The keywords that apply subschemas, worded the same whether ajv reports them or a failure inside them. */
+const APPLICATORS: Readonly<Record<string, string>> = {
+  contains: 'At least one array item must match schema',
+  allOf: 'The data should match all schemas',
+  anyOf: 'The data should match at least one schema',
+  oneOf: 'The data should match exactly one schema',
+  not: 'The data must not match schema',
+};
+
 function nestedMessage(root: string, second: string | undefined, error: ErrorObject, value: unknown, schema: unknown): string | null {
   switch (root) {
     case 'properties':
@@ -48,15 +57,11 @@ function nestedMessage(root: string, second: string | undefined, error: ErrorObj
     case 'prefixItems':
       return 'Array items must match corresponding schemas';
     case 'contains':
-      return 'At least one array item must match schema';
     case 'allOf':
-      return 'The data should match all schemas';
     case 'anyOf':
-      return 'The data should match at least one schema';
     case 'oneOf':
-      return 'The data should match exactly one schema';
     case 'not':
-      return 'The data must not match schema';
+      return APPLICATORS[root] ?? null;
     case 'then':
     case 'else':
       return `The data is not valid on '${root}' branch`;
@@ -112,18 +117,10 @@ function leafMessage(error: ErrorObject, data: unknown, value: unknown, schema: 
       return `Additional object properties are not allowed: ${extraProperties(value, schema).join(', ')}`;
     case 'dependentRequired':
       return `'${String(params.missingProperty)}' property is required by '${String(params.property)}' property`;
-    case 'contains':
-      return 'At least one array item must match schema';
     case 'false schema':
       return 'Data not allowed';
-    case 'anyOf':
-      return 'The data should match at least one schema';
-    case 'oneOf':
-      return 'The data should match exactly one schema';
-    case 'not':
-      return 'The data must not match schema';
     default:
-      return null;
+      return APPLICATORS[error.keyword] ?? null;
   }
 }
 

@@ -23,9 +23,8 @@ import type { ActorSpec } from '../protocol/cell-messages.js';
 import type { EngineRequest } from '../protocol/requests.js';
 import { DEFAULT_QUOTAS } from '../quotas/api-quotas.js';
 import { dataKey } from '../stores/api-keys.js';
-import { TestClock } from './test-clock.js';
-import type { TestCase, TestRequest } from './test-file.js';
-import { answerCollector, TestRuntime, type AnsweredRequest } from './test-runtime.js';
+import type { Fixtures, Mocks, TestRequest } from './test-file.js';
+import { answerCollector, TestRuntime, type AnsweredRequest, type Clock, type OwnHandler, type PeerLookup } from './test-runtime.js';
 
 /** The instance's defaults for the limits an API may ask for (`anvil start --max-*`). */
 const SANDBOX_MAXIMA = { memoryMb: 256, cpuMs: 1_000, wallMs: 30_000 };
@@ -36,9 +35,20 @@ let prepared = false;
 /** The actor of one case: send its requests, then close it. */
 export interface CaseActor {
   runtime: TestRuntime;
-  clock: TestClock;
+  /** Runs a request as its thread would (the bus's calls to this API come here too). */
+  handle: OwnHandler;
   send(request: TestRequest): Promise<AnsweredRequest>;
   close(): Promise<void>;
+}
+
+/** What an actor starts with: its clock, its fixtures and mocks, and the APIs beside it (default: none but itself). */
+export interface ActorOptions {
+  clock: Clock;
+  fixtures: Fixtures;
+  mocks: Mocks;
+  peers?: PeerLookup;
+  /** Outgoing HTTP to the network under this egress policy (ANVIL_EGRESS_ALLOW) instead of `mocks.http`. */
+  network?: { egressAllow: string | null };
 }
 
 export type Compiled = { ok: true; release: CompiledRelease } | { ok: false; errors: string[] };
@@ -62,11 +72,11 @@ export class ApiUnderTest {
     return compiled;
   }
 
-  /** A fresh actor for the case, its fixtures applied. */
-  async start(testCase: TestCase, release: CompiledRelease): Promise<CaseActor> {
+  /** A fresh actor, its fixtures applied. */
+  async start(release: CompiledRelease, options: ActorOptions): Promise<CaseActor> {
     const dataDir = await mkdtemp(join(tmpdir(), 'anvil-test-case-'));
-    const clock = new TestClock(testCase.clock);
-    const withMaps: CompiledRelease = { ...release, maps: mergedMaps(release.maps, testCase.fixtures.maps) };
+    const { clock } = options;
+    const withMaps: CompiledRelease = { ...release, maps: mergedMaps(release.maps, options.fixtures.maps) };
     const spec: ActorSpec = {
       id: `localhost/${release.env}/${release.key}@${release.release}`,
       key: release.key,
@@ -80,10 +90,10 @@ export class ApiUnderTest {
       sandbox: { maxima: SANDBOX_MAXIMA },
       quotas: DEFAULT_QUOTAS,
       stores: { dataRoot: dataDir, redisUrl: null, redisPrefix: 'anvil-test:', databaseUrl: null },
-      egressAllow: null,
+      egressAllow: options.network?.egressAllow ?? null,
       maxJsonDepth: DEFAULT_MAX_JSON_DEPTH,
     };
-    const runtime = new TestRuntime(spec, withMaps, clock, testCase.mocks);
+    const runtime = new TestRuntime(spec, withMaps, clock, options.mocks, options.network !== undefined);
     const sandbox = createSandbox(withMaps, SANDBOX_MAXIMA, (event) => runtime.lines.push({ level: 'warn', msg: `custom directive over its ${event.kind} limit`, fields: { ...event } }));
     if (sandbox !== null) runtime.resource('sandbox', () => sandbox);
     const custom = sandbox?.directives() ?? new Map();
@@ -95,13 +105,14 @@ export class ApiUnderTest {
       if (answer === null) throw new Error(`the engine sent no answer to ${request.verb} ${request.path}`);
       return answer;
     };
-    runtime.own = handle;
+    const peers = options.peers;
+    runtime.peers = (key) => (key === release.key ? handle : (peers?.(key) ?? null));
     const close = async () => {
       await runtime.close();
       await rm(dataDir, { recursive: true, force: true });
     };
     try {
-      await applyFixtures(runtime, testCase);
+      await applyFixtures(runtime, options.fixtures);
     } catch (error) {
       await close();
       throw error;
@@ -109,7 +120,7 @@ export class ApiUnderTest {
     let requests = 0;
     return {
       runtime,
-      clock,
+      handle,
       send: (request) => handle(engineRequest(request, `test-${++requests}`, clock.now())),
       close,
     };
@@ -139,8 +150,8 @@ async function compileFolder(folder: string, env: string): Promise<Compiled> {
 }
 
 /** The case's SQL after the migrations, then its key-value entries. */
-async function applyFixtures(runtime: TestRuntime, testCase: TestCase): Promise<void> {
-  const { sql, kv } = testCase.fixtures;
+async function applyFixtures(runtime: TestRuntime, fixtures: Fixtures): Promise<void> {
+  const { sql, kv } = fixtures;
   if (sql.length > 0) {
     const db = apiDatabase(runtime);
     for (const text of sql) {

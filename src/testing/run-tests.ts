@@ -10,6 +10,7 @@ import { formatConfigError } from '../config/types.js';
 import type { LinePosition } from '../config/yaml-positions.js';
 import { ApiUnderTest } from './api-under-test.js';
 import { compareAnswer, type Mismatch } from './expectations.js';
+import { TestClock } from './test-clock.js';
 import { readTestFile, type TestCase } from './test-file.js';
 import type { AnsweredRequest, LoggedLine } from './test-runtime.js';
 
@@ -82,13 +83,14 @@ export async function runTests(folder: string, options: RunOptions = {}): Promis
   return run;
 }
 
-async function runCase(api: ApiUnderTest, testCase: TestCase, release: Parameters<ApiUnderTest['start']>[1]): Promise<CaseResult> {
+async function runCase(api: ApiUnderTest, testCase: TestCase, release: Parameters<ApiUnderTest['start']>[0]): Promise<CaseResult> {
   const started = performance.now();
   const result: CaseResult = { name: testCase.name, file: testCase.file, at: testCase.at, ms: 0, failure: null, lines: [] };
   const place = (at: LinePosition) => `${testCase.file}:${at.line}:${at.column}`;
+  const clock = new TestClock(testCase.clock);
   let actor;
   try {
-    actor = await api.start(testCase, release);
+    actor = await api.start(release, { clock, fixtures: testCase.fixtures, mocks: testCase.mocks });
   } catch (error) {
     result.failure = { at: place(testCase.at), step: 'fixtures', mismatches: [], answer: null, error: (error as Error).message };
     result.ms = performance.now() - started;
@@ -97,7 +99,7 @@ async function runCase(api: ApiUnderTest, testCase: TestCase, release: Parameter
   try {
     for (const step of testCase.steps) {
       if (step.kind === 'advance') {
-        actor.clock.advance(step.ms);
+        clock.advance(step.ms);
         continue;
       }
       const shown = `${step.request.verb} ${step.request.path}${step.request.query === '' ? '' : `?${step.request.query}`}`;

@@ -1,8 +1,9 @@
 /**
  * The ApiRuntime of one test case: an actor's runtime (its own data dir, database and key space)
  * whose clock is the case's, whose outgoing HTTP goes to the case's mocks (undici's MockAgent: an
- * upstream no mock names is refused, never reached), and whose bus calls go to the API itself or
- * to the case's mocks of other APIs. Jobs it queues are kept, not run.
+ * upstream no mock names is refused, never reached), and whose bus calls go to the API itself (or
+ * another API run in the same process) or to the case's mocks of other APIs. Jobs it queues are
+ * kept, not run.
  */
 import { MockAgent } from 'undici';
 import { ActorRuntime } from '../actors/actor-runtime.js';
@@ -12,7 +13,6 @@ import type { BusCall, BusResponse } from '../protocol/bus-calls.js';
 import type { ActorSpec } from '../protocol/cell-messages.js';
 import type { EngineRequest } from '../protocol/requests.js';
 import type { ApiMock, HttpMock } from './test-file.js';
-import type { TestClock } from './test-clock.js';
 
 export interface LoggedLine {
   level: string;
@@ -27,24 +27,35 @@ export interface AnsweredRequest {
   budgetLeft?: number;
 }
 
-/** Runs a request on the API's own engine (set once the engine exists). */
+/** Runs a request on an API's engine. */
 export type OwnHandler = (request: EngineRequest) => Promise<AnsweredRequest>;
 
+/** The engine of the API a bus call names by its key, when it runs in this process (null: mocks.apis answer). */
+export type PeerLookup = (key: string) => OwnHandler | null;
+
+/** What the case's clock gives: epoch ms. */
+export interface Clock {
+  now(): number;
+}
+
 export class TestRuntime extends ActorRuntime {
-  override readonly upstreams: MockAgent;
+  /** null: the network, under the egress policy (the project's own in-process tests). */
+  override readonly upstreams: MockAgent | null;
   readonly lines: LoggedLine[] = [];
   readonly jobs: Array<{ payload: string; delayMs: number }> = [];
-  own: OwnHandler | null = null;
+  /** Set once the engines exist: the API itself, and any other API run alongside it. */
+  peers: PeerLookup = () => null;
   private calls = 0;
 
   constructor(
     spec: ActorSpec,
     release: CompiledRelease,
-    private readonly clock: TestClock,
+    private readonly clock: Clock,
     private readonly mocks: { http: readonly HttpMock[]; apis: readonly ApiMock[] },
+    network = false,
   ) {
     super(spec, release, (level, msg, fields) => this.lines.push({ level, msg, fields: fields ?? {} }));
-    this.upstreams = mockUpstreams(mocks.http);
+    this.upstreams = network ? null : mockUpstreams(mocks.http);
   }
 
   override now(): number {
@@ -59,8 +70,9 @@ export class TestRuntime extends ActorRuntime {
   override async callLocal(call: BusCall): Promise<BusResponse> {
     const [, key = '', ...rest] = call.path.split('/');
     const path = `/${rest.join('/')}`;
-    if (key === this.key && this.own !== null) {
-      const answer = await this.own({ ...call, path, id: `test-bus-${++this.calls}`, ip: '127.0.0.1', hop: call.hop + 1, viaBus: true, receivedAt: this.now() });
+    const peer = this.peers(key);
+    if (peer !== null) {
+      const answer = await peer({ ...call, path, id: `test-bus-${++this.calls}`, ip: '127.0.0.1', hop: call.hop + 1, viaBus: true, receivedAt: this.now() });
       return { ...answer, budgetLeft: answer.budgetLeft ?? 0 };
     }
     // A mock's path is the endpoint's (`/1`) or, as the caller writes it, with the key first (`/users/1`).
@@ -77,7 +89,7 @@ export class TestRuntime extends ActorRuntime {
 
   override async close(): Promise<void> {
     await super.close();
-    await this.upstreams.close();
+    await this.upstreams?.close();
   }
 }
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startInstance, type TestInstance } from '../helpers/instance.js';
+import { startInProcess, type InProcessApis } from '../helpers/in-process-apis.js';
 
 // XmlToModel (ORIGINAL.md): XML text to maps in memory, in the original's shape; entities are not
 // expanded; malformed XML is a 400 with the parser's message; more than 1 MiB of XML is a 413.
@@ -13,11 +13,11 @@ after:
   OnError: { directive: OnError, groups: [ERROR_FLOW] }
 `;
 
-let anvil: TestInstance;
+let anvil: InProcessApis;
 
 beforeAll(async () => {
-  // A body limit above XmlToModel's own 1 MiB, so that its limit is the one a large document meets.
-  anvil = await startInstance({ apis: { xml: { 'api.yaml': API } }, args: ['--body-limit', '3MiB'] });
+  // No router here, so no body limit: the directive's own limits are what is checked.
+  anvil = await startInProcess({ apis: { xml: { 'api.yaml': API } } });
 });
 afterAll(async () => anvil?.dispose());
 

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startInstance, type TestInstance } from '../helpers/instance.js';
-import { tarGz } from '../helpers/tarball.js';
+import { InProcessApis } from '../helpers/in-process-apis.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 // LoadModel, ValidateModel and LoadAndValidateModel (ORIGINAL.md): a model in memory checked
 // against the JSON Schema (draft 2020-12) that is the whole map of the same name. Invalid: 400
 // with ajv's first error (the instance path, then the message); `server-side-error: true` makes
-// it a 502 with the reason in the instance log. Schemas are checked at deploy time.
+// it a 502 with the reason in the instance log. Schemas are checked at deploy time. In-process:
+// the engine, built-ins and sandbox of an actor thread, without an instance (helpers/in-process-apis.ts).
 
 // `$.message.body` is the body's text; ReadBody (a custom directive: a JSON body arrives there
 // parsed) puts the parsed body in memory `body`, as the original's `$.message.bodyAsArray` would.
@@ -54,24 +54,22 @@ const PERSON = {
   additionalProperties: false,
 };
 
-let anvil: TestInstance;
+let anvil: InProcessApis;
 
 beforeAll(async () => {
-  anvil = await startInstance({
-    apis: {
-      models: {
-        'api.yaml': API,
-        'Directives/ReadBody.js': READ_BODY,
-        'Maps/person.json': JSON.stringify(PERSON),
-        // A map that is not a schema, reachable only through an alias: a 500 per request.
-        'Maps/notschema.json': JSON.stringify({ type: 'object', properties: 5 }),
-        'Maps/anything.json': 'true',
-      },
-      'models-debug': {
-        'api.yaml': API.replace('key: models', 'key: models-debug\ndebug: true'),
-        'Directives/ReadBody.js': READ_BODY,
-        'Maps/person.json': JSON.stringify(PERSON),
-      },
+  anvil = await InProcessApis.start({
+    models: {
+      'api.yaml': API,
+      'Directives/ReadBody.js': READ_BODY,
+      'Maps/person.json': JSON.stringify(PERSON),
+      // A map that is not a schema, reachable only through an alias: a 500 per request.
+      'Maps/notschema.json': JSON.stringify({ type: 'object', properties: 5 }),
+      'Maps/anything.json': 'true',
+    },
+    'models-debug': {
+      'api.yaml': API.replace('key: models', 'key: models-debug\ndebug: true'),
+      'Directives/ReadBody.js': READ_BODY,
+      'Maps/person.json': JSON.stringify(PERSON),
     },
   });
 });
@@ -160,7 +158,7 @@ describe('ValidateModel and LoadModel', () => {
 });
 
 describe('model schemas at deploy time', () => {
-  const deploy = (files: Record<string, string>) => anvil.admin('/anvil/api', { method: 'POST', body: tarGz(files), headers: { 'content-type': 'application/gzip' } });
+  const deploy = (files: Record<string, string>) => anvil.deploy(files);
   const yaml = (entry: string) => `key: bad-models\nendpoints:\n  post /x:\n    Check: ${entry}\n`;
 
   it('refuses a literal name without its map, with file, line and label', async () => {

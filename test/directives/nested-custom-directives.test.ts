@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startInstance, type TestInstance } from '../helpers/instance.js';
+import { startInProcess, type InProcessApis } from '../helpers/in-process-apis.js';
 import { untilNotBusy } from '../helpers/until-not-busy.js';
 
 // Issue 28 item 7: a custom directive runs another custom directive of its API with state.run, as
 // it runs built-ins; the chain shares the first call's limits, and nesting stops at 8 (508).
 
-let anvil: TestInstance;
+let anvil: InProcessApis;
 
 beforeAll(async () => {
-  anvil = await startInstance({
+  anvil = await startInProcess({
     apis: {
       nest: {
         'api.yaml': `key: nest

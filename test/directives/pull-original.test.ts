@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startInstance, type TestInstance } from '../helpers/instance.js';
+import { startInProcess, type InProcessApis } from '../helpers/in-process-apis.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
 
 // Issue 28 item 2, the original's Pull: without `target` the upstream's answer becomes the message;
@@ -7,12 +7,12 @@ import { startUpstream, type Upstream } from '../helpers/upstream.js';
 // does not match); the upstream's status is in memory `pullStatus` either way.
 
 let upstream: Upstream;
-let anvil: TestInstance;
+let anvil: InProcessApis;
 
 beforeAll(async () => {
   upstream = await startUpstream();
   const host = `http://127.0.0.1:${upstream.port}`;
-  anvil = await startInstance({
+  anvil = await startInProcess({
     env: { ANVIL_EGRESS_ALLOW: '127.0.0.1' },
     apis: {
       pulls: {

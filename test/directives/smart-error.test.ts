@@ -1,14 +1,14 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startInstance, type TestInstance } from '../helpers/instance.js';
+import { startInProcess, type InProcessApis } from '../helpers/in-process-apis.js';
 
 const fixtures = join(import.meta.dirname, '../fixtures/apis');
-let anvil: TestInstance;
+let anvil: InProcessApis;
 
 const BROWSER = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';
 
 beforeAll(async () => {
-  anvil = await startInstance({
+  anvil = await startInProcess({
     apis: { 'smart-error': join(fixtures, 'smart-error'), 'smart-error-plain': join(fixtures, 'smart-error-plain') },
   });
 });

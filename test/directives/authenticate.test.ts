@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startInstance, type TestInstance } from '../helpers/instance.js';
+import { startInProcess, type InProcessApis } from '../helpers/in-process-apis.js';
 
 // Authenticate (SPEC §7): Basic against `users` and Bearer against `tokens` (a map token →
 // principal, or a list), both read from the API's map. Missing or wrong credentials: 401 with
@@ -29,10 +29,10 @@ const MAPS = JSON.stringify({
   tokenList: ['list-token-a', 'list-token-b'],
 });
 
-let anvil: TestInstance;
+let anvil: InProcessApis;
 
 beforeAll(async () => {
-  anvil = await startInstance({ apis: { auth: { 'api.yaml': API, 'Maps/main.json': MAPS } } });
+  anvil = await startInProcess({ apis: { auth: { 'api.yaml': API, 'Maps/main.json': MAPS } } });
 });
 afterAll(async () => anvil?.dispose());
 

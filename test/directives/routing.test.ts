@@ -1,12 +1,12 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startInstance, type TestInstance } from '../helpers/instance.js';
+import { startInProcess, type InProcessApis } from '../helpers/in-process-apis.js';
 
 const fixtures = join(import.meta.dirname, '../fixtures/apis');
-let anvil: TestInstance;
+let anvil: InProcessApis;
 
 beforeAll(async () => {
-  anvil = await startInstance({ apis: { routes: join(fixtures, 'routes'), nocatch: join(fixtures, 'nocatch') } });
+  anvil = await startInProcess({ apis: { routes: join(fixtures, 'routes'), nocatch: join(fixtures, 'nocatch') } });
 });
 afterAll(async () => anvil?.dispose());
 

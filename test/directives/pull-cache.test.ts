@@ -1,17 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
+import { eventually } from '../helpers/instance.js';
+import { startInProcess, type InProcessApis } from '../helpers/in-process-apis.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
 
 // Pull against a real counting upstream (SPEC §7): `cache` seconds of reuse per identical call,
 // `verify` turning an upstream error into 502 (or letting it into memory), `timeout` → 504.
 
 let upstream: Upstream;
-let anvil: TestInstance;
+let anvil: InProcessApis;
 
 beforeAll(async () => {
   upstream = await startUpstream();
   const host = `http://127.0.0.1:${upstream.port}`;
-  anvil = await startInstance({
+  anvil = await startInProcess({
     env: { ANVIL_EGRESS_ALLOW: '127.0.0.1' },
     apis: {
       pulls: {

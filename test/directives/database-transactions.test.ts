@@ -1,7 +1,8 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startInstance, type Reply, type TestInstance } from '../helpers/instance.js';
+import type { Reply } from '../helpers/instance.js';
+import { startInProcess, type InProcessApis } from '../helpers/in-process-apis.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 // Issue 25: DatabaseBeginTransaction, DatabaseCommitTransaction, DatabaseRollback on the API's own
@@ -116,11 +117,12 @@ async function startGate(): Promise<Gate> {
 }
 
 describe('database transactions', () => {
-  let anvil: TestInstance;
+  let anvil: InProcessApis;
   let gate: Gate;
   beforeAll(async () => {
     gate = await startGate();
-    anvil = await startInstance({ apis: { ledger: files(gate.port) }, args: ['--max-threads', '1'], env: { ANVIL_EGRESS_ALLOW: '127.0.0.1' } });
+    // One actor, as with --max-threads 1 on an instance: the requests below share its database connection.
+    anvil = await startInProcess({ apis: { ledger: files(gate.port) }, env: { ANVIL_EGRESS_ALLOW: '127.0.0.1' } });
   });
   afterAll(async () => {
     await anvil?.dispose();

@@ -1,0 +1,113 @@
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadApiFolder } from '../../src/config/load-api.js';
+import { formatConfigError } from '../../src/config/types.js';
+import { ApiUnderTest, type CaseActor } from '../../src/testing/api-under-test.js';
+import type { AnsweredRequest } from '../../src/testing/test-runtime.js';
+import { writeApi, type ApiFiles, type Reply, type RequestOptions } from './instance.js';
+
+/**
+ * API folders run in the test's own process (src/testing: the engine, built-ins and sandbox an
+ * actor thread runs, without router, cells or sockets), for tests of what the engine and the
+ * directives do. One actor per API for the whole file, on the real clock; bus calls between these
+ * APIs go from one engine to the other. Isolation, faults, the HTTP edge and clusters stay with
+ * spawned instances (helpers/instance.ts).
+ */
+export class InProcessApis {
+  private constructor(
+    private readonly dir: string,
+    private readonly actors: Map<string, CaseActor>,
+  ) {}
+
+  /** `apis`: name → files, or a folder to copy; outgoing HTTP goes to the network under `egressAllow`, as an instance's. */
+  static async start(apis: Record<string, ApiFiles | string>, options: { env?: string; egressAllow?: string } = {}): Promise<InProcessApis> {
+    const env = options.env ?? 'dev';
+    const dir = mkdtempSync(join(tmpdir(), 'anvil-in-process-'));
+    const actors = new Map<string, CaseActor>();
+    const peers = (key: string) => actors.get(key)?.handle ?? null;
+    for (const [name, files] of Object.entries(apis)) {
+      const folder = join(dir, name);
+      if (typeof files === 'string') cpSync(files, folder, { recursive: true });
+      else writeApi(folder, files);
+      const compiled = await new ApiUnderTest(folder).compile(env);
+      if (!compiled.ok) throw new Error(`${name} is not valid:\n${compiled.errors.join('\n')}`);
+      const actor = await new ApiUnderTest(folder).start(compiled.release, { clock: Date, fixtures: { sql: [], kv: {}, maps: {} }, mocks: { http: [], apis: [] }, peers, network: { egressAllow: options.egressAllow ?? null } });
+      actors.set(compiled.release.key, actor);
+    }
+    return new InProcessApis(dir, actors);
+  }
+
+  /** `path` is `/<key>/<endpoint path>`, as a client of an instance writes it. */
+  async request(path: string, options: RequestOptions = {}): Promise<Reply> {
+    const url = new URL(path, 'http://localhost');
+    const [, key = '', ...rest] = url.pathname.split('/');
+    const actor = this.actors.get(key);
+    if (actor === undefined) throw new Error(`no API "${key}" runs here (${[...this.actors.keys()].join(', ')})`);
+    const rawHeaders = ['host', options.host ?? 'localhost'];
+    for (const [name, value] of Object.entries(options.headers ?? {})) rawHeaders.push(name.toLowerCase(), value);
+    const body = options.body === undefined ? null : Buffer.from(options.body);
+    if (body !== null && options.headers?.['content-length'] === undefined) rawHeaders.push('content-length', String(body.length));
+    const answer = await actor.handle({
+      id: `in-process-${++requests}`,
+      verb: (options.method ?? 'GET').toUpperCase(),
+      path: `/${rest.join('/')}`,
+      rawQuery: url.search.slice(1),
+      rawHeaders,
+      body,
+      ip: '127.0.0.1',
+      hop: 0,
+      budget: 1_000,
+      viaBus: false,
+      receivedAt: Date.now(),
+    });
+    // As an HTTP client sees it: an answer to HEAD has no body (the router sends none).
+    return reply(options.method?.toUpperCase() === 'HEAD' ? { ...answer, body: Buffer.alloc(0) } : answer);
+  }
+
+  /** The lines the APIs' actors wrote to the instance log, each with its `api`. */
+  logLines(): Array<Record<string, any>> {
+    return [...this.actors].flatMap(([api, actor]) => actor.runtime.lines.map((l) => ({ api, level: l.level, msg: l.msg, ...l.fields })));
+  }
+
+  /** The log lines as one text, as an instance's output reads (one JSON line each). */
+  output(): string {
+    return this.logLines().map((l) => JSON.stringify(l)).join('\n');
+  }
+
+  /** What a deploy of `files` would answer: 201, or 400 with the deploy's errors (the same loader). */
+  async deploy(files: ApiFiles, env = 'dev'): Promise<Reply> {
+    const folder = mkdtempSync(join(this.dir, 'deploy-'));
+    writeApi(folder, files);
+    const loaded = await loadApiFolder(folder, env);
+    const [status, body] = loaded.ok ? [201, { key: loaded.definition.key }] : [400, { errors: loaded.errors.map(formatConfigError) }];
+    const text = JSON.stringify(body);
+    return { status, headers: { 'content-type': 'application/json' }, text, json: () => JSON.parse(text) };
+  }
+
+  async dispose(): Promise<void> {
+    for (const actor of this.actors.values()) await actor.close();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+let requests = 0;
+
+/** Headers as node's HTTP client gives them: lower-case names, repeated ones joined (set-cookie a list). */
+function reply(answer: AnsweredRequest): Reply {
+  const headers: Record<string, string | string[]> = {};
+  for (let i = 0; i < answer.headers.length; i += 2) {
+    const name = answer.headers[i]!.toLowerCase();
+    const value = answer.headers[i + 1]!;
+    const known = headers[name];
+    if (name === 'set-cookie') headers[name] = [...((known as string[] | undefined) ?? []), value];
+    else headers[name] = known === undefined ? value : `${String(known)}, ${value}`;
+  }
+  const text = answer.body.toString('utf8');
+  return { status: answer.status, headers, text, json: () => JSON.parse(text) };
+}
+
+/** startInstance's options, for a test moved from a spawned instance: its `apis`, and `ANVIL_EGRESS_ALLOW` of its `env`. */
+export function startInProcess(options: { apis: Record<string, ApiFiles | string>; env?: Record<string, string> }): Promise<InProcessApis> {
+  return InProcessApis.start(options.apis, { egressAllow: options.env?.ANVIL_EGRESS_ALLOW });
+}
