@@ -21,7 +21,7 @@ import { prepareParamChecks } from '../engine/param-check.js';
 import { DEFAULT_MAX_JSON_DEPTH } from '../http/json-depth.js';
 import type { ActorSpec } from '../protocol/cell-messages.js';
 import type { EngineRequest } from '../protocol/requests.js';
-import { DEFAULT_QUOTAS } from '../quotas/api-quotas.js';
+import { DEFAULT_QUOTAS, type ApiQuotas } from '../quotas/api-quotas.js';
 import { dataKey } from '../stores/api-keys.js';
 import type { Fixtures, Mocks, TestRequest } from './test-file.js';
 import { answerCollector, TestRuntime, type AnsweredRequest, type Clock, type OwnHandler, type PeerLookup } from './test-runtime.js';
@@ -47,6 +47,10 @@ export interface ActorOptions {
   fixtures: Fixtures;
   mocks: Mocks;
   peers?: PeerLookup;
+  /** The instance's ceilings on shared stores (`anvil start --max-kv-bytes`…), over the defaults. */
+  quotas?: Partial<ApiQuotas>;
+  /** The actor's data dir, kept when it closes (default: a temp dir of its own, removed). */
+  dataDir?: string;
   /** Outgoing HTTP to the network under this egress policy (ANVIL_EGRESS_ALLOW) instead of `mocks.http`. */
   network?: { egressAllow: string | null };
 }
@@ -74,7 +78,7 @@ export class ApiUnderTest {
 
   /** A fresh actor, its fixtures applied. */
   async start(release: CompiledRelease, options: ActorOptions): Promise<CaseActor> {
-    const dataDir = await mkdtemp(join(tmpdir(), 'anvil-test-case-'));
+    const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'anvil-test-case-')));
     const { clock } = options;
     const withMaps: CompiledRelease = { ...release, maps: mergedMaps(release.maps, options.fixtures.maps) };
     const spec: ActorSpec = {
@@ -88,7 +92,7 @@ export class ApiUnderTest {
       dataDir,
       localBaseUrl: TEST_BASE_URL,
       sandbox: { maxima: SANDBOX_MAXIMA },
-      quotas: DEFAULT_QUOTAS,
+      quotas: { ...DEFAULT_QUOTAS, ...options.quotas },
       stores: { dataRoot: dataDir, redisUrl: null, redisPrefix: 'anvil-test:', databaseUrl: null },
       egressAllow: options.network?.egressAllow ?? null,
       maxJsonDepth: DEFAULT_MAX_JSON_DEPTH,
@@ -109,7 +113,7 @@ export class ApiUnderTest {
     runtime.peers = (key) => (key === release.key ? handle : (peers?.(key) ?? null));
     const close = async () => {
       await runtime.close();
-      await rm(dataDir, { recursive: true, force: true });
+      if (options.dataDir === undefined) await rm(dataDir, { recursive: true, force: true });
     };
     try {
       await applyFixtures(runtime, options.fixtures);

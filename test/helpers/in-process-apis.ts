@@ -1,9 +1,10 @@
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadApiFolder } from '../../src/config/load-api.js';
 import { formatConfigError } from '../../src/config/types.js';
 import { ApiUnderTest, type CaseActor } from '../../src/testing/api-under-test.js';
+import type { ApiQuotas } from '../../src/quotas/api-quotas.js';
 import type { AnsweredRequest } from '../../src/testing/test-runtime.js';
 import { writeApi, type ApiFiles, type Reply, type RequestOptions } from './instance.js';
 
@@ -15,24 +16,32 @@ import { writeApi, type ApiFiles, type Reply, type RequestOptions } from './inst
  * spawned instances (helpers/instance.ts).
  */
 export class InProcessApis {
+  /** Laid out as an instance's: each API's data in `<dataDir>/localhost/<env>/<key>/` (its logs/, db.sqlite…). */
+  readonly dataDir: string;
+  private readonly refusals = new Map<string, Map<string, number>>();
+
   private constructor(
     private readonly dir: string,
     private readonly actors: Map<string, CaseActor>,
-  ) {}
+  ) {
+    this.dataDir = join(dir, 'data');
+  }
 
   /** `apis`: name → files, or a folder to copy; outgoing HTTP goes to the network under `egressAllow`, as an instance's. */
-  static async start(apis: Record<string, ApiFiles | string>, options: { env?: string; egressAllow?: string } = {}): Promise<InProcessApis> {
+  static async start(apis: Record<string, ApiFiles | string>, options: { env?: string; egressAllow?: string; quotas?: Partial<ApiQuotas> } = {}): Promise<InProcessApis> {
     const env = options.env ?? 'dev';
     const dir = mkdtempSync(join(tmpdir(), 'anvil-in-process-'));
     const actors = new Map<string, CaseActor>();
     const peers = (key: string) => actors.get(key)?.handle ?? null;
     for (const [name, files] of Object.entries(apis)) {
-      const folder = join(dir, name);
+      const folder = join(dir, 'apis', name);
       if (typeof files === 'string') cpSync(files, folder, { recursive: true });
       else writeApi(folder, files);
       const compiled = await new ApiUnderTest(folder).compile(env);
       if (!compiled.ok) throw new Error(`${name} is not valid:\n${compiled.errors.join('\n')}`);
-      const actor = await new ApiUnderTest(folder).start(compiled.release, { clock: Date, fixtures: { sql: [], kv: {}, maps: {} }, mocks: { http: [], apis: [] }, peers, network: { egressAllow: options.egressAllow ?? null } });
+      const dataDir = join(dir, 'data', 'localhost', env, compiled.release.key);
+      mkdirSync(dataDir, { recursive: true });
+      const actor = await new ApiUnderTest(folder).start(compiled.release, { dataDir, quotas: options.quotas, clock: Date, fixtures: { sql: [], kv: {}, maps: {} }, mocks: { http: [], apis: [] }, peers, network: { egressAllow: options.egressAllow ?? null } });
       actors.set(compiled.release.key, actor);
     }
     return new InProcessApis(dir, actors);
@@ -68,6 +77,16 @@ export class InProcessApis {
   /** The lines the APIs' actors wrote to the instance log, each with its `api`. */
   logLines(): Array<Record<string, any>> {
     return [...this.actors].flatMap(([api, actor]) => actor.runtime.lines.map((l) => ({ api, level: l.level, msg: l.msg, ...l.fields })));
+  }
+
+  /** The API's refusals by `quota` so far, as `anvil_quota_refusals_total` would count them (the threads' tallies, added up). */
+  quotaRefusals(key: string, quota: string): number {
+    const runtime = this.actors.get(key)?.runtime;
+    if (runtime === undefined) throw new Error(`no API "${key}" runs here`);
+    const counted = this.refusals.get(key) ?? new Map<string, number>();
+    for (const [name, count] of runtime.refusals.take() ?? []) counted.set(name, (counted.get(name) ?? 0) + count);
+    this.refusals.set(key, counted);
+    return counted.get(quota) ?? 0;
   }
 
   /** The log lines as one text, as an instance's output reads (one JSON line each). */
@@ -107,7 +126,7 @@ function reply(answer: AnsweredRequest): Reply {
   return { status: answer.status, headers, text, json: () => JSON.parse(text) };
 }
 
-/** startInstance's options, for a test moved from a spawned instance: its `apis`, and `ANVIL_EGRESS_ALLOW` of its `env`. */
-export function startInProcess(options: { apis: Record<string, ApiFiles | string>; env?: Record<string, string> }): Promise<InProcessApis> {
-  return InProcessApis.start(options.apis, { egressAllow: options.env?.ANVIL_EGRESS_ALLOW });
+/** startInstance's options, for a test moved from a spawned instance: its `apis`, `ANVIL_EGRESS_ALLOW` of its `env`, and the ceilings its `--max-*` flags set, as `quotas`. */
+export function startInProcess(options: { apis: Record<string, ApiFiles | string>; env?: Record<string, string>; quotas?: Partial<ApiQuotas> }): Promise<InProcessApis> {
+  return InProcessApis.start(options.apis, { egressAllow: options.env?.ANVIL_EGRESS_ALLOW, quotas: options.quotas });
 }

@@ -35,7 +35,7 @@ export type ApiLogLine = Record<string, any>;
  * The lines of an API's request log so far (what its Log directive wrote to
  * `<data>/<host>/<env>/<key>/logs/*.jsonl`), file by file. A line still being written is left out.
  */
-export function apiLog(anvil: TestInstance, key: string, env = 'dev', host = 'localhost'): ApiLogLine[] {
+export function apiLog(anvil: Pick<TestInstance, 'dataDir'>, key: string, env = 'dev', host = 'localhost'): ApiLogLine[] {
   const dir = join(anvil.dataDir, host, env, key, 'logs');
   if (!existsSync(dir)) return [];
   return readdirSync(dir)

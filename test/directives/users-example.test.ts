@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, startInstance, type Reply, type RequestOptions, type TestInstance } from '../helpers/instance.js';
+import { eventually, type Reply, type RequestOptions } from '../helpers/instance.js';
+import { startInProcess, type InProcessApis } from '../helpers/in-process-apis.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 // The example API of apis/users (the one `npm start` serves), over HTTP against a real instance:
@@ -10,12 +11,12 @@ import { waitFor } from '../helpers/wait-for.js';
 const USERS_API = join(import.meta.dirname, '../../apis/users');
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-let anvil: TestInstance;
+let anvil: InProcessApis;
 /** Every request this file made: its id (x-correlation-id) and status, to check the log. */
 const sent: Array<{ id: string; status: number }> = [];
 
 beforeAll(async () => {
-  anvil = await startInstance({ apis: { users: USERS_API } });
+  anvil = await startInProcess({ apis: { users: USERS_API } });
 });
 afterAll(async () => anvil?.dispose());
 

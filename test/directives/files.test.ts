@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startInstance, type Reply, type TestInstance } from '../helpers/instance.js';
-import { quotaRefusals } from '../helpers/metrics.js';
+import { type Reply } from '../helpers/instance.js';
+import { startInProcess, type InProcessApis } from '../helpers/in-process-apis.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 // SaveFile, ReadFile, DeleteFile, FileSize, CachedFileGet/Set (ORIGINAL.md, flaw 13 fixed): files
@@ -15,14 +15,14 @@ const yaml = readFileSync(join(fixture, 'api.yaml'), 'utf8');
 /** The same endpoints under another key, asking for a smaller quota. */
 const tightApi = (key: string, kb: number) => ({ 'api.yaml': yaml.replace('key: files\n', `key: ${key}\nlimits: { filesKb: ${kb} }\n`) });
 
-let anvil: TestInstance;
+let anvil: InProcessApis;
 let dataDir: string;
 let storage: string;
 
 beforeAll(async () => {
-  anvil = await startInstance({
+  anvil = await startInProcess({
     apis: { files: fixture, tight: tightApi('tight', 16), crowd: tightApi('crowd', 16), greedy: tightApi('greedy', 1024) },
-    args: ['--max-files-bytes', '256KiB'],
+    quotas: { filesBytes: 256 * 1024 }, // --max-files-bytes 256KiB
   });
   dataDir = join(anvil.dataDir, 'localhost/dev/files');
   storage = join(dataDir, 'storage');
@@ -216,7 +216,7 @@ describe('the disk quota (limits.filesKb, --max-files-bytes)', () => {
     // 16 KiB: the folder and 3 files.
     expect(replies.filter((r) => r.status === 201)).toHaveLength(3);
     expect(replies.filter((r) => r.status === 507)).toHaveLength(21);
-    await waitFor(async () => (await quotaRefusals(anvil, 'crowd', 'files_bytes')) === 21, { what: 'the 21 refusals in /anvil/metrics' });
+    expect(anvil.quotaRefusals('crowd', 'files_bytes')).toBe(21);
     expect(readdirSync(join(anvil.dataDir, 'localhost/dev/crowd/storage/many'))).toHaveLength(3);
   });
 
