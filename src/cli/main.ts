@@ -6,6 +6,7 @@ import { registerDeploy } from './deploy.js';
 import { registerDev } from './dev.js';
 import { registerHosts } from './hosts.js';
 import { registerInspect } from './inspect.js';
+import { runWithIsolateFlags } from './isolate-process.js';
 import { registerJobs } from './jobs.js';
 import { registerLogCommands } from './log-commands.js';
 import { registerOpenApi } from './openapi.js';
@@ -19,6 +20,8 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
   throw error;
 });
+
+await runWithIsolateFlags(process.argv);
 
 const program = new Command();
 program

@@ -40,7 +40,8 @@ export async function validateFolder(folder: string, env: string): Promise<{ key
 /** The type errors of the folder's TypeScript directives, each `<folder>/Directives/<file>:line:col message`. */
 export async function typeErrors(folder: string): Promise<string[]> {
   const { typecheckDirectives } = await import('./typecheck-directives.js');
-  return (await typecheckDirectives(folder)).map((error) => join(shownPath(folder), error));
+  // Not path.join: it would also normalise the message (a quoted https://x would lose a slash).
+  return (await typecheckDirectives(folder)).map((error) => `${shownPath(folder)}/${error}`);
 }
 
 /** Warnings go to stderr, so that a script reading stdout (or `--json`) is not disturbed. */

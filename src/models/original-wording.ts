@@ -15,9 +15,9 @@ import type { ErrorObject } from 'ajv/dist/2020.js';
 /** Null when the error is one this does not word (the caller keeps Anvil's message then). */
 export function originalMessage(error: ErrorObject, value: unknown, schema: unknown): string | null {
   const path = error.schemaPath.replace(/^#\/?/, '').split('/').map(schemaPathPart);
-  const [root = '', second] = path;
+  const [root = ''] = path;
   const nested = path.length > 1 && !(path.length === 2 && root === error.keyword);
-  if (nested) return nestedMessage(root, second, error, value, schema);
+  if (nested) return nestedMessage(path, error, value, schema);
   // A schema path at the root for a value below it: the error came through a $ref (compiled apart,
   // its paths start again at its own root), so the root keyword is found from the value's path.
   if (error.instancePath !== '') return throughRef(error.instancePath, value, schema);
@@ -43,10 +43,11 @@ const APPLICATORS: Readonly<Record<string, string>> = {
   not: 'The data must not match schema',
 };
 
-function nestedMessage(root: string, second: string | undefined, error: ErrorObject, value: unknown, schema: unknown): string | null {
+function nestedMessage(path: readonly string[], error: ErrorObject, value: unknown, schema: unknown): string | null {
+  const [root = '', second] = path;
   switch (root) {
     case 'properties':
-      if (error.keyword === 'false schema') return `Property '${second}' is not allowed`;
+      if (error.keyword === 'false schema' && path.length === 3) return `Property '${second}' is not allowed`;
       return `The properties must match schema: ${second}`;
     case 'additionalProperties':
       return `All additional object properties must match schema: ${extraProperties(value, schema).join(', ')}`;
@@ -64,9 +65,9 @@ function nestedMessage(root: string, second: string | undefined, error: ErrorObj
       return APPLICATORS[root] ?? null;
     case 'then':
     case 'else':
-      return `The data is not valid on '${root}' branch`;
+      return error.keyword === 'false schema' && path.length === 2 ? `The data is never valid on '${root}' branch` : `The data is not valid on '${root}' branch`;
     case 'propertyNames':
-      return `Property '${String((error.params as { propertyName?: string }).propertyName ?? '')}' must match schema`;
+      return `Property '${String((error as { propertyName?: string }).propertyName ?? (error.params as { propertyName?: string }).propertyName ?? '')}' must match schema`;
     case 'dependentSchemas':
       return `The object must match dependency schema defined on property '${second}'`;
     default:
@@ -119,6 +120,13 @@ function leafMessage(error: ErrorObject, data: unknown, value: unknown, schema: 
       return `'${String(params.missingProperty)}' property is required by '${String(params.property)}' property`;
     case 'false schema':
       return 'Data not allowed';
+    case 'contains': {
+      // ajv reports minContains/maxContains as `contains` with their bounds.
+      const { minContains, maxContains } = params as { minContains?: number; maxContains?: number };
+      if (maxContains !== undefined && maxContains !== Infinity) return `At most ${phpString(maxContains)} array items must match schema`;
+      if (minContains !== undefined && minContains > 1) return `At least ${phpString(minContains)} array items must match schema`;
+      return APPLICATORS.contains!;
+    }
     default:
       return APPLICATORS[error.keyword] ?? null;
   }
@@ -136,11 +144,14 @@ function jsonType(data: unknown): string {
 function phpString(value: unknown): string {
   if (typeof value !== 'number') return String(value);
   if (Number.isInteger(value) && Math.abs(value) < 1e15) return String(value);
-  const text = String(Number(value.toPrecision(14)));
-  const exponent = /^(-?[\d.]+)e([+-])(\d+)$/.exec(text);
-  if (exponent === null) return text;
-  const mantissa = exponent[1]!.includes('.') ? exponent[1]! : `${exponent[1]}.0`;
-  return `${mantissa}E${exponent[2]}${exponent[3]}`;
+  // PHP's %.14G: exponent form below 1e-4 and from 1e15 on, a mantissa always with a decimal point.
+  const magnitude = Math.abs(value);
+  if (value !== 0 && (magnitude < 1e-4 || magnitude >= 1e15)) {
+    const [mantissa = '', exponent = ''] = value.toExponential(13).split('e');
+    const trimmed = mantissa.replace(/\.?0+$/, '');
+    return `${trimmed.includes('.') ? trimmed : `${trimmed}.0`}E${exponent.startsWith('-') ? exponent : `+${exponent.replace('+', '')}`}`;
+  }
+  return String(Number(value.toPrecision(14)));
 }
 
 function countKeys(data: unknown): number {

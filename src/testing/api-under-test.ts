@@ -51,6 +51,8 @@ export interface ActorOptions {
   quotas?: Partial<ApiQuotas>;
   /** The actor's data dir, kept when it closes (default: a temp dir of its own, removed). */
   dataDir?: string;
+  /** The instance's data dir, whose embedded store holds the host and env's shared keys (default: the actor's own). */
+  dataRoot?: string;
   /** Outgoing HTTP to the network under this egress policy (ANVIL_EGRESS_ALLOW) instead of `mocks.http`. */
   network?: { egressAllow: string | null };
 }
@@ -93,12 +95,25 @@ export class ApiUnderTest {
       localBaseUrl: TEST_BASE_URL,
       sandbox: { maxima: SANDBOX_MAXIMA },
       quotas: { ...DEFAULT_QUOTAS, ...options.quotas },
-      stores: { dataRoot: dataDir, redisUrl: null, redisPrefix: 'anvil-test:', databaseUrl: null },
+      stores: { dataRoot: options.dataRoot ?? dataDir, redisUrl: null, redisPrefix: 'anvil-test:', databaseUrl: null },
       egressAllow: options.network?.egressAllow ?? null,
       maxJsonDepth: DEFAULT_MAX_JSON_DEPTH,
     };
     const runtime = new TestRuntime(spec, withMaps, clock, options.mocks, options.network !== undefined);
-    const sandbox = createSandbox(withMaps, SANDBOX_MAXIMA, (event) => runtime.lines.push({ level: 'warn', msg: `custom directive over its ${event.kind} limit`, fields: { ...event } }));
+    const close = async () => {
+      try {
+        await runtime.close();
+      } finally {
+        if (options.dataDir === undefined) await rm(dataDir, { recursive: true, force: true });
+      }
+    };
+    let sandbox: ReturnType<typeof createSandbox>;
+    try {
+      sandbox = createSandbox(withMaps, SANDBOX_MAXIMA, (event) => runtime.lines.push({ level: 'warn', msg: `custom directive over its ${event.kind} limit`, fields: { ...event } }));
+    } catch (error) {
+      await close();
+      throw error;
+    }
     if (sandbox !== null) runtime.resource('sandbox', () => sandbox);
     const custom = sandbox?.directives() ?? new Map();
     const engine = new ApiEngine(withMaps, runtime, (name) => builtinDirectives.get(name) ?? custom.get(name), (event) => runtime.lines.push({ level: 'warn', msg: 'directive error', fields: { ...event } }));
@@ -111,10 +126,6 @@ export class ApiUnderTest {
     };
     const peers = options.peers;
     runtime.peers = (key) => (key === release.key ? handle : (peers?.(key) ?? null));
-    const close = async () => {
-      await runtime.close();
-      if (options.dataDir === undefined) await rm(dataDir, { recursive: true, force: true });
-    };
     try {
       await applyFixtures(runtime, options.fixtures);
     } catch (error) {

@@ -1,5 +1,5 @@
 /**
- * What a case's `expect` checks in an answer: the status, each named header (its exact value, a `/regular expression/`, or null: absent), and
+ * What a case's `expect` checks in an answer: the status, each named header (its exact value, `{ matches: <regular expression> }`, or null: absent), and
  * the body — a JSON subset (every key the expectation names, with a subset of its value; lists of
  * the same length, item by item) or, when the expectation is a string, the body's exact text.
  */
@@ -18,7 +18,7 @@ export function compareAnswer(expect: Expectation, answer: AnsweredRequest): Mis
   if (expect.status !== undefined && expect.status !== answer.status) found.push({ where: 'status', expected: String(expect.status), actual: String(answer.status) });
   for (const [name, wanted] of Object.entries(expect.headers ?? {})) {
     const value = headerValue(answer.headers, name.toLowerCase());
-    if (wanted === null ? value !== null : !headerMatches(wanted, value)) found.push({ where: `header ${name.toLowerCase()}`, expected: wanted === null ? '(absent)' : JSON.stringify(wanted), actual: value === null ? '(absent)' : JSON.stringify(value) });
+    if (wanted === null ? value !== null : !headerMatches(wanted, value)) found.push({ where: `header ${name.toLowerCase()}`, expected: wanted === null ? '(absent)' : typeof wanted === 'string' ? JSON.stringify(wanted) : `a match of /${wanted.matches}/`, actual: value === null ? '(absent)' : JSON.stringify(value) });
   }
   if (expect.body === undefined) return found;
   const text = answer.body.toString('utf8');
@@ -37,11 +37,10 @@ export function compareAnswer(expect: Expectation, answer: AnsweredRequest): Mis
   return found;
 }
 
-/** `/…/` is a regular expression the value must match; anything else, the exact value. */
-function headerMatches(wanted: string, value: string | null): boolean {
+/** A string is the exact value; `{ matches }` a regular expression (checked when the file was read) the value must match. */
+function headerMatches(wanted: string | { matches: string }, value: string | null): boolean {
   if (value === null) return false;
-  const pattern = /^\/(.+)\/([a-z]*)$/.exec(wanted);
-  return pattern === null ? value === wanted : new RegExp(pattern[1]!, pattern[2]).test(value);
+  return typeof wanted === 'string' ? value === wanted : new RegExp(wanted.matches, 'u').test(value);
 }
 
 /** A header's values joined as HTTP joins them, or null when the answer has none. */

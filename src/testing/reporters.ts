@@ -63,16 +63,21 @@ export function tapReport(run: TestRun): string[] {
   run.cases.forEach((result, i) => {
     const title = `${result.file} › ${result.name}`.replace(/#/g, '\\#');
     if (result.failure === null) return void lines.push(`ok ${i + 1} - ${title}`);
-    lines.push(`not ok ${i + 1} - ${title}`, '  ---', ...failureLines(result, result.failure).map((l) => `  # ${l}`), '  ...');
+    lines.push(`not ok ${i + 1} - ${title}`, '  ---', ...tapComments(failureLines(result, result.failure)), '  ...');
   });
-  if (run.errors.length > 0) lines.push(`not ok ${run.cases.length + 1} - test files`, '  ---', ...run.errors.map((e) => `  # ${e}`), '  ...');
+  if (run.errors.length > 0) lines.push(`not ok ${run.cases.length + 1} - test files`, '  ---', ...tapComments(run.errors), '  ...');
   return lines;
+}
+
+/** Each line (and each line inside one: an answer's body may hold newlines) as a TAP comment. */
+function tapComments(lines: readonly string[]): string[] {
+  return lines.flatMap((line) => line.split(/\r?\n/)).map((line) => `  # ${line}`);
 }
 
 export function junitReport(run: TestRun): string[] {
   const byFile = new Map<string, CaseResult[]>();
   for (const result of run.cases) byFile.set(result.file, [...(byFile.get(result.file) ?? []), result]);
-  const lines = ['<?xml version="1.0" encoding="UTF-8"?>', `<testsuites name="anvil test" tests="${run.cases.length}" failures="${failedCount(run)}" time="${seconds(run.ms)}">`];
+  const lines = ['<?xml version="1.0" encoding="UTF-8"?>', `<testsuites name="anvil test" tests="${run.cases.length + (run.errors.length > 0 ? 1 : 0)}" failures="${failedCount(run)}" time="${seconds(run.ms)}">`];
   for (const [file, results] of byFile) {
     lines.push(`  <testsuite name="${xml(file)}" tests="${results.length}" failures="${results.filter((r) => r.failure !== null).length}">`);
     for (const result of results) {

@@ -118,7 +118,11 @@ async function runCase(api: ApiUnderTest, testCase: TestCase, release: Parameter
     }
   } finally {
     result.lines = actor.runtime.lines;
-    await actor.close();
+    try {
+      await actor.close();
+    } catch (error) {
+      result.failure ??= { at: place(testCase.at), step: 'closing the actor', mismatches: [], answer: null, error: (error as Error).message };
+    }
   }
   result.ms = performance.now() - started;
   return result;

@@ -24,8 +24,8 @@ export interface TestRequest {
 
 export interface Expectation {
   status?: number;
-  /** Header name (any case) → its value, or null: the header must be absent. */
-  headers?: Record<string, string | null>;
+  /** Header name (any case) → its exact value, `{ matches: <regular expression> }`, or null: the header must be absent. */
+  headers?: Record<string, string | null | { matches: string }>;
   /** A JSON subset of the answer's body (a string: the body's text, exactly). */
   body?: unknown;
 }
@@ -120,7 +120,11 @@ const requestSchema = {
 };
 const expectSchema = {
   type: 'object',
-  properties: { status: answer.status, headers: { type: 'object', additionalProperties: { type: ['string', 'null'] } }, body: {} },
+  properties: {
+    status: answer.status,
+    headers: { type: 'object', additionalProperties: { type: ['string', 'null', 'object'], required: ['matches'], properties: { matches: { type: 'string' } }, additionalProperties: false } },
+    body: {},
+  },
   additionalProperties: false,
 };
 const stepSchema = {
@@ -190,6 +194,14 @@ export function readTestFile(text: string, file: string, defaults: { env: string
       } else if (step.request === undefined) {
         label(at, raw.steps === undefined ? `case "${raw.name}" has no "request" (or "steps"): what should it send?` : 'this step has no "request": what should it send?');
       } else {
+        for (const [name, wanted] of Object.entries(step.expect?.headers ?? {})) {
+          if (wanted === null || typeof wanted !== 'object') continue;
+          try {
+            new RegExp(wanted.matches, 'u');
+          } catch (error) {
+            label([...at, 'expect', 'headers', name, 'matches'], `"matches" of header ${name} is not a regular expression: ${(error as Error).message}`);
+          }
+        }
         steps.push({ kind: 'request', request: testRequest(step.request), expect: step.expect ?? {}, at: where([...at, 'request'], 'key') });
       }
     }

@@ -88,8 +88,11 @@ export class TestRuntime extends ActorRuntime {
   }
 
   override async close(): Promise<void> {
-    await super.close();
-    await this.upstreams?.close();
+    try {
+      await super.close();
+    } finally {
+      await this.upstreams?.close();
+    }
   }
 }
 
@@ -100,7 +103,10 @@ function mockUpstreams(mocks: readonly HttpMock[]): MockAgent {
   for (const mock of mocks) {
     const url = new URL(mock.url);
     const withQuery = url.search !== '';
-    const wanted = withQuery ? `${url.pathname}${url.search}` : url.pathname;
+    // undici hands the path function the request's query sorted and re-encoded: the mock's likewise.
+    const query = new URLSearchParams(url.search);
+    query.sort();
+    const wanted = withQuery ? `${url.pathname}?${query.toString()}` : url.pathname;
     const { body, headers } = mockAnswer(mock);
     agent
       .get(url.origin)

@@ -33,16 +33,12 @@ export class InProcessApis {
     const dir = mkdtempSync(join(tmpdir(), 'anvil-in-process-'));
     const actors = new Map<string, CaseActor>();
     const peers = (key: string) => actors.get(key)?.handle ?? null;
-    for (const [name, files] of Object.entries(apis)) {
-      const folder = join(dir, 'apis', name);
-      if (typeof files === 'string') cpSync(files, folder, { recursive: true });
-      else writeApi(folder, files);
-      const compiled = await new ApiUnderTest(folder).compile(env);
-      if (!compiled.ok) throw new Error(`${name} is not valid:\n${compiled.errors.join('\n')}`);
-      const dataDir = join(dir, 'data', 'localhost', env, compiled.release.key);
-      mkdirSync(dataDir, { recursive: true });
-      const actor = await new ApiUnderTest(folder).start(compiled.release, { dataDir, quotas: options.quotas, clock: Date, fixtures: { sql: [], kv: {}, maps: {} }, mocks: { http: [], apis: [] }, peers, network: { egressAllow: options.egressAllow ?? null } });
-      actors.set(compiled.release.key, actor);
+    try {
+      await startEach(apis, dir, env, options, actors, peers);
+    } catch (error) {
+      for (const actor of actors.values()) await actor.close();
+      rmSync(dir, { recursive: true, force: true });
+      throw error;
     }
     return new InProcessApis(dir, actors);
   }
@@ -107,6 +103,21 @@ export class InProcessApis {
   async dispose(): Promise<void> {
     for (const actor of this.actors.values()) await actor.close();
     rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** Each API compiled and its actor started, into `actors` (so that a failure can close those already started). */
+async function startEach(apis: Record<string, ApiFiles | string>, dir: string, env: string, options: { egressAllow?: string; quotas?: Partial<ApiQuotas> }, actors: Map<string, CaseActor>, peers: (key: string) => CaseActor['handle'] | null): Promise<void> {
+  for (const [name, files] of Object.entries(apis)) {
+    const folder = join(dir, 'apis', name);
+    if (typeof files === 'string') cpSync(files, folder, { recursive: true });
+    else writeApi(folder, files);
+    const compiled = await new ApiUnderTest(folder).compile(env);
+    if (!compiled.ok) throw new Error(`${name} is not valid:\n${compiled.errors.join('\n')}`);
+    const dataDir = join(dir, 'data', 'localhost', env, compiled.release.key);
+    mkdirSync(dataDir, { recursive: true });
+    const actor = await new ApiUnderTest(folder).start(compiled.release, { dataDir, dataRoot: join(dir, 'data'), quotas: options.quotas, clock: Date, fixtures: { sql: [], kv: {}, maps: {} }, mocks: { http: [], apis: [] }, peers, network: { egressAllow: options.egressAllow ?? null } });
+    actors.set(compiled.release.key, actor);
   }
 }
 

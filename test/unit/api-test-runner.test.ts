@@ -1,4 +1,4 @@
-import { cp, readdir, rm } from 'node:fs/promises';
+import { cp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -65,12 +65,48 @@ describe('anvil test runs an API folder\'s tests in this process, on the real en
     expect(unmockedLines).toContain('status: expected 200, got 502');
     expect(unmockedLines).toMatch(/log: warn directive error .*weather\.example/);
 
+    // An answer whose text holds newlines stays inside the TAP block, each line a comment.
+    run.cases[1]!.failure!.answer = { status: 201, headers: [], body: Buffer.from('one\ntwo') };
     const tap = tapReport(run);
     expect(tap.slice(0, 3)).toEqual(['TAP version 13', '1..3', 'not ok 1 - tests/notes.yaml › a wrong expectation']);
     expect(tap).toContain('ok 3 - tests/pro.yaml › fine');
     const junit = junitReport(run).join('\n');
     expect(junit).toContain('<testsuites name="anvil test" tests="3" failures="2"');
     expect(junit).toContain('<failure message="status: expected 200, got 404">');
+  });
+
+  it('a mock with a query matches it in any order of its parameters; a header can be matched by a regular expression; TAP and JUnit stay well-formed', async () => {
+    await cp(TESTED, work.path(), { recursive: true });
+    await rm(join(work.path(), 'tests/pro.yaml'));
+    await work.put(
+      'api.yaml',
+      (await readFile(join(TESTED, 'api.yaml'), 'utf8')).replace('queryParams: { city: $.message.pathParam.city }', 'queryParams: { units: metric, city: $.message.pathParam.city }'),
+    );
+    await work.put(
+      'tests/notes.yaml',
+      [
+        'mocks:',
+        '  http: [{ url: "https://weather.example/v1/now?units=metric&city=oslo", body: { celsius: 4 } }]',
+        'cases:',
+        '  - name: matched',
+        '    request: { path: /weather/oslo, headers: { api-key: dev-key } }',
+        "    expect: { status: 200, headers: { content-type: { matches: '^application/json' } }, body: { celsius: 4 } }",
+        '  - name: created, not 200',
+        '    request: { verb: POST, path: /notes, headers: { api-key: dev-key }, body: { title: two } }',
+        '    expect: { status: 200 }',
+        '',
+      ].join('\n'),
+    );
+    const run = await runTests(work.path());
+    expect(run.cases[0]!.failure).toBeNull();
+    expect(run.cases[1]!.failure!.mismatches).toEqual([{ where: 'status', expected: '200', actual: '201' }]);
+    // An answer whose text holds newlines stays inside the TAP block, each line a comment.
+    run.cases[1]!.failure!.answer = { status: 201, headers: [], body: Buffer.from('one\ntwo') };
+    const tap = tapReport(run);
+    expect(tap.filter((l) => !/^(TAP version 13|1\.\.\d+|(not )?ok \d+ - .*|  ---|  \.\.\.|  # .*)$/.test(l))).toEqual([]);
+    const bad = readTestFile("cases:\n  - name: a\n    request: { path: /x }\n    expect: { headers: { x: { matches: '(' } } }\n", 'tests/t.yaml', { env: 'dev', now: 0 });
+    expect(bad.ok ? [] : bad.errors.map((e) => e.message)).toEqual([expect.stringMatching(/^"matches" of header x is not a regular expression: /)]);
+    expect(junitReport({ files: ['tests/t.yaml'], errors: ['tests/t.yaml:1:1 broken'], cases: [], ms: 1 })[1]).toBe('<testsuites name="anvil test" tests="1" failures="1" time="0.001">');
   });
 
   it('every case starts from a fresh data dir, removed once the case is over', async () => {

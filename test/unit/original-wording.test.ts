@@ -78,6 +78,13 @@ describe('the original\'s validation wording', () => {
     expect(worded({ patternProperties: { '^x': { type: 'string' } } }, { xa: 1 })).toBe("Object properties that match pattern '^x' must also match pattern's schema");
     expect(worded({ properties: { 'a/b': { type: 'string' }, '50%': false } }, { 'a/b': 1 })).toBe('The properties must match schema: a/b');
     expect(worded({ properties: { '50%': false } }, { '50%': 1 })).toBe("Property '50%' is not allowed");
+    expect(worded({ properties: { a: { properties: { b: false } } } }, { a: { b: 1 } })).toBe('The properties must match schema: a');
+    expect(worded({ propertyNames: { pattern: '^[a-z]+$' } }, { Foo: 1 })).toBe("Property 'Foo' must match schema");
+    expect(worded({ if: { type: 'integer' }, then: false }, 1)).toBe("The data is never valid on 'then' branch");
+    expect(worded({ contains: { type: 'integer' }, maxContains: 1 }, [1, 2])).toBe('At most 1 array items must match schema');
+    expect(worded({ contains: { type: 'integer' }, minContains: 2 }, [1, 'a'])).toBe('At least 2 array items must match schema');
+    expect(worded({ multipleOf: 0.00001 }, 0.000015)).toBe('Number must be a multiple of 1.0E-5');
+    expect(worded({ maximum: 1.5e20 }, 2e20)).toBe('Number must be lower than or equal to 1.5E+20');
     // A $ref is compiled apart (refs are not inlined): its error reads as the referenced schema's own, where Opis says "The data must match $ref".
     expect(worded({ $defs: { s: { type: 'string' } }, $ref: '#/$defs/s' }, 1)).toBe('The data (integer) must match the type: string');
     // Below the root, the keyword that led to the $ref is found from the value's path.
