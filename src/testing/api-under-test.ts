@@ -23,7 +23,7 @@ import type { ActorSpec } from '../protocol/cell-messages.js';
 import type { EngineRequest } from '../protocol/requests.js';
 import { DEFAULT_QUOTAS, type ApiQuotas } from '../quotas/api-quotas.js';
 import { dataKey } from '../stores/api-keys.js';
-import type { Fixtures, Mocks, TestRequest } from './test-file.js';
+import { mergedMaps, type Fixtures, type Mocks, type TestRequest } from './test-file.js';
 import { answerCollector, TestRuntime, type AnsweredRequest, type Clock, type OwnHandler, type PeerLookup } from './test-runtime.js';
 
 /** The instance's defaults for the limits an API may ask for (`anvil start --max-*`). */
@@ -180,12 +180,6 @@ async function applyFixtures(runtime: TestRuntime, fixtures: Fixtures): Promise<
     }
   }
   for (const [name, value] of Object.entries(kv)) await runtime.kv.set(dataKey(name), JSON.stringify(value));
-}
-
-function mergedMaps(maps: Readonly<Record<string, unknown>>, over: Readonly<Record<string, unknown>>): Record<string, unknown> {
-  const merged: Record<string, unknown> = { ...maps };
-  for (const [name, value] of Object.entries(over)) merged[name] = { ...((maps[name] as object | undefined) ?? {}), ...(value as object) };
-  return merged;
 }
 
 function engineRequest(request: TestRequest, id: string, now: number): EngineRequest {

@@ -257,9 +257,14 @@ function apiMock(raw: RawAnswer & { api: string; path: string }): ApiMock {
 /** A case's own fixtures come after its file's: statements run after the file's, entries and Maps win. */
 function mergeFixtures(file: RawFixtures | undefined, own: RawFixtures | undefined): Fixtures {
   const sql = (f: RawFixtures | undefined) => (f?.sql === undefined ? [] : Array.isArray(f.sql) ? f.sql : [f.sql]);
-  const maps: Record<string, unknown> = { ...(file?.maps ?? {}) };
-  for (const [name, value] of Object.entries(own?.maps ?? {})) maps[name] = { ...((maps[name] as object | undefined) ?? {}), ...(value as object) };
-  return { sql: [...sql(file), ...sql(own)], kv: { ...(file?.kv ?? {}), ...(own?.kv ?? {}) }, maps };
+  return { sql: [...sql(file), ...sql(own)], kv: { ...(file?.kv ?? {}), ...(own?.kv ?? {}) }, maps: mergedMaps(file?.maps ?? {}, own?.maps ?? {}) };
+}
+
+/** Maps with `over`'s values merged into each map of the same name (one level, as Maps/<env>/ over Maps/). */
+export function mergedMaps(maps: Readonly<Record<string, unknown>>, over: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const merged: Record<string, unknown> = { ...maps };
+  for (const [name, value] of Object.entries(over)) merged[name] = { ...((maps[name] as object | undefined) ?? {}), ...(value as object) };
+  return merged;
 }
 
 function schemaError(error: ErrorObject, where: (path: readonly PathKey[], at?: 'key' | 'value') => LinePosition, errorAt: (at: LinePosition, message: string) => ConfigError): ConfigError {
