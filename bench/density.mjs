@@ -45,7 +45,7 @@ function logCounts(logFile) {
     busyStops: count(/was stopped after [\d.]+ ms in which the busy host/g),
     promotions: count(/it now has threads of its own/g),
     demotions: count(/it now runs on a shared thread/g),
-    // Why (router/actor-table.ts logs the thread's reason): a stall that looked like a hog shows here.
+    // Why (front/scheduling/actor-table.ts logs the thread's reason): a stall that looked like a hog shows here.
     promotedDominant: promotedFor('most of a busy shared thread'),
     promotedLongStretch: promotedFor('long stretches on a shared thread'),
     promotedLongCall: promotedFor('a long custom directive call on a shared thread'),
@@ -129,8 +129,8 @@ async function measureWorkerd(n, config) {
 async function noisy(config) {
   const { runs, seconds } = config;
   const cells = 2;
-  const { assignCell } = await import(pathToFileURL(join(ROOT, 'dist', 'cells', 'assign.js')).href);
-  const { formatApiId } = await import(pathToFileURL(join(ROOT, 'dist', 'protocol', 'api-id.js')).href);
+  const { assignCell } = await import(pathToFileURL(join(ROOT, 'dist', 'cell', 'process', 'assign.js')).href);
+  const { formatApiId } = await import(pathToFileURL(join(ROOT, 'dist', 'shared', 'protocol', 'api-id.js')).href);
   const cellOf = (key) => assignCell(formatApiId({ host: 'localhost', env: 'dev', key }), cells);
   const perRun = [];
   for (let run = 0; run < runs; run++) {

@@ -9,8 +9,8 @@
 // cell (502, then its quarantine cell, then 503 while paused) from a copy placed in the neighbour's
 // own cell, which may cost the neighbour the requests it has in flight at the first abort (a bomb
 // that the isolate's limit stops slowly ends in 504 instead).
-import { assignCell } from '../dist/cells/assign.js';
-import { formatApiId } from '../dist/protocol/api-id.js';
+import { assignCell } from '../dist/cell/process/assign.js';
+import { formatApiId } from '../dist/shared/protocol/api-id.js';
 import { progress, standalone } from './lib/config.mjs';
 import { PUBLIC_HOST_KEY, startAnvil } from './lib/instance.mjs';
 import { adminRequest, attacker } from './lib/requests.mjs';

@@ -22,8 +22,8 @@ const HOG_CONNECTIONS = 16;
 export async function run(config) {
   const { seconds, runs } = config;
   const cells = availableParallelism();
-  const { assignCell } = await import(pathToFileURL(join(ROOT, 'dist', 'cells', 'assign.js')).href);
-  const { formatApiId } = await import(pathToFileURL(join(ROOT, 'dist', 'protocol', 'api-id.js')).href);
+  const { assignCell } = await import(pathToFileURL(join(ROOT, 'dist', 'cell', 'process', 'assign.js')).href);
+  const { formatApiId } = await import(pathToFileURL(join(ROOT, 'dist', 'shared', 'protocol', 'api-id.js')).href);
   const cellOf = (key) => assignCell(formatApiId({ host: 'localhost', env: 'dev', key }), cells);
   const hogCell = cellOf('hog');
   let n = 0;

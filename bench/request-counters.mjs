@@ -6,8 +6,8 @@
 //
 //   npm run build && node bench/request-counters.mjs
 import { Registry } from 'prom-client';
-import { LiveFigures } from '../dist/router/live-figures.js';
-import { RequestMeters } from '../dist/router/request-meters.js';
+import { LiveFigures } from '../dist/front/meters/live-figures.js';
+import { RequestMeters } from '../dist/front/meters/request-meters.js';
 
 const CALLS = Number(process.env.BENCH_COUNTER_CALLS ?? 3_000_000);
 const apis = Array.from({ length: 8 }, (_, i) => `api-${i}`);

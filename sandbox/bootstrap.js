@@ -4,7 +4,7 @@
 // directive code: it removes the globals no directive may use, finishes the lockdown, and returns
 // the one function the host calls for everything (`entry`).
 //
-// `codes` is the bridge's table, src/sandbox-host/bridge-ops.ts, as a copied value: what the host
+// `codes` is the bridge's table, src/cell/sandbox-host/bridge-ops.ts, as a copied value: what the host
 // passes as `entry`'s kind (`codes.entry`) and what this file passes as `host`'s operation
 // (`codes.ops`), with their argument and result shapes there. Each code is read once, here, into a
 // constant; a name the table lacks fails the install (test/unit/bridge-ops.test.ts checks both ways).
@@ -543,7 +543,7 @@ globalThis.__anvilInstall = (() => {
    * a snapshot (`perContext`, and what V8 creates then), walking from roots that reach all of it and
    * descending only into what is not frozen; and it makes the globals read-only. Its soundness rests
    * on `perContext` naming every built-in V8 changes: the host checks it once per snapshot (install's
-   * "check" mode, src/sandbox-host/bootstrap-snapshot.ts) and, when something is left open, has every
+   * "check" mode, src/cell/sandbox-host/bootstrap-snapshot.ts) and, when something is left open, has every
    * context walked whole instead ("thorough").
    */
   function builtinLockdown() {

@@ -1,5 +1,5 @@
 // Build step (after tsc and build-param-checks): the deploy worker's process as one file,
-// dist/releases/deploy-worker-bundle.mjs, which deploy-worker.ts forks. Every instance starts one
+// dist/deploy/releases/deploy-worker-bundle.mjs, which deploy-worker.ts forks. Every instance starts one
 // at boot (and again after a minute without deploys); loaded as tsc's ~180 files plus ajv's and
 // yaml's ~150 CommonJS files it took ~600 ms of CPU to be ready, bundled ~400 ms (scratch
 // measurement of 2026-11-28, six alternating starts each). Only the deploy worker is bundled: a
@@ -10,11 +10,11 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
-const outfile = join(root, 'dist', 'releases', 'deploy-worker-bundle.mjs');
+const outfile = join(root, 'dist', 'deploy', 'releases', 'deploy-worker-bundle.mjs');
 
 // Modules that find a file next to themselves (`new URL('./x.js', import.meta.url)`) stay outside
 // the bundle, imported from their place in dist/, so that the file is found where it is.
-const LOCATED = [join(root, 'dist', 'database', 'postgres', 'pg-bridge.js')];
+const LOCATED = [join(root, 'dist', 'directives', 'database', 'postgres', 'pg-bridge.js')];
 
 const keepLocated = {
   name: 'keep-located-modules',
@@ -28,7 +28,7 @@ const keepLocated = {
 };
 
 await build({
-  entryPoints: [join(root, 'dist', 'releases', 'deploy-worker-process.js')],
+  entryPoints: [join(root, 'dist', 'deploy', 'releases', 'deploy-worker-process.js')],
   outfile,
   bundle: true,
   platform: 'node',

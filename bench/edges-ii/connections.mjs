@@ -115,7 +115,7 @@ function fresh(port) {
 
 /** The limits the router derives, as it does (the instance inherits this process's open-files limit). */
 async function connectionLimits(total) {
-  const { connectionLimits: limits, readOpenFilesLimit } = await import('../../dist/http/connection-limits.js');
+  const { connectionLimits: limits, readOpenFilesLimit } = await import('../../dist/front/edge/connection-limits.js');
   return limits(total, undefined, readOpenFilesLimit());
 }
 

@@ -9,8 +9,8 @@
 // lose only what it had in flight at that first abort.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { assignCell } from '../../dist/cells/assign.js';
-import { formatApiId } from '../../dist/protocol/api-id.js';
+import { assignCell } from '../../dist/cell/process/assign.js';
+import { formatApiId } from '../../dist/shared/protocol/api-id.js';
 import { tarGz } from '../lib/hostile.mjs';
 import { anvilCli, BENCH_DIR, startAnvil } from '../lib/instance.mjs';
 import { closedLoop, openLoop } from '../lib/load.mjs';

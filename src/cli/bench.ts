@@ -3,7 +3,7 @@ import { readInstanceEnvironment } from './environment.js';
 import { integer } from './options.js';
 import { CliError, out, run } from './output.js';
 import { bucketGrowth, growthBy, parseSamples, quantile, select, sum, type Sample } from './prometheus-text.js';
-import { SANDBOX_CPU_METRIC } from '../router/sandbox-cpu-meters.js';
+import { SANDBOX_CPU_METRIC } from '../front/meters/sandbox-cpu-meters.js';
 
 /** Actor threads report their sandbox CPU every 2 s: the second scrape waits for the last report. */
 const THREAD_REPORT_WAIT_MS = 2_300;

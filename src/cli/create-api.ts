@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { API_KEY_PATTERN, RESERVED_KEYS } from '../config/api-key.js';
+import { API_KEY_PATTERN, RESERVED_KEYS } from '../deploy/api-yaml/api-key.js';
 import { CliError, out, run } from './output.js';
 import { schemaModeline } from './templates/schema-modeline.js';
 import { skeletonFiles } from './templates/skeleton.js';

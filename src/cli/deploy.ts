@@ -81,7 +81,7 @@ Example:
           throw new CliError(`${shownPath(folder)} is not valid (nothing was sent): ${local.errors.length} error(s)`, local.errors);
         }
         if (flags.test) await testBeforeDeploy(folder, env, flags.json);
-        const [{ packApiFolder }, { withClient }] = await Promise.all([import('../releases/pack.js'), import('./management-client.js')]);
+        const [{ packApiFolder }, { withClient }] = await Promise.all([import('../deploy/releases/pack.js'), import('./management-client.js')]);
         const { archive, files } = await packApiFolder(folder);
         const { c } = out;
         if (!flags.json) out.line(c.dim(`deploying ${local.key} (${files.length} files, ${formatBytes(archive.length)}) to ${target.publicHost} via ${target.endpoint}`));

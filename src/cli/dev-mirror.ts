@@ -1,7 +1,7 @@
 import { cpSync, existsSync, mkdirSync, rmSync, watch, type FSWatcher } from 'node:fs';
 import { basename, join } from 'node:path';
-import { RELEASE_ROOTS } from '../releases/folder-files.js';
-import { releaseFilesSignature as signature } from '../releases/folder-signature.js';
+import { RELEASE_ROOTS } from '../deploy/releases/folder-files.js';
+import { releaseFilesSignature as signature } from '../deploy/releases/folder-signature.js';
 
 /** How long a folder's changes must settle before its copy is made again. */
 const SETTLE_MS = 40;

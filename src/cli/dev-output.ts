@@ -2,8 +2,8 @@ import { out } from './output.js';
 
 /**
  * What `anvil dev` reads of an instance log line (pino JSON); `event` marks the watcher's and the
- * boot deploys' lines (app/watcher.ts), each request (router/request-observer.ts) and a directive's
- * error (actors/thread-actor.ts).
+ * boot deploys' lines (front/instance/watcher.ts), each request (front/edge/request-observer.ts) and a directive's
+ * error (cell/actors/thread-actor.ts).
  */
 interface InstanceLine {
   level?: number;

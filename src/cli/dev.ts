@@ -62,7 +62,7 @@ async function serve(folders: string[], flags: DevFlags): Promise<void> {
   const child = spawn(process.execPath, [ANVIL_BIN, 'start', '--apis', mirror.dir, '--publish', '--watch', '--port', String(flags.port), '--data', dataDir, '--drain-delay', '0'], {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
-    // Each request is a debug line of the instance log (router/request-observer.ts): one line here.
+    // Each request is a debug line of the instance log (front/edge/request-observer.ts): one line here.
     env: { ...process.env, ANVIL_LOG_LEVEL: process.env.ANVIL_LOG_LEVEL ?? 'debug' },
   });
   process.once('exit', () => child.kill('SIGTERM'));

@@ -17,7 +17,7 @@ export interface InstanceEnvironment {
   metricsToken: string | null;
   /** ANVIL_CELL_NODE_FLAGS: more Node flags for the cell processes, space-separated. */
   cellNodeFlags: string[];
-  /** ANVIL_CELL_MALLOC: the cells' memory allocator (`auto`, `system`, or a library's path; see cells/cell-allocator.ts). */
+  /** ANVIL_CELL_MALLOC: the cells' memory allocator (`auto`, `system`, or a library's path; see cell/process/cell-allocator.ts). */
   cellMalloc: string | null;
   /** LD_PRELOAD as the instance was started with (an operator's own allocator wins over `auto`). */
   ldPreload: string | null;

@@ -1,11 +1,11 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { auditedCliAction } from '../audit/cli-audit.js';
-import { DataPaths } from '../config/data-paths.js';
-import { generatePublicHostKey } from '../registry/public-host-key.js';
-import type { HostStore } from '../control-plane/host-store.js';
-import { AnvilError } from '../errors.js';
-import { Registry, RegistryValidationError } from '../registry/registry.js';
+import { auditedCliAction } from '../front/audit/cli-audit.js';
+import { DataPaths } from '../deploy/api-yaml/data-paths.js';
+import { generatePublicHostKey } from '../deploy/registry/public-host-key.js';
+import type { HostStore } from '../deploy/control-plane/host-store.js';
+import { AnvilError } from '../shared/errors.js';
+import { Registry, RegistryValidationError } from '../deploy/registry/registry.js';
 import { readInstanceEnvironment } from './environment.js';
 import { envName } from './options.js';
 import { CliError, out, run } from './output.js';
@@ -23,7 +23,7 @@ async function withHosts<T>(data: string, work: (hosts: HostStore) => Promise<T>
   const url = readInstanceEnvironment().databaseUrl;
   let hosts: HostStore;
   if (url === null) hosts = localHosts(Registry.open(new DataPaths(resolve(data)).registryFile));
-  else hosts = await (await import('../control-plane/pg-host-store.js')).PgHostStore.open(url);
+  else hosts = await (await import('../deploy/control-plane/pg-host-store.js')).PgHostStore.open(url);
   try {
     return await work(hosts);
   } catch (error) {

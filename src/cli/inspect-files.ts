@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { releaseFileList } from '../releases/folder-files.js';
+import { releaseFileList } from '../deploy/releases/folder-files.js';
 
 /** A text file larger than this is listed, not shown. */
 export const MAX_SHOWN_BYTES = 1024 * 1024;

@@ -1,10 +1,10 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { auditedCliAction } from '../audit/cli-audit.js';
-import { DataPaths } from '../config/data-paths.js';
-import { Registry } from '../registry/registry.js';
-import type { JobQueue } from '../jobs/job-queue.js';
-import { formatApiId } from '../protocol/api-id.js';
+import { auditedCliAction } from '../front/audit/cli-audit.js';
+import { DataPaths } from '../deploy/api-yaml/data-paths.js';
+import { Registry } from '../deploy/registry/registry.js';
+import type { JobQueue } from '../front/jobs/job-queue.js';
+import { formatApiId } from '../shared/protocol/api-id.js';
 import { readInstanceEnvironment } from './environment.js';
 import { CliError, run } from './output.js';
 
@@ -34,7 +34,7 @@ function jobAction(action: 'jobs-flush' | 'jobs-requeue-failed', flags: JobsFlag
 }
 
 async function withQueue<T>(flags: JobsFlags, work: (queue: JobQueue) => Promise<T>): Promise<T> {
-  const { openJobQueue } = await import('../jobs/open-queue.js');
+  const { openJobQueue } = await import('../front/jobs/open-queue.js');
   const { redisUrl, redisPrefix } = readInstanceEnvironment();
   const queue = await openJobQueue({ dataDir: resolve(flags.data), redisUrl: redisUrl ?? undefined, prefix: redisPrefix });
   try {

@@ -1,5 +1,5 @@
 import { request, type Agent } from 'undici';
-import type { ApiRecord } from '../registry/registry.js';
+import type { ApiRecord } from '../deploy/registry/registry.js';
 import type { DeployTarget } from './dotenv.js';
 import { localhostAgent } from './localhost-dispatcher.js';
 import { CliError, formatBytes } from './output.js';

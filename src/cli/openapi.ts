@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { formatConfigError } from '../config/types.js';
+import { formatConfigError } from '../shared/api-model/types.js';
 import { envArgument } from './dotenv.js';
 import { CliError, out, run } from './output.js';
 import { checkApiFolder, shownPath } from './validate.js';
@@ -20,8 +20,8 @@ export function registerOpenApi(program: Command): void {
         const folder = resolve(dir ?? '.');
         checkApiFolder(folder);
         const [{ loadApiFolder }, { exportOpenApi }, { builtinDirectives }] = await Promise.all([
-          import('../config/load-api.js'),
-          import('../openapi/export-openapi.js'),
+          import('../deploy/api-yaml/load-api.js'),
+          import('../deploy/openapi/export-openapi.js'),
           import('../directives/catalogue.js'),
         ]);
         const loaded = await loadApiFolder(folder, flags.env ?? 'dev');
@@ -52,14 +52,14 @@ export function registerOpenApi(program: Command): void {
         } catch (error) {
           throw new CliError(`cannot read ${spec}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
         }
-        const { importOpenApi } = await import('../openapi/import-openapi.js');
+        const { importOpenApi } = await import('../deploy/openapi/import-openapi.js');
         const imported = importOpenApi(text, flags.key);
         if (!imported.ok) throw new CliError(`${spec}: ${imported.error}`);
         const { key, apiYaml, notes } = imported.api;
         const folder = resolve(flags.dir, key);
         if (existsSync(folder) && readdirSync(folder).length > 0) throw new CliError(`${shownPath(folder)} already exists and is not empty`, ['choose another name with --key, or another --dir']);
 
-        const { validateApiYaml } = await import('../config/load-api.js');
+        const { validateApiYaml } = await import('../deploy/api-yaml/load-api.js');
         const { builtinDirectives } = await import('../directives/catalogue.js');
         const check = validateApiYaml(apiYaml, { file: 'api.yaml', mapNames: new Set(), customDirectives: new Set(), phpDirectives: new Set(), directives: builtinDirectives, maps: {} });
         if (check.errors.length > 0) throw new CliError(`${spec}: the api.yaml it makes does not validate:\n${check.errors.map((e) => `  ${formatConfigError(e)}`).join('\n')}`);

@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from 'commander';
-import { parseTrustedProxies } from '../http/client-address.js';
+import { parseTrustedProxies } from '../front/edge/client-address.js';
 
 /** Option parsers that refuse bad values with a message naming the option (piscina-style: validate up front). */
 export function integer(name: string, min: number, max: number): (value: string) => number {

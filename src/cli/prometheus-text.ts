@@ -1,9 +1,9 @@
 /**
  * Just enough of the Prometheus text format for `anvil bench`: read the samples of one scrape,
- * subtract two scrapes; the quantile of histogram buckets is metrics/quantile.ts.
+ * subtract two scrapes; the quantile of histogram buckets is shared/metrics/quantile.ts.
  */
 
-export { quantile } from '../metrics/quantile.js';
+export { quantile } from '../shared/metrics/quantile.js';
 
 export interface Sample {
   name: string;

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { ApiRecord } from '../registry/registry.js';
+import type { ApiRecord } from '../deploy/registry/registry.js';
 import { deployTarget, envArgument } from './dotenv.js';
 import type { ManagementClient } from './management-client.js';
 import { CliError, out, run } from './output.js';

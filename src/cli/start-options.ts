@@ -1,9 +1,9 @@
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
-import type { InstanceOptions } from '../app/instance-options.js';
-import { cellAllocator } from '../cells/cell-allocator.js';
-import { connectionLimits, readOpenFilesLimit } from '../http/connection-limits.js';
+import type { InstanceOptions } from '../front/instance/instance-options.js';
+import { cellAllocator } from '../cell/process/cell-allocator.js';
+import { connectionLimits, readOpenFilesLimit } from '../front/edge/connection-limits.js';
 import type { InstanceEnvironment } from './environment.js';
 
 export interface StartFlags {

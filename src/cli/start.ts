@@ -1,16 +1,16 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import type { InstanceOptions, StartedInstance } from '../app/instance-options.js';
-import { DEFAULT_AUDIT_RETENTION } from '../audit/audit-store.js';
-import { DEFAULT_BUS_CALLS_PER_REQUEST } from '../bus/call-budget.js';
-import { MAX_DEFAULT_CONNECTIONS, MAX_DEFAULT_CONNECTIONS_PER_CLIENT } from '../http/connection-limits.js';
-import { DEFAULT_MAX_JSON_DEPTH } from '../http/json-depth.js';
-import { DEFAULT_FOLLOW_LIMITS } from '../logs/follow/follow-limits.js';
-import { DEFAULT_QUOTAS } from '../quotas/api-quotas.js';
-import { DEFAULT_HOST_DISK_BYTES } from '../router/host-disk-watch.js';
-import { DEFAULT_HOST_FAULT_LIMITS } from '../router/host-faults.js';
-import { DEFAULT_MAX_QUEUED_DEPLOYS } from '../releases/deploy-admission.js';
+import type { InstanceOptions, StartedInstance } from '../front/instance/instance-options.js';
+import { DEFAULT_AUDIT_RETENTION } from '../front/audit/audit-store.js';
+import { DEFAULT_BUS_CALLS_PER_REQUEST } from '../engine/call-budget.js';
+import { MAX_DEFAULT_CONNECTIONS, MAX_DEFAULT_CONNECTIONS_PER_CLIENT } from '../front/edge/connection-limits.js';
+import { DEFAULT_MAX_JSON_DEPTH } from '../shared/http/json-depth.js';
+import { DEFAULT_FOLLOW_LIMITS } from '../shared/logs/follow/follow-limits.js';
+import { DEFAULT_QUOTAS } from '../shared/quotas/api-quotas.js';
+import { DEFAULT_HOST_DISK_BYTES } from '../front/scheduling/host-disk-watch.js';
+import { DEFAULT_HOST_FAULT_LIMITS } from '../front/scheduling/host-faults.js';
+import { DEFAULT_MAX_QUEUED_DEPLOYS } from '../deploy/releases/deploy-admission.js';
 import { readInstanceEnvironment, type InstanceEnvironment } from './environment.js';
 import { byteSize, byteSizeOrZero, duration, envName, integer, trustedProxies } from './options.js';
 import { optionsFromEnvironment } from './option-env.js';
@@ -91,7 +91,7 @@ export function registerStart(program: Command): void {
 
 async function start(options: InstanceOptions, environment: InstanceEnvironment): Promise<void> {
   // Loaded here, not at the top: every other command starts without the router's modules.
-  const [{ createInstanceLog }, { startInstance }] = await Promise.all([import('../logs/instance-log.js'), import('../app/start-instance.js')]);
+  const [{ createInstanceLog }, { startInstance }] = await Promise.all([import('../shared/logs/instance-log.js'), import('../front/instance/start-instance.js')]);
   const log = createInstanceLog(environment.logLevel);
   // Taken before the instance starts: it answers (health included) before startInstance
   // resolves, and a SIGTERM in between must drain it, not kill it with its lock left behind.

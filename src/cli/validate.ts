@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { formatConfigError, type ConfigError } from '../config/types.js';
+import { formatConfigError, type ConfigError } from '../shared/api-model/types.js';
 import { envArgument } from './dotenv.js';
 import { CliError, coloursFor, out, run } from './output.js';
 
@@ -28,7 +28,7 @@ export function checkApiFolder(folder: string): void {
  * `<folder>/<file>:line:col [label] message`, so a terminal or an editor can jump to them.
  */
 export async function validateFolder(folder: string, env: string): Promise<{ key: string | null; endpoints: string[]; errors: string[]; warnings: string[] }> {
-  const { loadApiFolder } = await import('../config/load-api.js');
+  const { loadApiFolder } = await import('../deploy/api-yaml/load-api.js');
   const loaded = await loadApiFolder(folder, env);
   const prefix = shownPath(folder);
   const shown = (error: ConfigError) => join(prefix, formatConfigError(error));

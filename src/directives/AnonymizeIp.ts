@@ -1,5 +1,5 @@
-import { anonymizeIp } from '../http/anonymize-ip.js';
-import { defineDirective } from './types.js';
+import { anonymizeIp } from './support/anonymize-ip.js';
+import { defineDirective } from '../engine/directive-types.js';
 
 interface Params {
   ip: string | null;

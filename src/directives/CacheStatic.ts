@@ -1,7 +1,7 @@
-import { CACHE_MINUTES_SCHEMA, markCacheable } from '../http/cache-headers.js';
-import { isStaticType, staticCacheKey, type CachedResponse } from '../http/static-cache.js';
-import { cacheWhenReachable } from '../stores/cache-when-reachable.js';
-import { defineDirective } from './types.js';
+import { CACHE_MINUTES_SCHEMA, markCacheable } from './support/cache-headers.js';
+import { isStaticType, staticCacheKey, type CachedResponse } from './support/static-cache.js';
+import { cacheWhenReachable } from './stores/cache-when-reachable.js';
+import { defineDirective } from '../engine/directive-types.js';
 
 interface Params {
   expiresMinutes?: number;

@@ -1,5 +1,5 @@
-import { CACHE_MINUTES_SCHEMA, markCacheable } from '../http/cache-headers.js';
-import { defineDirective } from './types.js';
+import { CACHE_MINUTES_SCHEMA, markCacheable } from './support/cache-headers.js';
+import { defineDirective } from '../engine/directive-types.js';
 
 interface Params {
   expirationMinutes?: number;

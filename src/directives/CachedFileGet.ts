@@ -1,6 +1,6 @@
-import { apiFiles, FILE_READ_MAX_BYTES, fileValue } from '../files/content.js';
-import { NAME_AND_TARGET_PARAMS, fileSegments } from '../files/names.js';
-import { defineDirective } from './types.js';
+import { apiFiles, FILE_READ_MAX_BYTES, fileValue } from './files/content.js';
+import { NAME_AND_TARGET_PARAMS, fileSegments } from './files/names.js';
+import { defineDirective } from '../engine/directive-types.js';
 
 interface Params {
   name: string;

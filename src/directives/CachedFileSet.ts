@@ -1,6 +1,6 @@
-import { apiFiles } from '../files/content.js';
-import { FILE_NAME_SCHEMA, fileSegments } from '../files/names.js';
-import { defineDirective } from './types.js';
+import { apiFiles } from './files/content.js';
+import { FILE_NAME_SCHEMA, fileSegments } from './files/names.js';
+import { defineDirective } from '../engine/directive-types.js';
 
 interface Params {
   name: string;

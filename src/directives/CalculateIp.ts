@@ -1,4 +1,4 @@
-import { defineDirective, noParams } from './types.js';
+import { defineDirective, noParams } from '../engine/directive-types.js';
 
 export default defineDirective({
   name: 'CalculateIp',
@@ -6,7 +6,7 @@ export default defineDirective({
   memory: { writes: ['ip'] },
   params: noParams,
   run(ctx) {
-    // The router found the address (src/http/client-address.ts), as RateLimit sees it; a job
+    // The router found the address (src/front/edge/client-address.ts), as RateLimit sees it; a job
     // queued by Push has none, where the original's worker wrote 0.0.0.0.
     ctx.memory.set('ip', ctx.request.ip || '0.0.0.0');
   },

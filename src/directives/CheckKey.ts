@@ -1,6 +1,6 @@
-import { Errors } from '../errors.js';
-import { safeEqual } from '../security/safe-equal.js';
-import { defineDirective } from './types.js';
+import { Errors } from '../shared/errors.js';
+import { safeEqual } from '../shared/security/safe-equal.js';
+import { defineDirective } from '../engine/directive-types.js';
 
 interface Params {
   expected: unknown;

@@ -1,5 +1,5 @@
-import { Errors } from '../errors.js';
-import { defineDirective, noParams } from './types.js';
+import { Errors } from '../shared/errors.js';
+import { defineDirective, noParams } from '../engine/directive-types.js';
 
 export default defineDirective({
   name: 'CheckLocalCall',

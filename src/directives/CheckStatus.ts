@@ -1,5 +1,5 @@
-import { Errors } from '../errors.js';
-import { defineDirective, statusAndMessageParams } from './types.js';
+import { Errors } from '../shared/errors.js';
+import { defineDirective, statusAndMessageParams } from '../engine/directive-types.js';
 
 interface Params {
   status?: number;

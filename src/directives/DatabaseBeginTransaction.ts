@@ -1,7 +1,7 @@
-import { Errors } from '../errors.js';
-import { pgBegin } from '../database/postgres/pg-request.js';
-import { beginTransaction } from '../database/request-database.js';
-import { defineDirective, noParams } from './types.js';
+import { Errors } from '../shared/errors.js';
+import { pgBegin } from './database/postgres/pg-request.js';
+import { beginTransaction } from './database/request-database.js';
+import { defineDirective, noParams } from '../engine/directive-types.js';
 
 export default defineDirective({
   name: 'DatabaseBeginTransaction',

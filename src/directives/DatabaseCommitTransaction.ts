@@ -1,7 +1,7 @@
-import { Errors } from '../errors.js';
-import { pgEnd } from '../database/postgres/pg-request.js';
-import { commitTransaction } from '../database/request-database.js';
-import { defineDirective, noParams } from './types.js';
+import { Errors } from '../shared/errors.js';
+import { pgEnd } from './database/postgres/pg-request.js';
+import { commitTransaction } from './database/request-database.js';
+import { defineDirective, noParams } from '../engine/directive-types.js';
 
 export default defineDirective({
   name: 'DatabaseCommitTransaction',

@@ -1,6 +1,6 @@
-import { apiDatabase } from '../database/api-database.js';
-import { pgReady } from '../database/postgres/pg-request.js';
-import { defineDirective, noParams } from './types.js';
+import { apiDatabase } from './database/api-database.js';
+import { pgReady } from './database/postgres/pg-request.js';
+import { defineDirective, noParams } from '../engine/directive-types.js';
 
 export default defineDirective({
   name: 'DatabaseConnect',

@@ -1,8 +1,8 @@
-import { DATABASE_LIMITS } from '../database/api-database.js';
-import { pgStatement } from '../database/postgres/pg-request.js';
-import { withStatementDatabase } from '../database/request-database.js';
-import { Errors } from '../errors.js';
-import { defineDirective } from './types.js';
+import { DATABASE_LIMITS } from './database/api-database.js';
+import { pgStatement } from './database/postgres/pg-request.js';
+import { withStatementDatabase } from './database/request-database.js';
+import { Errors } from '../shared/errors.js';
+import { defineDirective } from '../engine/directive-types.js';
 
 interface Params {
   sql: string;

@@ -1,6 +1,6 @@
-import { pgEnd } from '../database/postgres/pg-request.js';
-import { rollbackTransaction } from '../database/request-database.js';
-import { defineDirective, noParams } from './types.js';
+import { pgEnd } from './database/postgres/pg-request.js';
+import { rollbackTransaction } from './database/request-database.js';
+import { defineDirective, noParams } from '../engine/directive-types.js';
 
 export default defineDirective({
   name: 'DatabaseRollback',

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { defineDirective } from './types.js';
+import { defineDirective } from '../engine/directive-types.js';
 
 interface Params {
   ms: number;

@@ -1,8 +1,8 @@
 import { STATUS_CODES } from 'node:http';
-import { Errors } from '../errors.js';
-import { apiFiles } from '../files/content.js';
-import { FILE_NAME_SCHEMA, fileSegments } from '../files/names.js';
-import { defineDirective } from './types.js';
+import { Errors } from '../shared/errors.js';
+import { apiFiles } from './files/content.js';
+import { FILE_NAME_SCHEMA, fileSegments } from './files/names.js';
+import { defineDirective } from '../engine/directive-types.js';
 
 interface Params {
   name: string;

@@ -1,5 +1,5 @@
-import { DebugTrace } from '../logs/debug-trace.js';
-import { defineDirective } from './types.js';
+import { DebugTrace } from '../engine/debug-trace.js';
+import { defineDirective } from '../engine/directive-types.js';
 
 interface Params {
   redact?: string[];
@@ -9,7 +9,7 @@ interface Params {
  * The original's EnableDebug: from here on, every entry of the request (its AFTER_FLOW pass too) is
  * traced — the parameters it got and what it changed — and the trace is one line of the API's
  * request log (`"debug": true`) when the request is over. Credentials are hidden (see
- * src/logs/redact.ts), and so is every header, parameter, memory key or body field named in
+ * src/shared/logs/redact.ts), and so is every header, parameter, memory key or body field named in
  * `redact`. A second EnableDebug in the same request changes nothing.
  */
 export default defineDirective<Params>({

@@ -1,7 +1,7 @@
-import { endToEnd, headerTable } from '../http/hop-by-hop.js';
-import { send } from '../outgoing/send.js';
+import { endToEnd, headerTable } from '../shared/http/hop-by-hop.js';
+import { send } from './outgoing/send.js';
 import { LOCAL_CALL_TIMEOUT_MS } from './LocalCall.js';
-import { defineDirective } from './types.js';
+import { defineDirective } from '../engine/directive-types.js';
 
 interface Params {
   target: string;

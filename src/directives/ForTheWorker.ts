@@ -1,8 +1,8 @@
 import { QUEUE_FLOW } from '../engine/groups.js';
-import { AnvilError, Errors, QuotaError } from '../errors.js';
-import { recordQueued } from '../stores/job-records.js';
+import { AnvilError, Errors, QuotaError } from '../shared/errors.js';
+import { recordQueued } from './stores/job-records.js';
 
-import { defineDirective } from './types.js';
+import { defineDirective } from '../engine/directive-types.js';
 
 interface Params {
   delay?: number;

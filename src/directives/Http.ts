@@ -1,7 +1,7 @@
-import { Errors } from '../errors.js';
-import { endToEnd, headerTable } from '../http/hop-by-hop.js';
-import { send } from '../outgoing/send.js';
-import { defineDirective } from './types.js';
+import { Errors } from '../shared/errors.js';
+import { endToEnd, headerTable } from '../shared/http/hop-by-hop.js';
+import { send } from './outgoing/send.js';
+import { defineDirective } from '../engine/directive-types.js';
 
 interface Params {
   host: string;

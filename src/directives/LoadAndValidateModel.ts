@@ -1,6 +1,6 @@
-import { Errors } from '../errors.js';
-import { BODY_NOT_JSON_FAILURE, checkModelName, modelValue, validateModel } from '../models/model-directive.js';
-import { WHOLE_BODY, defineDirective } from './types.js';
+import { Errors } from '../shared/errors.js';
+import { BODY_NOT_JSON_FAILURE, checkModelName, modelValue, validateModel } from './models/model-directive.js';
+import { WHOLE_BODY, defineDirective } from '../engine/directive-types.js';
 
 interface Params {
   source: unknown;

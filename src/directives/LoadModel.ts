@@ -1,5 +1,5 @@
-import { BODY_NOT_JSON_FAILURE, modelValue } from '../models/model-directive.js';
-import { WHOLE_BODY, defineDirective } from './types.js';
+import { BODY_NOT_JSON_FAILURE, modelValue } from './models/model-directive.js';
+import { WHOLE_BODY, defineDirective } from '../engine/directive-types.js';
 
 interface Params {
   source: unknown;

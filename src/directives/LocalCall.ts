@@ -1,7 +1,7 @@
-import { endToEnd, headerTable } from '../http/hop-by-hop.js';
-import { bodyOf, headerMap, headerRecord, queryMap, queryString } from '../outgoing/outgoing-params.js';
-import { send } from '../outgoing/send.js';
-import { defineDirective } from './types.js';
+import { endToEnd, headerTable } from '../shared/http/hop-by-hop.js';
+import { bodyOf, headerMap, headerRecord, queryMap, queryString } from './outgoing/outgoing-params.js';
+import { send } from './outgoing/send.js';
+import { defineDirective } from '../engine/directive-types.js';
 
 interface Params {
   method?: string;

@@ -1,6 +1,6 @@
 import type { TraceStep } from '../engine/context.js';
-import { isoTime } from '../logs/iso-time.js';
-import { defineDirective, noParams } from './types.js';
+import { isoTime } from '../shared/logs/iso-time.js';
+import { defineDirective, noParams } from '../engine/directive-types.js';
 
 export default defineDirective({
   name: 'Log',

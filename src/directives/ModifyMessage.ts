@@ -1,5 +1,5 @@
 import type { HeaderValue, QueryValue } from '../engine/message.js';
-import { defineDirective } from './types.js';
+import { defineDirective } from '../engine/directive-types.js';
 
 interface Params {
   verb?: string;

@@ -1,5 +1,5 @@
 import { renderFlowError } from '../engine/render-error.js';
-import { defineDirective, noParams } from './types.js';
+import { defineDirective, noParams } from '../engine/directive-types.js';
 
 export default defineDirective({
   name: 'OnError',

@@ -1,4 +1,4 @@
-import { defineDirective, noParams } from './types.js';
+import { defineDirective, noParams } from '../engine/directive-types.js';
 
 export default defineDirective({
   name: 'Ping',

@@ -1,4 +1,4 @@
-import { defineDirective, noParams } from './types.js';
+import { defineDirective, noParams } from '../engine/directive-types.js';
 
 const HEADER = 'x-correlation-id';
 /** A correlation id from outside is reused only if it is short and printable (it goes into logs). */

@@ -1,10 +1,10 @@
-import { Errors } from '../errors.js';
-import { endToEnd, headerTable } from '../http/hop-by-hop.js';
-import { cacheWhenReachable } from '../stores/cache-when-reachable.js';
-import { bodyOf, headerMap, headerRecord, upstreamFailure, queryMap, queryString } from '../outgoing/outgoing-params.js';
-import { send, type UpstreamResponse } from '../outgoing/send.js';
+import { Errors } from '../shared/errors.js';
+import { endToEnd, headerTable } from '../shared/http/hop-by-hop.js';
+import { cacheWhenReachable } from './stores/cache-when-reachable.js';
+import { bodyOf, headerMap, headerRecord, upstreamFailure, queryMap, queryString } from './outgoing/outgoing-params.js';
+import { send, type UpstreamResponse } from './outgoing/send.js';
 import { checkAgainstSchema, schemaName } from './support/pull-schema.js';
-import { defineDirective } from './types.js';
+import { defineDirective } from '../engine/directive-types.js';
 
 /** Memory key of the status of the last answer a Pull got (also when it went into `target`). */
 export const PULL_STATUS_KEY = 'pullStatus';

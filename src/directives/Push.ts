@@ -1,7 +1,7 @@
-import { Errors } from '../errors.js';
-import { bodyOf, headerMap, headerRecord, upstreamFailure, hostOrLocal, queryMap, queryString } from '../outgoing/outgoing-params.js';
-import { send } from '../outgoing/send.js';
-import { defineDirective } from './types.js';
+import { Errors } from '../shared/errors.js';
+import { bodyOf, headerMap, headerRecord, upstreamFailure, hostOrLocal, queryMap, queryString } from './outgoing/outgoing-params.js';
+import { send } from './outgoing/send.js';
+import { defineDirective } from '../engine/directive-types.js';
 
 interface Params {
   host?: string;

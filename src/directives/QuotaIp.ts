@@ -1,6 +1,6 @@
-import { Errors } from '../errors.js';
-import { applyClientQuota, CLIENT_QUOTA_PROPERTIES, CLIENT_QUOTA_WINDOWS_REQUIRED, type ClientQuotaParams } from '../counters/client-quota.js';
-import { defineDirective } from './types.js';
+import { Errors } from '../shared/errors.js';
+import { applyClientQuota, CLIENT_QUOTA_PROPERTIES, CLIENT_QUOTA_WINDOWS_REQUIRED, type ClientQuotaParams } from './counters/client-quota.js';
+import { defineDirective } from '../engine/directive-types.js';
 
 /**
  * Quota's twin counted per client IP address (the TCP peer, as RateLimit's *Ip limits): `day`

@@ -1,7 +1,7 @@
-import { countWindows, judge, setLimitHeaders, type LimitWindow } from '../counters/limit-counters.js';
-import { DAY_MS, MINUTE_MS, spanWindow } from '../counters/windows.js';
-import { Errors } from '../errors.js';
-import { defineDirective } from './types.js';
+import { countWindows, judge, setLimitHeaders, type LimitWindow } from './counters/limit-counters.js';
+import { DAY_MS, MINUTE_MS, spanWindow } from './counters/windows.js';
+import { Errors } from '../shared/errors.js';
+import { defineDirective } from '../engine/directive-types.js';
 
 interface Params {
   path?: string;

@@ -1,7 +1,7 @@
-import { Errors } from '../errors.js';
-import { apiFiles, FILE_FORMATS, FILE_READ_MAX_BYTES, fileValue, type FileFormat } from '../files/content.js';
-import { FILE_NAME_SCHEMA, fileSegments } from '../files/names.js';
-import { defineDirective } from './types.js';
+import { Errors } from '../shared/errors.js';
+import { apiFiles, FILE_FORMATS, FILE_READ_MAX_BYTES, fileValue, type FileFormat } from './files/content.js';
+import { FILE_NAME_SCHEMA, fileSegments } from './files/names.js';
+import { defineDirective } from '../engine/directive-types.js';
 
 interface Params {
   name: string;

@@ -1,5 +1,5 @@
-import { dataKey } from '../stores/api-keys.js';
-import { defineDirective } from './types.js';
+import { dataKey } from './stores/api-keys.js';
+import { defineDirective } from '../engine/directive-types.js';
 
 interface Params {
   key: string;

@@ -1,12 +1,12 @@
 import { join } from 'node:path';
-import { Errors } from '../errors.js';
-import { MAX_COMPILED_FILES, STATIC_TYPE_PATTERN, compiledFileName } from '../static/compiled-static.js';
-import { contentTypeFor } from '../static/content-types.js';
-import { STATIC_MAX_BYTES } from '../static/roots.js';
-import { readInside } from '../static/safe-file.js';
-import { assetNameProblem } from '../views/names.js';
-import { formatBytes } from '../views/limits.js';
-import { defineDirective } from './types.js';
+import { Errors } from '../shared/errors.js';
+import { MAX_COMPILED_FILES, STATIC_TYPE_PATTERN, compiledFileName } from './static/compiled-static.js';
+import { contentTypeFor } from './static/content-types.js';
+import { STATIC_MAX_BYTES } from './static/roots.js';
+import { readInside } from './static/safe-file.js';
+import { assetNameProblem } from './views/names.js';
+import { formatBytes } from './views/limits.js';
+import { defineDirective } from '../engine/directive-types.js';
 
 interface Params {
   extension: string;

@@ -1,9 +1,9 @@
-import { Errors } from '../errors.js';
-import { attachmentDisposition, contentTypeFor } from '../static/content-types.js';
-import { STATIC_MAX_BYTES, STATIC_STREAM_ABOVE_BYTES, staticRoot } from '../static/roots.js';
-import { readInside, safeSegments } from '../static/safe-file.js';
-import { formatBytes } from '../views/limits.js';
-import { defineDirective } from './types.js';
+import { Errors } from '../shared/errors.js';
+import { attachmentDisposition, contentTypeFor } from './static/content-types.js';
+import { STATIC_MAX_BYTES, STATIC_STREAM_ABOVE_BYTES, staticRoot } from './static/roots.js';
+import { readInside, safeSegments } from './static/safe-file.js';
+import { formatBytes } from './views/limits.js';
+import { defineDirective } from '../engine/directive-types.js';
 
 interface Params {
   file: string;
@@ -17,7 +17,7 @@ interface Params {
  * Serves one file (SPEC §7).
  *
  * - Root: the release's `Assets/` folder, or with `storage: true` the `storage/` folder of the
- *   API's data dir (src/static/roots.ts).
+ *   API's data dir (src/directives/static/roots.ts).
  * - `path`: a folder under the root, `/`-separated (`css`, `images/icons`); default the root.
  *   Usually a literal in api.yaml.
  * - `file`: one file name inside that folder, no `/` (`site.css`); usually an alias of a path
@@ -27,11 +27,11 @@ interface Params {
  *   opened file), a directory, a FIFO or device — answers `404 {"error":"Not Found"}` like a
  *   missing file, so nothing is revealed.
  * - `type`: a media type, or an extension (`css`); default: the file's extension. An extension's
- *   type is mime-db's with Anvil's few choices (src/static/content-types.ts), else
+ *   type is mime-db's with Anvil's few choices (src/directives/static/content-types.ts), else
  *   `application/octet-stream`. `x-content-type-options: nosniff` always.
  * - `attachment: true`: `content-disposition: attachment; filename="<file>"` (escaped).
  * - A file over 10 MiB: 500. The status stays as it is (200 by default). A file over 64 KiB is not
- *   read here: the router streams it to the client (static/file-ref.ts), holding a chunk per
+ *   read here: the router streams it to the client (shared/protocol/file-ref.ts), holding a chunk per
  *   connection; a directive that reads the body after this one gets the bytes.
  */
 export default defineDirective<Params>({

@@ -1,4 +1,4 @@
-import { defineDirective } from './types.js';
+import { defineDirective } from '../engine/directive-types.js';
 
 interface Params {
   target: string;

@@ -1,11 +1,11 @@
 import type { DirectiveContext, FlowError, RequestFacts } from '../engine/context.js';
 import { renderError } from '../engine/render-error.js';
-import { publicMessage } from '../errors.js';
-import { prefersHtml } from '../views/accept.js';
-import { builtinErrorPage } from '../views/error-page.js';
-import { viewEngine } from '../views/load.js';
-import { respondHtml } from '../views/respond.js';
-import { defineDirective, noParams } from './types.js';
+import { publicMessage } from '../shared/errors.js';
+import { prefersHtml } from './views/accept.js';
+import { builtinErrorPage } from './views/error-page.js';
+import { viewEngine } from './views/load.js';
+import { respondHtml } from './views/respond.js';
+import { defineDirective, noParams } from '../engine/directive-types.js';
 
 /**
  * The client's `accept` header, per request, once SetSmartError saw it in NORMAL_FLOW. Keyed by
@@ -16,7 +16,7 @@ const acceptOf = new WeakMap<RequestFacts, string | null>();
 /**
  * Content negotiation for errors (SPEC §7, §4).
  *
- * Rendering: a client whose `accept` prefers `text/html` (see src/views/accept.ts: a browser
+ * Rendering: a client whose `accept` prefers `text/html` (see src/directives/views/accept.ts: a browser
  * does, `*\/*` and no header do not) gets `Assets/views/errors/<status>.liquid` rendered with
  * `{status, message}` — or, when that template is missing or fails (a limit, a syntax error), a
  * small built-in page with both escaped; any other client gets `{"error": message}` like OnError.

@@ -1,8 +1,8 @@
-import { cacheWhenReachable } from '../stores/cache-when-reachable.js';
+import { cacheWhenReachable } from './stores/cache-when-reachable.js';
 import { NORMAL_FLOW } from '../engine/groups.js';
-import { endToEnd } from '../http/hop-by-hop.js';
-import { staticCacheKey, type CachedResponse } from '../http/static-cache.js';
-import { defineDirective, noParams } from './types.js';
+import { endToEnd } from '../shared/http/hop-by-hop.js';
+import { staticCacheKey, type CachedResponse } from './support/static-cache.js';
+import { defineDirective, noParams } from '../engine/directive-types.js';
 
 /**
  * The proxy prelude: adds x-forwarded-for/-proto/-host and strips hop-by-hop headers from the

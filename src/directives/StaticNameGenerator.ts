@@ -1,6 +1,6 @@
-import { MAX_COMPILED_FILES, STATIC_TYPE_PATTERN, compiledStaticUrl } from '../static/compiled-static.js';
-import { ASSET_NAME_PATTERN } from '../views/names.js';
-import { defineDirective } from './types.js';
+import { MAX_COMPILED_FILES, STATIC_TYPE_PATTERN, compiledStaticUrl } from './static/compiled-static.js';
+import { ASSET_NAME_PATTERN } from './views/names.js';
+import { defineDirective } from '../engine/directive-types.js';
 
 interface Params {
   staticBasePath?: string;

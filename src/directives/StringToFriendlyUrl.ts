@@ -1,5 +1,5 @@
-import { friendlyUrl } from '../text/friendly-url.js';
-import { defineDirective } from './types.js';
+import { friendlyUrl } from '../shared/text/friendly-url.js';
+import { defineDirective } from '../engine/directive-types.js';
 
 interface Params {
   string: string;

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
-import { Errors } from '../errors.js';
-import { defineDirective, statusAndMessageParams } from './types.js';
+import { Errors } from '../shared/errors.js';
+import { defineDirective, statusAndMessageParams } from '../engine/directive-types.js';
 
 interface Params {
   status?: number;

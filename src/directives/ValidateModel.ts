@@ -1,6 +1,6 @@
-import { Errors } from '../errors.js';
-import { checkModelName, validateModel } from '../models/model-directive.js';
-import { defineDirective } from './types.js';
+import { Errors } from '../shared/errors.js';
+import { checkModelName, validateModel } from './models/model-directive.js';
+import { defineDirective } from '../engine/directive-types.js';
 
 interface Params {
   name: string;

@@ -1,9 +1,9 @@
-import { Errors } from '../errors.js';
-import { SafeHtml } from '../views/html.js';
-import { viewEngine } from '../views/load.js';
-import { respondHtml } from '../views/respond.js';
-import { ASSET_NAME_PATTERN, assetNameProblem } from '../views/names.js';
-import { defineDirective } from './types.js';
+import { Errors } from '../shared/errors.js';
+import { SafeHtml } from './views/html.js';
+import { viewEngine } from './views/load.js';
+import { respondHtml } from './views/respond.js';
+import { ASSET_NAME_PATTERN, assetNameProblem } from './views/names.js';
+import { defineDirective } from '../engine/directive-types.js';
 
 interface Params {
   name: string;
@@ -33,7 +33,7 @@ const assetNames = { type: 'array', items: assetName, maxItems: 100 };
  * HTML-escaped unless it is a fragment, went through `| escape`, or ends in `| raw`. The message
  * keeps its status (200 unless an earlier directive set one) and gets `content-type: text/html;
  * charset=utf-8` and the page as its body. Any failure — a bad or missing name, a template error,
- * a limit (render time, allocations, page size: src/views/limits.ts) — is a 500 naming the template
+ * a limit (render time, allocations, page size: src/directives/views/limits.ts) — is a 500 naming the template
  * and the limit.
  */
 export default defineDirective<Params>({

@@ -1,6 +1,6 @@
-import { Errors } from '../errors.js';
-import { writeJobRecord } from '../stores/job-records.js';
-import { defineDirective } from './types.js';
+import { Errors } from '../shared/errors.js';
+import { writeJobRecord } from './stores/job-records.js';
+import { defineDirective } from '../engine/directive-types.js';
 
 interface Params {
   value: unknown;

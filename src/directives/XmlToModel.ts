@@ -1,6 +1,6 @@
-import { Errors } from '../errors.js';
-import { XML_MAX_BYTES, xmlToModel } from '../models/xml-to-model.js';
-import { defineDirective } from './types.js';
+import { Errors } from '../shared/errors.js';
+import { XML_MAX_BYTES, xmlToModel } from './models/xml-to-model.js';
+import { defineDirective } from '../engine/directive-types.js';
 
 interface Params {
   source: string;

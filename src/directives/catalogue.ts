@@ -58,7 +58,7 @@ import ValidateModel from './ValidateModel.js';
 import View from './View.js';
 import WriteToJob from './WriteToJob.js';
 import XmlToModel from './XmlToModel.js';
-import type { DirectiveDefinition } from './types.js';
+import type { DirectiveDefinition } from '../engine/directive-types.js';
 
 /** Every built-in directive (one file each, one line each here). */
 const all: Array<DirectiveDefinition<any>> = [

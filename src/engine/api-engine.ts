@@ -1,10 +1,10 @@
 import { STATUS_CODES } from 'node:http';
-import { CallBudget, DEFAULT_BUS_CALLS_PER_REQUEST } from '../bus/call-budget.js';
-import type { CompiledRelease, EndpointDefinition } from '../config/types.js';
-import { isLoggedError, publicMessage, QuotaError, toStatusError } from '../errors.js';
-import { headerProblem } from '../http/header-syntax.js';
-import { responseHeadProblem } from '../http/response-head.js';
-import type { EngineRequest, OutgoingResponse } from '../protocol/requests.js';
+import { CallBudget, DEFAULT_BUS_CALLS_PER_REQUEST } from './call-budget.js';
+import type { CompiledRelease, EndpointDefinition } from '../shared/api-model/types.js';
+import { isLoggedError, publicMessage, QuotaError, toStatusError } from '../shared/errors.js';
+import { headerProblem } from '../shared/http/header-syntax.js';
+import { responseHeadProblem } from '../shared/http/response-head.js';
+import type { EngineRequest, OutgoingResponse } from '../shared/protocol/requests.js';
 import { compileEntry, type CompiledEntry, type DirectiveLookup } from './compiled-entry.js';
 import type { ApiRuntime, FlowError, RequestFacts, TraceStep } from './context.js';
 import type { Continuation } from './continuation.js';
@@ -14,7 +14,7 @@ import { Message } from './message.js';
 import { RequestContext } from './request-context.js';
 import { renderError, renderFlowError } from './render-error.js';
 import { RouteTable } from './route-table.js';
-import { endEntrySpan, endRequestSpan, startEntrySpan, startRequestSpan, traceUnrouted } from '../tracing/request-spans.js';
+import { endEntrySpan, endRequestSpan, startEntrySpan, startRequestSpan, traceUnrouted } from '../shared/tracing/request-spans.js';
 
 export type SendResponse = (response: OutgoingResponse) => void;
 
@@ -202,7 +202,7 @@ export class ApiEngine {
   /** Sends the response, then runs the AFTER_FLOW pass. */
   private respond(ctx: RequestContext, list: EntryList, send: SendResponse, response: OutgoingResponse): void | Promise<void> {
     ctx.sent = response;
-    // A bus call's answer gives back what the request did not use of its lease (bus/call-budget.ts).
+    // A bus call's answer gives back what the request did not use of its lease (engine/call-budget.ts).
     if (ctx.request.viaBus) response.budgetLeft = ctx.busCalls.answer(list.hasAfterFlow);
     send(response);
     if (ctx.requestSpan !== null) endRequestSpan(ctx.requestSpan, response.status, ctx.error?.message);

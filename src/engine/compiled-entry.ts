@@ -1,5 +1,5 @@
-import type { EntryDefinition } from '../config/types.js';
-import type { DirectiveDefinition } from '../directives/types.js';
+import type { EntryDefinition } from '../shared/api-model/types.js';
+import type { DirectiveDefinition } from './directive-types.js';
 import { checkParams } from './param-check.js';
 import { compileValue, type ResolveScope } from './resolve.js';
 

@@ -1,15 +1,15 @@
-import type { CompatMode, DatabaseMode } from '../config/types.js';
+import type { CompatMode, DatabaseMode } from '../shared/api-model/types.js';
 import type { Continuation } from './continuation.js';
 import type { Groups } from './groups.js';
 import type { HeldResources } from './held-resources.js';
 import type { Memory } from './memory.js';
 import type { Message } from './message.js';
-import type { CallBudget } from '../bus/call-budget.js';
-import type { BusCall, BusResponse } from '../protocol/bus-calls.js';
-import type { OutgoingResponse } from '../protocol/requests.js';
-import type { ApiQuotas } from '../quotas/api-quotas.js';
-import type { KvStore } from '../stores/kv-store.js';
-import type { TraceSpan, Tracer } from '../tracing/trace-span.js';
+import type { CallBudget } from './call-budget.js';
+import type { BusCall, BusResponse } from '../shared/protocol/bus-calls.js';
+import type { OutgoingResponse } from '../shared/protocol/requests.js';
+import type { ApiQuotas } from '../shared/quotas/api-quotas.js';
+import type { KvStore } from './kv-store.js';
+import type { TraceSpan, Tracer } from '../shared/tracing/trace-span.js';
 import type { Dispatcher } from 'undici';
 
 /** The error a flow carries once a directive threw: it fills `$.memory.error`. */
@@ -153,7 +153,7 @@ export interface DirectiveContext {
    * the parameter when they do not fit), and its errors are this entry's.
    */
   runDirective(name: string, params: Record<string, unknown>, where: string): Promise<void>;
-  /** The bus calls this request and those they lead to may still make (outgoing/send.ts takes from it). */
+  /** The bus calls this request and those they lead to may still make (directives/outgoing/send.ts takes from it). */
   readonly busCalls: CallBudget;
   /** What the request holds across entries (a transaction); the engine releases it on a throw and at each pass's end. */
   readonly held: HeldResources;

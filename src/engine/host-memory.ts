@@ -1,4 +1,4 @@
-import { Errors } from '../errors.js';
+import { Errors } from '../shared/errors.js';
 
 /**
  * What one request makes the host hold, counted against the API's memory limit (api.yaml

@@ -1,9 +1,9 @@
-import { Errors } from '../errors.js';
+import { Errors } from '../shared/errors.js';
 import { RESPONSE_BODY, type HostMemoryBudget } from './host-memory.js';
-import { headerProblem } from '../http/header-syntax.js';
-import { DEFAULT_MAX_JSON_DEPTH, isNestedDeeperThan } from '../http/json-depth.js';
-import type { IncomingRequest, OutgoingResponse } from '../protocol/requests.js';
-import { readFileRefSync, type FileRef } from '../static/file-ref.js';
+import { headerProblem } from '../shared/http/header-syntax.js';
+import { DEFAULT_MAX_JSON_DEPTH, isNestedDeeperThan } from '../shared/http/json-depth.js';
+import type { IncomingRequest, OutgoingResponse } from '../shared/protocol/requests.js';
+import { readFileRefSync, type FileRef } from '../shared/protocol/file-ref.js';
 
 export type HeaderValue = string | string[];
 export type QueryValue = string | string[];

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type { ValidateFunction } from 'ajv';
-import type { DirectiveDefinition } from '../directives/types.js';
-import { Errors } from '../errors.js';
+import type { DirectiveDefinition } from './directive-types.js';
+import { Errors } from '../shared/errors.js';
 
 /** The options of every parameter check (also those generated at build time). */
 export const AJV_OPTIONS = { allErrors: false, strict: false, coerceTypes: true, allowUnionTypes: true } as const;

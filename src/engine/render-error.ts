@@ -1,4 +1,4 @@
-import { publicMessage } from '../errors.js';
+import { publicMessage } from '../shared/errors.js';
 import type { DirectiveContext, FlowError } from './context.js';
 
 /** Renders `{"error": "<message>"}` with the error's status; messages of statuses >= 500 are generic unless debug (or a job: no client sees it) or a quota's. */

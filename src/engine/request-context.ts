@@ -1,5 +1,5 @@
-import { CallBudget, DEFAULT_BUS_CALLS_PER_REQUEST } from '../bus/call-budget.js';
-import { Errors } from '../errors.js';
+import { CallBudget, DEFAULT_BUS_CALLS_PER_REQUEST } from './call-budget.js';
+import { Errors } from '../shared/errors.js';
 import type { DirectiveLookup } from './compiled-entry.js';
 import type { Continuation } from './continuation.js';
 import type { ApiRuntime, DirectiveContext, ErrorRenderer, FlowError, RequestFacts, StepWatcher, TraceStep } from './context.js';
@@ -8,11 +8,11 @@ import { HeldResources } from './held-resources.js';
 import { HostMemoryBudget } from './host-memory.js';
 import { Memory } from './memory.js';
 import type { Message } from './message.js';
-import type { OutgoingResponse } from '../protocol/requests.js';
+import type { OutgoingResponse } from '../shared/protocol/requests.js';
 import { checkParams } from './param-check.js';
 import type { ResolveScope } from './resolve.js';
 import { originalSystemKey, systemMemory } from './system-memory.js';
-import type { TraceSpan } from '../tracing/trace-span.js';
+import type { TraceSpan } from '../shared/tracing/trace-span.js';
 
 /** The state of one request as it goes through the flow; directives see it as a DirectiveContext. */
 export class RequestContext implements DirectiveContext, ResolveScope {

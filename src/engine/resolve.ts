@@ -1,4 +1,4 @@
-import { parseAlias, type AliasRef, isAlias } from '../config/aliases.js';
+import { parseAlias, type AliasRef, isAlias } from '../shared/api-model/aliases.js';
 import { getPath, type Memory } from './memory.js';
 import type { Message } from './message.js';
 

@@ -1,4 +1,4 @@
-import { CATCH_ALL_PATH, type EndpointDefinition } from '../config/types.js';
+import { CATCH_ALL_PATH, type EndpointDefinition } from '../shared/api-model/types.js';
 
 export type RouteMatch =
   | { kind: 'endpoint'; endpoint: EndpointDefinition; pathParams: Record<string, string> }

@@ -5,11 +5,11 @@
  * names the file, line and column, and every case keeps its line so a failure can point at it.
  */
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
-import { describeValue, schemaCompiler } from '../config/api-schema.js';
-import { YAML_LIMITS } from '../config/input-limits.js';
-import { readYaml } from '../config/read-yaml.js';
-import type { ConfigError } from '../config/types.js';
-import { offsetToPosition, pointerToPath, positionOf, type LinePosition, type PathKey } from '../config/yaml-positions.js';
+import { describeValue, schemaCompiler } from '../deploy/api-yaml/api-schema.js';
+import { YAML_LIMITS } from '../shared/api-model/input-limits.js';
+import { readYaml } from '../deploy/api-yaml/read-yaml.js';
+import type { ConfigError } from '../shared/api-model/types.js';
+import { offsetToPosition, pointerToPath, positionOf, type LinePosition, type PathKey } from '../deploy/api-yaml/yaml-positions.js';
 import { durationMs } from './test-clock.js';
 
 export interface TestRequest {

@@ -6,12 +6,12 @@
  * kept, not run.
  */
 import { MockAgent } from 'undici';
-import { ActorRuntime } from '../actors/actor-runtime.js';
-import type { CompiledRelease } from '../config/types.js';
+import { ActorRuntime } from '../cell/actors/actor-runtime.js';
+import type { CompiledRelease } from '../shared/api-model/types.js';
 import type { SendResponse } from '../engine/api-engine.js';
-import type { BusCall, BusResponse } from '../protocol/bus-calls.js';
-import type { ActorSpec } from '../protocol/cell-messages.js';
-import type { EngineRequest } from '../protocol/requests.js';
+import type { BusCall, BusResponse } from '../shared/protocol/bus-calls.js';
+import type { ActorSpec } from '../shared/protocol/cell-messages.js';
+import type { EngineRequest } from '../shared/protocol/requests.js';
 import type { ApiMock, HttpMock } from './test-file.js';
 
 export interface LoggedLine {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { migrateControlPlane } from '../../src/control-plane/pg-schema.js';
+import { migrateControlPlane } from '../../src/deploy/control-plane/pg-schema.js';
 import { FreshPostgres } from '../helpers/postgres.js';
 
 // The control plane's tables are migrated once, under an advisory lock, however many instances

@@ -6,7 +6,7 @@ import { killerApi } from '../helpers/killer-api.js';
 import { sample, scrapeMetrics } from '../helpers/metrics.js';
 import { waitFor } from '../helpers/wait-for.js';
 
-// Two instances on one Redis share the blame of a public host (router/host-faults.ts) on the same
+// Two instances on one Redis share the blame of a public host (front/scheduling/host-faults.ts) on the same
 // fault board as the per-API decisions: a host suspect on one starts its fresh APIs in its
 // quarantine cell on the other too (a balancer may send the next fresh key there), and is moved
 // there when it is moved on one.

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { checkPostgresSql } from '../../src/database/postgres/pg-policy.js';
-import { provisionApi } from '../../src/database/postgres/pg-provision.js';
-import { AnvilError } from '../../src/errors.js';
+import { checkPostgresSql } from '../../src/directives/database/postgres/pg-policy.js';
+import { provisionApi } from '../../src/directives/database/postgres/pg-provision.js';
+import { AnvilError } from '../../src/shared/errors.js';
 import { FUZZ_TEST_TIMEOUT_MS, fuzzParameters } from '../helpers/fuzz-budget.js';
 import { FreshPostgres } from '../helpers/postgres.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { useTempDir } from '../helpers/temp-dir.js';
-import { loadApiFolder } from '../../src/config/load-api.js';
-import { formatConfigError } from '../../src/config/types.js';
+import { loadApiFolder } from '../../src/deploy/api-yaml/load-api.js';
+import { formatConfigError } from '../../src/shared/api-model/types.js';
 
 const temp = useTempDir('anvil-api-');
 const put = temp.put;

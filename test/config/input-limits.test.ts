@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { loadMaps } from '../../src/config/maps.js';
-import { validateApiYaml } from '../../src/config/load-api.js';
-import type { ValidateContext } from '../../src/config/validate-context.js';
+import { loadMaps } from '../../src/deploy/api-yaml/maps.js';
+import { validateApiYaml } from '../../src/deploy/api-yaml/load-api.js';
+import type { ValidateContext } from '../../src/deploy/api-yaml/validate-context.js';
 import { builtinDirectives } from '../../src/directives/catalogue.js';
 import { aliasBomb, bigJson, deepJson, deepNesting, manyAliases, manyRoutes, wideJson } from '../helpers/hostile-files.js';
 import { useTempDir } from '../helpers/temp-dir.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { useTempDir } from '../helpers/temp-dir.js';
-import { loadApiFolder } from '../../src/config/load-api.js';
+import { loadApiFolder } from '../../src/deploy/api-yaml/load-api.js';
 
 const temp = useTempDir('anvil-api-');
 const put = temp.put;

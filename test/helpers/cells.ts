@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { assignCell } from '../../src/cells/assign.js';
-import { formatApiId } from '../../src/protocol/api-id.js';
+import { assignCell } from '../../src/cell/process/assign.js';
+import { formatApiId } from '../../src/shared/protocol/api-id.js';
 
 /** Cell processes of an instance (children started with `--cell <index>`): [pid, index] pairs. */
 function cells(routerPid: number): Array<[number, number]> {

@@ -1,5 +1,5 @@
 // Hostile API files, each small enough for the upload and api.yaml size limits, each aimed at one
-// structural limit of a deploy (src/config/input-limits.ts). Each comes with the line of the
+// structural limit of a deploy (src/shared/api-model/input-limits.ts). Each comes with the line of the
 // first thing over the limit. (bench/lib/hostile.mjs builds the same kinds for the benchmark.)
 
 export interface Hostile {

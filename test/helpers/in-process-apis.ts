@@ -1,10 +1,10 @@
 import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadApiFolder } from '../../src/config/load-api.js';
-import { formatConfigError } from '../../src/config/types.js';
+import { loadApiFolder } from '../../src/deploy/api-yaml/load-api.js';
+import { formatConfigError } from '../../src/shared/api-model/types.js';
 import { ApiUnderTest, type CaseActor } from '../../src/testing/api-under-test.js';
-import type { ApiQuotas } from '../../src/quotas/api-quotas.js';
+import type { ApiQuotas } from '../../src/shared/quotas/api-quotas.js';
 import type { AnsweredRequest } from '../../src/testing/test-runtime.js';
 import { writeApi, type ApiFiles, type Reply, type RequestOptions } from './instance.js';
 

@@ -1,4 +1,4 @@
-import { PROXY_V2_SIGNATURE } from '../../src/http/proxy-protocol.js';
+import { PROXY_V2_SIGNATURE } from '../../src/front/edge/proxy-protocol.js';
 
 /** A PROXY v2 header as HAProxy's send-proxy-v2 writes it (TCP over IPv4 or IPv6), with optional TLV bytes. */
 export function proxyV2Header(source: { v4?: number[]; v6?: number[]; port?: number } | 'local', tlv = Buffer.alloc(0)): Buffer {

@@ -78,7 +78,7 @@ describe("an API's thread pool", () => {
     // Sent together, they are all in flight on the one thread before any is answered (the 30
     // connections are opened first, by requests the router answers itself, 404 for an unknown API:
     // opened during a burst, their handshakes would spread it out). The thread uses a sliver of a
-    // core on them: a second one would only cost more per request (actors/cpu-shares.ts).
+    // core on them: a second one would only cost more per request (cell/actors/cpu-shares.ts).
     await Promise.all(Array.from({ length: 30 }, () => anvil.request('/no-such-api/warm')));
     for (let round = 0; round < 5; round++) {
       const burst = await Promise.all(Array.from({ length: 30 }, () => anvil.request('/pool/wait/0')));

@@ -2,12 +2,12 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { findTcmalloc, TCMALLOC_FOLDERS } from '../../src/cells/cell-allocator.js';
+import { findTcmalloc, TCMALLOC_FOLDERS } from '../../src/cell/process/cell-allocator.js';
 import { anvilCli } from '../helpers/cli.js';
 import { cellPids } from '../helpers/cells.js';
 import { startInstance, type TestInstance } from '../helpers/instance.js';
 
-// Cells preload tcmalloc where it is installed (cells/cell-allocator.ts); the router keeps the
+// Cells preload tcmalloc where it is installed (cell/process/cell-allocator.ts); the router keeps the
 // system allocator. Debian's libtcmalloc-minimal4 is what these machines have (.ci/run installs it);
 // without it cells run on the system allocator and say so.
 const TCMALLOC = findTcmalloc();

@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import { Agent, request as undiciRequest } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { monthWindow } from '../../src/counters/windows.js';
+import { monthWindow } from '../../src/directives/counters/windows.js';
 import { startInstance, type Reply, type TestInstance } from '../helpers/instance.js';
 
 // Quota and QuotaIp (issue 25): the original's users' quotas, per client key or per client IP,

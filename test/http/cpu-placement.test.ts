@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lowPriorityCpus, parseCpuList } from '../../src/cells/low-priority-cpus.js';
+import { lowPriorityCpus, parseCpuList } from '../../src/cell/process/low-priority-cpus.js';
 import { statField } from '../helpers/cells.js';
 import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
 import { waitFor } from '../helpers/wait-for.js';

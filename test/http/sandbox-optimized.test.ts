@@ -4,7 +4,7 @@ import { startInstance, type TestInstance } from '../helpers/instance.js';
 // A custom directive's hot code gets optimized by V8. The sandbox is only ever entered
 // synchronously; with V8's background compiles, a compile that finished while the isolate was not
 // running was never installed, and the function stayed in the baseline tier for good (cells now
-// start with --no-concurrent-recompilation, cells/cell-supervisor.ts). V8's own report on the
+// start with --no-concurrent-recompilation, cell/process/cell-supervisor.ts). V8's own report on the
 // function is what the directive answers: the cell runs with --allow-natives-syntax here, so that
 // code made with `new Function` inside the isolate can ask for it.
 

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { Job, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BullJobQueue } from '../../src/jobs/bullmq-queue.js';
-import type { JobQueue } from '../../src/jobs/job-queue.js';
-import { openJobQueue } from '../../src/jobs/open-queue.js';
+import { BullJobQueue } from '../../src/front/jobs/bullmq-queue.js';
+import type { JobQueue } from '../../src/front/jobs/job-queue.js';
+import { openJobQueue } from '../../src/front/jobs/open-queue.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 import { eventually, jobQueueContract } from './queue-contract.js';
 

@@ -2,9 +2,9 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { EmbeddedJobQueue, embeddedQueueFile } from '../../src/jobs/embedded-queue.js';
-import type { JobInfo, QueueConsumerOptions, RunResult } from '../../src/jobs/job-queue.js';
-import { openJobQueue } from '../../src/jobs/open-queue.js';
+import { EmbeddedJobQueue, embeddedQueueFile } from '../../src/front/jobs/embedded-queue.js';
+import type { JobInfo, QueueConsumerOptions, RunResult } from '../../src/front/jobs/job-queue.js';
+import { openJobQueue } from '../../src/front/jobs/open-queue.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 import { eventually, jobQueueContract } from './queue-contract.js';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { JobInfo, JobQueue, QueueConsumerOptions, RunResult } from '../../src/jobs/job-queue.js';
+import type { JobInfo, JobQueue, QueueConsumerOptions, RunResult } from '../../src/front/jobs/job-queue.js';
 
 /** Polls `check` until it holds (or throws the last failure after `timeoutMs`). */
 export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 5000, stepMs = 10): Promise<T> {

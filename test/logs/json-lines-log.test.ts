@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { JsonLinesLog } from '../../src/logs/json-lines-log.js';
+import { JsonLinesLog } from '../../src/shared/logs/json-lines-log.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 import { waitFor } from '../helpers/wait-for.js';
 

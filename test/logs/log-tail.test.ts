@@ -1,10 +1,10 @@
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseLogFilter, type LogFilter } from '../../src/logs/follow/log-filter.js';
-import { LogTail } from '../../src/logs/follow/log-tail.js';
-import { recentLines } from '../../src/logs/follow/recent-lines.js';
-import { JsonLinesLog } from '../../src/logs/json-lines-log.js';
+import { parseLogFilter, type LogFilter } from '../../src/shared/logs/follow/log-filter.js';
+import { LogTail } from '../../src/shared/logs/follow/log-tail.js';
+import { recentLines } from '../../src/shared/logs/follow/recent-lines.js';
+import { JsonLinesLog } from '../../src/shared/logs/json-lines-log.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 import { waitFor } from '../helpers/wait-for.js';
 

@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { AuditRecord } from '../../src/audit/audit-entry.js';
-import { SqliteAuditStore } from '../../src/audit/sqlite-audit-store.js';
+import type { AuditRecord } from '../../src/front/audit/audit-entry.js';
+import { SqliteAuditStore } from '../../src/front/audit/sqlite-audit-store.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
 // The audit log's embedded store (a real SQLite file): append-only, retention by age and by count

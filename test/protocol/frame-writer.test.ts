@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FrameReader, FrameType, FrameWriter, u32Frame } from '../../src/protocol/frames.js';
+import { FrameReader, FrameType, FrameWriter, u32Frame } from '../../src/shared/protocol/frames.js';
 import { eventually } from '../helpers/instance.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 

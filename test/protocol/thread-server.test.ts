@@ -2,9 +2,9 @@ import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { jsonFrame, FrameType } from '../../src/protocol/frames.js';
-import { encodeHello, WIRE_VERSION, type ThreadHello } from '../../src/protocol/hello.js';
-import { ThreadServer } from '../../src/protocol/thread-server.js';
+import { jsonFrame, FrameType } from '../../src/shared/protocol/frames.js';
+import { encodeHello, WIRE_VERSION, type ThreadHello } from '../../src/shared/protocol/hello.js';
+import { ThreadServer } from '../../src/shared/protocol/thread-server.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
 const dir = useTempDir('anvil-thread-server-');

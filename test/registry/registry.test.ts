@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Registry, RegistryValidationError } from '../../src/registry/registry.js';
-import { createReleaseIdGenerator, isReleaseId, newReleaseId } from '../../src/registry/release-id.js';
-import { generatePublicHostKey } from '../../src/registry/public-host-key.js';
+import { Registry, RegistryValidationError } from '../../src/deploy/registry/registry.js';
+import { createReleaseIdGenerator, isReleaseId, newReleaseId } from '../../src/deploy/registry/release-id.js';
+import { generatePublicHostKey } from '../../src/deploy/registry/public-host-key.js';
 
 const HOST = 'localhost';
 const KEY = 'k'.repeat(16);

@@ -8,8 +8,8 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { NO_FILE_FIELD_ERROR, unpackUpload } from '../../src/releases/read-upload.js';
-import { defaultUnpackLimits, type UnpackLimits } from '../../src/releases/unpack.js';
+import { NO_FILE_FIELD_ERROR, unpackUpload } from '../../src/deploy/releases/read-upload.js';
+import { defaultUnpackLimits, type UnpackLimits } from '../../src/deploy/releases/unpack.js';
 import { API_YAML, tarGz } from '../helpers/tarball.js';
 
 let base: string;

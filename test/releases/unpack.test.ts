@@ -14,7 +14,7 @@ import {
   unpackTarGz,
   type UnpackLimits,
   type UnpackResult,
-} from '../../src/releases/unpack.js';
+} from '../../src/deploy/releases/unpack.js';
 import { API_YAML, gzip, tar, tarGz, type TarEntry } from '../helpers/tarball.js';
 
 let base: string;

@@ -2,15 +2,15 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { EmbeddedKvBackend, embeddedKvFile } from '../../src/stores/embedded-kv.js';
-import type { KvBackend } from '../../src/stores/kv-store.js';
-import { openKvBackend } from '../../src/stores/open-kv.js';
+import { EmbeddedKvBackend, embeddedKvFile } from '../../src/directives/stores/embedded-kv.js';
+import type { KvBackend } from '../../src/engine/kv-store.js';
+import { openKvBackend } from '../../src/directives/stores/open-kv.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 import { kvStoreContract } from './kv-contract.js';
 import { raceIncrements } from './kv-workers.js';
 import { windowCounterContract } from './window-counter-contract.js';
 
-// The worker-thread tests load dist/stores (build first: `npx tsc -p tsconfig.build.json`; npm test does it in pretest).
+// The worker-thread tests load dist/directives/stores (build first: `npx tsc -p tsconfig.build.json`; npm test does it in pretest).
 
 const temp = useTempDir('anvil-kv-');
 let clock = 0;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { KvStore } from '../../src/stores/kv-store.js';
+import type { KvStore } from '../../src/engine/kv-store.js';
 
 /** What the KvStore contract hands its parts: a fresh namespace, one under a quota, and the clock. */
 export interface ContractTools {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { KvBackend, KvBackendOptions, KvStore } from '../../src/stores/kv-store.js';
+import type { KvBackend, KvBackendOptions, KvStore } from '../../src/engine/kv-store.js';
 import { setIfAbsentContract } from './kv-contract-set-if-absent.js';
 import { raceIncrements } from './kv-workers.js';
 

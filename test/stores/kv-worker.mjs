@@ -3,7 +3,7 @@
 // which `npm test` does in pretest), says "ready", then on "go" runs `count` concurrent increments
 // of `key` in namespace `ns` and posts back the values they returned.
 import { parentPort, workerData } from 'node:worker_threads';
-import { openKvBackend } from '../../dist/stores/open-kv.js';
+import { openKvBackend } from '../../dist/directives/stores/open-kv.js';
 
 const { options, ns, key, count, ttlMs } = workerData;
 let backend;

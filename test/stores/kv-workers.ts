@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { KvBackendOptions } from '../../src/stores/kv-store.js';
+import type { KvBackendOptions } from '../../src/engine/kv-store.js';
 
 const workerFile = new URL('./kv-worker.mjs', import.meta.url);
-const compiledStore = fileURLToPath(new URL('../../dist/stores/open-kv.js', import.meta.url));
+const compiledStore = fileURLToPath(new URL('../../dist/directives/stores/open-kv.js', import.meta.url));
 
 export interface IncrementRace {
   /** How each worker opens its own backend on the shared store. */

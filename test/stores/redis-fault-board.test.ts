@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ApiId } from '../../src/protocol/api-id.js';
-import type { FaultDecision, HostFaultDecision } from '../../src/router/fault-board.js';
-import { RedisFaultBoard } from '../../src/stores/redis-fault-board.js';
+import type { ApiId } from '../../src/shared/protocol/api-id.js';
+import type { FaultDecision, HostFaultDecision } from '../../src/front/scheduling/fault-board.js';
+import { RedisFaultBoard } from '../../src/front/scheduling/redis-fault-board.js';
 import { PrivateRedis } from '../helpers/private-redis.js';
 import { waitFor } from '../helpers/wait-for.js';
 

@@ -3,16 +3,16 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import type { KvBackend } from '../../src/stores/kv-store.js';
-import { openKvBackend } from '../../src/stores/open-kv.js';
-import { redisKey, usageKeys } from '../../src/stores/redis-kv.js';
+import type { KvBackend } from '../../src/engine/kv-store.js';
+import { openKvBackend } from '../../src/directives/stores/open-kv.js';
+import { redisKey, usageKeys } from '../../src/directives/stores/redis-kv.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 import { kvStoreContract } from './kv-contract.js';
 import { windowCounterContract } from './window-counter-contract.js';
 
 // Needs a running Redis: REDIS_URL, else redis://127.0.0.1:6379. When it cannot be reached every
 // test FAILS (never skips). Keys of this run live under a prefix of their own, deleted afterwards.
-// The worker-thread test loads dist/stores (build first: `npx tsc -p tsconfig.build.json`; npm test does it in pretest).
+// The worker-thread test loads dist/directives/stores (build first: `npx tsc -p tsconfig.build.json`; npm test does it in pretest).
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const redisPrefix = `anvil-test-${randomUUID().slice(0, 12)}:`;

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { countAt, type LimitWindow } from '../../src/counters/limit-counters.js';
-import { DAY_MS, MINUTE_MS, spanWindow } from '../../src/counters/windows.js';
-import type { KvBackend, KvStore } from '../../src/stores/kv-store.js';
+import { countAt, type LimitWindow } from '../../src/directives/counters/limit-counters.js';
+import { DAY_MS, MINUTE_MS, spanWindow } from '../../src/directives/counters/windows.js';
+import type { KvBackend, KvStore } from '../../src/engine/kv-store.js';
 
 /** The clock the counters read (and, for the embedded store, the store's own): moved by the tests. */
 export interface TestClock {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { anonymizeIp, formatIpv6 } from '../../src/http/anonymize-ip.js';
+import { anonymizeIp, formatIpv6 } from '../../src/directives/support/anonymize-ip.js';
 
 describe('anonymizeIp (AnonymizeIp)', () => {
   it('zeroes the last octet of an IPv4 address', () => {

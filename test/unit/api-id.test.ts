@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { apiIdOf, formatActorId, formatApiId, parseApiId, sameApi } from '../../src/protocol/api-id.js';
+import { apiIdOf, formatActorId, formatApiId, parseApiId, sameApi } from '../../src/shared/protocol/api-id.js';
 
 const users = { host: 'api.example.com', env: 'prod', key: 'users' };
 

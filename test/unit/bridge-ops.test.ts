@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { bootstrapSnapshot } from '../../src/sandbox-host/bootstrap-snapshot.js';
-import { BridgeOp, EntryKind, type BridgeOpCode } from '../../src/sandbox-host/bridge-ops.js';
-import { SandboxContext } from '../../src/sandbox-host/sandbox-context.js';
+import { bootstrapSnapshot } from '../../src/cell/sandbox-host/bootstrap-snapshot.js';
+import { BridgeOp, EntryKind, type BridgeOpCode } from '../../src/cell/sandbox-host/bridge-ops.js';
+import { SandboxContext } from '../../src/cell/sandbox-host/sandbox-context.js';
 
 const bootstrapUrl = new URL('../../sandbox/bootstrap.js', import.meta.url);
 const bootstrap = readFileSync(bootstrapUrl, 'utf8');
@@ -13,7 +13,7 @@ function codesRead(): Array<[string, string, string]> {
   return [...bootstrap.matchAll(/const (\w+) = codeOf\('(\w+)', '(\w+)'\)/g)].map((m) => [m[1]!, m[2]!, m[3]!]);
 }
 
-describe('the bridge table (src/sandbox-host/bridge-ops.ts) and sandbox/bootstrap.js', () => {
+describe('the bridge table (src/cell/sandbox-host/bridge-ops.ts) and sandbox/bootstrap.js', () => {
   it('has distinct codes in each table', () => {
     for (const table of Object.values(tables)) {
       const codes = Object.values(table);

@@ -4,16 +4,16 @@
  * gives itself (404, a timeout) are encoded, and the caller reads both kinds the same way.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { Errors } from '../../src/errors.js';
-import { callResultHead, decodeCallResult, type BusCall } from '../../src/protocol/bus-calls.js';
-import type { ActorSpec } from '../../src/protocol/cell-messages.js';
-import { FRAME_HEADER } from '../../src/protocol/frames.js';
-import { decodeRequest, encodeRequestHead, encodeResponse } from '../../src/protocol/requests.js';
-import type { ActorTable } from '../../src/router/actor-table.js';
-import type { ApiDirectory } from '../../src/router/api-directory.js';
-import { Bus } from '../../src/router/bus.js';
-import { Dispatcher, type RequestObserver } from '../../src/router/dispatcher.js';
-import type { Job, JobOutcome } from '../../src/router/job.js';
+import { Errors } from '../../src/shared/errors.js';
+import { callResultHead, decodeCallResult, type BusCall } from '../../src/shared/protocol/bus-calls.js';
+import type { ActorSpec } from '../../src/shared/protocol/cell-messages.js';
+import { FRAME_HEADER } from '../../src/shared/protocol/frames.js';
+import { decodeRequest, encodeRequestHead, encodeResponse } from '../../src/shared/protocol/requests.js';
+import type { ActorTable } from '../../src/front/scheduling/actor-table.js';
+import type { ApiDirectory } from '../../src/front/scheduling/api-directory.js';
+import { Bus } from '../../src/front/scheduling/bus.js';
+import { Dispatcher, type RequestObserver } from '../../src/front/scheduling/dispatcher.js';
+import type { Job, JobOutcome } from '../../src/front/scheduling/job.js';
 
 const spec = (key: string) => ({ id: `h/e/${key}@1`, host: 'h', env: 'e', key, release: '1' }) as ActorSpec;
 const call = (path: string, body: Buffer | null = null): BusCall => ({ verb: 'POST', path, rawQuery: 'q=1', rawHeaders: ['x-a', 'b'], body, hop: 0, budget: 10 });

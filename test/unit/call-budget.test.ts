@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { CallBudget, DEFAULT_BUS_CALLS_PER_REQUEST } from '../../src/bus/call-budget.js';
-import { MAX_BUS_HOPS } from '../../src/bus/rules.js';
+import { CallBudget, DEFAULT_BUS_CALLS_PER_REQUEST } from '../../src/engine/call-budget.js';
+import { MAX_BUS_HOPS } from '../../src/engine/bus-rules.js';
 
-// The arithmetic of src/bus/call-budget.ts on trees of calls as the bus makes them: each callee a
+// The arithmetic of src/engine/call-budget.ts on trees of calls as the bus makes them: each callee a
 // request with its lease as budget, its answer giving back what it did not use.
 
 /** A request that makes `width` calls one after the other, each to a request that does the same, `depth` levels down; returns the calls made. */

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { AnvilError, Errors, QuotaError } from '../../src/errors.js';
-import { errorTable } from '../../src/errors/error-table.js';
+import { AnvilError, Errors, QuotaError } from '../../src/shared/errors.js';
+import { errorTable } from '../../src/shared/errors/error-table.js';
 
 const OPERATE = new URL('../../docs/operate.md', import.meta.url);
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cellAllocator, cellPreloadEnv, TCMALLOC_FOLDERS } from '../../src/cells/cell-allocator.js';
+import { cellAllocator, cellPreloadEnv, TCMALLOC_FOLDERS } from '../../src/cell/process/cell-allocator.js';
 
 const debianTcmalloc = '/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4';
 const only = (...paths: string[]) => (path: string) => paths.includes(path);

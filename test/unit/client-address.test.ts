@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { clientAddresses, parseTrustedProxies } from '../../src/http/client-address.js';
+import { clientAddresses, parseTrustedProxies } from '../../src/front/edge/client-address.js';
 
 function request(peer: string, forwardedFor?: string): IncomingMessage {
   return { socket: { remoteAddress: peer }, headers: forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor } } as unknown as IncomingMessage;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clientGroup } from '../../src/http/client-group.js';
+import { clientGroup } from '../../src/front/edge/client-group.js';
 
 describe('clientGroup', () => {
   it('keeps an IPv4 address, and an IPv4-mapped IPv6 one as its IPv4 address', () => {

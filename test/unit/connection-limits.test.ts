@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { connectionLimits, readOpenFilesLimit } from '../../src/http/connection-limits.js';
+import { connectionLimits, readOpenFilesLimit } from '../../src/front/edge/connection-limits.js';
 
 describe('connectionLimits', () => {
   it('leaves a quarter of the open-files limit (at least 256) to the router, and one client a quarter of the rest', () => {

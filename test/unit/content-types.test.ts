@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_CONTENT_TYPE, contentTypeFor } from '../../src/static/content-types.js';
+import { DEFAULT_CONTENT_TYPE, contentTypeFor } from '../../src/directives/static/content-types.js';
 
 describe('contentTypeFor', () => {
   it.each([

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { CpuBound } from '../../src/sandbox-host/cpu-bound.js';
+import { CpuBound } from '../../src/cell/sandbox-host/cpu-bound.js';
 
 // A stretch isolated-vm charged on the clock is charged no more than the CPU its own thread used:
 // another thread of the same process (a busy neighbour API in the same cell) does not count.

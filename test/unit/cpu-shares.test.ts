@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BUSY_SHARE, BUSY_WINDOW_MS, CpuShares, LONG_STRETCH_MS, REPEAT_WITHIN_MS } from '../../src/actors/cpu-shares.js';
-import { BusyReason, busyReasonText } from '../../src/protocol/busy-reasons.js';
+import { BUSY_SHARE, BUSY_WINDOW_MS, CpuShares, LONG_STRETCH_MS, REPEAT_WITHIN_MS } from '../../src/cell/actors/cpu-shares.js';
+import { BusyReason, busyReasonText } from '../../src/shared/protocol/busy-reasons.js';
 
 /** A thread CPU clock the test moves by hand (ms of CPU). */
 function fakeClock() {

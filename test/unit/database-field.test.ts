@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { validateApiYaml } from '../../src/config/load-api.js';
-import type { ValidateContext } from '../../src/config/validate-context.js';
+import { validateApiYaml } from '../../src/deploy/api-yaml/load-api.js';
+import type { ValidateContext } from '../../src/deploy/api-yaml/validate-context.js';
 import { builtinDirectives } from '../../src/directives/catalogue.js';
 
 // api.yaml `database:` (sqlite, the default, or postgres), and what an instance without the

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { egressPolicy } from '../../src/egress/egress-policy.js';
-import { embeddedIpv4, ipv6Words } from '../../src/egress/embedded-ipv4.js';
+import { egressPolicy } from '../../src/directives/egress/egress-policy.js';
+import { embeddedIpv4, ipv6Words } from '../../src/directives/egress/embedded-ipv4.js';
 
 // Every IPv6 form that embeds an IPv4 address is judged as that IPv4 address (SECURITY.md point 3).
 // The table: each form × the IPv4 kinds below, written out by hand (mixed case, dotted and hex

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FaultPolicy } from '../../src/router/fault-policy.js';
+import { FaultPolicy } from '../../src/front/scheduling/fault-policy.js';
 
 const A = { host: 'localhost', env: 'dev', key: 'a' };
 const B = { host: 'localhost', env: 'dev', key: 'b' };

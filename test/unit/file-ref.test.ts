@@ -1,7 +1,7 @@
 import { renameSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fileRefOf, openFileRef, readFileRefSync } from '../../src/static/file-ref.js';
+import { fileRefOf, openFileRef, readFileRefSync } from '../../src/shared/protocol/file-ref.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
 // A file a thread checked and the router streams later: only that very file may be served.

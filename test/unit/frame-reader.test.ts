@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { emptyFrame, envelopeFrame, FrameReader, FrameType, jsonFrame, u32Frame } from '../../src/protocol/frames.js';
+import { emptyFrame, envelopeFrame, FrameReader, FrameType, jsonFrame, u32Frame } from '../../src/shared/protocol/frames.js';
 
 interface Frame {
   type: number;

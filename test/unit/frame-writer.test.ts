@@ -7,7 +7,7 @@
 import type { Socket } from 'node:net';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bodySize, envelopeHead, FrameReader, FrameType, FrameWriter, REQUEST_PATH_WRITE_AT_ONCE, u32Frame, type BodyBytes } from '../../src/protocol/frames.js';
+import { bodySize, envelopeHead, FrameReader, FrameType, FrameWriter, REQUEST_PATH_WRITE_AT_ONCE, u32Frame, type BodyBytes } from '../../src/shared/protocol/frames.js';
 
 /** What a socket was handed: each write, and whether it came between cork and uncork. */
 class RecordingSocket {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { friendlyUrl } from '../../src/text/friendly-url.js';
+import { friendlyUrl } from '../../src/shared/text/friendly-url.js';
 
 describe('friendlyUrl (StringToFriendlyUrl)', () => {
   it('keeps the original rules: lower case, & → and, apostrophes dropped, accents folded', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FaultPolicy } from '../../src/router/fault-policy.js';
-import { HostFaults } from '../../src/router/host-faults.js';
+import { FaultPolicy } from '../../src/front/scheduling/fault-policy.js';
+import { HostFaults } from '../../src/front/scheduling/host-faults.js';
 
 // Blame per tenant (public host), on a fake clock (plain milliseconds).
 const A = 'a.example';

@@ -1,9 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeApiResponse } from '../../src/router/http-response.js';
-import type { OutgoingResponse } from '../../src/protocol/requests.js';
-import { ResponseBuffer } from '../../src/router/response-buffer.js';
+import { writeApiResponse } from '../../src/front/edge/http-response.js';
+import type { OutgoingResponse } from '../../src/shared/protocol/requests.js';
+import { ResponseBuffer } from '../../src/front/edge/response-buffer.js';
 import { exchange } from '../helpers/raw-http.js';
 
 // The router's last line: the engine checks every header a directive sets, but should an actor's

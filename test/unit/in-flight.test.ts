@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { EngineRequest } from '../../src/protocol/requests.js';
-import { InFlight } from '../../src/router/in-flight.js';
-import { Job } from '../../src/router/job.js';
+import type { EngineRequest } from '../../src/shared/protocol/requests.js';
+import { InFlight } from '../../src/front/scheduling/in-flight.js';
+import { Job } from '../../src/front/scheduling/job.js';
 
 function job(id: string): Job {
   const request: EngineRequest = { id, verb: 'GET', path: '/', rawQuery: '', rawHeaders: [], body: null, ip: '127.0.0.1', hop: 0, budget: 1000, viaBus: false, receivedAt: 0 };

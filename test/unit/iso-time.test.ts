@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isoTime } from '../../src/logs/iso-time.js';
+import { isoTime } from '../../src/shared/logs/iso-time.js';
 
 describe('isoTime', () => {
   it('gives the ISO 8601 time of the millisecond asked for, again and after another', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { judge, type LimitCount } from '../../src/counters/limit-counters.js';
-import { DAY_MS, monthWindow, spanWindow } from '../../src/counters/windows.js';
+import { judge, type LimitCount } from '../../src/directives/counters/limit-counters.js';
+import { DAY_MS, monthWindow, spanWindow } from '../../src/directives/counters/windows.js';
 
 // The windows RateLimit, Quota and QuotaIp count in, at chosen instants (a controlled clock).
 

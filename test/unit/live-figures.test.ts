@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { LiveFigures } from '../../src/router/live-figures.js';
-import { apiWindow, routeWindows, secondSeries } from '../../src/router/live-windows.js';
+import { LiveFigures } from '../../src/front/meters/live-figures.js';
+import { apiWindow, routeWindows, secondSeries } from '../../src/front/meters/live-windows.js';
 
 // The rolling windows behind GET /anvil/overview and /anvil/api/<key>/stats, on a clock the test
 // steps by hand: what ages out of the last minute and the last five, and what the series shows.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { useTempDir } from '../helpers/temp-dir.js';
-import { deepMerge, loadMaps, parseJson } from '../../src/config/maps.js';
+import { deepMerge, loadMaps, parseJson } from '../../src/deploy/api-yaml/maps.js';
 
 const temp = useTempDir('anvil-maps-');
 const put = temp.put;

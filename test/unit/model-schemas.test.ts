@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeInvalid, ModelSchemas } from '../../src/models/model-schemas.js';
+import { describeInvalid, ModelSchemas } from '../../src/directives/models/model-schemas.js';
 
 describe('ModelSchemas', () => {
   const maps = { item: { type: 'object', required: ['id'] }, broken: { type: 'strin' }, list: [1], a: { $id: 'same' }, b: { $id: 'same' } };

@@ -2,10 +2,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
-import { loadApiFolder, validateApiYaml } from '../../src/config/load-api.js';
+import { loadApiFolder, validateApiYaml } from '../../src/deploy/api-yaml/load-api.js';
 import { builtinDirectives } from '../../src/directives/catalogue.js';
-import { exportOpenApi, type OpenApiDocument } from '../../src/openapi/export-openapi.js';
-import { importOpenApi } from '../../src/openapi/import-openapi.js';
+import { exportOpenApi, type OpenApiDocument } from '../../src/deploy/openapi/export-openapi.js';
+import { importOpenApi } from '../../src/deploy/openapi/import-openapi.js';
 
 const root = join(import.meta.dirname, '../..');
 const apisDir = join(root, 'apis');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ModelSchemas } from '../../src/models/model-schemas.js';
-import { originalMessage } from '../../src/models/original-wording.js';
+import { ModelSchemas } from '../../src/directives/models/model-schemas.js';
+import { originalMessage } from '../../src/directives/models/original-wording.js';
 
 // Under `compat: hefesto` a model's 400 says what the original's validator (Opis JSON Schema 2.x)
 // said: its top-level error's message, placeholders filled in as its ErrorFormatter fills them.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nestedRepetition } from '../../src/models/pattern-guard.js';
+import { nestedRepetition } from '../../src/directives/models/pattern-guard.js';
 
 describe('nestedRepetition (ReDoS guard of model schemas)', () => {
   it('refuses a repeated group that repeats something', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PendingCalls } from '../../src/protocol/pending-calls.js';
+import { PendingCalls } from '../../src/shared/protocol/pending-calls.js';
 
 describe('PendingCalls (calls sent over one connection and not answered yet)', () => {
   it('gives each call waiting its own number and hands each call back once', () => {

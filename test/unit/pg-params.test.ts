@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { bindPostgres } from '../../src/database/postgres/pg-params.js';
-import { tokenizeSql } from '../../src/database/sql-tokens.js';
+import { bindPostgres } from '../../src/directives/database/postgres/pg-params.js';
+import { tokenizeSql } from '../../src/directives/database/sql-tokens.js';
 
 const bind = (sql: string, params?: unknown) => bindPostgres(sql, tokenizeSql(sql, 'postgres'), params);
 

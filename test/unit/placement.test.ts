@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { ApiDefinition, EntryDefinition } from '../../src/config/types.js';
-import { passedOn } from '../../src/placement/internal-headers.js';
-import { rendezvousOwner } from '../../src/placement/rendezvous.js';
-import { keepsLocalState } from '../../src/releases/local-state.js';
+import type { ApiDefinition, EntryDefinition } from '../../src/shared/api-model/types.js';
+import { passedOn } from '../../src/front/placement/internal-headers.js';
+import { rendezvousOwner } from '../../src/front/placement/rendezvous.js';
+import { keepsLocalState } from '../../src/deploy/releases/local-state.js';
 
 // Cluster mode's placement, its pure parts: which releases are placed, the rendezvous owner, and
 // the headers a forwarded request keeps.

@@ -1,5 +1,5 @@
 /**
- * Round trips of every codec in src/protocol, as properties (fast-check): whatever a sender encodes,
+ * Round trips of every codec in src/shared/protocol, as properties (fast-check): whatever a sender encodes,
  * the receiver decodes to the same value, after exactly one frame of the expected type went through
  * a FrameReader. Where the wire normalises on purpose (an empty request body is no body, a response
  * body arrives as bytes), the expected value says so. A frame written in pieces (a head, then a body
@@ -8,11 +8,11 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { answerPayload, callResultHead, decodeCall, decodeCallResult, encodeCallHead, type BusCall, type BusResponse } from '../../src/protocol/bus-calls.js';
-import { decodeEnqueue, decodeEnqueueResult, encodeEnqueue, encodeEnqueueResult, type EnqueueOutcome, type EnqueueRequest } from '../../src/protocol/enqueue.js';
-import { bodySize, emptyFrame, envelopeFrame, envelopeHead, FrameReader, FrameType, jsonFrame, readEnvelope, readEnvelopeLabel, u32Frame, u32Head, type BodyBytes } from '../../src/protocol/frames.js';
-import { decodeHello, encodeHello, WIRE_VERSION, type ThreadHello } from '../../src/protocol/hello.js';
-import { decodeNotTaken, decodePeerOffer, encodePeerOffer, notTakenFrame, type PeerOffer } from '../../src/protocol/peers.js';
+import { answerPayload, callResultHead, decodeCall, decodeCallResult, encodeCallHead, type BusCall, type BusResponse } from '../../src/shared/protocol/bus-calls.js';
+import { decodeEnqueue, decodeEnqueueResult, encodeEnqueue, encodeEnqueueResult, type EnqueueOutcome, type EnqueueRequest } from '../../src/shared/protocol/enqueue.js';
+import { bodySize, emptyFrame, envelopeFrame, envelopeHead, FrameReader, FrameType, jsonFrame, readEnvelope, readEnvelopeLabel, u32Frame, u32Head, type BodyBytes } from '../../src/shared/protocol/frames.js';
+import { decodeHello, encodeHello, WIRE_VERSION, type ThreadHello } from '../../src/shared/protocol/hello.js';
+import { decodeNotTaken, decodePeerOffer, encodePeerOffer, notTakenFrame, type PeerOffer } from '../../src/shared/protocol/peers.js';
 import {
   decodeRequest,
   decodeResponse,
@@ -23,9 +23,9 @@ import {
   type EngineRequest,
   type OutgoingResponse,
   type RoutedRequest,
-} from '../../src/protocol/requests.js';
-import { decodeStats, encodeStats, type ThreadStats } from '../../src/protocol/stats.js';
-import type { FileRef } from '../../src/static/file-ref.js';
+} from '../../src/shared/protocol/requests.js';
+import { decodeStats, encodeStats, type ThreadStats } from '../../src/shared/protocol/stats.js';
+import type { FileRef } from '../../src/shared/protocol/file-ref.js';
 
 /** The one frame in `frame`, read back as a receiver reads it; fails unless it is exactly one frame. */
 function unframe(frame: Buffer): { type: number; payload: Buffer } {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { PROXY_V2_SIGNATURE, parseProxyV2 } from '../../src/http/proxy-protocol.js';
+import { PROXY_V2_SIGNATURE, parseProxyV2 } from '../../src/front/edge/proxy-protocol.js';
 import { proxyV2Header } from '../helpers/proxy-header.js';
 
 describe('PROXY protocol v2 header', () => {

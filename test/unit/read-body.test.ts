@@ -6,7 +6,7 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { readBody } from '../../src/http/body.js';
+import { readBody } from '../../src/shared/http/body.js';
 
 /** A request whose body arrives as `chunks`, once readBody listens. */
 function requestWith(chunks: readonly Buffer[], headers: Record<string, string> = { 'transfer-encoding': 'chunked' }): IncomingMessage {

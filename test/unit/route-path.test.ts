@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseRouteKey, parseRoutePath } from '../../src/config/route-path.js';
+import { parseRouteKey, parseRoutePath } from '../../src/deploy/api-yaml/route-path.js';
 
 describe('parseRouteKey', () => {
   it('normalises the verb and one trailing slash, and gives the shape', () => {

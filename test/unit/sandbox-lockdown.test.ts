@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { bootstrapSnapshot, makeBootstrapSnapshot, type BootstrapSnapshot } from '../../src/sandbox-host/bootstrap-snapshot.js';
-import { ContextParts } from '../../src/sandbox-host/sandbox-context.js';
+import { bootstrapSnapshot, makeBootstrapSnapshot, type BootstrapSnapshot } from '../../src/cell/sandbox-host/bootstrap-snapshot.js';
+import { ContextParts } from '../../src/cell/sandbox-host/sandbox-context.js';
 
 // The sandbox's lockdown, frozen mostly in the thread's snapshot and finished in each context
 // (sandbox/bootstrap.js builtinLockdown): what a directive's context holds once installed, walked

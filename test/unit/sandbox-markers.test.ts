@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { MarkerSlots, SandboxMarker, markerFile } from '../../src/cells/sandbox-markers.js';
+import { MarkerSlots, SandboxMarker, markerFile } from '../../src/cell/process/sandbox-markers.js';
 
 const dirs: string[] = [];
 afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));

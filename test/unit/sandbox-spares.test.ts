@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import ivm from 'isolated-vm';
 import { afterEach, describe, expect, it } from 'vitest';
-import { bootstrapSnapshot } from '../../src/sandbox-host/bootstrap-snapshot.js';
-import { BridgeOp, type BridgeOpCode } from '../../src/sandbox-host/bridge-ops.js';
-import { ContextParts, SandboxContext, type ContextShape } from '../../src/sandbox-host/sandbox-context.js';
-import { SandboxSpares } from '../../src/sandbox-host/sandbox-spares.js';
+import { bootstrapSnapshot } from '../../src/cell/sandbox-host/bootstrap-snapshot.js';
+import { BridgeOp, type BridgeOpCode } from '../../src/cell/sandbox-host/bridge-ops.js';
+import { ContextParts, SandboxContext, type ContextShape } from '../../src/cell/sandbox-host/sandbox-context.js';
+import { SandboxSpares } from '../../src/cell/sandbox-host/sandbox-spares.js';
 
 // A shared thread's spare contexts, with real isolates: made ahead of need, each given to one
 // sandbox only, and what runs in it reaches that sandbox's host function alone.
@@ -43,7 +43,7 @@ function sandboxOn(parts: ReturnType<SandboxSpares['take']>, memoryMb = 32): { b
   return { box, bodies };
 }
 
-describe('spare sandbox contexts (src/sandbox-host/sandbox-spares.ts)', () => {
+describe('spare sandbox contexts (src/cell/sandbox-host/sandbox-spares.ts)', () => {
   it('has none before a sandbox asked, then one made like it', async () => {
     spares = new SandboxSpares();
     expect(spares.take(shape())).toBeNull();

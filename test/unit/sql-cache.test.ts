@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sqlTextCache } from '../../src/database/sql-cache.js';
+import { sqlTextCache } from '../../src/directives/database/sql-cache.js';
 
 describe('sqlTextCache', () => {
   it('forgets the least recently used entry beyond maxEntries (get counts as a use)', () => {

@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AnvilError } from '../../src/errors.js';
-import { checkSqlProgram, checkSqlText } from '../../src/database/sql-checks.js';
-import { SqlPolicy } from '../../src/database/sql-policy.js';
-import { splitSqlStatements } from '../../src/database/sql-statements.js';
-import { tokenizeSql } from '../../src/database/sql-tokens.js';
+import { AnvilError } from '../../src/shared/errors.js';
+import { checkSqlProgram, checkSqlText } from '../../src/directives/database/sql-checks.js';
+import { SqlPolicy } from '../../src/directives/database/sql-policy.js';
+import { splitSqlStatements } from '../../src/directives/database/sql-statements.js';
+import { tokenizeSql } from '../../src/directives/database/sql-tokens.js';
 
 let dir: string;
 let db: Database.Database;

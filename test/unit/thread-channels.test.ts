@@ -10,12 +10,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SharedConnection } from '../../src/actors/router-line.js';
-import { dial } from '../../src/actors/thread-actor.js';
-import { emptyFrame, FrameType, u32Frame } from '../../src/protocol/frames.js';
-import { encodeHello, WIRE_VERSION, type ThreadHello } from '../../src/protocol/hello.js';
-import type { Conduit } from '../../src/protocol/thread-channels.js';
-import { ThreadServer } from '../../src/protocol/thread-server.js';
+import { SharedConnection } from '../../src/cell/actors/router-line.js';
+import { dial } from '../../src/cell/actors/thread-actor.js';
+import { emptyFrame, FrameType, u32Frame } from '../../src/shared/protocol/frames.js';
+import { encodeHello, WIRE_VERSION, type ThreadHello } from '../../src/shared/protocol/hello.js';
+import type { Conduit } from '../../src/shared/protocol/thread-channels.js';
+import { ThreadServer } from '../../src/shared/protocol/thread-server.js';
 
 const TOKEN = 'channel-test-token';
 const cleanups: Array<() => void> = [];

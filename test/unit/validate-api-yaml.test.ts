@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { validateApiYaml } from '../../src/config/load-api.js';
-import type { ValidateContext } from '../../src/config/validate-context.js';
+import { validateApiYaml } from '../../src/deploy/api-yaml/load-api.js';
+import type { ValidateContext } from '../../src/deploy/api-yaml/validate-context.js';
 import { builtinDirectives } from '../../src/directives/catalogue.js';
 
 const fixtures = fileURLToPath(new URL('../fixtures/broken-yaml/', import.meta.url));

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { VerdictHold } from '../../src/router/verdict-hold.js';
+import { VerdictHold } from '../../src/front/scheduling/verdict-hold.js';
 
 const holdOf = (waitMs = 60_000) => {
   const released: number[] = [];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { xmlToModel } from '../../src/models/xml-to-model.js';
+import { xmlToModel } from '../../src/directives/models/xml-to-model.js';
 
 const convert = (xml: string) => {
   const result = xmlToModel(xml, 64);

@@ -6,7 +6,7 @@
 import { createRequire } from 'node:module';
 import type { Ajv2020, ValidateFunction } from 'ajv/dist/2020.js';
 import type { DirectiveContext } from '../../engine/context.js';
-import { Errors } from '../../errors.js';
+import { Errors } from '../../shared/errors.js';
 
 const require = createRequire(import.meta.url);
 let shared: Ajv2020 | null = null;

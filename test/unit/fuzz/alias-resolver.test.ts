@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { compileAlias, type ResolveScope } from '../../../src/engine/resolve.js';
 import { Memory } from '../../../src/engine/memory.js';
 import { Message } from '../../../src/engine/message.js';
-import { AnvilError } from '../../../src/errors.js';
+import { AnvilError } from '../../../src/shared/errors.js';
 import { FUZZ_TEST_TIMEOUT_MS, fuzzParameters } from '../../helpers/fuzz-budget.js';
 
 // The alias resolver (SPEC §5) on random paths over random messages, memory and maps: a value is

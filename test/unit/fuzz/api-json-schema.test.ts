@@ -1,12 +1,12 @@
 import fc from 'fast-check';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
-import { YAML_LIMITS } from '../../../src/config/input-limits.js';
-import { validateApiYaml } from '../../../src/config/load-api.js';
-import { readYaml } from '../../../src/config/read-yaml.js';
+import { YAML_LIMITS } from '../../../src/shared/api-model/input-limits.js';
+import { validateApiYaml } from '../../../src/deploy/api-yaml/load-api.js';
+import { readYaml } from '../../../src/deploy/api-yaml/read-yaml.js';
 import { builtinDirectives } from '../../../src/directives/catalogue.js';
-import { apiJsonSchema } from '../../../src/reference/api-json-schema.js';
-import { yamlFlow } from '../../../src/reference/yaml-flow.js';
+import { apiJsonSchema } from '../../../src/deploy/reference/api-json-schema.js';
+import { yamlFlow } from '../../../src/deploy/reference/yaml-flow.js';
 import { FUZZ_TEST_TIMEOUT_MS, fuzzParameters } from '../../helpers/fuzz-budget.js';
 import { exampleApis } from './api-yaml-examples.js';
 import { mutatedYaml } from './yaml-mutations.js';

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ValidateContext } from '../../../src/config/validate-context.js';
+import type { ValidateContext } from '../../../src/deploy/api-yaml/validate-context.js';
 import { builtinDirectives } from '../../../src/directives/catalogue.js';
 
 // The api.yaml files of the example APIs (apis/, test/fixtures/apis, test/fixtures/spec-examples),

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { validateApiYaml, type ValidateResult } from '../../../src/config/load-api.js';
-import type { ValidateContext } from '../../../src/config/validate-context.js';
+import { validateApiYaml, type ValidateResult } from '../../../src/deploy/api-yaml/load-api.js';
+import type { ValidateContext } from '../../../src/deploy/api-yaml/validate-context.js';
 import { builtinDirectives } from '../../../src/directives/catalogue.js';
 import { FUZZ_TEST_TIMEOUT_MS, fuzzParameters } from '../../helpers/fuzz-budget.js';
 import { exampleApis } from './api-yaml-examples.js';

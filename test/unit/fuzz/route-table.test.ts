@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseRouteKey } from '../../../src/config/route-path.js';
-import type { EndpointDefinition } from '../../../src/config/types.js';
+import { parseRouteKey } from '../../../src/deploy/api-yaml/route-path.js';
+import type { EndpointDefinition } from '../../../src/shared/api-model/types.js';
 import { RouteTable, type RouteMatch } from '../../../src/engine/route-table.js';
 import { FUZZ_TEST_TIMEOUT_MS, fuzzParameters } from '../../helpers/fuzz-budget.js';
 

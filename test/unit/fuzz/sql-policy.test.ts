@@ -5,8 +5,8 @@ import { join, relative } from 'node:path';
 import type Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiDatabase } from '../../../src/database/api-database.js';
-import { AnvilError } from '../../../src/errors.js';
+import { ApiDatabase } from '../../../src/directives/database/api-database.js';
+import { AnvilError } from '../../../src/shared/errors.js';
 import { FUZZ_TEST_TIMEOUT_MS, fuzzParameters } from '../../helpers/fuzz-budget.js';
 
 // The SQL policy on random SQL built from the tokens of every known way out (ATTACH, VACUUM INTO,

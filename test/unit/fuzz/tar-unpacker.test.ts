@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { unpackTarGz, type UnpackLimits, type UnpackResult } from '../../../src/releases/unpack.js';
+import { unpackTarGz, type UnpackLimits, type UnpackResult } from '../../../src/deploy/releases/unpack.js';
 import { FUZZ_TEST_TIMEOUT_MS, fuzzParameters } from '../../helpers/fuzz-budget.js';
 import { tarGz, type TarEntry, type TarEntryType } from '../../helpers/tarball.js';
 

@@ -9,11 +9,11 @@ import { fileURLToPath } from 'node:url';
 import { Ajv as AjvDraft07 } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
-import { YAML_LIMITS } from '../../../src/config/input-limits.js';
-import { loadApiFolder, validateApiYaml } from '../../../src/config/load-api.js';
-import { readYaml } from '../../../src/config/read-yaml.js';
+import { YAML_LIMITS } from '../../../src/shared/api-model/input-limits.js';
+import { loadApiFolder, validateApiYaml } from '../../../src/deploy/api-yaml/load-api.js';
+import { readYaml } from '../../../src/deploy/api-yaml/read-yaml.js';
 import { builtinDirectives } from '../../../src/directives/catalogue.js';
-import { apiJsonSchema } from '../../../src/reference/api-json-schema.js';
+import { apiJsonSchema } from '../../../src/deploy/reference/api-json-schema.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 // strictSchema: an unknown keyword in the schema would be a typo editors silently ignore.

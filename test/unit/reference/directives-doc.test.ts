@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { validateApiYaml } from '../../../src/config/load-api.js';
+import { validateApiYaml } from '../../../src/deploy/api-yaml/load-api.js';
 import { builtinDirectives } from '../../../src/directives/catalogue.js';
-import { directivesDoc, exampleParams } from '../../../src/reference/directives-doc.js';
-import { yamlFlow } from '../../../src/reference/yaml-flow.js';
+import { directivesDoc, exampleParams } from '../../../src/deploy/reference/directives-doc.js';
+import { yamlFlow } from '../../../src/deploy/reference/yaml-flow.js';
 
 const doc = directivesDoc(builtinDirectives.values());
 

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { generatedFiles } from '../../../src/reference/generated-files.js';
-import { LIMITS_TABLE_END, LIMITS_TABLE_START, limitsTable } from '../../../src/reference/limits-table.js';
+import { generatedFiles } from '../../../src/deploy/reference/generated-files.js';
+import { LIMITS_TABLE_END, LIMITS_TABLE_START, limitsTable } from '../../../src/deploy/reference/limits-table.js';
 
 const root = new URL('../../../', import.meta.url);
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ROUTE_KEY_PATTERN } from '../../../src/config/route-key-pattern.js';
-import { parseRouteKey } from '../../../src/config/route-path.js';
+import { ROUTE_KEY_PATTERN } from '../../../src/deploy/api-yaml/route-key-pattern.js';
+import { parseRouteKey } from '../../../src/deploy/api-yaml/route-path.js';
 import { FUZZ_TEST_TIMEOUT_MS, fuzzParameters } from '../../helpers/fuzz-budget.js';
 
 // ajv compiles schema patterns with the `u` flag; so does this test.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { findTraceParent, formatTraceparent, parseTraceparent, validTracestate } from '../../../src/tracing/traceparent.js';
-import { threadEnvironment, tracingConfig } from '../../../src/tracing/tracing-config.js';
+import { findTraceParent, formatTraceparent, parseTraceparent, validTracestate } from '../../../src/shared/tracing/traceparent.js';
+import { threadEnvironment, tracingConfig } from '../../../src/shared/tracing/tracing-config.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const SPAN = '00f067aa0ba902b7';
