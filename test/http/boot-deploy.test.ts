@@ -113,7 +113,7 @@ describe('boot deploys', () => {
     const anvil = await start({ publish: false, apis: { hidden: { 'api.yaml': api('hidden', 'secret') } } });
     const publicReply = await anvil.request('/hidden/variant');
     expect(publicReply.status).toBe(404);
-    expect(publicReply.json()).toEqual({ error: 'Not Found' });
+    expect(publicReply.json()).toEqual({ error: 'Not Found', code: 'ANVIL_ERR_NOT_FOUND' });
     const adminReply = await anvil.admin('/hidden/variant');
     expect(adminReply.status).toBe(200);
     expect(adminReply.json()).toEqual({ variant: 'secret' });

@@ -80,7 +80,7 @@ describe('hostile deploys are refused, naming the file, the line and the limit',
     const reply = await deployBesideNeighbour(anvil, files());
     expect(reply.status).toBe(400);
     const body = reply.json();
-    expect(body).toEqual({ error, errors: [error] });
+    expect(body).toEqual({ error, code: 'ANVIL_ERR_DEPLOY_REFUSED', errors: [error] });
   });
 
   it('validates a large file within the limits (10000 routes) and serves it, the neighbour answering meanwhile', async () => {
@@ -112,7 +112,7 @@ describe('the deploy time budget (--deploy-timeout)', () => {
     for (let i = 0; i < 400; i++) files[`Directives/D${i}.ts`] = `const d${i}: number = ${i};\nexport default () => d${i};\n`;
     const reply = await deploy(anvil, files);
     expect(reply.status).toBe(400);
-    expect(reply.json()).toEqual({ error: 'validation took too long (600 ms)', errors: ['validation took too long (600 ms)'] });
+    expect(reply.json()).toEqual({ error: 'validation took too long (600 ms)', code: 'ANVIL_ERR_DEPLOY_REFUSED', errors: ['validation took too long (600 ms)'] });
     expect((await anvil.admin('/anvil/api/slow')).status).toBe(404);
 
     const next = await deploy(anvil, { 'api.yaml': valid('quick') });

@@ -58,7 +58,7 @@ describe('admin credentials', () => {
       for (const path of ['/anvil/api', '/ping/ping', '/anvil/api/ping']) {
         const reply = await anvil.request(path, { host: 'admin.localhost', headers });
         expect(reply.status).toBe(401);
-        expect(reply.json()).toEqual({ error: 'Unauthorized' });
+        expect(reply.json()).toEqual({ error: 'Unauthorized', code: 'ANVIL_ERR_UNAUTHORIZED' });
       }
     });
   }
@@ -74,7 +74,7 @@ describe('publishing, private and disabled APIs, rollback', () => {
 
     // Private by default: hidden on the public host, callable on the admin host.
     expect((await anvil.request('/shop/version')).status).toBe(404);
-    expect((await anvil.request('/shop/version')).json()).toEqual({ error: 'Not Found' });
+    expect((await anvil.request('/shop/version')).json()).toEqual({ error: 'Not Found', code: 'ANVIL_ERR_NOT_FOUND' });
     expect((await anvil.admin('/shop/version')).json()).toEqual({ version: 1 });
 
     const list = await anvil.admin('/anvil/api');

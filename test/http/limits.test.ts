@@ -43,7 +43,7 @@ describe('limits of SPEC §10', () => {
     // 3 s: well past the 1.5 s request timeout (the thread stays busy that long, and the drain at the end waits for it).
     const reply = await anvil.request('/slow/wait/3000');
     expect(reply.status).toBe(504);
-    expect(reply.json()).toEqual({ error: 'Gateway Timeout' });
+    expect(reply.json()).toEqual({ error: 'Gateway Timeout', code: 'ANVIL_ERR_TIMEOUT' });
     expect((await anvil.request('/fast/ping')).json()).toEqual({ message: 'pong' });
   });
 });

@@ -28,10 +28,10 @@ function expectRefusedOrClosed(reply: RawReply): void {
   expect(reply.statusLines, reply.raw).toHaveLength(1);
 }
 
-function expectJsonError(reply: RawReply, status: number): void {
+function expectJsonError(reply: RawReply, status: number, code: unknown): void {
   expect(reply.status, reply.raw).toBe(status);
   expect(reply.statusLines, reply.raw).toHaveLength(1);
-  expect(JSON.parse(reply.body), reply.raw).toEqual({ error: expect.any(String) });
+  expect(JSON.parse(reply.body), reply.raw).toEqual({ error: expect.any(String), code });
 }
 
 let anvil: TestInstance;
@@ -64,34 +64,34 @@ describe('garbage on a raw socket', () => {
   });
 
   it('a header without a colon: 400', async () => {
-    expectJsonError(await exchange(anvil.port, `GET /ping/ping HTTP/1.1\r\n${HOST}ThisHeaderHasNoColon\r\n\r\n`), 400);
-    expectJsonError(await exchange(anvil.port, `GET /ping/ping HTTP/1.1\r\n${HOST}Bad Name: x\r\n\r\n`), 400);
-    expectJsonError(await exchange(anvil.port, `GET /ping/ping HTTP/1.1\r\n${HOST}X-Nul: a\0b\r\n\r\n`), 400);
+    expectJsonError(await exchange(anvil.port, `GET /ping/ping HTTP/1.1\r\n${HOST}ThisHeaderHasNoColon\r\n\r\n`), 400, 'ANVIL_ERR_BAD_REQUEST');
+    expectJsonError(await exchange(anvil.port, `GET /ping/ping HTTP/1.1\r\n${HOST}Bad Name: x\r\n\r\n`), 400, 'ANVIL_ERR_BAD_REQUEST');
+    expectJsonError(await exchange(anvil.port, `GET /ping/ping HTTP/1.1\r\n${HOST}X-Nul: a\0b\r\n\r\n`), 400, 'ANVIL_ERR_BAD_REQUEST');
     await expectHealthy();
   });
 
   it('a header block over 16 KiB: 431', async () => {
     const one = await exchange(anvil.port, `GET /ping/ping HTTP/1.1\r\n${HOST}X-Big: ${'a'.repeat(20 * 1024)}\r\n\r\n`);
-    expectJsonError(one, 431);
+    expectJsonError(one, 431, 'ANVIL_ERR_HEADERS_TOO_LARGE');
     const many = Array.from({ length: 400 }, (_, i) => `X-Header-${i}: ${'b'.repeat(50)}\r\n`).join('');
-    expectJsonError(await exchange(anvil.port, `GET /ping/ping HTTP/1.1\r\n${HOST}${many}\r\n`), 431);
+    expectJsonError(await exchange(anvil.port, `GET /ping/ping HTTP/1.1\r\n${HOST}${many}\r\n`), 431, 'ANVIL_ERR_HEADERS_TOO_LARGE');
     await expectHealthy();
   });
 
   it('an invalid content-length: 400', async () => {
     for (const value of ['abc', '-5', '1.5', '0x10', '99999999999999999999999']) {
       const reply = await exchange(anvil.port, `POST /ping/echo HTTP/1.1\r\n${HOST}Content-Length: ${value}\r\n\r\nhello`);
-      expectJsonError(reply, 400);
+      expectJsonError(reply, 400, 'ANVIL_ERR_BAD_REQUEST');
     }
     const twoLengths = await exchange(anvil.port, `POST /ping/echo HTTP/1.1\r\n${HOST}Content-Length: 5\r\nContent-Length: 6\r\n\r\nhello!`);
-    expectJsonError(twoLengths, 400);
+    expectJsonError(twoLengths, 400, 'ANVIL_ERR_BAD_REQUEST');
     await expectHealthy();
   });
 
   it('a chunked body with a bad chunk size: 400', async () => {
     for (const size of ['zz', '-1', 'ffffffffffffffffffff', '']) {
       const reply = await exchange(anvil.port, `POST /ping/echo HTTP/1.1\r\n${HOST}Transfer-Encoding: chunked\r\n\r\n${size}\r\nhello\r\n0\r\n\r\n`);
-      expectJsonError(reply, 400);
+      expectJsonError(reply, 400, 'ANVIL_ERR_BAD_REQUEST');
     }
     await expectHealthy();
   });
@@ -114,7 +114,7 @@ describe('garbage on a raw socket', () => {
   it('a request target that is not a path: 400', async () => {
     // connection: close only so that we need not wait for the keep-alive timeout.
     const get = (target: string) => exchange(anvil.port, `GET ${target} HTTP/1.1\r\n${HOST}Connection: close\r\n\r\n`);
-    for (const target of ['*', 'ping/ping', 'http://localhost/ping/ping']) expectJsonError(await get(target), 400);
+    for (const target of ['*', 'ping/ping', 'http://localhost/ping/ping']) expectJsonError(await get(target), 400, expect.stringMatching(/^ANVIL_ERR_BAD_(TARGET|REQUEST)$/));
     expectRefusedOrClosed(await get('//ping/ping'));
     await expectHealthy();
   });
@@ -169,7 +169,7 @@ describe('request body limits (SPEC §10)', () => {
     // Half a second of silence after the answer ends the exchange (the connection would otherwise
     // wait for the rest of the body until the keep-alive timeout); a second response would show.
     const reply = await exchange(anvil.port, [`POST /ping/echo HTTP/1.1\r\n${HOST}Content-Type: application/octet-stream\r\nContent-Length: ${2 * 1024 * 1024}\r\n\r\n`, Buffer.alloc(64 * 1024, 'a')], { endWhenIdleMs: 500 });
-    expectJsonError(reply, 413);
+    expectJsonError(reply, 413, 'ANVIL_ERR_BODY_TOO_LARGE');
     await expectHealthy();
   });
 
@@ -178,7 +178,7 @@ describe('request body limits (SPEC §10)', () => {
     const chunks: Array<Buffer | string> = [`POST /ping/echo HTTP/1.1\r\n${HOST}Transfer-Encoding: chunked\r\n\r\n`];
     for (let sent = 0; sent <= 1024 * 1024; sent += chunk.length) chunks.push(`${chunk.length.toString(16)}\r\n`, chunk, '\r\n');
     const reply = await exchange(anvil.port, chunks, { endWhenIdleMs: 500 });
-    expectJsonError(reply, 413);
+    expectJsonError(reply, 413, 'ANVIL_ERR_BODY_TOO_LARGE');
     await expectHealthy();
   });
 
@@ -226,7 +226,7 @@ describe('request body limits (SPEC §10)', () => {
     it('a 2 KiB body: 413 with JSON {error}', async () => {
       const reply = await small.request('/ping/echo', { method: 'POST', body: 'x'.repeat(2048) });
       expect(reply.status).toBe(413);
-      expect(reply.json()).toEqual({ error: expect.stringContaining('1024') });
+      expect(reply.json()).toEqual({ error: expect.stringContaining('1024'), code: 'ANVIL_ERR_BODY_TOO_LARGE' });
       await expectHealthy(small);
     });
 

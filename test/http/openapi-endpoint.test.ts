@@ -29,7 +29,7 @@ describe('GET /anvil/api/<key>/openapi.json', () => {
     expect((await anvil.admin('/anvil/api/secured/other.json')).status).toBe(404);
     const post = await anvil.admin('/anvil/api/secured/openapi.json', { method: 'POST', body: '{}' });
     expect(post.status).toBe(405);
-    expect(post.headers.allow).toBe('GET');
+    expect(post.headers.allow).toBe('GET, HEAD');
     expect((await anvil.request('/anvil/api/secured/openapi.json', { host: 'admin.localhost' })).status).toBe(401);
   });
 });

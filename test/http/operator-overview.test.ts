@@ -131,7 +131,7 @@ describe('GET /anvil/overview and /anvil/api/<key>/stats', () => {
     expect(unknown.json().error).toContain('unknown API "nosuch"');
     const bad = await anvil.admin('/anvil/api/shop/stats?window=1h');
     expect(bad.status).toBe(400);
-    expect(bad.json()).toEqual({ error: 'window must be one of 1m, 5m, got "1h"' });
+    expect(bad.json()).toEqual({ error: 'window must be one of 1m, 5m, got "1h"', code: 'ANVIL_ERR_BAD_QUERY' });
     expect((await anvil.admin('/anvil/overview', { method: 'POST', body: '{}' })).status).toBe(405);
   });
 

@@ -50,7 +50,7 @@ describe('GET /anvil/api/<key>/jobs and its actions', () => {
   it('refuses an unknown API (audited), an unknown action, a wrong method and a caller without credentials', async () => {
     const unknown = await anvil.admin('/anvil/api/nope/jobs/flush', { method: 'POST' });
     expect(unknown.status).toBe(404);
-    expect(unknown.json()).toEqual({ error: 'unknown API "nope"' });
+    expect(unknown.json()).toEqual({ error: 'unknown API "nope"', code: 'ANVIL_ERR_UNKNOWN_API' });
     const [entry] = (await anvil.admin('/anvil/audit?api=nope')).json().entries;
     expect(entry).toMatchObject({ action: 'jobs-flush', result: 'error', status: 404, error: 'unknown API "nope"' });
 

@@ -37,7 +37,7 @@ describe('error catalogue', () => {
     expect(mixed).toEqual([]);
   });
 
-  it('is the table in docs/operate.md (regenerate with `node scripts/error-table.mjs`)', () => {
+  it('is the table in docs/operate.md (regenerate with `npm run docs`)', () => {
     const text = readFileSync(OPERATE, 'utf8');
     const match = /<!-- error-table:start -->\n([\s\S]*?)\n<!-- error-table:end -->/.exec(text);
     expect(match, 'docs/operate.md has no error-table markers').not.toBeNull();

@@ -35,7 +35,7 @@ describe('writeApiResponse', () => {
     expect(reply.raw.toLowerCase()).not.toContain('set-cookie');
     expect(reply.raw).not.toContain('secret');
     expect(reply.raw.toLowerCase()).toContain('x-correlation-id: corr-1');
-    expect(JSON.parse(reply.body)).toEqual({ error: 'Bad Gateway: the API produced an invalid response head' });
+    expect(JSON.parse(reply.body)).toEqual({ error: 'Bad Gateway: the API produced an invalid response head', code: 'ANVIL_ERR_RESPONSE_HEAD' });
     expect(refusals.at(-1)).toContain('x-bad');
   });
 
@@ -60,7 +60,7 @@ describe('writeApiResponse', () => {
       expect(reply.statusLines).toEqual(['HTTP/1.1 502 Bad Gateway']);
       expect(reply.raw).not.toContain('set-cookie');
       expect(reply.raw).not.toContain('bbbb');
-      expect(JSON.parse(reply.body)).toEqual({ error: `Bad Gateway: the API produced a response head the router does not send (${code})` });
+      expect(JSON.parse(reply.body)).toEqual({ error: `Bad Gateway: the API produced a response head the router does not send (${code})`, code: 'ANVIL_ERR_RESPONSE_HEAD' });
       expect(refusals.at(-1)).toContain(code);
     }
   });

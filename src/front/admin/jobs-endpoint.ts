@@ -1,9 +1,10 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
+import type { PublicHost } from '../../deploy/registry/registry.js';
 import type { NoteAction } from '../audit/management-audit.js';
 import type { QueueCounts } from '../jobs/job-queue.js';
 import { formatApiId } from '../../shared/protocol/api-id.js';
-import type { PublicHost } from '../../deploy/registry/registry.js';
-import { sendError, sendJson } from '../edge/http-response.js';
+import { Errors } from '../../shared/errors.js';
+import type { AdminAnswer, HostCall } from './admin-router.js';
 
 /** What the endpoint does with one API's jobs (`<host>/<env>/<key>`): the job runner's queue. */
 export interface ApiJobs {
@@ -16,11 +17,10 @@ export interface JobsEndpointDeps {
   jobs: ApiJobs;
   /** True when the host has an API of that key. */
   hasApi(host: string, key: string): boolean;
-  /** Records a job action (and its outcome) in the audit log. */
-  note: NoteAction;
+  /** Records a job action (and its outcome) in the audit log, as the request's caller. */
+  note(req: IncomingMessage, host: PublicHost): NoteAction;
 }
 
-const JOBS = /^\/api\/([a-z0-9][a-z0-9-]{0,62})\/jobs(?:\/([^/]+))?$/;
 const ACTIONS = {
   flush: { audit: 'jobs-flush', count: 'removed', run: (jobs: ApiJobs, api: string) => jobs.flush(api) },
   'requeue-failed': { audit: 'jobs-requeue-failed', count: 'requeued', run: (jobs: ApiJobs, api: string) => jobs.requeueFailed(api) },
@@ -31,47 +31,46 @@ type ActionName = keyof typeof ACTIONS;
  * An API's jobs on the admin host (the management API's credentials), what `anvil jobs` does on a
  * data dir, for the console: `GET /anvil/api/<key>/jobs` (counts per state),
  * `POST /anvil/api/<key>/jobs/requeue-failed` and `POST /anvil/api/<key>/jobs/flush`, audited as
- * `jobs-requeue-failed` and `jobs-flush`. Null when `path` (after `/anvil`) is not one of them.
+ * `jobs-requeue-failed` and `jobs-flush`.
  */
-export function handleJobs(req: IncomingMessage, res: ServerResponse, path: string, host: PublicHost, deps: JobsEndpointDeps): Promise<void> | null {
-  const match = JOBS.exec(path);
-  if (match === null) return null;
-  const key = match[1]!;
-  const action = match[2];
-  const api = formatApiId({ host: host.name, env: host.env, key });
-  if (action === undefined) {
-    if (req.method !== 'GET' && req.method !== 'HEAD') return refuse(res, 405, 'Method Not Allowed', { allow: 'GET' });
-    if (!deps.hasApi(host.name, key)) return refuse(res, 404, `unknown API "${key}"`);
-    return deps.jobs.counts(api).then(
-      (counts) => sendJson(res, 200, { key, counts }, { 'cache-control': 'no-store' }),
-      (error: unknown) => sendError(res, 503, `the job queue cannot be read: ${(error as Error).message}`, { 'retry-after': '5' }),
-    );
-  }
-  if (!Object.hasOwn(ACTIONS, action)) return refuse(res, 404, `unknown job action "${action}" (${Object.keys(ACTIONS).join(', ')})`);
-  if (req.method !== 'POST') return refuse(res, 405, 'Method Not Allowed', { allow: 'POST' });
-  return runAction(res, key, api, action as ActionName, host, deps);
+export function jobHandlers(deps: JobsEndpointDeps) {
+  return {
+    jobCounts: async ({ host, params }: HostCall): Promise<AdminAnswer> => {
+      const key = params.key!;
+      if (!deps.hasApi(host.name, key)) throw Errors.unknownApi(key);
+      let counts: QueueCounts;
+      try {
+        counts = await deps.jobs.counts(formatApiId({ host: host.name, env: host.env, key }));
+      } catch (error) {
+        throw Errors.jobQueueUnreadable((error as Error).message);
+      }
+      return { body: { key, counts }, headers: { 'cache-control': 'no-store' } };
+    },
+    jobAction: (call: HostCall): Promise<AdminAnswer> => {
+      const action = call.params.action!;
+      if (!Object.hasOwn(ACTIONS, action)) throw Errors.unknownJobAction(action, Object.keys(ACTIONS).join(', '));
+      return runAction(call, action as ActionName, deps);
+    },
+  };
 }
 
-async function runAction(res: ServerResponse, key: string, api: string, name: ActionName, host: PublicHost, deps: JobsEndpointDeps): Promise<void> {
+async function runAction({ req, host, params }: HostCall, name: ActionName, deps: JobsEndpointDeps): Promise<AdminAnswer> {
+  const key = params.key!;
   const action = ACTIONS[name];
+  const note = deps.note(req, host);
   if (!deps.hasApi(host.name, key)) {
-    const error = `unknown API "${key}"`;
-    await deps.note({ action: action.audit, api: key, status: 404, error });
-    return sendError(res, 404, error);
+    const error = Errors.unknownApi(key);
+    await note({ action: action.audit, api: key, status: 404, error: error.message });
+    throw error;
   }
   let count: number;
   try {
-    count = await action.run(deps.jobs, api);
-  } catch (error) {
-    const message = `the job queue cannot be changed: ${(error as Error).message}`;
-    await deps.note({ action: action.audit, api: key, status: 503, error: message });
-    return sendError(res, 503, message, { 'retry-after': '5' });
+    count = await action.run(deps.jobs, formatApiId({ host: host.name, env: host.env, key }));
+  } catch (failure) {
+    const error = Errors.jobQueueUnchanged((failure as Error).message);
+    await note({ action: action.audit, api: key, status: 503, error: error.message });
+    throw error;
   }
-  await deps.note({ action: action.audit, api: key, status: 200, detail: { [action.count]: count } });
-  sendJson(res, 200, { key, [action.count]: count });
-}
-
-function refuse(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): Promise<void> {
-  sendError(res, status, message, headers);
-  return Promise.resolve();
+  await note({ action: action.audit, api: key, status: 200, detail: { [action.count]: count } });
+  return { body: { key, [action.count]: count } };
 }

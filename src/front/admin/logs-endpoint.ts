@@ -1,5 +1,6 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { sendError, sendJson } from '../edge/http-response.js';
+import type { ServerResponse } from 'node:http';
+import { Errors } from '../../shared/errors.js';
+import type { AdminAnswer } from './admin-router.js';
 import { parseLogFilter } from '../../shared/logs/follow/log-filter.js';
 import type { LogFollowers } from '../../shared/logs/follow/log-followers.js';
 import { recentLines } from '../../shared/logs/follow/recent-lines.js';
@@ -13,29 +14,26 @@ const PARAMETERS = ['follow', 'status', 'route', 'text', 'limit'];
  * (`{"lines": […]}`, oldest first), or with `follow=1` its new lines live as Server-Sent Events.
  * Filters: `status` (`5xx` or `503`), `route`, `text`. `dir` is the API's log folder.
  */
-export async function handleLogs(req: IncomingMessage, res: ServerResponse, params: URLSearchParams, key: string, dir: string, followers: LogFollowers): Promise<void> {
-  if (req.method !== 'GET') return sendError(res, 405, 'Method Not Allowed', { allow: 'GET' });
+export async function apiLogs(res: ServerResponse, params: URLSearchParams, key: string, dir: string, followers: LogFollowers): Promise<AdminAnswer | void> {
   for (const name of params.keys()) {
-    if (!PARAMETERS.includes(name)) return sendError(res, 400, `unknown parameter "${name}" (${PARAMETERS.join(', ')})`);
+    if (!PARAMETERS.includes(name)) throw Errors.badQuery(`unknown parameter "${name}" (${PARAMETERS.join(', ')})`);
   }
   const filter = parseLogFilter(params);
-  if (typeof filter === 'string') return sendError(res, 400, filter);
+  if (typeof filter === 'string') throw Errors.badQuery(filter);
   const follow = params.get('follow');
-  if (follow !== null && follow !== '0' && follow !== '1') return sendError(res, 400, `follow: "${follow}" is not 1 or 0`);
+  if (follow !== null && follow !== '0' && follow !== '1') throw Errors.badQuery(`follow: "${follow}" is not 1 or 0`);
   if (follow === '1') {
-    if (params.has('limit')) return sendError(res, 400, 'limit: only without follow=1 (the last lines as JSON)');
-    if (!(await followers.follow(dir, res, filter))) {
-      return sendError(res, 429, `the request log of "${key}" has as many followers as it may have: try again when one has left`, { 'retry-after': '5' });
-    }
+    if (params.has('limit')) throw Errors.badQuery('limit: only without follow=1 (the last lines as JSON)');
+    if (!(await followers.follow(dir, res, filter))) throw Errors.logFollowersFull(key);
     return;
   }
   const limitText = params.get('limit');
   const limit = limitText === null ? RECENT_LINES_DEFAULT : Number(limitText);
   if (limitText !== null && (!/^\d{1,5}$/.test(limitText) || limit < 1 || limit > RECENT_LINES_MAX)) {
-    return sendError(res, 400, `limit: "${limitText}" is not a whole number from 1 to ${RECENT_LINES_MAX}`);
+    throw Errors.badQuery(`limit: "${limitText}" is not a whole number from 1 to ${RECENT_LINES_MAX}`);
   }
   const lines = await recentLines(dir, filter, limit);
-  sendJson(res, 200, { lines: lines.map(parseLine) });
+  return { body: { lines: lines.map(parseLine) } };
 }
 
 function parseLine(line: string): unknown {

@@ -1,13 +1,13 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { rm } from 'node:fs/promises';
 import type { DataPaths } from '../../deploy/api-yaml/data-paths.js';
 import type { ControlPlane } from '../../deploy/control-plane/control-plane.js';
-import { AnvilError, Errors } from '../../shared/errors.js';
+import { Errors, type AnvilError } from '../../shared/errors.js';
 import type { DeployResult } from '../../deploy/publish/deploy.js';
 import type { ApiDirectory } from '../scheduling/api-directory.js';
-import { sendError, sendJson } from '../edge/http-response.js';
 import { readBody } from '../../shared/http/body.js';
-import { serveOpenApi } from './openapi-endpoint.js';
+import { openApiOf } from './openapi-endpoint.js';
+import type { AdminAnswer, HostCall } from './admin-router.js';
 import { type NoteAction } from '../audit/management-audit.js';
 import type { DeleteApiResult, PublicHost, Registry } from '../../deploy/registry/registry.js';
 import { releaseChange, type ReleaseChange } from '../../deploy/registry/release-change.js';
@@ -23,8 +23,8 @@ export interface ManagementDeps {
   deployUpload(req: IncomingMessage, host: PublicHost): Promise<DeployResult>;
   /** The API's actors stop taking work (before its data is deleted). */
   retireApi(host: string, key: string): void;
-  /** Records a deploy, update or delete (its outcome included) in the audit log. */
-  note: NoteAction;
+  /** Records a deploy, update or delete (its outcome included) in the audit log, as the request's caller. */
+  note(req: IncomingMessage, host: PublicHost): NoteAction;
   /** Told of every deploy's and release change's result (metrics). */
   counted?: ManagementCounts;
 }
@@ -34,89 +34,65 @@ export interface ManagementCounts {
   releaseChange(host: string, key: string, change: ReleaseChange, result: 'ok' | 'unknown_api' | 'unknown_release'): void;
 }
 
-const API_KEY = /^[a-z0-9][a-z0-9-]{0,62}$/;
-
 /**
  * The management API of SPEC §6, for one public host (already authenticated): list, read, update
- * (publish, disable, rollback), deploy and delete APIs. `path` is the part after `/anvil`.
+ * (publish, disable, rollback), deploy and delete APIs, and describe one (OpenAPI).
  */
-export async function handleManagement(req: IncomingMessage, res: ServerResponse, path: string, host: PublicHost, deps: ManagementDeps): Promise<void> {
-  try {
-    await route(req, res, path, host, deps);
-  } catch (error) {
-    // Meant for the operator, so said in full: the 503 names the control plane, the APIs keep serving.
-    if (!(error instanceof AnvilError) || error.code !== Errors.controlPlaneUnavailable.code || res.headersSent) throw error;
-    sendError(res, error.status, error.message, { 'retry-after': '5' });
-  }
+export function managementHandlers(deps: ManagementDeps) {
+  return {
+    listApis: ({ host }: HostCall): AdminAnswer => ({ body: deps.registry.listApiKeys(host.name) }),
+    deploy: ({ req, host }: HostCall) => deploy(req, host, deps),
+    readApi: ({ host, params }: HostCall): AdminAnswer => {
+      const record = deps.registry.getApi(host.name, params.key!);
+      if (record === null) throw Errors.unknownApi(params.key!);
+      return { body: record };
+    },
+    updateApi: ({ req, host, params }: HostCall) => update(req, host, params.key!, deps),
+    deleteApi: ({ req, host, params }: HostCall) => remove(host, params.key!, deps, deps.note(req, host)),
+    openApi: async ({ host, params }: HostCall): Promise<AdminAnswer> => ({ body: await openApiOf(host, params.key!, deps) }),
+  };
 }
 
-async function route(req: IncomingMessage, res: ServerResponse, path: string, host: PublicHost, deps: ManagementDeps): Promise<void> {
-  const method = req.method ?? 'GET';
-  const segments = path.split('/').filter((s) => s !== '');
-  if (segments[0] !== 'api' || segments.length > 3) return sendError(res, 404, 'Not Found');
-  const key = segments[1];
-  if (segments.length === 3) return subResource(res, method, host, key!, segments[2]!, deps);
-
-  if (key === undefined) {
-    if (method === 'GET') return sendJson(res, 200, deps.registry.listApiKeys(host.name));
-    if (method === 'POST') return deploy(req, res, host, deps);
-    return sendError(res, 405, 'Method Not Allowed', { allow: 'GET, POST' });
-  }
-  if (!API_KEY.test(key)) return sendError(res, 404, `unknown API "${key}"`);
-  if (method === 'GET') {
-    const record = deps.registry.getApi(host.name, key);
-    return record === null ? sendError(res, 404, `unknown API "${key}"`) : sendJson(res, 200, record);
-  }
-  if (method === 'PUT') return update(req, res, host, key, deps);
-  if (method === 'DELETE') return remove(res, host, key, deps);
-  return sendError(res, 405, 'Method Not Allowed', { allow: 'GET, PUT, DELETE' });
-}
-
-/** `/anvil/api/<key>/<what>`: what the management API tells of an API besides its record. */
-function subResource(res: ServerResponse, method: string, host: PublicHost, key: string, what: string, deps: ManagementDeps): Promise<void> | void {
-  if (!API_KEY.test(key) || what !== 'openapi.json') return sendError(res, 404, 'Not Found');
-  if (method !== 'GET') return sendError(res, 405, 'Method Not Allowed', { allow: 'GET' });
-  return serveOpenApi(res, host, key, deps);
-}
-
-async function deploy(req: IncomingMessage, res: ServerResponse, host: PublicHost, deps: ManagementDeps): Promise<void> {
+async function deploy(req: IncomingMessage, host: PublicHost, deps: ManagementDeps): Promise<AdminAnswer> {
+  const note = deps.note(req, host);
   let result: DeployResult;
   try {
     result = await deps.deployUpload(req, host);
   } catch (error) {
-    // Answered by the front door (a full disk's 507, say); recorded here.
+    // Answered by the admin router (a full disk's 507, say); recorded here.
     const status = (error as { status?: number }).status ?? 500;
     deps.counted?.deploy(host.name, false, status);
-    await deps.note({ action: 'deploy', status, error: (error as Error).message });
+    await note({ action: 'deploy', status, error: (error as Error).message });
     throw error;
   }
   deps.counted?.deploy(host.name, result.ok, result.ok ? 201 : result.status);
   if (!result.ok) {
     const summary = result.errors.length === 1 ? result.errors[0]! : `${result.errors.length} errors: ${result.errors.join('; ')}`;
-    await deps.note({ action: 'deploy', status: result.status, error: summary });
-    if (result.status === 429) return sendJson(res, 429, { error: summary, errors: result.errors, code: result.code }, { 'retry-after': String(result.retryAfterSeconds) });
-    return sendJson(res, result.status, { error: summary, errors: result.errors });
+    await note({ action: 'deploy', status: result.status, error: summary });
+    const code = result.status === 429 ? result.code : Errors.deployRefused.code;
+    const headers: Record<string, string> = result.status === 429 ? { 'retry-after': String(result.retryAfterSeconds) } : {};
+    return { status: result.status, body: { error: summary, code, errors: result.errors }, headers };
   }
   deps.directory.reload();
-  await deps.note({ action: 'deploy', api: result.key, release: result.release, status: 201 });
-  sendJson(res, 201, { key: result.key, release: result.release });
+  await note({ action: 'deploy', api: result.key, release: result.release, status: 201 });
+  return { status: 201, body: { key: result.key, release: result.release } };
 }
 
-async function update(req: IncomingMessage, res: ServerResponse, host: PublicHost, key: string, deps: ManagementDeps): Promise<void> {
-  const refuse = async (status: number, error: string, answer?: Record<string, unknown>) => {
-    await deps.note({ action: 'update', api: key, status, error });
-    sendJson(res, status, answer ?? { error });
+async function update(req: IncomingMessage, host: PublicHost, key: string, deps: ManagementDeps): Promise<AdminAnswer> {
+  const note = deps.note(req, host);
+  const refuse = async (error: AnvilError, errors?: string[]): Promise<AdminAnswer> => {
+    await note({ action: 'update', api: key, status: error.status, error: error.message });
+    return { status: error.status, body: { error: error.message, code: error.code, ...(errors === undefined ? {} : { errors }) } };
   };
   let body: unknown;
   try {
     const raw = await readBody(req, 64 * 1024);
     body = raw === null ? undefined : JSON.parse(raw.toString('utf8'));
   } catch (error) {
-    const status = (error as { status?: number }).status === 413 ? 413 : 400;
-    return refuse(status, status === 413 ? 'body too large' : 'body is not valid JSON');
+    return refuse((error as { status?: number }).status === 413 ? Errors.managementBodyTooLarge() : Errors.badManagementBody('body is not valid JSON'));
   }
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    return refuse(400, 'body must be a JSON object {"active": boolean, "release": string, "public": boolean}');
+    return refuse(Errors.badManagementBody('body must be a JSON object {"active": boolean, "release": string, "public": boolean}'));
   }
   const fields = body as Record<string, unknown>;
   const problems: string[] = [];
@@ -124,39 +100,39 @@ async function update(req: IncomingMessage, res: ServerResponse, host: PublicHos
     if (!(field in fields)) problems.push(`field "${field}" is missing (a ${type})`);
     else if (typeof fields[field] !== type) problems.push(`field "${field}" must be a ${type}, got ${JSON.stringify(fields[field])}`);
   }
-  if (problems.length > 0) return refuse(400, problems.join('; '), { error: problems.join('; '), errors: problems });
+  if (problems.length > 0) return refuse(Errors.badManagementBody(problems.join('; ')), problems);
 
   const change = { active: fields.active as boolean, release: fields.release as string, public: fields.public as boolean };
   const before = deps.registry.getApi(host.name, key);
   const kind = releaseChange(before, change);
   const outcome = await deps.controlPlane.updateApi(host.name, key, change);
   deps.counted?.releaseChange(host.name, key, kind, outcome === 'ok' ? 'ok' : outcome === 'unknown-api' ? 'unknown_api' : 'unknown_release');
-  const note = { action: kind, api: key, release: change.release, detail: { ...change, previousRelease: before?.release ?? null } };
-  const failure = outcome === 'unknown-api' ? `unknown API "${key}"` : outcome === 'unknown-release' ? `unknown release "${change.release}" of API "${key}"` : null;
+  const entry = { action: kind, api: key, release: change.release, detail: { ...change, previousRelease: before?.release ?? null } };
+  const failure = outcome === 'unknown-api' ? Errors.unknownApi(key) : outcome === 'unknown-release' ? Errors.unknownRelease(change.release, key) : null;
   if (failure !== null) {
-    await deps.note({ ...note, status: 404, error: failure });
-    return sendError(res, 404, failure);
+    await note({ ...entry, status: failure.status, error: failure.message });
+    throw failure;
   }
   deps.directory.reload();
-  await deps.note({ ...note, status: 204 });
-  res.writeHead(204).end();
+  await note({ ...entry, status: 204 });
+  return { status: 204 };
 }
 
-async function remove(res: ServerResponse, host: PublicHost, key: string, deps: ManagementDeps): Promise<void> {
+async function remove(host: PublicHost, key: string, deps: ManagementDeps, note: NoteAction): Promise<AdminAnswer> {
   const release = deps.registry.getApi(host.name, key)?.release ?? null;
   const outcome = await deps.controlPlane.deleteApi(host.name, key);
   const refusal = deleteRefusal(outcome, key);
-  await deps.note({ action: 'delete', api: key, release, status: refusal?.status ?? 204, ...(refusal === null ? {} : { error: refusal.error }) });
-  if (refusal !== null) return sendError(res, refusal.status, refusal.error);
+  await note({ action: 'delete', api: key, release, status: refusal?.status ?? 204, ...(refusal === null ? {} : { error: refusal.message }) });
+  if (refusal !== null) throw refusal;
   deps.retireApi(host.name, key);
   deps.directory.reload();
   await rm(deps.paths.apiReleasesDir(host.name, key), { recursive: true, force: true });
   await rm(deps.paths.apiDataDir(host.name, host.env, key), { recursive: true, force: true });
-  res.writeHead(204).end();
+  return { status: 204 };
 }
 
-function deleteRefusal(outcome: DeleteApiResult, key: string): { status: number; error: string } | null {
-  if (outcome.status === 'unknown-api') return { status: 404, error: `unknown API "${key}"` };
-  if (outcome.status === 'active') return { status: 409, error: `API "${key}" is active: disable it first (PUT {"active": false, …})` };
+function deleteRefusal(outcome: DeleteApiResult, key: string): AnvilError | null {
+  if (outcome.status === 'unknown-api') return Errors.unknownApi(key);
+  if (outcome.status === 'active') return Errors.apiActive(key);
   return null;
 }

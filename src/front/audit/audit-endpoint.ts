@@ -1,6 +1,5 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { PublicHost } from '../../deploy/registry/registry.js';
-import { sendError, sendJson } from '../edge/http-response.js';
+import { Errors } from '../../shared/errors.js';
 import { AUDIT_ACTIONS, type AuditAction } from './audit-entry.js';
 import type { AuditLog } from './audit-log.js';
 import type { AuditQuery } from './audit-store.js';
@@ -13,11 +12,10 @@ const API_KEY = /^[a-z0-9][a-z0-9-]{0,62}$/;
  * `GET /anvil/audit?limit=&before=&api=&action=` on the admin host: the caller's public host's
  * entries, newest first; `next` is the `before` of the following page (null on the last).
  */
-export async function handleAuditPage(req: IncomingMessage, res: ServerResponse, params: URLSearchParams, host: PublicHost, audit: AuditLog): Promise<void> {
-  if (req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, 405, 'Method Not Allowed', { allow: 'GET, HEAD' });
+export async function auditPage(params: URLSearchParams, host: PublicHost, audit: AuditLog): Promise<{ body: unknown }> {
   const query = parseAuditQuery(params, host.name);
-  if (typeof query === 'string') return sendError(res, 400, query);
-  sendJson(res, 200, await audit.list(query));
+  if (typeof query === 'string') throw Errors.badQuery(query);
+  return { body: await audit.list(query) };
 }
 
 /** The query, or what is wrong with it (naming the parameter). */

@@ -1,6 +1,7 @@
-import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { Errors, type AnvilError } from '../../shared/errors.js';
 import type { InstanceLog } from '../../shared/logs/instance-log.js';
+import { rawFailure } from './raw-failure.js';
 
 /**
  * node:http's `clientError`: a request its parser refused (a bad header, two Content-Length values,
@@ -14,13 +15,15 @@ export function answerClientError(log: InstanceLog): (error: Error, socket: Dupl
       socket.destroy();
       return;
     }
-    const status = code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
-    const phrase = STATUS_CODES[status]!;
-    // llhttp's reason is one of its fixed texts ("Duplicate Content-Length"), never request bytes.
-    const reason = (error as { reason?: unknown }).reason;
-    const message = status === 400 && typeof reason === 'string' && reason !== '' ? `${phrase}: ${reason}` : phrase;
-    log.info({ status, code, reason: message }, `request refused: ${status}`);
-    const body = JSON.stringify({ error: message });
-    socket.end(`HTTP/1.1 ${status} ${phrase}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    const refusal = parserRefusal(code, (error as { reason?: unknown }).reason);
+    log.info({ status: refusal.status, code, reason: refusal.message }, `request refused: ${refusal.status}`);
+    socket.end(rawFailure(refusal));
   };
+}
+
+function parserRefusal(code: string, reason: unknown): AnvilError {
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return Errors.requestTimeout();
+  if (code === 'HPE_HEADER_OVERFLOW') return Errors.headersTooLarge();
+  // llhttp's reason is one of its fixed texts ("Duplicate Content-Length"), never request bytes.
+  return typeof reason === 'string' && reason !== '' ? Errors.badRequest(reason) : Errors.unparsableRequest();
 }

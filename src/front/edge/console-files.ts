@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extname, join, resolve, sep } from 'node:path';
-import { sendError } from './http-response.js';
+import { Errors } from '../../shared/errors.js';
+import { sendFailure } from './http-response.js';
 
 /** Where the console is served on the admin host. */
 export const CONSOLE_PATH = '/anvil/console';
@@ -46,7 +47,6 @@ export class ConsoleFiles {
   }
 
   async serve(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
-    if (req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, 405, 'Method Not Allowed', { allow: 'GET, HEAD', ...CONSOLE_SECURITY_HEADERS });
     // The pages' links are relative to the folder: /anvil/console → /anvil/console/.
     if (path === CONSOLE_PATH) {
       res.writeHead(308, { location: `${CONSOLE_PATH}/`, 'content-length': '0', ...CONSOLE_SECURITY_HEADERS });
@@ -55,7 +55,7 @@ export class ConsoleFiles {
     const name = path === `${CONSOLE_PATH}/` ? 'index.html' : path.slice(CONSOLE_PATH.length + 1);
     const file = this.resolveFile(name);
     const body = file === null ? null : await readFile(file).catch(() => null);
-    if (file === null || body === null) return sendError(res, 404, `no console file "${name.slice(0, 200)}"`, CONSOLE_SECURITY_HEADERS);
+    if (file === null || body === null) return sendFailure(res, Errors.consoleFileMissing(name.slice(0, 200)), CONSOLE_SECURITY_HEADERS);
 
     const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
     const headers = { ...CONSOLE_SECURITY_HEADERS, etag, 'cache-control': 'no-cache' };

@@ -1,17 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readResponse, type RoutedRequest } from '../../shared/protocol/requests.js';
 import type { BodyBytes } from '../../shared/protocol/frames.js';
-import { AnvilError, publicMessage } from '../../shared/errors.js';
+import { Errors } from '../../shared/errors.js';
 import type { InstanceLog } from '../../shared/logs/instance-log.js';
-import type { PublicHost } from '../../deploy/registry/registry.js';
 import type { ApiDirectory, ApiEntry } from '../scheduling/api-directory.js';
-import { sendError, sendJson, writeApiResponse } from './http-response.js';
+import { clientError, sendFailure, writeApiResponse } from './http-response.js';
 import type { ResponseBuffer } from './response-buffer.js';
 import type { Dispatcher } from '../scheduling/dispatcher.js';
 import { readBody } from '../../shared/http/body.js';
 import { scanRequestHead } from './request-head.js';
 import { authenticateAdmin, hostOf } from './vhost-auth.js';
-import { CONSOLE_PATH } from './console-files.js';
 
 const PLATFORM_SEGMENT = '/anvil';
 
@@ -22,16 +20,10 @@ export interface FrontDoorOptions {
 export interface FrontDoorDeps {
   directory: ApiDirectory;
   dispatcher: Dispatcher;
-  /** `/anvil/...` on the admin host, after authentication; `path` is the part after `/anvil`. */
-  management(req: IncomingMessage, res: ServerResponse, path: string, host: PublicHost): Promise<void>;
-  /** True once the instance serves (cells up), false while starting or draining. */
-  ready(): boolean;
+  /** `/anvil` and `/anvil/…` on the admin host: the admin router (front/admin), which checks credentials as each endpoint says. */
+  admin(req: IncomingMessage, res: ServerResponse, path: string, rawQuery: string): Promise<void>;
   /** Large response bodies held for clients, under the instance's cap. */
   responses: ResponseBuffer;
-  /** The operator console's static files under `/anvil/console` on the admin host: no credentials (they hold no data). */
-  console(req: IncomingMessage, res: ServerResponse, path: string): Promise<void>;
-  /** `GET /anvil/metrics` on the admin host (it checks its own access). */
-  metrics(req: IncomingMessage, res: ServerResponse): Promise<void>;
   log: InstanceLog;
   /** The client's address: the PROXY header's or the peer's, then a trusted proxy's x-forwarded-for. */
   clientAddress(req: IncomingMessage): string;
@@ -66,10 +58,7 @@ export class FrontDoor {
       res.destroy();
       return;
     }
-    const status = error instanceof AnvilError ? error.status : 500;
-    // As everywhere: a status >= 500 is sent as its bare text (a registry refusal of a deploy, say).
-    const message = error instanceof AnvilError ? publicMessage(status, error.message, false, error.code) : 'Internal Server Error';
-    sendError(res, status, message);
+    sendFailure(res, clientError(error));
   }
 
   /** Synchronous on the common path (no body): no promise per request. */
@@ -78,44 +67,32 @@ export class FrontDoor {
     if (head.problem !== null) {
       this.deps.log.info({ ip: this.deps.clientAddress(req), verb: req.method, reason: head.problem }, 'request refused: 400');
       // What else this client sends on the connection is not trusted either.
-      return sendError(res, 400, head.problem, { connection: 'close' });
+      return sendFailure(res, Errors.badRequestHead(head.problem), { connection: 'close' });
     }
     const vhost = this.deps.directory.host(hostOf(head.host));
-    if (vhost === undefined) return sendError(res, 404, 'Not Found');
+    if (vhost === undefined) return sendFailure(res, Errors.notFound());
     const url = req.url ?? '/';
     const queryAt = url.indexOf('?');
     const path = queryAt < 0 ? url : url.slice(0, queryAt);
     const rawQuery = queryAt < 0 ? '' : url.slice(queryAt + 1);
-    if (!path.startsWith('/')) return sendError(res, 400, 'Bad Request: the request target must be a path');
+    if (!path.startsWith('/')) return sendFailure(res, Errors.badTarget());
 
     if (vhost.kind === 'public') {
       const [key, endpointPath] = vhost.path !== null ? [vhost.path.slice(1), path] : splitKey(path);
       const api = key === '' ? undefined : this.deps.directory.api(vhost.name, key);
-      if (api === undefined || !api.record.active || !api.record.public) return sendError(res, 404, 'Not Found');
+      if (api === undefined || !api.record.active || !api.record.public) return sendFailure(res, Errors.notFound());
       return this.forward(req, res, head.hasBody, api, endpointPath, rawQuery);
     }
 
-    if (path === `${PLATFORM_SEGMENT}/health`) {
-      const ready = this.deps.ready();
-      return sendJson(res, ready ? 200 : 503, { status: ready ? 'ok' : 'unavailable' });
-    }
-    if (path === `${PLATFORM_SEGMENT}/metrics`) {
-      this.deps.metrics(req, res).catch((error: unknown) => this.fail(res, error));
-      return;
-    }
-    if (path === CONSOLE_PATH || path.startsWith(`${CONSOLE_PATH}/`)) {
-      this.deps.console(req, res, path).catch((error: unknown) => this.fail(res, error));
+    if (path === PLATFORM_SEGMENT || path.startsWith(`${PLATFORM_SEGMENT}/`)) {
+      this.deps.admin(req, res, path, rawQuery).catch((error: unknown) => this.fail(res, error));
       return;
     }
     const host = authenticateAdmin(req, this.deps.directory);
-    if (host === null) return sendError(res, 401, 'Unauthorized');
-    if (path === PLATFORM_SEGMENT || path.startsWith(`${PLATFORM_SEGMENT}/`)) {
-      this.deps.management(req, res, path.slice(PLATFORM_SEGMENT.length), host).catch((error: unknown) => this.fail(res, error));
-      return;
-    }
+    if (host === null) return sendFailure(res, Errors.unauthorized());
     const [key, endpointPath] = splitKey(path);
     const api = key === '' ? undefined : this.deps.directory.api(host.name, key);
-    if (api === undefined || !api.record.active) return sendError(res, 404, 'Not Found');
+    if (api === undefined || !api.record.active) return sendFailure(res, Errors.notFound());
     return this.forward(req, res, head.hasBody, api, endpointPath, rawQuery);
   }
 
@@ -162,7 +139,7 @@ export class FrontDoor {
       } else {
         const headers: Record<string, string> = { 'x-correlation-id': request.id };
         if (outcome.retryAfter !== undefined) headers['retry-after'] = String(outcome.retryAfter);
-        sendError(res, outcome.error.status, outcome.error.message, headers);
+        sendFailure(res, outcome.error, headers);
       }
     });
   }

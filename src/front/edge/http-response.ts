@@ -1,4 +1,5 @@
 import { STATUS_CODES, type ServerResponse } from 'node:http';
+import { AnvilError, Errors, publicMessage } from '../../shared/errors.js';
 import { HOP_BY_HOP } from '../../shared/http/hop-by-hop.js';
 import { headerBytes, responseHeadProblem, type ResponseHeadLimits } from '../../shared/http/response-head.js';
 import type { OutgoingResponse } from '../../shared/protocol/requests.js';
@@ -16,8 +17,22 @@ export function sendJson(res: ServerResponse, status: number, value: unknown, he
   res.end(body);
 }
 
-export function sendError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
-  sendJson(res, status, { error: message }, headers);
+/**
+ * The one way the router answers an error of its own: `{"error": message, "code": catalogue code}`
+ * with the error's status, `retry-after` when the error says when to retry, and `extra` fields
+ * (a refused deploy's `errors`). The message is sent as it is: hide a 5xx's first where a client
+ * of an API gets it (`clientError`).
+ */
+export function sendFailure(res: ServerResponse, error: AnvilError, headers: Record<string, string> = {}, extra: Record<string, unknown> = {}): void {
+  const retry: Record<string, string> = error.retryAfterSeconds === undefined ? {} : { 'retry-after': String(error.retryAfterSeconds) };
+  sendJson(res, error.status, { error: error.message, code: error.code, ...extra }, { ...retry, ...headers });
+}
+
+/** What an API's client is told of anything thrown: a 5xx's message only as its status text (`publicMessage`), an unknown error as a 500. */
+export function clientError(error: unknown): AnvilError {
+  if (!(error instanceof AnvilError)) return Errors.internal();
+  const message = publicMessage(error.status, error.message, false, error.code);
+  return message === error.message ? error : new AnvilError(error.code, error.status, message, error.logged, error.retryAfterSeconds);
 }
 
 /**
@@ -35,7 +50,7 @@ export function writeApiResponse(res: ServerResponse, response: OutgoingResponse
   const source = response.headers;
   const unfit = responseHeadProblem(response.status, source, owner.quotas);
   if (unfit !== null) {
-    sendError(res, 502, `Bad Gateway: the API produced a response head the router does not send (${unfit.code})`, { 'x-correlation-id': correlationId });
+    sendFailure(res, Errors.responseHeadRefused(unfit.code), { 'x-correlation-id': correlationId });
     return `${unfit.code}: ${unfit.message}`;
   }
   const headers: string[] = [];
@@ -48,13 +63,13 @@ export function writeApiResponse(res: ServerResponse, response: OutgoingResponse
   if (!bodiless) headers.push('content-length', String(size));
   const headBytes = STATUS_LINE_BYTES + headerBytes(headers);
   if (file !== undefined && !bodiless && res.req.method !== 'HEAD') {
-    void streamFile(res, { status: response.status, headers, headBytes, file }, { buffer, owner, refuse: sendError });
+    void streamFile(res, { status: response.status, headers, headBytes, file }, { buffer, owner, refuse: sendFailure });
     return null;
   }
   try {
     res.writeHead(response.status, headers);
   } catch (error) {
-    sendError(res, 502, 'Bad Gateway: the API produced an invalid response head', { 'x-correlation-id': correlationId });
+    sendFailure(res, Errors.responseHeadInvalid(), { 'x-correlation-id': correlationId });
     return error instanceof Error ? error.message : String(error);
   }
   if (body === null || bodiless) res.end();

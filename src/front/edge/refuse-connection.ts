@@ -1,9 +1,9 @@
-import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { AnvilError } from '../../shared/errors/anvil-error.js';
 import { Errors } from '../../shared/errors/catalogue.js';
 import type { RefusalReason } from './connection-gate.js';
 import type { ConnectionLimits } from './connection-limits.js';
+import { rawFailure } from './raw-failure.js';
 
 export interface ConnectionRefuser {
   /** Closes a connection the gate refused, with its answer while this second has answers left. */
@@ -16,10 +16,9 @@ export interface ConnectionRefuser {
 export const ANSWERED_REFUSALS_PER_SECOND = 100;
 
 /**
- * Answers a connection that may not stay open with the refusal's error (its status, its message as
- * JSON) and closes it, before node:http ever sees it. A flood of refused connections must cost the
- * router as little as it can, since they compete with everyone's for its accept queue: the answers
- * are made once, and past ANSWERED_REFUSALS_PER_SECOND in a second a refused connection is only
+ * Answers a connection that may not stay open with the refusal's error (rawFailure) and closes
+ * it, before node:http ever sees it. A flood of refused connections must cost the router as
+ * little as it can, since they compete with everyone's for its accept queue: the answers are made once, and past ANSWERED_REFUSALS_PER_SECOND in a second a refused connection is only
  * closed (one system call, where an answer takes four). What an answered client sent is read and
  * dropped meanwhile: closing a socket with unread bytes resets it, and the client could lose the answer.
  */
@@ -49,9 +48,5 @@ export function connectionRefuser(limits: ConnectionLimits): ConnectionRefuser {
 }
 
 function answer(error: AnvilError): Buffer {
-  const body = JSON.stringify({ error: error.message });
-  const retryAfter = error.status === 503 ? 'retry-after: 1\r\n' : '';
-  return Buffer.from(
-    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? ''}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n${retryAfter}\r\n${body}`,
-  );
+  return Buffer.from(rawFailure(error));
 }

@@ -2,6 +2,7 @@ import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { FileHandle } from 'node:fs/promises';
 import { openFileRef, type FileRef } from '../../shared/protocol/file-ref.js';
 import type { ResponseBuffer, ResponseOwner } from './response-buffer.js';
+import { Errors, type AnvilError } from '../../shared/errors.js';
 
 /** Bytes read from the file per write: what one connection holds at most, beyond node's own buffer. */
 export const STREAM_CHUNK_BYTES = 64 * 1024;
@@ -18,7 +19,7 @@ const KEEP_OPEN_WHILE_WAITING_MS = 100;
 export async function streamFile(
   res: ServerResponse,
   head: { status: number; headers: OutgoingHttpHeaders | string[]; file: FileRef; /** What the head takes: it goes out with the first chunk, and counts with it. */ headBytes: number },
-  held: { buffer: ResponseBuffer; owner: ResponseOwner; refuse: (res: ServerResponse, status: number, message: string, headers?: Record<string, string>) => void },
+  held: { buffer: ResponseBuffer; owner: ResponseOwner; refuse: (res: ServerResponse, error: AnvilError) => void },
 ): Promise<void> {
   const { file } = head;
   const { buffer, owner } = held;
@@ -26,7 +27,7 @@ export async function streamFile(
   try {
     handle = await openFileRef(file);
   } catch {
-    if (!res.headersSent && !res.destroyed) held.refuse(res, 503, 'Service Unavailable: the file changed while it was being served, retry', { 'retry-after': '1' });
+    if (!res.headersSent && !res.destroyed) held.refuse(res, Errors.fileChangedWhileSent());
     return;
   }
   try {
@@ -34,7 +35,7 @@ export async function streamFile(
     try {
       res.writeHead(head.status, head.headers);
     } catch {
-      held.refuse(res, 502, 'Bad Gateway: the API produced an invalid response header');
+      held.refuse(res, Errors.responseHeadInvalid());
       return;
     }
     let position = 0;

@@ -8,7 +8,9 @@ import type { ControlPlane } from '../../deploy/control-plane/control-plane.js';
 import type { InstanceLog } from '../../shared/logs/instance-log.js';
 import { clientAddresses } from '../edge/client-address.js';
 import { QUOTA_NAMES } from '../../shared/errors/quota-names.js';
-import { handleManagement, type ManagementCounts } from '../admin/management-api.js';
+import type { ManagementCounts } from '../admin/management-api.js';
+import { AdminRouter } from '../admin/admin-router.js';
+import { adminHandlers } from '../admin/admin-routes.js';
 import type { PublicHost, Registry } from '../../deploy/registry/registry.js';
 import { deployUpload } from '../../deploy/publish/deploy.js';
 import { DeployAdmission } from '../../deploy/releases/deploy-admission.js';
@@ -19,15 +21,13 @@ import type { ApiDirectory } from '../scheduling/api-directory.js';
 import type { Dispatcher } from '../scheduling/dispatcher.js';
 import { ConsoleFiles } from '../edge/console-files.js';
 import { FrontDoor, type FrontDoorDeps } from '../edge/front-door.js';
-import { handleJobs } from '../admin/jobs-endpoint.js';
+import { authenticateAdmin } from '../edge/vhost-auth.js';
 import type { JobRunner } from '../jobs/job-runner.js';
 import type { Metrics } from '../meters/metrics.js';
 import { OperationMeters } from '../meters/operation-meters.js';
-import { handleOperator } from '../admin/operator-api.js';
 import type { OperatorSources } from '../admin/overview.js';
 import { ResponseBuffer } from '../edge/response-buffer.js';
 import type { InstanceOptions } from './instance-options.js';
-import { routeOperatorViews } from '../admin/operator-views.js';
 
 export interface FrontDoorParts {
   registry: Registry;
@@ -82,29 +82,34 @@ export function createFrontDoor(options: InstanceOptions, parts: FrontDoorParts,
   };
   // The caller's address and key fingerprint are worked out only when an action is recorded, not for every admin request.
   const noteFor = (req: IncomingMessage, host: PublicHost): NoteAction => (action) => noteActionsOf(audit, host, addresses.of(req))(action);
-  const deps: FrontDoorDeps = {
-    directory,
-    dispatcher: parts.dispatcher,
-    responses,
-    ready: parts.ready,
-    log: parts.log,
-    metrics: (req, res) => metrics.handle(req, res, addresses.of(req)),
-    console: (req, res, path) => consoleFiles.serve(req, res, path),
-    clientAddress: addresses.of,
-    management: (req, res, path, host) =>
-      handleOperator(req, res, path, host, parts.operator) ??
-      routeOperatorViews(req, res, path, host, { audit, followers, registry, paths }) ??
-      handleJobs(req, res, path, host, { jobs: parts.jobs, hasApi: (h, k) => registry.getApi(h, k) !== null, note: noteFor(req, host) }) ??
-      handleManagement(req, res, path, host, {
+  const admin = new AdminRouter({
+    authenticate: (req) => authenticateAdmin(req, directory),
+    handlers: adminHandlers({
+      ready: parts.ready,
+      metrics: (req, res) => metrics.handle(req, res, addresses.of(req)),
+      console: (req, res, path) => consoleFiles.serve(req, res, path),
+      operator: parts.operator,
+      views: { audit, followers, registry, paths },
+      jobs: { jobs: parts.jobs, hasApi: (h, k) => registry.getApi(h, k) !== null, note: noteFor },
+      management: {
         registry,
         controlPlane,
         directory,
         paths,
         deployUpload: deployArchive,
         retireApi: (h, k) => parts.actors.supersedeApi(h, k),
-        note: noteFor(req, host),
+        note: noteFor,
         counted,
-      }),
+      },
+    }),
+  });
+  const deps: FrontDoorDeps = {
+    directory,
+    dispatcher: parts.dispatcher,
+    responses,
+    log: parts.log,
+    clientAddress: addresses.of,
+    admin: (req, res, path, rawQuery) => admin.handle(req, res, path, rawQuery),
   };
   const doorOptions = { bodyLimit: options.bodyLimit };
   if (placement === null) return { handle: new FrontDoor(deps, doorOptions).handle, internalHandle: null };

@@ -7,6 +7,7 @@ import { RequestMeters } from './request-meters.js';
 import { SandboxCpuMeters } from './sandbox-cpu-meters.js';
 import type { ThreadStats } from '../../shared/protocol/stats.js';
 import { safeEqual } from '../../shared/security/safe-equal.js';
+import { Errors } from '../../shared/errors.js';
 
 /** Where an API's gauges come from at scrape time (the actor table). */
 export interface ActorGauges {
@@ -226,12 +227,9 @@ export class Metrics {
     });
   }
 
-  /** `clientAddress`: the client as the front door resolved it (behind a balancer, not the balancer). */
+  /** `clientAddress`: the client as the front door resolved it (behind a balancer, not the balancer); a client not allowed is refused (401). */
   async handle(req: IncomingMessage, res: ServerResponse, clientAddress: string): Promise<void> {
-    if (!this.allowed(req, clientAddress)) {
-      res.writeHead(401, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify({ error: 'Unauthorized' }));
-      return;
-    }
+    if (!this.allowed(req, clientAddress)) throw Errors.unauthorized();
     const body = await this.registry.metrics();
     res.writeHead(200, { 'content-type': this.registry.contentType }).end(body);
   }

@@ -1,7 +1,7 @@
 import { Agent, request, type IncomingMessage, type ServerResponse } from 'node:http';
-import { Errors, publicMessage } from '../../shared/errors.js';
+import { Errors } from '../../shared/errors.js';
 import type { InstanceLog } from '../../shared/logs/instance-log.js';
-import { sendError } from '../edge/http-response.js';
+import { clientError, sendFailure } from '../edge/http-response.js';
 import { CLIENT_ADDRESS_HEADER, CLUSTER_SECRET_HEADER, PLACEMENT_EPOCH_HEADER, passedOn } from './internal-headers.js';
 
 export interface OwnerTarget {
@@ -30,7 +30,7 @@ export const PLACEMENT_RETRY_AFTER_S = 1;
 export function refusePlacement(res: ServerResponse, reason: string): void {
   if (res.headersSent || res.destroyed) return;
   const refusal = Errors.placementUnavailable(reason);
-  sendError(res, refusal.status, publicMessage(refusal.status, refusal.message, false, refusal.code), { 'retry-after': String(PLACEMENT_RETRY_AFTER_S) });
+  sendFailure(res, clientError(refusal), { 'retry-after': String(PLACEMENT_RETRY_AFTER_S) });
 }
 
 /**
@@ -76,7 +76,7 @@ export class OwnerForwarder {
       // and close while the body is still being sent).
       if (answered) return;
       if (res.headersSent || res.destroyed) return void res.destroy();
-      if (timedOut) return sendError(res, 504, 'Gateway Timeout');
+      if (timedOut) return sendFailure(res, Errors.timeout());
       // Refused, reset before an answer: the owner is gone or going. Nothing of it ran if the
       // connection was refused; either way the client may retry.
       if (options.unreachable(target)) options.log.info({ owner: target.owner, epoch: target.epoch, err: error.message }, 'placement: the owner of an API did not answer; its request was refused with 503');

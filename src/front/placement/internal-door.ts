@@ -2,7 +2,8 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import { isIP } from 'node:net';
 import { peerAddress } from '../edge/client-address.js';
 import type { InstanceLog } from '../../shared/logs/instance-log.js';
-import { sendError } from '../edge/http-response.js';
+import { sendFailure } from '../edge/http-response.js';
+import { Errors } from '../../shared/errors.js';
 import { safeEqual } from '../../shared/security/safe-equal.js';
 import { CLIENT_ADDRESS_HEADER, CLUSTER_SECRET_HEADER, INTERNAL_HEADERS, INTERNAL_OP_HEADER, PLACEMENT_EPOCH_HEADER } from './internal-headers.js';
 
@@ -36,7 +37,7 @@ export function internalDoor(secret: string, handle: RequestListener, ops: Inter
     const given = req.headers[CLUSTER_SECRET_HEADER];
     if (typeof given !== 'string' || !safeEqual(secret, given)) {
       log.info({ peer: peerAddress(req.socket), verb: req.method }, 'internal port: request refused without the cluster secret: 401');
-      return sendError(res, 401, 'Unauthorized', { connection: 'close' });
+      return sendFailure(res, Errors.unauthorized(), { connection: 'close' });
     }
     const client = req.headers[CLIENT_ADDRESS_HEADER];
     if (typeof client === 'string' && isIP(client) !== 0) forwardedClients.set(req, client);

@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { splitApiPath } from '../../engine/bus-rules.js';
-import { AnvilError } from '../../shared/errors.js';
+import { AnvilError, Errors } from '../../shared/errors.js';
 import { readBody } from '../../shared/http/body.js';
 import type { RunResult } from '../jobs/job-queue.js';
 import type { InstanceLog } from '../../shared/logs/instance-log.js';
 import { parseApiId } from '../../shared/protocol/api-id.js';
 import { decodeCall, type BusCall, type CallReply } from '../../shared/protocol/bus-calls.js';
-import { sendError, sendJson } from '../edge/http-response.js';
+import { sendFailure, sendJson } from '../edge/http-response.js';
 import { refusePlacement } from './forward-to-owner.js';
 import { forwardedEpoch, type InternalOps } from './internal-door.js';
 import { CALLER_HOST_HEADER } from './internal-headers.js';
@@ -36,10 +36,10 @@ export function internalOps(deps: OpsDeps): InternalOps {
         const bytes = body === null ? Buffer.alloc(0) : Array.isArray(body) ? Buffer.concat(body) : body;
         if (op === INTERNAL_OPS.jobRun) return runJob(deps, req, res, bytes);
         if (op === INTERNAL_OPS.busCall) return callBus(deps, req, res, bytes);
-        sendError(res, 400, `unknown internal operation ${op}`);
+        sendFailure(res, Errors.internalOperation(`unknown internal operation ${op}`));
       },
       (error: unknown) => {
-        if (!res.headersSent) sendError(res, error instanceof AnvilError ? error.status : 400, (error as Error).message);
+        if (!res.headersSent) sendFailure(res, error instanceof AnvilError ? error : Errors.internalOperation((error as Error).message));
       },
     );
   };
@@ -47,7 +47,7 @@ export function internalOps(deps: OpsDeps): InternalOps {
 
 function runJob(deps: OpsDeps, req: IncomingMessage, res: ServerResponse, bytes: Buffer): void {
   const job = readJob(bytes);
-  if (job === null) return sendError(res, 400, 'not a job');
+  if (job === null) return sendFailure(res, Errors.internalOperation('not a job'));
   const { host, key } = parseApiId(job.api);
   const refused = deps.refusal(placementId(host, key), forwardedEpoch(req));
   if (refused !== null) return refusePlacement(res, refused);
@@ -68,9 +68,9 @@ function callBus(deps: OpsDeps, req: IncomingMessage, res: ServerResponse, bytes
   try {
     call = decodeCall(bytes).call;
   } catch {
-    return sendError(res, 400, 'not a bus call');
+    return sendFailure(res, Errors.internalOperation('not a bus call'));
   }
-  if (typeof host !== 'string') return sendError(res, 400, 'not a bus call');
+  if (typeof host !== 'string') return sendFailure(res, Errors.internalOperation('not a bus call'));
   const refused = deps.refusal(placementId(host, splitApiPath(call.path).key), forwardedEpoch(req));
   if (refused !== null) return refusePlacement(res, refused);
   deps.callBus(host, call, (payload) => {

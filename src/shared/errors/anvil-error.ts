@@ -9,12 +9,15 @@ export class AnvilError extends Error {
   readonly status: number;
   /** Logged although its status is below 500: a refused input an operator should see. */
   readonly logged: boolean;
-  constructor(code: string, status: number, message: string, logged = false) {
+  /** Sent as `retry-after` when set: the refusal may pass later. */
+  readonly retryAfterSeconds: number | undefined;
+  constructor(code: string, status: number, message: string, logged = false, retryAfterSeconds?: number) {
     super(message);
     this.name = 'AnvilError';
     this.code = code;
     this.status = status;
     this.logged = logged;
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 }
 
@@ -30,10 +33,9 @@ export class QuotaError extends AnvilError {
     message: string,
     /** Counted under this name in `anvil_quota_refusals_total{quota}`. */
     readonly quota: string,
-    /** Sent as `retry-after` when set: the refusal may pass later. */
-    readonly retryAfterSeconds?: number,
+    retryAfterSeconds?: number,
   ) {
-    super(code, status, message);
+    super(code, status, message, false, retryAfterSeconds);
   }
 }
 

@@ -5,7 +5,7 @@ import { AnvilError, DataDirInUseError, QuotaError, RegistryValidationError } fr
 /**
  * The catalogue: every error code Anvil raises on purpose, with its HTTP status and message
  * template (`%s` takes the arguments in order), in one table. Make an error with
- * `Errors.someName(args…)`; `scripts/error-table.mjs` prints the table for docs/operate.md.
+ * `Errors.someName(args…)`; `npm run docs` writes the table into docs/operate.md.
  */
 
 type Arg = string | number;
@@ -29,9 +29,9 @@ function fill(template: string, args: Arg[]): string {
   return template.replace(/%s/g, () => String(args[i++] ?? ''));
 }
 
-/** An error with a fixed status. */
-function coded(code: string, status: number, template: string, logged = false): ErrorFactory {
-  const make = (...args: Arg[]) => new AnvilError(code, status, fill(template, args), logged);
+/** An error with a fixed status; `retryAfterSeconds` is sent as `retry-after`. */
+function coded(code: string, status: number, template: string, logged = false, retryAfterSeconds?: number): ErrorFactory {
+  const make = (...args: Arg[]) => new AnvilError(code, status, fill(template, args), logged, retryAfterSeconds);
   return Object.assign(make, { code, status, template, logged });
 }
 
@@ -79,6 +79,16 @@ export const Errors = {
   cellDied: coded('ANVIL_ERR_CELL_DIED', 502, 'Bad Gateway: the API stopped while handling the request'),
   actorFailed: coded('ANVIL_ERR_ACTOR_FAILED', 502, 'Bad Gateway: the API could not start'),
   timeout: coded('ANVIL_ERR_TIMEOUT', 504, 'Gateway Timeout'),
+  internal: coded('ANVIL_ERR_INTERNAL', 500, 'Internal Server Error'),
+  // The HTTP edge: what the router answers before a request reaches an API.
+  badTarget: coded('ANVIL_ERR_BAD_TARGET', 400, 'Bad Request: the request target must be a path'),
+  badRequestHead: coded('ANVIL_ERR_BAD_REQUEST_HEAD', 400, '%s'),
+  unparsableRequest: coded('ANVIL_ERR_BAD_REQUEST', 400, 'Bad Request'),
+  requestTimeout: coded('ANVIL_ERR_REQUEST_TIMEOUT', 408, 'Request Timeout'),
+  headersTooLarge: coded('ANVIL_ERR_HEADERS_TOO_LARGE', 431, 'Request Header Fields Too Large'),
+  responseHeadRefused: coded('ANVIL_ERR_RESPONSE_HEAD', 502, 'Bad Gateway: the API produced a response head the router does not send (%s)'),
+  responseHeadInvalid: coded('ANVIL_ERR_RESPONSE_HEAD', 502, 'Bad Gateway: the API produced an invalid response head'),
+  methodNotAllowed: coded('ANVIL_ERR_METHOD_NOT_ALLOWED', 405, 'Method Not Allowed'),
 
   // The engine and the built-in directives.
   badParameter: coded('ANVIL_ERR_BAD_PARAMETER', 500, 'parameter %s of "%s": %s'),
@@ -92,11 +102,12 @@ export const Errors = {
   rateLimited: coded('ANVIL_ERR_RATE_LIMITED', 429, 'Too Many Requests'),
   // The router's connection bounds (front/edge/connection-gate.ts): sent on the connection, which is then closed.
   clientConnections: coded('ANVIL_ERR_CLIENT_CONNECTIONS', 429, 'Too Many Requests: this client address already has %s connections open, the limit per client (--max-connections-per-client)'),
-  connectionsFull: coded('ANVIL_ERR_CONNECTIONS_FULL', 503, 'Service Unavailable: the instance holds %s connections, its limit (--max-connections), each with a request in flight; retry later'),
+  connectionsFull: coded('ANVIL_ERR_CONNECTIONS_FULL', 503, 'Service Unavailable: the instance holds %s connections, its limit (--max-connections), each with a request in flight; retry later', false, 1),
   rateStoreDown: coded('ANVIL_ERR_RATE_STORE', 503, 'Service Unavailable: the rate limit store cannot be reached'),
   viewFailed: coded('ANVIL_ERR_VIEW', 500, 'View: %s'),
   viewBadName: coded('ANVIL_ERR_VIEW', 500, 'View: %s name "%s" %s'),
   staticTooLarge: coded('ANVIL_ERR_STATIC_TOO_LARGE', 500, 'ServeStatic: "%s" is larger than %s'),
+  fileChangedWhileSent: coded('ANVIL_ERR_STATIC_CHANGED', 503, 'Service Unavailable: the file changed while it was being served, retry', false, 1),
   staticChanged: coded('ANVIL_ERR_STATIC_CHANGED', 503, 'the file %s changed while it was being served'),
   enqueueFailed: codedWithStatus('ANVIL_ERR_ENQUEUE', 'the job could not be queued: %s'),
   pullSchemaMismatch: coded('ANVIL_ERR_PULL_SCHEMA', 502, 'the answer of %s does not match the schema Maps/%s.json: %s'),
@@ -210,6 +221,7 @@ export const Errors = {
     503,
     'the control plane (PostgreSQL, DATABASE_URL) cannot be reached: management writes are refused until it is back; the APIs keep serving',
     true,
+    5,
   ),
   controlPlaneStart: coded('ANVIL_ERR_CONTROL_PLANE_START', 503, 'cluster mode: the control plane at DATABASE_URL=%s cannot be used: %s', true),
   controlPlaneSchema: coded('ANVIL_ERR_CONTROL_PLANE_SCHEMA', 500, "control plane: the database's schema version %s is newer than this Anvil's (%s)", true),
@@ -220,6 +232,20 @@ export const Errors = {
     429,
     'Too Many Requests: this public host already has %s deploys under way (being received, waiting for the deploy worker or in it), its limit (--max-queued-deploys); retry later',
   ),
+  // The admin host's endpoints (front/admin/admin-routes.ts), for operators: said in full.
+  unknownApi: coded('ANVIL_ERR_UNKNOWN_API', 404, 'unknown API "%s"'),
+  unknownRelease: coded('ANVIL_ERR_UNKNOWN_RELEASE', 404, 'unknown release "%s" of API "%s"'),
+  apiActive: coded('ANVIL_ERR_API_ACTIVE', 409, 'API "%s" is active: disable it first (PUT {"active": false, …})'),
+  badQuery: coded('ANVIL_ERR_BAD_QUERY', 400, '%s'),
+  badManagementBody: coded('ANVIL_ERR_BAD_BODY', 400, '%s'),
+  managementBodyTooLarge: coded('ANVIL_ERR_BODY_TOO_LARGE', 413, 'body too large'),
+  deployRefused: codedWithStatus('ANVIL_ERR_DEPLOY_REFUSED', '%s'),
+  jobQueueUnreadable: coded('ANVIL_ERR_JOBS_UNAVAILABLE', 503, 'the job queue cannot be read: %s', false, 5),
+  jobQueueUnchanged: coded('ANVIL_ERR_JOBS_UNAVAILABLE', 503, 'the job queue cannot be changed: %s', false, 5),
+  unknownJobAction: coded('ANVIL_ERR_UNKNOWN_JOB_ACTION', 404, 'unknown job action "%s" (%s)'),
+  logFollowersFull: coded('ANVIL_ERR_LOG_FOLLOWERS', 429, 'the request log of "%s" has as many followers as it may have: try again when one has left', false, 5),
+  consoleFileMissing: coded('ANVIL_ERR_CONSOLE_FILE', 404, 'no console file "%s"'),
+  internalOperation: coded('ANVIL_ERR_INTERNAL_OPERATION', 400, '%s'),
   // Cluster mode: an API keeping data on an instance's disk is served by its owner instance only.
   placementUnavailable: coded('ANVIL_ERR_PLACEMENT_UNAVAILABLE', 503, 'placement: %s; retry later'),
   dataDirInUse: dataDirRefusal(
