@@ -3,8 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadApiFolder } from '../../src/deploy/api-yaml/load-api.js';
 import { formatConfigError } from '../../src/shared/api-model/types.js';
-import { ApiUnderTest, type CaseActor } from '../../src/testing/api-under-test.js';
+import { newReleaseId } from '../../src/deploy/registry/release-id.js';
+import { ApiUnderTest, TEST_BASE_URL, type CaseActor } from '../../src/testing/api-under-test.js';
 import type { ApiQuotas } from '../../src/shared/quotas/api-quotas.js';
+import type { EngineRequest } from '../../src/shared/protocol/requests.js';
 import type { AnsweredRequest } from '../../src/testing/test-runtime.js';
 import { writeApi, type ApiFiles, type Reply, type RequestOptions } from './instance.js';
 
@@ -12,17 +14,21 @@ import { writeApi, type ApiFiles, type Reply, type RequestOptions } from './inst
  * API folders run in the test's own process (src/testing: the engine, built-ins and sandbox an
  * actor thread runs, without router, cells or sockets), for tests of what the engine and the
  * directives do. One actor per API for the whole file, on the real clock; bus calls between these
- * APIs go from one engine to the other. Isolation, faults, the HTTP edge and clusters stay with
+ * APIs go from one engine to the other. A request (or bus call) is answered when the engine sends
+ * its response, before the AFTER_FLOW pass, as a thread answers. Isolation, faults, the HTTP edge and clusters stay with
  * spawned instances (helpers/instance.ts).
  */
 export class InProcessApis {
   /** Laid out as an instance's: each API's data in `<dataDir>/localhost/<env>/<key>/` (its logs/, db.sqlite…). */
   readonly dataDir: string;
+  /** What `$.memory.anvil-localhost` is here (an instance's own address): Pull, Push and Http to it go to these APIs. */
+  readonly localBaseUrl = TEST_BASE_URL;
   private readonly refusals = new Map<string, Map<string, number>>();
 
   private constructor(
     private readonly dir: string,
     private readonly actors: Map<string, CaseActor>,
+    private readonly flows: Flows,
   ) {
     this.dataDir = join(dir, 'data');
   }
@@ -32,7 +38,11 @@ export class InProcessApis {
     const env = options.env ?? 'dev';
     const dir = mkdtempSync(join(tmpdir(), 'anvil-in-process-'));
     const actors = new Map<string, CaseActor>();
-    const peers = (key: string) => actors.get(key)?.handle ?? null;
+    const flows = new Flows();
+    const peers = (key: string) => {
+      const actor = actors.get(key);
+      return actor === undefined ? null : (request: EngineRequest) => flows.answer(actor, request);
+    };
     try {
       await startEach(apis, dir, env, options, actors, peers);
     } catch (error) {
@@ -40,7 +50,7 @@ export class InProcessApis {
       rmSync(dir, { recursive: true, force: true });
       throw error;
     }
-    return new InProcessApis(dir, actors);
+    return new InProcessApis(dir, actors, flows);
   }
 
   /** `path` is `/<key>/<endpoint path>`, as a client of an instance writes it. */
@@ -53,7 +63,7 @@ export class InProcessApis {
     for (const [name, value] of Object.entries(options.headers ?? {})) rawHeaders.push(name.toLowerCase(), value);
     const body = options.body === undefined ? null : Buffer.from(options.body);
     if (body !== null && options.headers?.['content-length'] === undefined) rawHeaders.push('content-length', String(body.length));
-    const answer = await actor.handle({
+    const answer = await this.flows.answer(actor, {
       id: `in-process-${++requests}`,
       verb: (options.method ?? 'GET').toUpperCase(),
       path: `/${rest.join('/')}`,
@@ -101,8 +111,10 @@ export class InProcessApis {
   }
 
   async dispose(): Promise<void> {
+    const defects = await this.flows.settled();
     for (const actor of this.actors.values()) await actor.close();
     rmSync(this.dir, { recursive: true, force: true });
+    if (defects.length > 0) throw new AggregateError(defects, 'the engine failed running a request');
   }
 }
 
@@ -114,10 +126,30 @@ async function startEach(apis: Record<string, ApiFiles | string>, dir: string, e
     else writeApi(folder, files);
     const compiled = await new ApiUnderTest(folder).compile(env);
     if (!compiled.ok) throw new Error(`${name} is not valid:\n${compiled.errors.join('\n')}`);
-    const dataDir = join(dir, 'data', 'localhost', env, compiled.release.key);
+    // A release id as a deploy makes one ($.memory.anvil-release).
+    const release = { ...compiled.release, release: newReleaseId() };
+    const dataDir = join(dir, 'data', 'localhost', env, release.key);
     mkdirSync(dataDir, { recursive: true });
-    const actor = await new ApiUnderTest(folder).start(compiled.release, { dataDir, dataRoot: join(dir, 'data'), quotas: options.quotas, clock: Date, fixtures: { sql: [], kv: {}, maps: {} }, mocks: { http: [], apis: [] }, peers, network: { egressAllow: options.egressAllow ?? null } });
-    actors.set(compiled.release.key, actor);
+    const actor = await new ApiUnderTest(folder).start(release, { dataDir, dataRoot: join(dir, 'data'), quotas: options.quotas, clock: Date, fixtures: { sql: [], kv: {}, maps: {} }, mocks: { http: [], apis: [] }, peers, network: { egressAllow: options.egressAllow ?? null } });
+    actors.set(release.key, actor);
+  }
+}
+
+/** The flows still running (AFTER_FLOW passes after their answers), waited for before the actors close; a defect of the engine in one fails dispose(). */
+class Flows {
+  private readonly running = new Set<Promise<void>>();
+  private readonly defects: unknown[] = [];
+
+  answer(actor: CaseActor, request: EngineRequest): Promise<AnsweredRequest> {
+    const { answer, done } = actor.respond(request);
+    const settled = done.catch((error: unknown) => void this.defects.push(error)).finally(() => this.running.delete(settled));
+    this.running.add(settled);
+    return answer;
+  }
+
+  async settled(): Promise<unknown[]> {
+    while (this.running.size > 0) await Promise.all(this.running);
+    return this.defects;
   }
 }
 
