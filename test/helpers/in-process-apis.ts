@@ -155,15 +155,14 @@ class Flows {
 
 let requests = 0;
 
-/** Headers as node's HTTP client gives them: lower-case names, repeated ones joined (set-cookie a list). */
+/** Headers as the spawned helper's HTTP client (undici) gives them: lower-case names, a repeated one as the list of its values. */
 function reply(answer: AnsweredRequest): Reply {
   const headers: Record<string, string | string[]> = {};
   for (let i = 0; i < answer.headers.length; i += 2) {
     const name = answer.headers[i]!.toLowerCase();
     const value = answer.headers[i + 1]!;
     const known = headers[name];
-    if (name === 'set-cookie') headers[name] = [...((known as string[] | undefined) ?? []), value];
-    else headers[name] = known === undefined ? value : `${String(known)}, ${value}`;
+    headers[name] = known === undefined ? value : [...(Array.isArray(known) ? known : [known]), value];
   }
   const text = answer.body.toString('utf8');
   return { status: answer.status, headers, text, json: () => JSON.parse(text) };
