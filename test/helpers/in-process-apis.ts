@@ -80,6 +80,11 @@ export class InProcessApis {
     return reply(options.method?.toUpperCase() === 'HEAD' ? { ...answer, body: Buffer.alloc(0) } : answer);
   }
 
+  /** The folder the API `name` (of `start`'s apis) runs from: its release's files, as a deploy keeps them (Assets/…). */
+  releaseDir(name: string): string {
+    return join(this.dir, 'apis', name);
+  }
+
   /** The lines the APIs' actors wrote to the instance log, each with its `api`. */
   logLines(): Array<Record<string, any>> {
     return [...this.actors].flatMap(([api, actor]) => actor.runtime.lines.map((l) => ({ api, level: l.level, msg: l.msg, ...l.fields })));
