@@ -57,6 +57,8 @@ export interface ActorOptions {
   dataRoot?: string;
   /** Outgoing HTTP to the network under this egress policy (ANVIL_EGRESS_ALLOW) instead of `mocks.http`. */
   network?: { egressAllow: string | null };
+  /** The instance's `--max-json-depth` (default: its default, 64). */
+  maxJsonDepth?: number;
 }
 
 export type Compiled = { ok: true; release: CompiledRelease } | { ok: false; errors: string[] };
@@ -99,7 +101,7 @@ export class ApiUnderTest {
       quotas: { ...DEFAULT_QUOTAS, ...options.quotas },
       stores: { dataRoot: options.dataRoot ?? dataDir, redisUrl: null, redisPrefix: 'anvil-test:', databaseUrl: null },
       egressAllow: options.network?.egressAllow ?? null,
-      maxJsonDepth: DEFAULT_MAX_JSON_DEPTH,
+      maxJsonDepth: options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH,
     };
     const runtime = new TestRuntime(spec, withMaps, clock, options.mocks, options.network !== undefined);
     const close = async () => {

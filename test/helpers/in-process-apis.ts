@@ -10,6 +10,13 @@ import type { EngineRequest } from '../../src/shared/protocol/requests.js';
 import type { AnsweredRequest } from '../../src/testing/test-runtime.js';
 import { writeApi, type ApiFiles, type Reply, type RequestOptions } from './instance.js';
 
+interface StartOptions {
+  env?: string;
+  egressAllow?: string;
+  quotas?: Partial<ApiQuotas>;
+  maxJsonDepth?: number;
+}
+
 /**
  * API folders run in the test's own process (src/testing: the engine, built-ins and sandbox an
  * actor thread runs, without router, cells or sockets), for tests of what the engine and the
@@ -33,8 +40,8 @@ export class InProcessApis {
     this.dataDir = join(dir, 'data');
   }
 
-  /** `apis`: name → files, or a folder to copy; outgoing HTTP goes to the network under `egressAllow`, as an instance's. */
-  static async start(apis: Record<string, ApiFiles | string>, options: { env?: string; egressAllow?: string; quotas?: Partial<ApiQuotas> } = {}): Promise<InProcessApis> {
+  /** `apis`: name → files, or a folder to copy; outgoing HTTP goes to the network under `egressAllow`, as an instance's; `quotas` and `maxJsonDepth` are its `--max-*`. */
+  static async start(apis: Record<string, ApiFiles | string>, options: StartOptions = {}): Promise<InProcessApis> {
     const env = options.env ?? 'dev';
     const dir = mkdtempSync(join(tmpdir(), 'anvil-in-process-'));
     const actors = new Map<string, CaseActor>();
@@ -124,7 +131,7 @@ export class InProcessApis {
 }
 
 /** Each API compiled and its actor started, into `actors` (so that a failure can close those already started). */
-async function startEach(apis: Record<string, ApiFiles | string>, dir: string, env: string, options: { egressAllow?: string; quotas?: Partial<ApiQuotas> }, actors: Map<string, CaseActor>, peers: (key: string) => CaseActor['handle'] | null): Promise<void> {
+async function startEach(apis: Record<string, ApiFiles | string>, dir: string, env: string, options: StartOptions, actors: Map<string, CaseActor>, peers: (key: string) => CaseActor['handle'] | null): Promise<void> {
   for (const [name, files] of Object.entries(apis)) {
     const folder = join(dir, 'apis', name);
     if (typeof files === 'string') cpSync(files, folder, { recursive: true });
@@ -135,7 +142,7 @@ async function startEach(apis: Record<string, ApiFiles | string>, dir: string, e
     const release = { ...compiled.release, release: newReleaseId() };
     const dataDir = join(dir, 'data', 'localhost', env, release.key);
     mkdirSync(dataDir, { recursive: true });
-    const actor = await new ApiUnderTest(folder).start(release, { dataDir, dataRoot: join(dir, 'data'), quotas: options.quotas, clock: Date, fixtures: { sql: [], kv: {}, maps: {} }, mocks: { http: [], apis: [] }, peers, network: { egressAllow: options.egressAllow ?? null } });
+    const actor = await new ApiUnderTest(folder).start(release, { dataDir, dataRoot: join(dir, 'data'), quotas: options.quotas, clock: Date, fixtures: { sql: [], kv: {}, maps: {} }, mocks: { http: [], apis: [] }, peers, network: { egressAllow: options.egressAllow ?? null }, maxJsonDepth: options.maxJsonDepth });
     actors.set(release.key, actor);
   }
 }
