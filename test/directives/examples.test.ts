@@ -1,6 +1,5 @@
-import { existsSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exampleApis } from '../helpers/example-apis.js';
 import { startInProcess, type InProcessApis } from '../helpers/in-process-apis.js';
 
 // The real apis/ folder's examples that run offline, in-process (helpers/in-process-apis.ts):
@@ -8,15 +7,12 @@ import { startInProcess, type InProcessApis } from '../helpers/in-process-apis.j
 // and the others. That `npm start` deploys and publishes them all, and reports' job, are
 // test/http/examples.test.ts's.
 
-const APIS = join(import.meta.dirname, '../../apis');
-const folders = readdirSync(APIS, { withFileTypes: true })
-  .filter((entry) => entry.isDirectory() && existsSync(join(APIS, entry.name, 'api.yaml')))
-  .map((entry) => entry.name);
+const apis = exampleApis();
 
 let anvil: InProcessApis;
 
 beforeAll(async () => {
-  anvil = await startInProcess({ apis: Object.fromEntries(folders.map((name) => [name, join(APIS, name)])) });
+  anvil = await startInProcess({ apis });
 });
 afterAll(async () => anvil?.dispose());
 

@@ -1,6 +1,5 @@
-import { existsSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exampleApis } from '../helpers/example-apis.js';
 import { DEFAULT_SPARES, startInstance, type TestInstance } from '../helpers/instance.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -8,16 +7,14 @@ import { waitFor } from '../helpers/wait-for.js';
 // proxy (deployed; its upstream is on the internet, not called here) and reports (its job run by the
 // router). What the other examples answer runs in-process: test/directives/examples.test.ts.
 
-const APIS = join(import.meta.dirname, '../../apis');
-const folders = readdirSync(APIS, { withFileTypes: true })
-  .filter((entry) => entry.isDirectory() && existsSync(join(APIS, entry.name, 'api.yaml')))
-  .map((entry) => entry.name);
+const apis = exampleApis();
+const folders = Object.keys(apis);
 
 let anvil: TestInstance;
 
 beforeAll(async () => {
   anvil = await startInstance({
-    apis: Object.fromEntries(folders.map((name) => [name, join(APIS, name)])),
+    apis,
     // As `npm start` runs, with its spare threads (the other tests keep none): each API's first
     // request here takes a loaded spare, and the cell loads another.
     args: DEFAULT_SPARES,
