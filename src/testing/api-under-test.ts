@@ -35,8 +35,10 @@ let prepared = false;
 /** The actor of one case: send its requests, then close it. */
 export interface CaseActor {
   runtime: TestRuntime;
-  /** Runs a request as its thread would (the bus's calls to this API come here too). */
+  /** Runs a request as its thread would (the bus's calls to this API come here too), AFTER_FLOW included. */
   handle: OwnHandler;
+  /** Runs a request: `answer` once the engine sends it (before the AFTER_FLOW pass, as a thread answers), `done` when the flow has finished. */
+  respond(request: EngineRequest): { answer: Promise<AnsweredRequest>; done: Promise<void> };
   send(request: TestRequest): Promise<AnsweredRequest>;
   close(): Promise<void>;
 }
@@ -55,6 +57,8 @@ export interface ActorOptions {
   dataRoot?: string;
   /** Outgoing HTTP to the network under this egress policy (ANVIL_EGRESS_ALLOW) instead of `mocks.http`. */
   network?: { egressAllow: string | null };
+  /** The instance's `--max-json-depth` (default: its default, 64). */
+  maxJsonDepth?: number;
 }
 
 export type Compiled = { ok: true; release: CompiledRelease } | { ok: false; errors: string[] };
@@ -97,7 +101,7 @@ export class ApiUnderTest {
       quotas: { ...DEFAULT_QUOTAS, ...options.quotas },
       stores: { dataRoot: options.dataRoot ?? dataDir, redisUrl: null, redisPrefix: 'anvil-test:', databaseUrl: null },
       egressAllow: options.network?.egressAllow ?? null,
-      maxJsonDepth: DEFAULT_MAX_JSON_DEPTH,
+      maxJsonDepth: options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH,
     };
     const runtime = new TestRuntime(spec, withMaps, clock, options.mocks, options.network !== undefined);
     const close = async () => {
@@ -117,11 +121,29 @@ export class ApiUnderTest {
     if (sandbox !== null) runtime.resource('sandbox', () => sandbox);
     const custom = sandbox?.directives() ?? new Map();
     const engine = new ApiEngine(withMaps, runtime, (name) => builtinDirectives.get(name) ?? custom.get(name), (event) => runtime.lines.push({ level: 'warn', msg: 'directive error', fields: { ...event } }));
-    const handle = async (request: EngineRequest): Promise<AnsweredRequest> => {
+    const respond = (request: EngineRequest) => {
       const collector = answerCollector((path) => readFile(path));
-      await engine.handle(request, collector.send);
-      const answer = await collector.answer();
-      if (answer === null) throw new Error(`the engine sent no answer to ${request.verb} ${request.path}`);
+      let sent = () => {};
+      const sending = new Promise<void>((resolve) => (sent = resolve));
+      // The engine may throw before its first await, or answer without one: either settles `done`.
+      const done = new Promise<void>((resolve) =>
+        resolve(
+          engine.handle(request, (response) => {
+            collector.send(response);
+            sent();
+          }),
+        ),
+      );
+      const answer = Promise.race([sending, done]).then(async () => {
+        const answered = await collector.answer();
+        if (answered === null) throw new Error(`the engine sent no answer to ${request.verb} ${request.path}`);
+        return answered;
+      });
+      return { answer, done };
+    };
+    const handle = async (request: EngineRequest): Promise<AnsweredRequest> => {
+      const { answer, done } = respond(request);
+      await done;
       return answer;
     };
     const peers = options.peers;
@@ -136,6 +158,7 @@ export class ApiUnderTest {
     return {
       runtime,
       handle,
+      respond,
       send: (request) => handle(engineRequest(request, `test-${++requests}`, clock.now())),
       close,
     };

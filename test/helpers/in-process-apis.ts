@@ -3,36 +3,53 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadApiFolder } from '../../src/deploy/api-yaml/load-api.js';
 import { formatConfigError } from '../../src/shared/api-model/types.js';
-import { ApiUnderTest, type CaseActor } from '../../src/testing/api-under-test.js';
+import { newReleaseId } from '../../src/deploy/registry/release-id.js';
+import { ApiUnderTest, TEST_BASE_URL, type CaseActor } from '../../src/testing/api-under-test.js';
 import type { ApiQuotas } from '../../src/shared/quotas/api-quotas.js';
+import type { EngineRequest } from '../../src/shared/protocol/requests.js';
 import type { AnsweredRequest } from '../../src/testing/test-runtime.js';
 import { writeApi, type ApiFiles, type Reply, type RequestOptions } from './instance.js';
+
+interface StartOptions {
+  env?: string;
+  egressAllow?: string;
+  quotas?: Partial<ApiQuotas>;
+  maxJsonDepth?: number;
+}
 
 /**
  * API folders run in the test's own process (src/testing: the engine, built-ins and sandbox an
  * actor thread runs, without router, cells or sockets), for tests of what the engine and the
  * directives do. One actor per API for the whole file, on the real clock; bus calls between these
- * APIs go from one engine to the other. Isolation, faults, the HTTP edge and clusters stay with
+ * APIs go from one engine to the other. A request (or bus call) is answered when the engine sends
+ * its response, before the AFTER_FLOW pass, as a thread answers. Isolation, faults, the HTTP edge and clusters stay with
  * spawned instances (helpers/instance.ts).
  */
 export class InProcessApis {
   /** Laid out as an instance's: each API's data in `<dataDir>/localhost/<env>/<key>/` (its logs/, db.sqlite…). */
   readonly dataDir: string;
+  /** What `$.memory.anvil-localhost` is here (an instance's own address): Pull, Push and Http to it go to these APIs. */
+  readonly localBaseUrl = TEST_BASE_URL;
   private readonly refusals = new Map<string, Map<string, number>>();
 
   private constructor(
     private readonly dir: string,
     private readonly actors: Map<string, CaseActor>,
+    private readonly flows: Flows,
   ) {
     this.dataDir = join(dir, 'data');
   }
 
-  /** `apis`: name → files, or a folder to copy; outgoing HTTP goes to the network under `egressAllow`, as an instance's. */
-  static async start(apis: Record<string, ApiFiles | string>, options: { env?: string; egressAllow?: string; quotas?: Partial<ApiQuotas> } = {}): Promise<InProcessApis> {
+  /** `apis`: name → files, or a folder to copy; outgoing HTTP goes to the network under `egressAllow`, as an instance's; `quotas` and `maxJsonDepth` are its `--max-*`. */
+  static async start(apis: Record<string, ApiFiles | string>, options: StartOptions = {}): Promise<InProcessApis> {
     const env = options.env ?? 'dev';
     const dir = mkdtempSync(join(tmpdir(), 'anvil-in-process-'));
     const actors = new Map<string, CaseActor>();
-    const peers = (key: string) => actors.get(key)?.handle ?? null;
+    const flows = new Flows();
+    const peers = (key: string) => {
+      const actor = actors.get(key);
+      return actor === undefined ? null : (request: EngineRequest) => flows.answer(actor, request);
+    };
     try {
       await startEach(apis, dir, env, options, actors, peers);
     } catch (error) {
@@ -40,7 +57,7 @@ export class InProcessApis {
       rmSync(dir, { recursive: true, force: true });
       throw error;
     }
-    return new InProcessApis(dir, actors);
+    return new InProcessApis(dir, actors, flows);
   }
 
   /** `path` is `/<key>/<endpoint path>`, as a client of an instance writes it. */
@@ -53,7 +70,7 @@ export class InProcessApis {
     for (const [name, value] of Object.entries(options.headers ?? {})) rawHeaders.push(name.toLowerCase(), value);
     const body = options.body === undefined ? null : Buffer.from(options.body);
     if (body !== null && options.headers?.['content-length'] === undefined) rawHeaders.push('content-length', String(body.length));
-    const answer = await actor.handle({
+    const answer = await this.flows.answer(actor, {
       id: `in-process-${++requests}`,
       verb: (options.method ?? 'GET').toUpperCase(),
       path: `/${rest.join('/')}`,
@@ -68,6 +85,11 @@ export class InProcessApis {
     });
     // As an HTTP client sees it: an answer to HEAD has no body (the router sends none).
     return reply(options.method?.toUpperCase() === 'HEAD' ? { ...answer, body: Buffer.alloc(0) } : answer);
+  }
+
+  /** The folder the API `name` (of `start`'s apis) runs from: its release's files, as a deploy keeps them (Assets/…). */
+  releaseDir(name: string): string {
+    return join(this.dir, 'apis', name);
   }
 
   /** The lines the APIs' actors wrote to the instance log, each with its `api`. */
@@ -101,37 +123,58 @@ export class InProcessApis {
   }
 
   async dispose(): Promise<void> {
+    const defects = await this.flows.settled();
     for (const actor of this.actors.values()) await actor.close();
     rmSync(this.dir, { recursive: true, force: true });
+    if (defects.length > 0) throw new AggregateError(defects, 'the engine failed running a request');
   }
 }
 
 /** Each API compiled and its actor started, into `actors` (so that a failure can close those already started). */
-async function startEach(apis: Record<string, ApiFiles | string>, dir: string, env: string, options: { egressAllow?: string; quotas?: Partial<ApiQuotas> }, actors: Map<string, CaseActor>, peers: (key: string) => CaseActor['handle'] | null): Promise<void> {
+async function startEach(apis: Record<string, ApiFiles | string>, dir: string, env: string, options: StartOptions, actors: Map<string, CaseActor>, peers: (key: string) => CaseActor['handle'] | null): Promise<void> {
   for (const [name, files] of Object.entries(apis)) {
     const folder = join(dir, 'apis', name);
     if (typeof files === 'string') cpSync(files, folder, { recursive: true });
     else writeApi(folder, files);
     const compiled = await new ApiUnderTest(folder).compile(env);
     if (!compiled.ok) throw new Error(`${name} is not valid:\n${compiled.errors.join('\n')}`);
-    const dataDir = join(dir, 'data', 'localhost', env, compiled.release.key);
+    // A release id as a deploy makes one ($.memory.anvil-release).
+    const release = { ...compiled.release, release: newReleaseId() };
+    const dataDir = join(dir, 'data', 'localhost', env, release.key);
     mkdirSync(dataDir, { recursive: true });
-    const actor = await new ApiUnderTest(folder).start(compiled.release, { dataDir, dataRoot: join(dir, 'data'), quotas: options.quotas, clock: Date, fixtures: { sql: [], kv: {}, maps: {} }, mocks: { http: [], apis: [] }, peers, network: { egressAllow: options.egressAllow ?? null } });
-    actors.set(compiled.release.key, actor);
+    const actor = await new ApiUnderTest(folder).start(release, { dataDir, dataRoot: join(dir, 'data'), quotas: options.quotas, clock: Date, fixtures: { sql: [], kv: {}, maps: {} }, mocks: { http: [], apis: [] }, peers, network: { egressAllow: options.egressAllow ?? null }, maxJsonDepth: options.maxJsonDepth });
+    actors.set(release.key, actor);
+  }
+}
+
+/** The flows still running (AFTER_FLOW passes after their answers), waited for before the actors close; a defect of the engine in one fails dispose(). */
+class Flows {
+  private readonly running = new Set<Promise<void>>();
+  private readonly defects: unknown[] = [];
+
+  answer(actor: CaseActor, request: EngineRequest): Promise<AnsweredRequest> {
+    const { answer, done } = actor.respond(request);
+    const settled = done.catch((error: unknown) => void this.defects.push(error)).finally(() => this.running.delete(settled));
+    this.running.add(settled);
+    return answer;
+  }
+
+  async settled(): Promise<unknown[]> {
+    while (this.running.size > 0) await Promise.all(this.running);
+    return this.defects;
   }
 }
 
 let requests = 0;
 
-/** Headers as node's HTTP client gives them: lower-case names, repeated ones joined (set-cookie a list). */
+/** Headers as the spawned helper's HTTP client (undici) gives them: lower-case names, a repeated one as the list of its values. */
 function reply(answer: AnsweredRequest): Reply {
   const headers: Record<string, string | string[]> = {};
   for (let i = 0; i < answer.headers.length; i += 2) {
     const name = answer.headers[i]!.toLowerCase();
     const value = answer.headers[i + 1]!;
     const known = headers[name];
-    if (name === 'set-cookie') headers[name] = [...((known as string[] | undefined) ?? []), value];
-    else headers[name] = known === undefined ? value : `${String(known)}, ${value}`;
+    headers[name] = known === undefined ? value : [...(Array.isArray(known) ? known : [known]), value];
   }
   const text = answer.body.toString('utf8');
   return { status: answer.status, headers, text, json: () => JSON.parse(text) };

@@ -17,6 +17,10 @@ endpoints:
   get /limited:
     Limit: { directive: RateLimit, minuteIp: 2 }
     Pong: { directive: Ping }
+  get /calculated:
+    Ip: { directive: CalculateIp }
+    Mask: { directive: AnonymizeIp, ip: $.memory.ip, target: masked }
+    Reply: { directive: ModifyMessage, body: { ip: $.memory.ip, masked: $.memory.masked } }
 `,
 };
 
@@ -85,6 +89,13 @@ describe('--trusted-proxy', () => {
   it('ignores x-forwarded-for from any other peer', async () => {
     const reply = await getFrom(anvil.port, '/who/ip', '127.0.0.2', { 'x-forwarded-for': '198.51.100.9' });
     expect(JSON.parse(reply.body)).toEqual({ ip: '127.0.0.2' });
+  });
+
+  it('CalculateIp stores the client address: the peer, or what trusted proxies forwarded', async () => {
+    expect((await anvil.request('/who/calculated')).json()).toEqual({ ip: '127.0.0.1', masked: '127.0.0.0' });
+    // The client wrote 6.6.6.6 itself; the trusted 10.1.2.3 forwarded what it got from 203.0.113.9.
+    const reply = await anvil.request('/who/calculated', { headers: { 'x-forwarded-for': '6.6.6.6, 203.0.113.9, 10.1.2.3' } });
+    expect(reply.json()).toEqual({ ip: '203.0.113.9', masked: '203.0.113.0' });
   });
 
   it('refuses a malformed list at start, naming the flag', async () => {

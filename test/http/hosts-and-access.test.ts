@@ -1,5 +1,9 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startInstance, TEST_KEY, type TestInstance } from '../helpers/instance.js';
+import { anvilCli } from '../helpers/cli.js';
+import { eventually, startInstance, TEST_KEY, type TestInstance } from '../helpers/instance.js';
 import { tarGz } from '../helpers/tarball.js';
 
 const VERSION_1 = `key: shop
@@ -154,5 +158,44 @@ describe('publishing, private and disabled APIs, rollback', () => {
     const unknownRelease = await put('strict', { active: true, release: 'r-20000101-000000000-abcd', public: true });
     expect(unknownRelease.status).toBe(404);
     expect(unknownRelease.json().error).toContain('r-20000101-000000000-abcd');
+  });
+});
+
+describe('a public host with a path', () => {
+  it('serves exactly one API, with the full request path as the endpoint path', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'anvil-data-'));
+    const added = anvilCli(['hosts', 'add-public', 'shop.localhost', '--env', 'pro', '--key', 'shop-host-key-0123456789', '--path', '/shop', '--data', dataDir]);
+    expect(added.status).toBe(0);
+    // An instance of its own, the host added to its data dir before it starts.
+    const own = await startInstance({ dataDir });
+    try {
+      const yaml = 'key: shop\nendpoints:\n  get /products/{id}:\n    Reply: { directive: ModifyMessage, body: { product: $.message.pathParam.id, env: $.memory.anvil-env, path: $.message.path } }\n';
+      const shopAdmin = { 'public-host': 'shop.localhost', 'public-host-key': 'shop-host-key-0123456789' };
+      const deployed = await own.request('/anvil/api', { host: 'admin.localhost', method: 'POST', body: tarGz({ 'api.yaml': yaml }), headers: { ...shopAdmin, 'content-type': 'application/gzip' } });
+      expect(deployed.status).toBe(201);
+      const release = deployed.json().release;
+      const publish = await own.request('/anvil/api/shop', { host: 'admin.localhost', method: 'PUT', body: JSON.stringify({ active: true, release, public: true }), headers: shopAdmin });
+      expect(publish.status).toBe(204);
+
+      const reply = await own.request('/products/42', { host: 'shop.localhost' });
+      expect(reply.json()).toEqual({ product: '42', env: 'pro', path: '/products/42' });
+      // The shop is not an API of the default public host.
+      expect((await own.request('/shop/products/42')).status).toBe(404);
+      // The default host's key does not open the shop host's management API.
+      expect((await own.admin('/anvil/api/shop')).status).toBe(404);
+    } finally {
+      await own.dispose();
+    }
+  });
+
+  it('is picked up by a running instance when added with the CLI', async () => {
+    expect((await anvil.request('/x', { host: 'late.localhost' })).status).toBe(404);
+    const added = anvilCli(['hosts', 'add-public', 'late.localhost', '--env', 'dev', '--key', 'late-host-key-0123456789', '--data', anvil.dataDir]);
+    expect(added.status).toBe(0);
+    const health = await eventually(async () => {
+      const reply = await anvil.request('/anvil/api', { host: 'admin.localhost', headers: { 'public-host': 'late.localhost', 'public-host-key': 'late-host-key-0123456789' } });
+      return reply.status === 200 ? reply : null;
+    });
+    expect(health.json()).toEqual([]);
   });
 });

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { anvilCli } from '../helpers/cli.js';
 import { eventually, startInstance, writeApi, type ApiFiles, type TestInstance } from '../helpers/instance.js';
@@ -75,7 +76,10 @@ endpoints:
     Reply: { directive: ModifyMessage, body: { got: $.memory.got } }
 `,
   });
-  anvil = await startInstance({ apis: { site: join(apis, 'site'), maker: join(apis, 'maker'), download: join(apis, 'download'), neighbour: join(apis, 'neighbour') }, args: ['--response-buffer', '40MiB'] });
+  anvil = await startInstance({
+    apis: { site: join(apis, 'site'), maker: join(apis, 'maker'), download: join(apis, 'download'), neighbour: join(apis, 'neighbour'), 'serve-static': join(import.meta.dirname, '../fixtures/apis/serve-static') },
+    args: ['--response-buffer', '40MiB'],
+  });
 });
 afterAll(async () => {
   await anvil?.dispose();
@@ -87,6 +91,22 @@ describe('response bytes held by the router', () => {
     const got = await fetchBytes('/site/file/big.bin');
     expect(got.length).toBe(FILE_BYTES);
     expect(got.equals(file)).toBe(true);
+  });
+
+  it('sends bodies byte for byte (binary) and answers HEAD without a body', async () => {
+    // test/fixtures/apis/serve-static serves its data dir's storage/public (ServeStatic storage: true).
+    const storage = join(anvil.dataDir, 'localhost/dev/serve-static/storage');
+    mkdirSync(join(storage, 'public'), { recursive: true });
+    writeFileSync(join(storage, 'public/pixel.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0xff, 0x10, 0x80]));
+    const response = await request(`http://127.0.0.1:${anvil.port}/serve-static/storage/pixel.png`, { headers: { host: 'localhost' }, dispatcher: anvil.agent });
+    const bytes = Buffer.from(await response.body.arrayBuffer());
+    expect(response.statusCode).toBe(200);
+    expect(bytes.equals(readFileSync(join(storage, 'public/pixel.png')))).toBe(true);
+    expect(response.headers['content-length']).toBe(String(bytes.length));
+    const head = await anvil.request('/serve-static/static/css/site.css', { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers['content-type']).toBe('text/css; charset=utf-8');
+    expect(head.text).toBe('');
   });
 
   it('a file body goes as bytes where no client streams it: to a bus caller', async () => {

@@ -2,14 +2,15 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, startInstance, type Reply, type TestInstance } from '../helpers/instance.js';
-import { quotaRefusals } from '../helpers/metrics.js';
+import { startInProcess, type InProcessApis } from '../helpers/in-process-apis.js';
+import type { Reply } from '../helpers/instance.js';
 
 // Issue 41, case 3: an API's SQLite database has a disk quota (limits.databaseKb, at most
 // --max-database-bytes), its file and write-ahead log together: the file holds at most half of it
 // in pages, the log of one transaction at most as much again, and between writes the log is kept
 // under a sixteenth of the quota. Over it: 507, a message naming the limit (shown to clients, debug
-// or not, as every quota's), nothing written.
+// or not, as every quota's), nothing written. In-process (helpers/in-process-apis.ts): the instance's
+// --max-database-bytes as the harness's quota, its refusals counted from the actor's tally.
 
 const MIB = 1024 * 1024;
 const CEILING = 8 * MIB;
@@ -46,10 +47,10 @@ endpoints:
 `,
 });
 
-let anvil: TestInstance;
+let anvil: InProcessApis;
 
 beforeAll(async () => {
-  anvil = await startInstance({
+  anvil = await startInProcess({
     apis: {
       // No limits: the instance's ceiling.
       hog: api('hog', ''),
@@ -59,7 +60,7 @@ beforeAll(async () => {
       pinned: api('pinned', 'limits: { databaseKb: 8192 }'),
       neighbour: api('neighbour', ''),
     },
-    args: ['--max-database-bytes', '8MiB'],
+    quotas: { databaseBytes: CEILING }, // --max-database-bytes 8MiB
   });
 }, 60_000);
 afterAll(async () => anvil?.dispose());
@@ -87,7 +88,7 @@ describe('the database quota (limits.databaseKb, --max-database-bytes)', () => {
     const { file, log } = databaseBytes('hog');
     expect(file).toBeLessThanOrEqual(CEILING / 2);
     expect(file + log).toBeLessThanOrEqual(allowed(CEILING));
-    await eventually(async () => (await quotaRefusals(anvil, 'hog', 'database_bytes')) >= 1);
+    expect(anvil.quotaRefusals('hog', 'database_bytes')).toBeGreaterThanOrEqual(1);
     // Again and again: the same refusal, and the disk taken does not grow.
     for (let i = 0; i < 3; i++) expect((await post('/hog/hog')).status).toBe(507);
     const after = databaseBytes('hog');
@@ -126,11 +127,11 @@ describe('the database quota (limits.databaseKb, --max-database-bytes)', () => {
   }, 60_000);
 
   it("holds a custom directive's state.db.run to the same quota, with the same message (not debug: shown as a quota's)", async () => {
-    const before = await quotaRefusals(anvil, 'greedy', 'database_bytes');
+    const before = anvil.quotaRefusals('greedy', 'database_bytes');
     const reply = await post('/greedy/hog-custom');
     expect(reply.status).toBe(507);
     expect(reply.json().error).toBe(message(CEILING));
-    await eventually(async () => (await quotaRefusals(anvil, 'greedy', 'database_bytes')) > before);
+    expect(anvil.quotaRefusals('greedy', 'database_bytes')).toBeGreaterThan(before);
     expect(await rows('greedy')).toBe(0);
     const { file, log } = databaseBytes('greedy');
     expect(file + log).toBeLessThanOrEqual(allowed(CEILING));

@@ -1,17 +1,18 @@
-import { request as nodeRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
+import { startInProcess, type InProcessApis } from '../helpers/in-process-apis.js';
+import { eventually } from '../helpers/instance.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
 
 // Smart + Http + CacheStatic as a reverse proxy in front of a real local upstream (SPEC §7).
-// Loopback is refused by default (SSRF), so the instance allows 127.0.0.1 explicitly.
+// Loopback is refused by default (SSRF), so the instance allows 127.0.0.1 explicitly. In-process
+// (helpers/in-process-apis.ts): the hop-by-hop headers a client sends reach the engine as they are.
 
 let upstream: Upstream;
-let anvil: TestInstance;
+let anvil: InProcessApis;
 
 beforeAll(async () => {
   upstream = await startUpstream();
-  anvil = await startInstance({
+  anvil = await startInProcess({
     env: { ANVIL_EGRESS_ALLOW: '127.0.0.1' },
     apis: {
       proxy: {
@@ -31,43 +32,24 @@ afterAll(async () => {
   await upstream?.close();
 });
 
-interface RawReply {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  text: string;
-}
-
-/**
- * A request through node:http, which (unlike undici) lets a client send `connection: <name>`,
- * `te` and `upgrade` headers, the hop-by-hop headers a proxy must not pass on.
- */
-function raw(method: string, path: string, headers: Record<string, string>, body?: string): Promise<RawReply> {
-  return new Promise((resolve, reject) => {
-    const req = nodeRequest({ host: '127.0.0.1', port: anvil.port, method, path, headers: { host: 'localhost', ...headers }, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 describe('Http behind Smart: a reverse proxy', () => {
   it('passes verb, path, query, body and end-to-end headers upstream, drops hop-by-hop ones, adds x-forwarded-*', async () => {
     const body = JSON.stringify({ hello: 'world' });
-    const reply = await raw('POST', '/proxy/some/deep/path?a=1&b=two&b=three', {
-      'content-type': 'application/json',
-      'content-length': String(Buffer.byteLength(body)),
-      'x-custom': 'kept',
-      connection: 'x-secret',
-      'x-secret': '1',
-      te: 'trailers',
-      upgrade: 'websocket',
-      'keep-alive': 'timeout=5',
-      'proxy-authorization': 'Basic Zm9vOmJhcg==',
-    }, body);
+    const reply = await anvil.request('/proxy/some/deep/path?a=1&b=two&b=three', {
+      method: 'POST',
+      body,
+      headers: {
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(body)),
+        'x-custom': 'kept',
+        connection: 'x-secret',
+        'x-secret': '1',
+        te: 'trailers',
+        upgrade: 'websocket',
+        'keep-alive': 'timeout=5',
+        'proxy-authorization': 'Basic Zm9vOmJhcg==',
+      },
+    });
     expect(reply.status, reply.text).toBe(200);
     const seen = JSON.parse(reply.text);
     expect(seen.method).toBe('POST');

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startInstance, type TestInstance } from '../helpers/instance.js';
+import { startInProcess, type InProcessApis } from '../helpers/in-process-apis.js';
 
 // The original's setup endpoints create and migrate the database themselves; in Anvil the
 // database exists and is migrated when first opened, and these two directives do just that.
@@ -19,9 +19,9 @@ endpoints:
 };
 
 describe("the original's DatabaseCreate and DatabaseMigrate", () => {
-  let anvil: TestInstance;
+  let anvil: InProcessApis;
   beforeAll(async () => {
-    anvil = await startInstance({ apis: { setup: API } });
+    anvil = await startInProcess({ apis: { setup: API } });
   });
   afterAll(async () => anvil?.dispose());
 

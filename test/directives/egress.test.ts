@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
+import { startInProcess, type InProcessApis } from '../helpers/in-process-apis.js';
+import { eventually } from '../helpers/instance.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
 
 // SSRF (SECURITY.md point 3, SPEC §9): without ANVIL_EGRESS_ALLOW, Pull and Http refuse loopback,
@@ -9,10 +10,11 @@ import { startUpstream, type Upstream } from '../helpers/upstream.js';
 // never followed, even when the first hop is allowed. An IPv6 address that embeds a refused IPv4
 // address (IPv4-mapped, -compatible, -translated, 6to4, NAT64, Teredo) is refused as that address,
 // and the log says which address it carries (the whole table is test/egress/embedded-ipv4.test.ts).
+// In-process (helpers/in-process-apis.ts): the actor's outgoing HTTP under the instance's policy.
 
 let upstream: Upstream;
-let closed: TestInstance;
-let allowed: TestInstance;
+let closed: InProcessApis;
+let allowed: InProcessApis;
 
 /** Targets that must be refused; `port` is the live upstream's (so a leak would be counted). */
 function targets(port: number): Array<{ name: string; host: string; logged: string; carries?: string }> {
@@ -54,7 +56,7 @@ function egressApi(port: number): string {
 }
 
 /** Directive errors the instance logged (the real message behind a generic 502). */
-function loggedErrors(anvil: TestInstance): string[] {
+function loggedErrors(anvil: InProcessApis): string[] {
   return anvil
     .logLines()
     .filter((l) => l.msg === 'directive error')
@@ -81,8 +83,8 @@ endpoints:
 `;
   [closed, allowed] = await Promise.all([
     // An empty allow list (set explicitly, whatever the test runner's environment holds).
-    startInstance({ env: { ANVIL_EGRESS_ALLOW: '' }, apis: { egress: { 'api.yaml': egressApi(upstream.port) } } }),
-    startInstance({ env: { ANVIL_EGRESS_ALLOW: '127.0.0.1' }, apis: { redirects: { 'api.yaml': redirects } } }),
+    startInProcess({ env: { ANVIL_EGRESS_ALLOW: '' }, apis: { egress: { 'api.yaml': egressApi(upstream.port) } } }),
+    startInProcess({ env: { ANVIL_EGRESS_ALLOW: '127.0.0.1' }, apis: { redirects: { 'api.yaml': redirects } } }),
   ]);
 });
 afterAll(async () => {

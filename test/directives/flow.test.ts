@@ -1,13 +1,14 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
+import { startInProcess, type InProcessApis } from '../helpers/in-process-apis.js';
+import { eventually } from '../helpers/instance.js';
 
 const fixtures = join(import.meta.dirname, '../fixtures/apis');
-let anvil: TestInstance;
+let anvil: InProcessApis;
 
 beforeAll(async () => {
-  anvil = await startInstance({ apis: { flow: join(fixtures, 'flow'), aliases: join(fixtures, 'aliases') } });
+  anvil = await startInProcess({ apis: { flow: join(fixtures, 'flow'), aliases: join(fixtures, 'aliases') } });
 });
 afterAll(async () => anvil?.dispose());
 
@@ -141,7 +142,7 @@ describe('aliases of SPEC §5', () => {
       api: 'aliases',
       env: 'dev',
       host: 'localhost',
-      localhost: `http://localhost:${anvil.port}`,
+      localhost: anvil.localBaseUrl,
       definitionVerb: 'post',
       definitionPath: '/all/{id}',
       ip: '127.0.0.1',

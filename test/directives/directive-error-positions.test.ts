@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startInstance, type TestInstance } from '../helpers/instance.js';
+import { startInProcess, type InProcessApis } from '../helpers/in-process-apis.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 // A custom directive that throws: its error names the author's file, line and column (issue 45),
@@ -27,10 +27,10 @@ export default function Nested(state) {
 }
 `;
 
-let anvil: TestInstance;
+let anvil: InProcessApis;
 
 beforeAll(async () => {
-  anvil = await startInstance({
+  anvil = await startInProcess({
     apis: {
       throwing: {
         'api.yaml': 'key: throwing\ndebug: true\nendpoints:\n  get /ts:\n    Run: { directive: Broken }\n  get /js:\n    Run: { directive: Nested }\n',

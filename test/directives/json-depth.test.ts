@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, startInstance, type Reply, type TestInstance } from '../helpers/instance.js';
+import { InProcessApis, startInProcess } from '../helpers/in-process-apis.js';
+import { eventually, type Reply } from '../helpers/instance.js';
 
 // A JSON body nested deeper than --max-json-depth (64) is refused with 400 when the API reads it as
 // JSON (an alias such as $.message.body.a, or state.message.body in a custom directive), with a log line.
+// In-process (helpers/in-process-apis.ts), the instance's --max-json-depth as `maxJsonDepth`.
 
 const API = `key: json
 endpoints:
@@ -24,19 +26,19 @@ const ECHO_BODY = `export default function (state) {
 const arrays = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
 const objects = (depth: number) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
 
-let anvil: TestInstance;
+let anvil: InProcessApis;
 
 beforeAll(async () => {
-  anvil = await startInstance({ apis: { json: { 'api.yaml': API, 'Directives/EchoBody.js': ECHO_BODY } } });
+  anvil = await startInProcess({ apis: { json: { 'api.yaml': API, 'Directives/EchoBody.js': ECHO_BODY } } });
 });
 afterAll(async () => anvil?.dispose());
 
-function post(instance: TestInstance, path: string, body: string): Promise<Reply> {
+function post(instance: InProcessApis, path: string, body: string): Promise<Reply> {
   return instance.request(path, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
 }
 
 /** The log line of the refusal of that request. */
-function refusal(instance: TestInstance, reply: Reply): Promise<Record<string, any>> {
+function refusal(instance: InProcessApis, reply: Reply): Promise<Record<string, any>> {
   const id = reply.headers['x-correlation-id'];
   return eventually(() => instance.logLines().find((l) => l.msg === 'directive error' && l.requestId === id));
 }
@@ -95,9 +97,9 @@ describe('JSON bodies nested too deep', () => {
 });
 
 describe('--max-json-depth', () => {
-  let shallow: TestInstance;
+  let shallow: InProcessApis;
   beforeAll(async () => {
-    shallow = await startInstance({ apis: { json: { 'api.yaml': API, 'Directives/EchoBody.js': ECHO_BODY } }, args: ['--max-json-depth', '8'] });
+    shallow = await InProcessApis.start({ json: { 'api.yaml': API, 'Directives/EchoBody.js': ECHO_BODY } }, { maxJsonDepth: 8 });
   });
   afterAll(async () => shallow?.dispose());
 

@@ -2,17 +2,18 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { anvilCli } from '../helpers/cli.js';
-import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
+import { startInProcess, type InProcessApis } from '../helpers/in-process-apis.js';
 
 // Issue 28: an API written in the original's style (test/fixtures/original) validates and runs
 // unchanged; docs/migrating.md's worked example of a translated PHP directive is its NormaliseRequest.js.
+// In-process (helpers/in-process-apis.ts); its job, which the router runs, is test/http/original-jobs.test.ts's.
 
 const fixture = join(import.meta.dirname, '../fixtures/original');
 const migrating = readFileSync(join(import.meta.dirname, '../../docs/migrating.md'), 'utf8');
-let anvil: TestInstance;
+let anvil: InProcessApis;
 
 beforeAll(async () => {
-  anvil = await startInstance({ apis: { jobs: fixture } });
+  anvil = await startInProcess({ apis: { jobs: fixture } });
 });
 afterAll(async () => anvil?.dispose());
 
@@ -39,25 +40,6 @@ describe("an API in the original's style", () => {
 
   it('checks a Pull answer against the map named like its target', async () => {
     expect((await anvil.request('/jobs/kinds/checked')).json()).toEqual({ checked: ['daily', 'weekly'] });
-  });
-
-  it("queues a job with the original's 200, its request normalised by two custom directives, read back with a cookie added", async () => {
-    const body = JSON.stringify({ kind: ' Daily ', dates: ['2024-01-01'] });
-    const queued = await anvil.request('/jobs/jobs', { method: 'POST', body, headers: { 'content-type': 'application/json' } });
-    expect(queued.status).toBe(200);
-    const { id } = queued.json();
-    expect(queued.json()).toEqual({ message: 'queued', id });
-
-    const done = await eventually(async () => {
-      const reply = await anvil.request(`/jobs/jobs/${id}`);
-      return reply.status === 200 ? reply : null;
-    });
-    expect(done.json()).toEqual({ id, request: { kind: 'daily', dates: ['2024-01-01'], api: 'jobs', env: 'dev' } });
-    expect(done.headers['cache-control']).toBe('no-cache');
-    expect(done.headers['set-cookie']).toBe(`lastJob=${id}; Path=/`);
-    // The job's record: {message: queued, id} until the job wrote its result with WriteToJob.
-    await eventually(async () => (await anvil.request(`/jobs/jobs/${id}/result`)).json().message === 'done');
-    expect((await anvil.request(`/jobs/jobs/${id}/result`)).json()).toEqual({ message: 'done', kind: 'daily' });
   });
 
   it('checks the body against the model first (Maps/jobRequestModel.json): 400 with the reason, in the original\'s words (compat: hefesto)', async () => {
