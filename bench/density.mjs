@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { progress, standalone } from './lib/config.mjs';
 import { ROOT, get, startAnvil } from './lib/instance.mjs';
-import { openLoop, saturate } from './lib/load.mjs';
+import { saturate } from './lib/load.mjs';
 import { processTree, treeFigures } from './lib/process-tree.mjs';
 import { roundRobinLoad } from './lib/round-robin-wrk.mjs';
 import { median } from './lib/stats.mjs';

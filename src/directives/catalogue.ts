@@ -58,10 +58,10 @@ import ValidateModel from './ValidateModel.js';
 import View from './View.js';
 import WriteToJob from './WriteToJob.js';
 import XmlToModel from './XmlToModel.js';
-import type { DirectiveDefinition } from '../engine/directive-types.js';
+import type { AnyDirectiveDefinition } from '../engine/directive-types.js';
 
 /** Every built-in directive (one file each, one line each here). */
-const all: Array<DirectiveDefinition<any>> = [
+const all: Array<AnyDirectiveDefinition> = [
   AnonymizeIp,
   Authenticate,
   CacheDisabled,
@@ -125,4 +125,4 @@ const all: Array<DirectiveDefinition<any>> = [
 ];
 
 /** Every built-in directive, by name. The engine only ever looks names up here. */
-export const builtinDirectives: ReadonlyMap<string, DirectiveDefinition<any>> = new Map(all.map((d) => [d.name, d]));
+export const builtinDirectives: ReadonlyMap<string, AnyDirectiveDefinition> = new Map(all.map((d) => [d.name, d]));

@@ -1,5 +1,5 @@
 import type { EntryDefinition } from '../shared/api-model/types.js';
-import type { DirectiveDefinition } from './directive-types.js';
+import type { AnyDirectiveDefinition } from './directive-types.js';
 import { checkParams } from './param-check.js';
 import { compileValue, type ResolveScope } from './resolve.js';
 
@@ -9,14 +9,14 @@ export interface CompiledEntry {
   /** `before:<label>`, `endpoint:<label>` or `after:<label>`: unique in a list, stable across releases. */
   readonly key: string;
   readonly directiveName: string;
-  readonly directive: DirectiveDefinition<any>;
+  readonly directive: AnyDirectiveDefinition;
   readonly groups: readonly string[];
   /** Parameters whose schema says `writeOnly` (a key, a password): never shown in a debug trace. */
   readonly secretParams: ReadonlySet<string>;
   params(scope: ResolveScope): Record<string, unknown>;
 }
 
-export type DirectiveLookup = (name: string) => DirectiveDefinition<any> | undefined;
+export type DirectiveLookup = (name: string) => AnyDirectiveDefinition | undefined;
 
 export function compileEntry(entry: EntryDefinition, section: 'before' | 'endpoint' | 'after', lookup: DirectiveLookup): CompiledEntry {
   const directive = lookup(entry.directive);

@@ -54,6 +54,14 @@ export interface DirectiveFailure {
 }
 
 /**
+ * A definition of any directive, as the catalogue and the lookups hold them: each has Params of its
+ * own (its run() takes them, so no one Params type covers all), checked against its schema before
+ * it runs.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above: the schema check stands for the type.
+export type AnyDirectiveDefinition = DirectiveDefinition<any>;
+
+/**
  * A built-in directive: a name, the schema of its parameters (checked at deploy time, and again at
  * run time for values that came from aliases) and the function that runs it.
  */

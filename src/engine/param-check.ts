@@ -1,16 +1,16 @@
 import { createRequire } from 'node:module';
 import type { ValidateFunction } from 'ajv';
-import type { DirectiveDefinition } from './directive-types.js';
+import type { AnyDirectiveDefinition } from './directive-types.js';
 import { Errors } from '../shared/errors.js';
 
 /** The options of every parameter check (also those generated at build time). */
 export const AJV_OPTIONS = { allErrors: false, strict: false, coerceTypes: true, allowUnionTypes: true } as const;
 
-const validators = new WeakMap<DirectiveDefinition<any>, ValidateFunction>();
+const validators = new WeakMap<AnyDirectiveDefinition, ValidateFunction>();
 const require = createRequire(import.meta.url);
 let ajv: import('ajv').default | null = null;
 
-function validatorOf(directive: DirectiveDefinition<any>): ValidateFunction {
+function validatorOf(directive: AnyDirectiveDefinition): ValidateFunction {
   let validate = validators.get(directive);
   if (validate === undefined) {
     if (ajv === null) {
@@ -37,7 +37,7 @@ function generatedChecks(): Record<string, ValidateFunction> {
  * it: they come from the code generated at build time; without it, loading ajv and compiling the
  * schemas costs ~120 ms, which would otherwise land on a cold start.
  */
-export function prepareParamChecks(builtins: ReadonlyMap<string, DirectiveDefinition<any>>): void {
+export function prepareParamChecks(builtins: ReadonlyMap<string, AnyDirectiveDefinition>): void {
   const generated = generatedChecks();
   for (const [name, directive] of builtins) {
     const check = generated[name];
@@ -52,7 +52,7 @@ export function prepareParamChecks(builtins: ReadonlyMap<string, DirectiveDefini
  * schema wants numbers or booleans ("422" → 422): aliases read strings from queries and headers.
  * Throws a 500 naming the parameter and `where` (an entry label).
  */
-export function checkParams(directive: DirectiveDefinition<any>, params: Record<string, unknown>, where: string): void {
+export function checkParams(directive: AnyDirectiveDefinition, params: Record<string, unknown>, where: string): void {
   const validate = validatorOf(directive);
   if (validate(params)) return;
   const first = validate.errors?.[0];

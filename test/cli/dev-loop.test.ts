@@ -253,7 +253,7 @@ describe('the developer loop', () => {
     for (const command of commands) {
       const help = cli(...command.split(' '), '--help');
       expect(help.status, command).toBe(0);
-      expect(help.stdout, command).toMatch(/Examples?:\n  anvil /);
+      expect(help.stdout, command).toMatch(/Examples?:\n {2}anvil /);
     }
   });
 });

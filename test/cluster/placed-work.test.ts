@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startInstance, type TestInstance } from '../helpers/instance.js';
+import { startInstance } from '../helpers/instance.js';
 import { sample, scrapeMetrics } from '../helpers/metrics.js';
 import { agreedOwner, memberOf, type Member } from '../helpers/placement-members.js';
 import { FreshPostgres } from '../helpers/postgres.js';

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { findTcmalloc, TCMALLOC_FOLDERS } from '../../src/cell/process/cell-allocator.js';
+import { findTcmalloc } from '../../src/cell/process/cell-allocator.js';
 import { anvilCli } from '../helpers/cli.js';
 import { cellPids } from '../helpers/cells.js';
 import { startInstance, type TestInstance } from '../helpers/instance.js';

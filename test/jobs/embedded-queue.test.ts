@@ -161,7 +161,7 @@ describe('embedded job queue', () => {
   });
 
   it('a finish that lost its claim is not written', async () => {
-    let now = 1_700_000_000_000;
+    const now = 1_700_000_000_000;
     const queue = keep(EmbeddedJobQueue.open({ dataDir: temp.path(), now: () => now }));
     const releases: Array<(result: RunResult) => void> = [];
     queue.start(() => new Promise<RunResult>((resolve) => releases.push(resolve)), consumer({ concurrency: 1 }));

@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import ivm from 'isolated-vm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bootstrapSnapshot } from '../../src/cell/sandbox-host/bootstrap-snapshot.js';
 import { BridgeOp, type BridgeOpCode } from '../../src/cell/sandbox-host/bridge-ops.js';

@@ -118,6 +118,7 @@ export class SandboxMarker {
   readonly enter = (): void => {
     if (flaggedLast === this && this.flagged) return;
     const before = flaggedLast;
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the thread's one slot remembers which marker flagged it last.
     flaggedLast = this;
     if (before !== null && before.flagged) {
       // Its record is overwritten by this one's (the thread's slot), or its own flag is cleared.

@@ -8,7 +8,7 @@
 import type { DirectiveContext } from '../../engine/context.js';
 import type { HeaderValue, QueryValue } from '../../engine/message.js';
 import { checkParams } from '../../engine/param-check.js';
-import type { DirectiveDefinition } from '../../engine/directive-types.js';
+import type { AnyDirectiveDefinition } from '../../engine/directive-types.js';
 import { AnvilError, Errors, QuotaError, toStatusError } from '../../shared/errors.js';
 import { hostBytes } from '../../engine/host-memory.js';
 import { BridgeOp, type BridgeResult, type StateOpCode } from './bridge-ops.js';
@@ -24,7 +24,7 @@ export interface SandboxDatabase {
 
 export interface BridgeServices {
   /** Built-in directives a custom directive may compose with `state.run`. */
-  builtin(name: string): DirectiveDefinition<any> | undefined;
+  builtin(name: string): AnyDirectiveDefinition | undefined;
   database(ctx: DirectiveContext): SandboxDatabase;
 }
 

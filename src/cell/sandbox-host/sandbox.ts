@@ -17,7 +17,6 @@
  * router contains it) exactly as it did when calls ran on isolated-vm's own threads.
  */
 import { performance } from 'node:perf_hooks';
-import ivm from 'isolated-vm';
 import type { SandboxLimits } from '../../shared/api-model/types.js';
 import type { DirectiveContext } from '../../engine/context.js';
 import type { DirectiveDefinition } from '../../engine/directive-types.js';

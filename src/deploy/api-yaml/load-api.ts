@@ -14,11 +14,11 @@ import { findCustomDirectives } from './custom-directives.js';
 import { loadMaps } from './maps.js';
 import { API_YAML_MAX_BYTES, readApiYaml, tooLarge } from './read-api-yaml.js';
 import type { ApiDefinition, ConfigError, ApiLimits, SourcePosition } from '../../shared/api-model/types.js';
-import { YAML_LIMITS, type YamlLimits } from '../../shared/api-model/input-limits.js';
+import { YAML_LIMITS } from '../../shared/api-model/input-limits.js';
 import type { ValidateContext } from './validate-context.js';
 import { readYaml, type YamlReading } from './read-yaml.js';
 import { suggestName } from './suggest-name.js';
-import { offsetToPosition, pathAtOffset, positionOf, type LinePosition, type PathKey, type PointAt } from './yaml-positions.js';
+import { offsetToPosition, positionOf, type LinePosition, type PathKey, type PointAt } from './yaml-positions.js';
 
 /** Separates the list (or route) from the entry label in `ConfigError.label`. */
 export const LABEL_SEPARATOR = ' › ';

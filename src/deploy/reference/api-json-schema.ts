@@ -10,11 +10,11 @@ import { API_KEY_PATTERN, apiYamlSchema, COMPAT_MODES, DATABASE_MODES, entrySche
 import { DIRECTIVE_NAME } from '../api-yaml/custom-directives.js';
 import { acceptAliases, ALIAS_SCHEMA } from '../api-yaml/param-schema.js';
 import { ROUTE_KEY_PATTERN } from '../api-yaml/route-key-pattern.js';
-import type { DirectiveDefinition } from '../../engine/directive-types.js';
+import type { AnyDirectiveDefinition } from '../../engine/directive-types.js';
 import { AFTER_FLOW, ERROR_FLOW, NORMAL_FLOW, QUEUE_FLOW } from '../../engine/groups.js';
 
 type Schema = Record<string, unknown>;
-type Directives = ReadonlyMap<string, Pick<DirectiveDefinition<any>, 'name' | 'summary' | 'params' | 'runs'>>;
+type Directives = ReadonlyMap<string, Pick<AnyDirectiveDefinition, 'name' | 'summary' | 'params' | 'runs'>>;
 
 const DRAFT_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
 const ref = (name: string) => ({ $ref: `#/$defs/${name}` });
@@ -85,7 +85,7 @@ export function apiJsonSchemaText(directives: Directives): string {
   return `${JSON.stringify(apiJsonSchema(directives), null, 2)}\n`;
 }
 
-function entryDefinition(sorted: ReadonlyArray<Pick<DirectiveDefinition<any>, 'name' | 'summary'>>): Schema {
+function entryDefinition(sorted: ReadonlyArray<Pick<AnyDirectiveDefinition, 'name' | 'summary'>>): Schema {
   return {
     ...entrySchema,
     description: 'One entry: "directive" names a built-in or Directives/<Name>.js|.ts; every other field but "groups" is a parameter.',
@@ -109,7 +109,7 @@ function namedBy(field: string, name: string): Schema {
 }
 
 /** An entry running built-in `d`: its parameters (aliases accepted) beside `directive` and `groups`. */
-function directiveEntry(d: Pick<DirectiveDefinition<any>, 'name' | 'summary' | 'params' | 'runs'>, directives: Directives): Schema {
+function directiveEntry(d: Pick<AnyDirectiveDefinition, 'name' | 'summary' | 'params' | 'runs'>, directives: Directives): Schema {
   const params = acceptAliases(d.params);
   const entry: Schema = {
     description: d.summary,

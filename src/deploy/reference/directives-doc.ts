@@ -2,11 +2,11 @@
  * docs/directives.md: one section per built-in directive, generated from its declaration in
  * src/directives/ (summary, parameter schema, memory effects, failures, example) by `npm run docs`.
  */
-import type { DirectiveDefinition } from '../../engine/directive-types.js';
+import type { AnyDirectiveDefinition } from '../../engine/directive-types.js';
 import { describeSchema, sampleValue } from './describe-schema.js';
 import { yamlFlow } from './yaml-flow.js';
 
-type Directive = Pick<DirectiveDefinition<any>, 'name' | 'summary' | 'params' | 'runs' | 'memory' | 'failures' | 'example'>;
+type Directive = Pick<AnyDirectiveDefinition, 'name' | 'summary' | 'params' | 'runs' | 'memory' | 'failures' | 'example'>;
 
 const INTRO = `# Built-in directives
 

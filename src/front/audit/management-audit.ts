@@ -1,4 +1,4 @@
-import type { ApiRecord, PublicHost } from '../../deploy/registry/registry.js';
+import type { PublicHost } from '../../deploy/registry/registry.js';
 import type { AuditAction } from './audit-entry.js';
 import { keyFingerprint } from './audit-entry.js';
 import type { AuditLog } from './audit-log.js';

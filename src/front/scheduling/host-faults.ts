@@ -76,7 +76,7 @@ export class HostFaults {
   }
 
   /** Where the host's APIs start now; null: where hashing puts them. */
-  stage(host: HostId, now: number): HostStage | null {
+  stage(host: HostId, _now: number): HostStage | null {
     const placement = this.placement(host);
     if (placement === undefined) return null;
     if (placement.moved) return 'all-apis';

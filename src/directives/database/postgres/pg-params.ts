@@ -57,5 +57,6 @@ export function bindPostgres(sql: string, tokens: readonly SqlToken[], params: u
   // `$n` written in the text: the list itself, after the values the ? took (none, usually).
   const offset = values.length;
   list.forEach((value, i) => values.push(toPg(value, `[${i}]`)));
+  // eslint-disable-next-line no-control-regex -- NUL marks a placeholder: no SQL text holds one.
   return { text: text.replace(/\$\u0000(\d+)/g, (_m, n: string) => `$${Number(n) + offset}`), values };
 }
