@@ -1,12 +1,7 @@
 import { anonymizeIp } from './support/anonymize-ip.js';
 import { defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  ip: string | null;
-  target: string;
-}
-
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'AnonymizeIp',
   summary: 'Stores `ip` masked in memory `target`: IPv4 last octet zeroed, IPv6 last 80 bits zeroed; null when it is not an address.',
   example: { ip: '$.memory.ip', target: 'anonymousIp' },

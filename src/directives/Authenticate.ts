@@ -2,20 +2,13 @@ import { Errors } from '../shared/errors.js';
 import { safeEqual } from '../shared/security/safe-equal.js';
 import { defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  scheme: 'bearer' | 'basic';
-  users?: Record<string, unknown>;
-  tokens?: Record<string, unknown> | string[];
-  realm?: string;
-}
-
 /**
  * `basic`: `users` maps user name → password. `bearer`: `tokens` maps token → principal (any value:
  * a name, an object), or is a list of tokens (the principal is then the token's position). The
  * principal goes to memory `user`. Every comparison is constant-time, and every candidate is
  * compared, so the answer time does not tell which part was wrong.
  */
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'Authenticate',
   summary: 'HTTP Basic or Bearer authentication against `users` / `tokens` (usually from $.map…); 401 with www-authenticate otherwise.',
   example: { scheme: 'basic', users: '$.map.main.users', realm: 'reports' },

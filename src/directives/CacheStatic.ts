@@ -3,17 +3,12 @@ import { isStaticType, staticCacheKey, type CachedResponse } from './support/sta
 import { cacheWhenReachable } from './stores/cache-when-reachable.js';
 import { defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  expiresMinutes?: number;
-  expirationMinutes?: number;
-}
-
 /**
  * For a static answer (css, js, images, fonts, audio, status 200) sets `cache-control: public,
  * max-age` and `expires`, and keeps the answer in the API's cache so that Smart answers the same
  * request from it until it expires. Anything else passes untouched.
  */
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'CacheStatic',
   summary: 'Marks static answers cacheable for expiresMinutes (default 5) and keeps them for Smart to answer from.',
   example: { expiresMinutes: 60 },

@@ -1,17 +1,12 @@
 import { CACHE_MINUTES_SCHEMA, markCacheable } from './support/cache-headers.js';
 import { defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  expirationMinutes?: number;
-  expiresMinutes?: number;
-}
-
 /**
  * Marks the answer cacheable by browsers and proxies whatever its type (CacheStatic does so only
  * for static types): `cache-control: public, max-age=<seconds>` and `expires` = now +
  * `expirationMinutes` (default 5; `expiresMinutes`, CacheStatic's SPEC spelling, is read too).
  */
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'CacheUrl',
   summary: 'Sets cache-control: public, max-age and expires for expirationMinutes (default 5), whatever the answer.',
   example: { expirationMinutes: 10 },

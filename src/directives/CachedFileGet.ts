@@ -2,13 +2,8 @@ import { apiFiles, FILE_READ_MAX_BYTES, fileValue } from './files/content.js';
 import { NAME_AND_TARGET_PARAMS, fileSegments } from './files/names.js';
 import { defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  name: string;
-  target: string;
-}
-
 /** Memory `target` = the value CachedFileSet kept under `name`, or null when there is none or it expired (it is then removed). */
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'CachedFileGet',
   summary: "Reads the value kept under `name` in the API's file cache into memory `target` (null when missing or expired).",
   example: { name: 'forecast.json', target: 'forecast' },

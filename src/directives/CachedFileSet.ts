@@ -2,19 +2,13 @@ import { apiFiles } from './files/content.js';
 import { FILE_NAME_SCHEMA, fileSegments } from './files/names.js';
 import { defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  name: string;
-  content?: unknown;
-  expirationMinutes?: number;
-}
-
 /**
  * Keeps `content` (any value, stored as JSON) under `name` in the API's file cache (`cache/` of its
  * data dir, apart from its storage) for `expirationMinutes` (default 5). The entry's expiry is its
  * file's modification time; expired entries are removed when read and swept before a write would
  * pass the API's disk quota.
  */
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'CachedFileSet',
   summary: "Keeps `content` under `name` in the API's file cache for expirationMinutes (default 5).",
   example: { name: 'forecast.json', content: '$.memory.forecast', expirationMinutes: 30 },

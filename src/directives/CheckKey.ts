@@ -2,12 +2,7 @@ import { Errors } from '../shared/errors.js';
 import { safeEqual } from '../shared/security/safe-equal.js';
 import { defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  expected: unknown;
-  current: unknown;
-}
-
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'CheckKey',
   summary: 'Refuses with 401 unless `current` equals `expected` (compared in constant time); an empty `expected` always refuses.',
   example: { expected: '$.map.main.apiKey', current: '$.message.header.api-key' },

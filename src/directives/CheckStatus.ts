@@ -1,15 +1,10 @@
 import { Errors } from '../shared/errors.js';
 import { defineDirective, statusAndMessageParams } from '../engine/directive-types.js';
 
-interface Params {
-  status?: number;
-  message?: string;
-}
-
 /** What of the failed answer's body goes to the instance log. */
 const BODY_EXCERPT = 200;
 
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'CheckStatus',
   summary: 'After Http (or anything that sets the status): fails with `status` (502) and `message` ("Server Side Error") when the message status is 400 or more.',
   example: { status: 502, message: 'Server Side Error' },

@@ -1,10 +1,8 @@
 import { defineDirective } from '../engine/directive-types.js';
 
-type Params = Record<string, unknown> & { target: string };
-
 const ELEMENT = /^element([1-9][0-9]*)$/;
 
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'Concat',
   summary: 'Joins element1 … elementN, in number order, into memory `target`.',
   example: { target: 'greeting', element1: 'Hello, ', element2: '$.message.pathParam.name' },

@@ -4,14 +4,7 @@ import { withStatementDatabase } from './database/request-database.js';
 import { Errors } from '../shared/errors.js';
 import { defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  sql: string;
-  params?: unknown[] | Record<string, unknown> | null;
-  target?: string;
-  mode?: 'all' | 'get' | 'run';
-}
-
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'DatabaseQuery',
   localState: true,
   summary:

@@ -1,11 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  ms: number;
-}
-
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'Delay',
   summary: 'Waits `ms` milliseconds without blocking the thread (for demos and for testing timeouts).',
   example: { ms: 250 },

@@ -4,20 +4,13 @@ import { apiFiles } from './files/content.js';
 import { FILE_NAME_SCHEMA, fileSegments } from './files/names.js';
 import { defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  name: string;
-  verify?: boolean;
-  status?: number;
-  message?: string;
-}
-
 /**
  * Deletes `name` from the API's `storage/` folder, and the folders that leaves empty (their disk
  * goes back to the quota). A missing file is ignored unless `verify` is true: then it fails with
  * `status` and `message` (as the original), or a 404 naming the file when no status is given. A
  * refused name (400), a link leading out (403) or a folder (409) always fail.
  */
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'DeleteFile',
   localState: true,
   summary: "Deletes the file `name` of the API's storage folder; with verify, a missing file fails with status/message.",

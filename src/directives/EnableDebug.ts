@@ -1,10 +1,6 @@
 import { DebugTrace } from '../engine/debug-trace.js';
 import { defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  redact?: string[];
-}
-
 /**
  * The original's EnableDebug: from here on, every entry of the request (its AFTER_FLOW pass too) is
  * traced — the parameters it got and what it changed — and the trace is one line of the API's
@@ -12,7 +8,7 @@ interface Params {
  * src/shared/logs/redact.ts), and so is every header, parameter, memory key or body field named in
  * `redact`. A second EnableDebug in the same request changes nothing.
  */
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'EnableDebug',
   summary: "Traces every later entry of the request (parameters in, changes out) into one line of the API's log, secrets hidden; `redact` names more fields to hide.",
   example: { redact: ['ssn', 'iban'] },

@@ -3,10 +3,6 @@ import { send } from './outgoing/send.js';
 import { LOCAL_CALL_TIMEOUT_MS } from './LocalCall.js';
 import { defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  target: string;
-}
-
 /**
  * The original's Event: not an event bus, a synchronous POST of the current body (with its
  * content-type) to another API of the same public host (`target` is `/<api>/<rest>`) over the
@@ -14,7 +10,7 @@ interface Params {
  * dropped) are merged over the message's. An answer >= 400 is not an error (the original does not
  * verify); a cycle still ends in 508.
  */
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'Event',
   summary: "POSTs the current body to another API of this host (`target` /<api>/…) over the bus; its status and body replace the message's, its headers merge in.",
   example: { target: '/audit/events' },

@@ -1,11 +1,5 @@
 import { defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  if: unknown;
-  execute: string;
-  [param: string]: unknown;
-}
-
 const OWN_PARAMS = ['if', 'execute'] as const;
 
 /**
@@ -14,7 +8,7 @@ const OWN_PARAMS = ['if', 'execute'] as const;
  * entry's). A literal `execute` is checked at deploy time, its parameters against its schema; one
  * that comes from an alias is checked when it runs.
  */
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'ExecuteIf',
   // A directive named by an alias is known only per request: it may be any.
   localState: (params, keepsState) => typeof params.execute !== 'string' || params.execute.startsWith('$') || keepsState(params.execute),

@@ -2,13 +2,8 @@ import { apiFiles } from './files/content.js';
 import { NAME_AND_TARGET_PARAMS, fileSegments } from './files/names.js';
 import { defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  name: string;
-  target: string;
-}
-
 /** Memory `target` = the size in bytes of `name` in the API's `storage/` folder, or null when there is no such file. */
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'FileSize',
   localState: true,
   summary: "Stores the size in bytes of the file `name` of the API's storage folder in memory `target` (null when missing).",

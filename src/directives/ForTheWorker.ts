@@ -4,11 +4,6 @@ import { recordQueued } from './stores/job-records.js';
 
 import { defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  delay?: number;
-  identifier?: boolean;
-}
-
 /**
  * SPEC §4, §8: the entries after this one become a job, with the request's memory and message as
  * they are now; the job is stored durably before the request goes on. In the request, QUEUE_FLOW is
@@ -17,7 +12,7 @@ interface Params {
  * record (ReadJob, WriteToJob); with api.yaml `compat: hefesto`, the message's status as it is, 200
  * unless a directive changed it, as the original did.
  */
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'ForTheWorker',
   summary: "Queues the rest of the endpoint as a job (after `delay` seconds); with `identifier` answers 202 with the job id and writes the job's record.",
   example: { identifier: true },

@@ -1,13 +1,6 @@
 import { defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  enable?: string[];
-  disable?: string[];
-  disableAll?: boolean;
-  if?: unknown;
-}
-
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'Groups',
   summary: 'Disables all groups, then disables and enables the listed ones; does nothing when `if` is given and falsy.',
   example: { enable: ['admin_flow'], disable: ['normal_flow'] },

@@ -3,19 +3,13 @@ import { endToEnd, headerTable } from '../shared/http/hop-by-hop.js';
 import { send } from './outgoing/send.js';
 import { defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  host: string;
-  timeout?: number;
-  connectTimeout?: number;
-}
-
 /**
  * Forwards the current message to `host` (its verb, path relative to the API, query, body, and
  * headers minus hop-by-hop ones) and makes the upstream's answer the message. Redirects are not
  * followed. To this instance's own address the request goes over the in-process bus. Bodies are
  * held in memory on their way (at most 10 MiB), not streamed: see docs/directives-in-practice.md.
  */
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'Http',
   summary: 'Proxies the current message to `host` and replaces it with the upstream response (no redirects followed).',
   example: { host: 'https://api.example.com', timeout: 10 },

@@ -1,6 +1,6 @@
 import { defineDirective } from '../engine/directive-types.js';
 
-export default defineDirective<{ id: unknown }>({
+export default defineDirective({
   name: 'IdResponse',
   summary: 'Answers 201 {"id": <id>} (a created resource).',
   example: { id: '$.memory.created.lastInsertRowid' },

@@ -2,13 +2,7 @@ import { Errors } from '../shared/errors.js';
 import { BODY_NOT_JSON_FAILURE, checkModelName, modelValue, validateModel } from './models/model-directive.js';
 import { WHOLE_BODY, defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  source: unknown;
-  target: string;
-  'server-side-error'?: boolean;
-}
-
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'LoadAndValidateModel',
   summary: 'LoadModel, then ValidateModel with the name `target` (the map Maps/<target>.json).',
   example: { source: '$.message.body', target: 'order' },

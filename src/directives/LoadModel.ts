@@ -1,12 +1,7 @@
 import { BODY_NOT_JSON_FAILURE, modelValue } from './models/model-directive.js';
 import { WHOLE_BODY, defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  source: unknown;
-  target: string;
-}
-
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'LoadModel',
   summary: 'Stores `source` in memory `target`, for ValidateModel. With `$.message.body` (the usual source) a JSON object or array body is stored parsed, and a body that is not valid JSON is a 400 saying so.',
   example: { source: '$.message.body', target: 'order' },

@@ -3,14 +3,6 @@ import { bodyOf, headerMap, headerRecord, queryMap, queryString } from './outgoi
 import { send } from './outgoing/send.js';
 import { defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  method?: string;
-  path: string;
-  headers?: Record<string, unknown>;
-  queryParams?: Record<string, unknown>;
-  body?: unknown;
-}
-
 /** How long a LocalCall or an Event waits for the other API (Push's default). */
 export const LOCAL_CALL_TIMEOUT_MS = 10_000;
 
@@ -21,7 +13,7 @@ export const LOCAL_CALL_TIMEOUT_MS = 10_000;
  * dropped) and body. An answer >= 400 is not an error (the original's convention): the flow reads
  * `$.message.status`. Only the given headers are sent, never the client's.
  */
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'LocalCall',
   summary: 'Calls another API of this host over the in-process bus (method, path /<api>/…, headers, queryParams, body); its answer becomes the message.',
   example: { method: 'GET', path: '/users/42', headers: { accept: 'application/json' } },

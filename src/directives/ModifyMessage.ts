@@ -1,20 +1,10 @@
 import type { HeaderValue, QueryValue } from '../engine/message.js';
 import { defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  verb?: string;
-  path?: string;
-  headers?: Record<string, unknown>;
-  addHeaders?: Record<string, unknown>;
-  queryParams?: Record<string, unknown>;
-  body?: unknown;
-  status?: number;
-}
+const scalar = { type: ['string', 'number', 'boolean'] } as const;
+const headerMap = { type: 'object', additionalProperties: { anyOf: [scalar, { type: 'array', items: scalar }] } } as const;
 
-const scalar = { type: ['string', 'number', 'boolean'] };
-const headerMap = { type: 'object', additionalProperties: { anyOf: [scalar, { type: 'array', items: scalar }] } };
-
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'ModifyMessage',
   summary: 'Edits the message: verb, path, headers (replaces all), addHeaders (adds to them), queryParams (replaces all), body, status.',
   example: { status: 201, headers: { 'content-type': 'application/json' }, body: { id: '$.memory.id' } },

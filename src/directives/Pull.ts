@@ -9,20 +9,7 @@ import { defineDirective } from '../engine/directive-types.js';
 /** Memory key of the status of the last answer a Pull got (also when it went into `target`). */
 export const PULL_STATUS_KEY = 'pullStatus';
 
-interface Params {
-  host: string;
-  path?: string;
-  target?: string;
-  schema?: string | boolean;
-  queryParams?: Record<string, unknown>;
-  headers?: Record<string, unknown>;
-  body?: unknown;
-  cache?: number;
-  timeout?: number;
-  verify?: boolean;
-}
-
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'Pull',
   summary:
     'Requests host + path (POST when a body is given) and stores the parsed JSON answer in memory `target` (checked against Maps/<target>.json when there is one), or without `target` makes the answer the message (with `target` too under `compat: hefesto`, as the original did); to this instance it goes over the in-process bus.',

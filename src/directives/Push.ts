@@ -3,18 +3,7 @@ import { bodyOf, headerMap, headerRecord, upstreamFailure, hostOrLocal, queryMap
 import { send } from './outgoing/send.js';
 import { defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  host?: string;
-  path: string;
-  verb?: string;
-  id?: string | number;
-  headers?: Record<string, unknown>;
-  queryParams?: Record<string, unknown>;
-  body?: unknown;
-  verify?: boolean;
-}
-
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'Push',
   summary: 'Sends the message (or `body`) to host + path — by default this instance, over the bus, e.g. another API\'s job endpoint. POST, or PUT to path/id when `id` is given.',
   example: { path: '/jobs/jobs', body: { kind: 'report' } },

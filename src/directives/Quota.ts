@@ -1,8 +1,6 @@
 import { Errors } from '../shared/errors.js';
-import { applyClientQuota, CLIENT_QUOTA_PROPERTIES, CLIENT_QUOTA_WINDOWS_REQUIRED, keySubject, type ClientQuotaParams } from './counters/client-quota.js';
+import { applyClientQuota, CLIENT_QUOTA_PROPERTIES, CLIENT_QUOTA_WINDOWS_REQUIRED, keySubject } from './counters/client-quota.js';
 import { defineDirective } from '../engine/directive-types.js';
-
-type Params = ClientQuotaParams & { key: unknown };
 
 /**
  * Per-client quota over long windows: `key` (usually the client's API key) may make `day` requests
@@ -11,7 +9,7 @@ type Params = ClientQuotaParams & { key: unknown };
  * used, remaining, reset, window, day, month }`; `count: false` only reads it. A missing key is one
  * client of its own (the empty key).
  */
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'Quota',
   summary: 'Counts requests per client key per UTC day and month (429 over either); the status goes to memory `target`.',
   example: { key: '$.message.header.api-key', day: 1000, month: 20000 },

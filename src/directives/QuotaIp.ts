@@ -1,5 +1,5 @@
 import { Errors } from '../shared/errors.js';
-import { applyClientQuota, CLIENT_QUOTA_PROPERTIES, CLIENT_QUOTA_WINDOWS_REQUIRED, type ClientQuotaParams } from './counters/client-quota.js';
+import { applyClientQuota, CLIENT_QUOTA_PROPERTIES, CLIENT_QUOTA_WINDOWS_REQUIRED } from './counters/client-quota.js';
 import { defineDirective } from '../engine/directive-types.js';
 
 /**
@@ -7,7 +7,7 @@ import { defineDirective } from '../engine/directive-types.js';
  * requests per UTC day and `month` per UTC month under the quota `name`; 429 over either; the
  * status in `target`; `count: false` only reads it.
  */
-export default defineDirective<ClientQuotaParams>({
+export default defineDirective({
   name: 'QuotaIp',
   summary: 'Counts requests per client IP per UTC day and month (429 over either); the status goes to memory `target`.',
   example: { day: 100, month: 2000 },

@@ -3,16 +3,7 @@ import { DAY_MS, MINUTE_MS, spanWindow } from './counters/windows.js';
 import { Errors } from '../shared/errors.js';
 import { defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  path?: string;
-  dayTotal?: number;
-  dayIp?: number;
-  minuteTotal?: number;
-  minuteIp?: number;
-  failOpen?: boolean;
-}
-
-const limit = { type: 'integer', minimum: 1, maximum: 1_000_000_000 };
+const limit = { type: 'integer', minimum: 1, maximum: 1_000_000_000 } as const;
 
 /**
  * Fixed windows (SPEC §7): a counter per API + label (+ client IP for the *Ip limits) for the
@@ -22,7 +13,7 @@ const limit = { type: 'integer', minimum: 1, maximum: 1_000_000_000 };
  * retry-after and ratelimit-* headers. When the store cannot be reached the request is let through
  * (failOpen, default) or refused with 503, and the event is logged either way.
  */
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'RateLimit',
   summary: 'Fixed-window limits per minute and per day, for all clients and per client IP; 429 with retry-after and ratelimit-* headers.',
   example: { minuteIp: 60, dayTotal: 100000 },

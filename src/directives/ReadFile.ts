@@ -1,20 +1,14 @@
 import { Errors } from '../shared/errors.js';
-import { apiFiles, FILE_FORMATS, FILE_READ_MAX_BYTES, fileValue, type FileFormat } from './files/content.js';
+import { apiFiles, FILE_FORMATS, FILE_READ_MAX_BYTES, fileValue } from './files/content.js';
 import { FILE_NAME_SCHEMA, fileSegments } from './files/names.js';
 import { defineDirective } from '../engine/directive-types.js';
-
-interface Params {
-  name: string;
-  target: string;
-  format?: FileFormat;
-}
 
 /**
  * Reads `name` from the API's `storage/` folder into memory `target`: as text (`format: text`, the
  * default), parsed (`json`) or as base64 (`base64`, for binary files). A missing file is a 404
  * naming it; a file over 10 MiB a 500.
  */
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'ReadFile',
   localState: true,
   summary: "Reads the file `name` of the API's storage folder into memory `target` (text, json or base64).",

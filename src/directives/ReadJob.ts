@@ -2,11 +2,6 @@ import { Errors } from '../shared/errors.js';
 import { readJobRecord } from './stores/job-records.js';
 import { defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  id: string;
-  target?: string | null;
-}
-
 /**
  * Reads the record of one of the API's jobs (what ForTheWorker `identifier` and WriteToJob wrote).
  * The original had no directive for it (its users read Redis); the name pairs with WriteToJob. With
@@ -14,7 +9,7 @@ interface Params {
  * or 404 — so `get /jobs/{id}: { Read: { directive: ReadJob, id: $.message.pathParam.id } }` is a
  * whole job-status endpoint.
  */
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'ReadJob',
   summary: "Reads the record of the API's job `id` into memory `target` (null when none), or without target answers it (200 JSON, or 404).",
   example: { id: '$.message.pathParam.id', target: 'job' },

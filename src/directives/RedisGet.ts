@@ -1,17 +1,11 @@
 import { dataKey } from './stores/api-keys.js';
 import { defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  key: string;
-  target: string;
-  global?: boolean | null;
-}
-
 /**
  * Reads what RedisSet kept under `key` into memory `target`; a missing or expired key gives null
  * (the original left `target` untouched: a value from an earlier step would pass for the stored one).
  */
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'RedisGet',
   summary: "Reads the value RedisSet kept under `key` (the API's key space, or with `global` its host and env's) into memory `target`; null when there is none.",
   example: { key: 'session', target: 'session' },

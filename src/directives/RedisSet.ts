@@ -1,13 +1,6 @@
 import { dataKey } from './stores/api-keys.js';
 import { defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  key: string;
-  value: unknown;
-  expire?: number | null;
-  global?: boolean | null;
-}
-
 /** Seconds a value is kept when `expire` is not given (the original's default). */
 export const DEFAULT_EXPIRE_S = 600;
 
@@ -16,7 +9,7 @@ export const DEFAULT_EXPIRE_S = 600;
  * space every API of its public host and env shares. Any JSON value is kept, scalars included (the
  * original kept an empty value for anything but a map or a list); null deletes the key.
  */
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'RedisSet',
   summary:
     'Keeps `value` (any JSON value; null deletes) under `key` for `expire` seconds (default 600) in the API\'s key space, ' +

@@ -1,6 +1,6 @@
 import { defineDirective } from '../engine/directive-types.js';
 
-export default defineDirective<{ result: unknown }>({
+export default defineDirective({
   name: 'ResultResponse',
   summary: 'Answers 200 {"result": <result>}.',
   example: { result: '$.memory.total' },

@@ -1,13 +1,7 @@
 import { Errors } from '../shared/errors.js';
-import { apiFiles, contentBytes, FILE_FORMATS, type FileFormat } from './files/content.js';
+import { apiFiles, contentBytes, FILE_FORMATS } from './files/content.js';
 import { FILE_NAME_SCHEMA, fileSegments } from './files/names.js';
 import { defineDirective } from '../engine/directive-types.js';
-
-interface Params {
-  name: string;
-  content?: unknown;
-  format?: FileFormat;
-}
 
 /**
  * Writes (or replaces) `name` in the API's `storage/` folder, making its folders. `content`: a text
@@ -15,7 +9,7 @@ interface Params {
  * `format: json` writes a text as a JSON string. The write is atomic (a reader sees the old file or
  * the new one) and counted against the API's disk quota (507, nothing written).
  */
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'SaveFile',
   localState: true,
   summary: "Writes `content` to the file `name` in the API's storage folder (atomic, within its disk quota).",

@@ -8,11 +8,6 @@ import { assetNameProblem } from './views/names.js';
 import { formatBytes } from './views/limits.js';
 import { defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  extension: string;
-  type?: string;
-}
-
 /**
  * Answers a StaticNameGenerator URL: the files named by the query's `f` (comma-separated), read
  * from `Assets/<extension>/` of the release serving this request, joined with a newline between
@@ -21,7 +16,7 @@ interface Params {
  * Content type from `type`, else from the extension; `x-content-type-options: nosniff`; at most
  * 100 files and 10 MiB in all (500 above).
  */
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'ServeCompiledStatic',
   summary: "Serves the files of a StaticNameGenerator URL (?r=<release>&f=a,b) from this release's Assets/<extension>/, joined.",
   example: { extension: 'css' },

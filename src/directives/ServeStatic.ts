@@ -5,14 +5,6 @@ import { readInside, safeSegments } from './static/safe-file.js';
 import { formatBytes } from './views/limits.js';
 import { defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  file: string;
-  path?: string;
-  type?: string;
-  storage?: boolean;
-  attachment?: boolean;
-}
-
 /**
  * Serves one file (SPEC §7).
  *
@@ -34,7 +26,7 @@ interface Params {
  *   read here: the router streams it to the client (shared/protocol/file-ref.ts), holding a chunk per
  *   connection; a directive that reads the body after this one gets the bytes.
  */
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'ServeStatic',
   // Only the storage folder is the API's own data; Assets/ comes with the release.
   localState: (params) => params.storage !== undefined && params.storage !== false,

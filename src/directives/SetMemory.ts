@@ -1,11 +1,6 @@
 import { defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  target: string;
-  value: unknown;
-}
-
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'SetMemory',
   summary: 'Stores a value (aliases resolved) in memory `target` (dots make nested keys).',
   example: { target: 'user.id', value: '$.message.pathParam.id' },

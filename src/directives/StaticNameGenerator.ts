@@ -2,18 +2,12 @@ import { MAX_COMPILED_FILES, STATIC_TYPE_PATTERN, compiledStaticUrl } from './st
 import { ASSET_NAME_PATTERN } from './views/names.js';
 import { defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  staticBasePath?: string;
-  type: string;
-  files: string[];
-}
-
 /**
  * Memory `<type>StaticFile` = `staticBasePath` + `<type>?r=<this release>&f=<files joined with
  * commas>`: the URL of ServeCompiledStatic that serves those files of `Assets/<type>/` of this very
  * release, joined in one answer (`cssStaticFile`, `jsStaticFile` for a View's template).
  */
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'StaticNameGenerator',
   summary: 'Stores in memory `<type>StaticFile` the ServeCompiledStatic URL joining `files` of Assets/<type>/ of this release.',
   example: { type: 'css', files: ['reset.css', 'site.css'] },

@@ -1,12 +1,7 @@
 import { friendlyUrl } from '../shared/text/friendly-url.js';
 import { defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  string: string;
-  target: string;
-}
-
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'StringToFriendlyUrl',
   summary: 'Stores the URL slug of `string` (`Crème Brûlée & Co` → `creme-brulee-and-co`) in memory `target`.',
   example: { string: '$.memory.post.title', target: 'slug' },

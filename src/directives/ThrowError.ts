@@ -2,12 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import { Errors } from '../shared/errors.js';
 import { defineDirective, statusAndMessageParams } from '../engine/directive-types.js';
 
-interface Params {
-  status?: number;
-  message?: string;
-}
-
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'ThrowError',
   summary: 'Throws an error with `status` (default 500) and `message`: the flow switches to ERROR_FLOW.',
   example: { status: 404, message: 'Page not found' },

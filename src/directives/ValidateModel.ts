@@ -2,12 +2,7 @@ import { Errors } from '../shared/errors.js';
 import { checkModelName, validateModel } from './models/model-directive.js';
 import { defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  name: string;
-  'server-side-error'?: boolean;
-}
-
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'ValidateModel',
   summary: 'Validates memory `name` against the JSON Schema Maps/<name>.json: 400 with the reason, or 502 with `server-side-error: true`.',
   example: { name: 'order' },

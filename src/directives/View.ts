@@ -5,17 +5,8 @@ import { respondHtml } from './views/respond.js';
 import { ASSET_NAME_PATTERN, assetNameProblem } from './views/names.js';
 import { defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  name: string;
-  staticBasePath?: string;
-  css?: string[];
-  js?: string[];
-  fragments?: string[];
-  data?: Record<string, unknown> | null;
-}
-
-const assetName = { type: 'string', minLength: 1, maxLength: 255, pattern: ASSET_NAME_PATTERN };
-const assetNames = { type: 'array', items: assetName, maxItems: 100 };
+const assetName = { type: 'string', minLength: 1, maxLength: 255, pattern: ASSET_NAME_PATTERN } as const;
+const assetNames = { type: 'array', items: assetName, maxItems: 100 } as const;
 
 /**
  * Renders `Assets/views/<name>.liquid` (SPEC §7). The template's variables:
@@ -36,7 +27,7 @@ const assetNames = { type: 'array', items: assetName, maxItems: 100 };
  * a limit (render time, allocations, page size: src/directives/views/limits.ts) — is a 500 naming the template
  * and the limit.
  */
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'View',
   summary: 'Renders Assets/views/<name>.liquid with `data`, the fragments and the css/js URLs, as text/html.',
   example: { name: 'home', css: ['site.css'] },

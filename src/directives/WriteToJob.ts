@@ -2,16 +2,12 @@ import { Errors } from '../shared/errors.js';
 import { writeJobRecord } from './stores/job-records.js';
 import { defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  value: unknown;
-}
-
 /**
  * Replaces the record of this flow's job with `value` (ORIGINAL: a map or a list only; here any
  * JSON value but null). The job is the one running (`$.id` in a job), or the one ForTheWorker
  * queued earlier in this request (memory `jobId`).
  */
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'WriteToJob',
   summary: "Replaces the record of this flow's job (the job running, or the one ForTheWorker queued in this request) with `value`; ReadJob reads it, for 24 h.",
   example: { value: { status: 'done' } },

@@ -2,12 +2,7 @@ import { Errors } from '../shared/errors.js';
 import { XML_MAX_BYTES, xmlToModel } from './models/xml-to-model.js';
 import { defineDirective } from '../engine/directive-types.js';
 
-interface Params {
-  source: string;
-  target: string;
-}
-
-export default defineDirective<Params>({
+export default defineDirective({
   name: 'XmlToModel',
   summary: 'Converts the XML text `source` into maps in memory `target` (root dropped, @attributes, lists for repeats); malformed XML is a 400.',
   example: { source: '$.message.body', target: 'order' },

@@ -1,16 +1,23 @@
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { DirectiveContext } from '../engine/context.js';
 import type { CatalogueEntry } from '../shared/errors.js';
 
 /** JSON Schema (draft 2020-12 subset ajv understands) of a directive's parameter object. */
 export type ParamSchema = {
-  type: 'object';
-  properties: Record<string, Record<string, unknown>>;
-  patternProperties?: Record<string, Record<string, unknown>>;
-  required?: string[];
+  readonly type: 'object';
+  readonly properties: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+  readonly patternProperties?: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+  readonly required?: readonly string[];
   /** false for built-ins (an unknown parameter is a deploy-time error); custom directives take any. */
-  additionalProperties: boolean;
-  [keyword: string]: unknown;
+  readonly additionalProperties: boolean;
+  readonly [keyword: string]: unknown;
 };
+
+/**
+ * The parameters `run` receives for schema S (values from aliases are checked against it first).
+ * The engine does not fill in defaults, so a parameter that has one is still optional.
+ */
+export type ParamsOf<S> = S extends JSONSchema ? FromSchema<S, { keepDefaultedPropertiesOptional: true }> : never;
 
 /** What a deploy-time check sees of the release besides an entry's own parameters. */
 export interface ReleaseView {
@@ -111,19 +118,24 @@ export interface OpenApiHints {
 /** The aliases of the whole request body (the parsed JSON): a model loaded from one of them is the request's body model. */
 export const WHOLE_BODY: ReadonlySet<string> = new Set(['$.message.body', '$.message.bodyAsArray']);
 
-export function defineDirective<P>(definition: DirectiveDefinition<P>): DirectiveDefinition<P> {
+/**
+ * A built-in directive whose `run` is typed by its `params` schema, the only declaration of its
+ * parameters. `const S` keeps the literal types of a schema written in place; a piece of schema
+ * declared apart needs `as const` (else `type: string` is refused here).
+ */
+export function defineDirective<const S extends ParamSchema & JSONSchema>(definition: DirectiveDefinition<ParamsOf<S>> & { readonly params: S }): DirectiveDefinition<ParamsOf<S>> {
   return definition;
 }
 
 /** An empty parameter list. */
-export const noParams: ParamSchema = { type: 'object', properties: {}, additionalProperties: false };
+export const noParams = { type: 'object', properties: {}, additionalProperties: false } as const satisfies ParamSchema;
 
 /** `status` (4xx or 5xx) and `message`, both optional: the parameters of directives that fail the request with them. */
-export const statusAndMessageParams: ParamSchema = {
+export const statusAndMessageParams = {
   type: 'object',
   properties: {
     status: { type: 'integer', minimum: 400, maximum: 599 },
     message: { type: 'string' },
   },
   additionalProperties: false,
-};
+} as const satisfies ParamSchema;

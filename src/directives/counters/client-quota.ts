@@ -1,20 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { DirectiveContext } from '../../engine/context.js';
+import type { ParamsOf } from '../../engine/directive-types.js';
 import { Errors } from '../../shared/errors.js';
 import { countWindows, judge, resetSeconds, setLimitHeaders, type LimitCount, type LimitWindow } from './limit-counters.js';
 import { DAY_MS, monthWindow, spanWindow } from './windows.js';
 
-/** Parameters Quota and QuotaIp share. */
-export interface ClientQuotaParams {
-  name?: string;
-  day?: number;
-  month?: number;
-  target?: string;
-  count?: boolean;
-  failOpen?: boolean;
-}
-
-const limit = { type: 'integer', minimum: 1, maximum: 1_000_000_000_000 };
+const limit = { type: 'integer', minimum: 1, maximum: 1_000_000_000_000 } as const;
 
 export const CLIENT_QUOTA_PROPERTIES = {
   name: { type: 'string', minLength: 1, maxLength: 200 },
@@ -23,10 +14,13 @@ export const CLIENT_QUOTA_PROPERTIES = {
   target: { type: 'string', minLength: 1 },
   count: { type: 'boolean' },
   failOpen: { type: 'boolean' },
-};
+} as const;
+
+/** Parameters Quota and QuotaIp share. */
+export type ClientQuotaParams = ParamsOf<{ type: 'object'; properties: typeof CLIENT_QUOTA_PROPERTIES; additionalProperties: false }>;
 
 /** A quota needs at least one window. */
-export const CLIENT_QUOTA_WINDOWS_REQUIRED = { anyOf: [{ required: ['day'] }, { required: ['month'] }] };
+export const CLIENT_QUOTA_WINDOWS_REQUIRED = { anyOf: [{ required: ['day'] }, { required: ['month'] }] } as const;
 
 /**
  * Quota and QuotaIp (the original's long-window quotas): a counter per API, quota `name` and

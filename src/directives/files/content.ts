@@ -8,8 +8,8 @@ import { ApiFiles } from './api-files.js';
 export const FILE_READ_MAX_BYTES = 10 * 1024 * 1024;
 
 /** How a file's bytes become a value and back: `text` (UTF-8), `json`, or `base64` (binary files). */
-export type FileFormat = 'text' | 'json' | 'base64';
-export const FILE_FORMATS: readonly FileFormat[] = ['text', 'json', 'base64'];
+export const FILE_FORMATS = ['text', 'json', 'base64'] as const;
+export type FileFormat = (typeof FILE_FORMATS)[number];
 
 /** The API's files, one per actor thread (its ledger connection is closed with the thread). */
 export function apiFiles(api: ApiRuntime): ApiFiles {

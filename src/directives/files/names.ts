@@ -11,15 +11,15 @@ const MAX_SEGMENT_BYTES = 255;
  * (fileSegments), so that a name from a client (an alias) that breaks them is that client's 400,
  * not a 500 of the parameter check (which turns a missing value into "").
  */
-export const FILE_NAME_SCHEMA = { type: 'string' };
+export const FILE_NAME_SCHEMA = { type: 'string' } as const;
 
 /** The parameters of a directive that reads something of file `name` into memory `target`. */
 export const NAME_AND_TARGET_PARAMS = {
-  type: 'object' as const,
+  type: 'object',
   properties: { name: FILE_NAME_SCHEMA, target: { type: 'string', minLength: 1 } },
   required: ['name', 'target'],
   additionalProperties: false,
-};
+} as const;
 
 /**
  * The segments of a file name a directive was given (`reports/2024/may.json`), or a 400 naming the

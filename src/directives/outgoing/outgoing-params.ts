@@ -2,8 +2,8 @@ import { Errors, type AnvilError } from '../../shared/errors.js';
 import type { DirectiveContext } from '../../engine/context.js';
 
 /** Parameter schemas shared by Pull and Push. */
-export const headerMap = { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } };
-export const queryMap = { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean', 'null'] } };
+export const headerMap = { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } } as const;
+export const queryMap = { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean', 'null'] } } as const;
 
 /** `{ a: 1, b: null }` → `a=1` (null and undefined left out). */
 export function queryString(params: Record<string, unknown> | undefined): string {

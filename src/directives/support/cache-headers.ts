@@ -1,7 +1,7 @@
 import type { Message } from '../../engine/message.js';
 
 /** Minutes a cache directive (CacheStatic, CacheUrl) accepts. */
-export const CACHE_MINUTES_SCHEMA = { type: 'number', exclusiveMinimum: 0, maximum: 525_600 };
+export const CACHE_MINUTES_SCHEMA = { type: 'number', exclusiveMinimum: 0, maximum: 525_600 } as const;
 
 /** `cache-control: public, max-age=<seconds>` and `expires` = now + seconds; returns the seconds. */
 export function markCacheable(message: Message, minutes: number): number {
