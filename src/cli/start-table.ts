@@ -1,8 +1,8 @@
 /**
  * Every option of `anvil start`, each once: its flag and environment variable, how its text is
  * read and checked, its default, its group and what it does. `anvil start`'s commander options
- * (start-command.ts) and the instance's options (start-options.ts) are made from it. Doc text is
- * markdown-light: `code` only.
+ * (start-command.ts), the instance's options (start-options.ts) and the table of docs/operate.md
+ * (start-doc.ts, `npm run docs`) are made from it. Doc text is markdown-light: `code` only.
  */
 import { availableParallelism } from 'node:os';
 import { DEFAULT_AUDIT_RETENTION } from '../front/audit/audit-store.js';

@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { addStartFlags, readStartValues } from '../../src/cli/start-command.js';
+import { startOptionsDoc } from '../../src/cli/start-doc.js';
 import { START_GROUPS, type StartOption } from '../../src/cli/start-option.js';
 import { instanceOptions } from '../../src/cli/start-options.js';
 import { START_FLAGS, START_OPTIONS, type StartValues } from '../../src/cli/start-table.js';
@@ -54,6 +55,26 @@ const long = (option: StartOption<unknown>) => option.flag!.split(' ')[0]!;
 const isSwitch = (option: StartOption<unknown>) => !option.flag!.includes('<');
 
 describe('the table of anvil start options', () => {
+  it('lists every option once in docs/operate.md, under its group, with its default and its doc', () => {
+    const rows = new Map<string, { group: string; cells: string[] }>();
+    let group = '';
+    for (const line of startOptionsDoc().split('\n')) {
+      if (/^\*\*.+\*\*$/.test(line)) group = line.slice(2, -2);
+      const cells = line.startsWith('| `') || line.startsWith('| — ') ? line.slice(2, -2).split(' | ') : null;
+      if (cells !== null) rows.set(cells[1]!.split(',')[0]!, { group, cells });
+    }
+    expect(rows.size).toBe(options.length);
+    for (const [, option] of options) {
+      const row = rows.get(`\`${option.env}\``);
+      expect(row, option.env).toBeDefined();
+      const [flag, , shownDefault, doc] = row!.cells;
+      expect(row!.group, option.env).toBe(START_GROUPS[option.group]);
+      expect(flag).toBe(option.flag === null ? '—' : `\`${option.flag}\``);
+      expect(shownDefault, `${option.env}'s default`).toMatch(/\S/);
+      expect(doc, `${option.env}'s doc`).toBe(option.doc);
+    }
+  });
+
   it('names each flag\'s variable after it, and its value as commander does', () => {
     for (const [name, option] of flags) {
       expect(option.env).toBe(`ANVIL_${long(option).slice(2).replace(/-/g, '_').toUpperCase()}`);

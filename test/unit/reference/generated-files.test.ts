@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { generatedFiles } from '../../../src/deploy/reference/generated-files.js';
+import { everyGeneratedFile } from '../../../src/cli/generated-files.js';
+import { START_OPTIONS_END, START_OPTIONS_START, startOptionsDoc } from '../../../src/cli/start-doc.js';
 import { LIMITS_TABLE_END, LIMITS_TABLE_START, limitsTable } from '../../../src/deploy/reference/limits-table.js';
 
 const root = new URL('../../../', import.meta.url);
@@ -16,7 +17,7 @@ function read(path: string): string {
 }
 
 describe('the files generated from the code are up to date', () => {
-  it.each(Object.entries(generatedFiles(read)))('%s', (path, content) => {
+  it.each(Object.entries(everyGeneratedFile(read)))('%s', (path, content) => {
     const checkedIn = read(path);
     // One clear message (and the first line that differs) rather than a diff of 10 000 lines.
     expect(checkedIn === content, `${path} is stale (from line ${firstDifference(checkedIn, content)}): run \`npm run docs\` and commit the result`).toBe(true);
@@ -24,6 +25,10 @@ describe('the files generated from the code are up to date', () => {
 
   it('docs/api-yaml.md keeps the markers of its generated limits table', () => {
     expect(read('docs/api-yaml.md')).toContain(`${LIMITS_TABLE_START}\n${limitsTable()}\n${LIMITS_TABLE_END}`);
+  });
+
+  it('docs/operate.md keeps the markers of its generated table of anvil start\'s options', () => {
+    expect(read('docs/operate.md')).toContain(`${START_OPTIONS_START}\n${startOptionsDoc()}\n${START_OPTIONS_END}`);
   });
 });
 
