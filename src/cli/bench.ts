@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { readInstanceEnvironment } from './environment.js';
-import { integer } from './options.js';
+import { argument, integer } from './options.js';
 import { CliError, out, run } from './output.js';
 import { bucketGrowth, growthBy, parseSamples, quantile, select, sum, type Sample } from './prometheus-text.js';
 import { SANDBOX_CPU_METRIC } from '../front/meters/sandbox-cpu-meters.js';
@@ -198,10 +198,10 @@ export function registerBench(program: Command): void {
   program
     .command('bench <key> [path]')
     .description('Drive load at one API (autocannon) and print throughput, latency percentiles, errors, and the API\'s own figures from /anvil/metrics over the same window.')
-    .option('-c, --connections <n>', 'concurrent connections', integer('--connections', 1, 10_000), 50)
-    .option('-d, --duration <seconds>', 'how long to run', integer('--duration', 1, 3600), 10)
+    .option('-c, --connections <n>', 'concurrent connections', argument('--connections', integer(1, 10_000)), 50)
+    .option('-d, --duration <seconds>', 'how long to run', argument('--duration', integer(1, 3600)), 10)
     .option('--host <name>', 'the host to call (a public host, or an admin host with -H public-host…)', 'localhost')
-    .option('--port <n>', 'the instance\'s port', integer('--port', 1, 65535), 8080)
+    .option('--port <n>', 'the instance\'s port', argument('--port', integer(1, 65535)), 8080)
     .option('-m, --method <verb>', 'HTTP method', 'GET')
     .option('-H, --header <line>', 'a request header "name: value" (repeatable)', parseHeader, [])
     .option('-b, --body <text>', 'request body')

@@ -6,7 +6,7 @@ import { basename, join, relative, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
-import { integer } from './options.js';
+import { argument, integer } from './options.js';
 import { DevMirror } from './dev-mirror.js';
 import { showInstanceLine } from './dev-output.js';
 import { CliError, out, run } from './output.js';
@@ -45,7 +45,7 @@ export function registerDev(program: Command): void {
     .command('dev')
     .argument('[folders...]', 'API folders (default: the current one)')
     .description('Serve API folders on an embedded instance and redeploy them as you edit.')
-    .option('--port <n>', 'port to listen on (0: any free one)', integer('--port', 0, 65535), 8080)
+    .option('--port <n>', 'port to listen on (0: any free one)', argument('--port', integer(0, 65535)), 8080)
     .option('--data <dir>', 'data directory (default: one per working folder, in the system temp folder)')
     .option('--verbose', "also print the instance's other log lines", false)
     .addHelpText('after', '\nExamples:\n  anvil dev                 # the API folder you are in\n  anvil dev notes orders\n')

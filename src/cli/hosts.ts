@@ -7,7 +7,7 @@ import type { HostStore } from '../deploy/control-plane/host-store.js';
 import { AnvilError } from '../shared/errors.js';
 import { Registry, RegistryValidationError } from '../deploy/registry/registry.js';
 import { readInstanceEnvironment } from './environment.js';
-import { envName } from './options.js';
+import { argument, envName } from './options.js';
 import { CliError, out, run } from './output.js';
 
 interface HostFlags {
@@ -91,7 +91,7 @@ export function registerHosts(program: Command): void {
 
   common(hosts.command('add-public <host>'))
     .description('Add a public host; with --path it serves exactly one API (/<key>) at its root')
-    .requiredOption('--env <name>', 'environment of the host (dev, pro, …)', envName)
+    .requiredOption('--env <name>', 'environment of the host (dev, pro, …)', argument('--env', envName))
     .option('--key <key>', 'the public host key (generated when omitted)')
     .option('--path <path>', 'serve only the API /<key> on this host')
     .addHelpText('after', example('anvil hosts add-public shop.localhost --env pro --path /shop'))

@@ -1,7 +1,8 @@
 /**
- * The files `npm run docs` writes (scripts/docs.mjs), each made from the code: a test regenerates
- * them in memory and fails when a checked-in copy differs. docs/api-yaml.md is written by hand but
- * for its table of `limits:` fields.
+ * The files `npm run docs` writes (scripts/docs.mjs) that this layer makes, each from the code (the
+ * cli layer adds its own: src/cli/docs-files.ts): a test regenerates them in memory and fails
+ * when a checked-in copy differs. docs/api-yaml.md is written by hand but for its table of
+ * `limits:` fields.
  */
 import { builtinDirectives } from '../../directives/catalogue.js';
 import { apiJsonSchemaText } from './api-json-schema.js';

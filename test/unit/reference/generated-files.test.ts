@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { docsFiles } from '../../../src/cli/docs-files.js';
+import { START_OPTIONS_END, START_OPTIONS_START, startOptionsDoc } from '../../../src/cli/start-doc.js';
 import { ENDPOINTS_TABLE_END, ENDPOINTS_TABLE_START, endpointsTable } from '../../../src/front/admin/endpoints-doc.js';
 import { LIMITS_TABLE_END, LIMITS_TABLE_START, limitsTable } from '../../../src/deploy/reference/limits-table.js';
 
@@ -32,6 +33,10 @@ describe('the files generated from the code are up to date', () => {
     expect(read('docs/operate.md')).toContain(`${ENDPOINTS_TABLE_START}\n${table}\n${ENDPOINTS_TABLE_END}`);
     expect(table).toContain("| `PUT /anvil/api/<key>` | the host's key |");
     expect(table).toContain('| `GET /anvil/health` | none |');
+  });
+
+  it('docs/operate.md keeps the markers of its generated table of anvil start\'s options', () => {
+    expect(read('docs/operate.md')).toContain(`${START_OPTIONS_START}\n${startOptionsDoc()}\n${START_OPTIONS_END}`);
   });
 });
 
