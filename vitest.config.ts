@@ -21,8 +21,16 @@ export default defineConfig({
     // helpers again each time (vitest's "import" figure: 42–46 s a run, 23–28 s shared).
     projects: [
       { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], sequence: { groupOrder: 0 } } },
-      { extends: true, test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: ['test/unit/**'], isolate: false, sequence: { groupOrder: 1 } } },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/unit/**'],
+          isolate: false,
+          sequence: { groupOrder: 1 },
+        },
+      },
     ],
   },
 });
-

@@ -26,7 +26,10 @@ export async function run(config) {
   try {
     cpSync(FIXTURE, folder, { recursive: true });
     const source = parse(readFileSync(join(FIXTURE, 'tests/notes.yaml'), 'utf8'));
-    const cases = Array.from({ length: CASES }, (_, i) => ({ ...source.cases[i % source.cases.length], name: `${i + 1}: ${source.cases[i % source.cases.length].name}` }));
+    const cases = Array.from({ length: CASES }, (_, i) => ({
+      ...source.cases[i % source.cases.length],
+      name: `${i + 1}: ${source.cases[i % source.cases.length].name}`,
+    }));
     rmSync(join(folder, 'tests'), { recursive: true });
     mkdirSync(join(folder, 'tests'));
     writeFileSync(join(folder, 'tests/many.yaml'), stringify({ ...source, cases }, { aliasDuplicateObjects: false }));
@@ -34,14 +37,21 @@ export async function run(config) {
     const runner = [];
     for (let r = 0; r < Math.max(config.runs, 5); r++) {
       const started = performance.now();
-      const { stdout } = await promisify(execFile)(process.execPath, [join(ROOT, 'bin/anvil.js'), 'test', folder, '--json'], { maxBuffer: 16 * 2 ** 20 });
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        [join(ROOT, 'bin/anvil.js'), 'test', folder, '--json'],
+        { maxBuffer: 16 * 2 ** 20 },
+      );
       const wall = performance.now() - started;
       const result = JSON.parse(stdout);
-      if (!result.ok || result.passed !== CASES) throw new Error(`anvil test did not pass all ${CASES} cases: ${stdout.slice(0, 2000)}`);
+      if (!result.ok || result.passed !== CASES)
+        throw new Error(`anvil test did not pass all ${CASES} cases: ${stdout.slice(0, 2000)}`);
       const ms = result.cases.reduce((sum, c) => sum + c.ms, 0);
       walls.push(wall);
       runner.push(ms);
-      progress(`anvil test run ${r + 1}: ${CASES} cases passed in ${fmt(wall / 1000, 2)} s (cases ${fmt(ms / 1000, 2)} s)`);
+      progress(
+        `anvil test run ${r + 1}: ${CASES} cases passed in ${fmt(wall / 1000, 2)} s (cases ${fmt(ms / 1000, 2)} s)`,
+      );
     }
     return {
       id: 'anvil-test',

@@ -25,17 +25,32 @@ const ADMIN = { host: 'admin.localhost', 'public-host': 'localhost', 'public-hos
 
 function call(port, method, path, body) {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method, path, headers: { ...ADMIN, ...(body ? { 'content-type': 'application/gzip', 'content-length': body.length } : {}) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (c) => (text += c)).on('end', () => resolve({ status: res.statusCode, text }));
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        headers: { ...ADMIN, ...(body ? { 'content-type': 'application/gzip', 'content-length': body.length } : {}) },
+      },
+      (res) => {
+        let text = '';
+        res
+          .setEncoding('utf8')
+          .on('data', (c) => (text += c))
+          .on('end', () => resolve({ status: res.statusCode, text }));
+      },
+    );
     req.on('error', reject).end(body);
   });
 }
 
 async function archive(variant) {
   const dir = mkdtempSync(join(tmpdir(), 'anvil-cluster-bench-'));
-  writeFileSync(join(dir, 'api.yaml'), `key: shop\nendpoints:\n  get /variant:\n    Reply: { directive: ModifyMessage, body: { variant: v${variant} } }\n`);
+  writeFileSync(
+    join(dir, 'api.yaml'),
+    `key: shop\nendpoints:\n  get /variant:\n    Reply: { directive: ModifyMessage, body: { variant: v${variant} } }\n`,
+  );
   const chunks = [];
   for await (const chunk of create({ gzip: true, cwd: dir, portable: true }, ['api.yaml'])) chunks.push(chunk);
   rmSync(dir, { recursive: true, force: true });
@@ -91,7 +106,9 @@ export async function run() {
       const { release } = JSON.parse(reply.text);
       const [live, inReplica] = await Promise.all([
         Promise.all(instances.map((instance) => servedAt(instance.port, i))),
-        Promise.all(instances.filter((instance) => instance !== through).map((instance) => recordedAt(instance.port, release))),
+        Promise.all(
+          instances.filter((instance) => instance !== through).map((instance) => recordedAt(instance.port, release)),
+        ),
       ]);
       recorded.push(Math.max(...inReplica) - answered);
       toLive.push(Math.max(...live) - sent);
@@ -108,15 +125,29 @@ export async function run() {
         {
           caption: `${DEPLOYS} deploys of a small API, round robin through three instances sharing a Postgres control plane (a fresh database) and Redis`,
           columns: ['span', 'p50', 'p99', 'max'],
-          rows: [row('POST sent → served by all 3 instances', live), row('201 answered → served by the 2 others', others), row("201 answered → in the 2 others' registries", summarize(recorded))],
+          rows: [
+            row('POST sent → served by all 3 instances', live),
+            row('201 answered → served by the 2 others', others),
+            row("201 answered → in the 2 others' registries", summarize(recorded)),
+          ],
         },
       ],
-      targets: [checkTarget({ name: 'cluster: a deploy through one instance served by the others (p99 of the 201 → served span)', measured: others.p99, op: '<', limit: 1500, format: (x) => `${fmt(x)} ms` })],
+      targets: [
+        checkTarget({
+          name: 'cluster: a deploy through one instance served by the others (p99 of the 201 → served span)',
+          measured: others.p99,
+          op: '<',
+          limit: 1500,
+          format: (x) => `${fmt(x)} ms`,
+        }),
+      ],
       notes: [
         'Served: each instance polled GET /shop/variant every 5 ms until it answered the new variant (the first request of a release starts its thread). The others learn of a release by Postgres NOTIFY, with a version poll as the fallback.',
         ...(warnings.length > 0 ? [`The instances warned: ${warnings.join('; ')}`] : []),
       ],
-      perRun: [`201 answered → served by the 2 others, each deploy in turn: ${propagation.map((ms) => Math.round(ms)).join(', ')} ms`],
+      perRun: [
+        `201 answered → served by the 2 others, each deploy in turn: ${propagation.map((ms) => Math.round(ms)).join(', ')} ms`,
+      ],
     };
   } finally {
     await Promise.all(instances.map((instance) => instance.stop()));

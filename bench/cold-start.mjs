@@ -26,7 +26,10 @@ export async function run(config) {
   const med = (f) => median(perRun.map(f));
   const rows = [
     ['first request ever (pool at 0 since the deploy)', ...figures(perRun.map((r) => r.first))],
-    [`first request after the pool went back to 0 (--idle-timeout ${IDLE_TIMEOUT_S}s)`, ...figures(perRun.map((r) => r.again))],
+    [
+      `first request after the pool went back to 0 (--idle-timeout ${IDLE_TIMEOUT_S}s)`,
+      ...figures(perRun.map((r) => r.again)),
+    ],
     ['for comparison: the same request to a warm API', ...figures(perRun.map((r) => r.warm))],
   ];
   return {
@@ -40,27 +43,52 @@ export async function run(config) {
       },
     ],
     targets: [
-      checkTarget({ name: 'cold start p50, first request ever', measured: med((r) => r.first.p50), op: '<', limit: 30, format: ms }),
-      checkTarget({ name: 'cold start p50, first request after the pool went back to 0', measured: med((r) => r.again.p50), op: '<', limit: 30, format: ms }),
+      checkTarget({
+        name: 'cold start p50, first request ever',
+        measured: med((r) => r.first.p50),
+        op: '<',
+        limit: 30,
+        format: ms,
+      }),
+      checkTarget({
+        name: 'cold start p50, first request after the pool went back to 0',
+        measured: med((r) => r.again.p50),
+        op: '<',
+        limit: 30,
+        format: ms,
+      }),
     ],
     notes: [
       `Cell threads (all cells, from /proc) per run: before the first round, after it, and when the second round started: ${perRun.map((r) => r.threads.join(' → ')).join('; ')}.`,
       'Timed in the client from writing the request to the end of the answer, on a connection already open (no TCP handshake); the warm figure is the same request to a warm API, sequential, for a second.',
       ...perRun.filter((r) => r.warnings).map((r) => `Anvil's log (run ${perRun.indexOf(r) + 1}): ${r.warnings}.`),
     ],
-    perRun: perRun.map((r, i) => `run ${i + 1}: first ever p50 ${fmt(r.first.p50, 2)} / p99 ${fmt(r.first.p99, 2)} ms; after idle p50 ${fmt(r.again.p50, 2)} / p99 ${fmt(r.again.p99, 2)} ms; warm p50 ${fmt(r.warm.p50, 2)} ms`),
+    perRun: perRun.map(
+      (r, i) =>
+        `run ${i + 1}: first ever p50 ${fmt(r.first.p50, 2)} / p99 ${fmt(r.first.p99, 2)} ms; after idle p50 ${fmt(r.again.p50, 2)} / p99 ${fmt(r.again.p99, 2)} ms; warm p50 ${fmt(r.warm.p50, 2)} ms`,
+    ),
   };
 }
 
 function figures(list) {
   const med = (f) => median(list.map(f));
-  return [String(list[0]?.count ?? 0), ms(med((x) => x.p50)), ms(med((x) => x.p90)), ms(med((x) => x.p99)), ms(med((x) => x.max)), String(list.reduce((s, x) => s + x.errors, 0))];
+  return [
+    String(list[0]?.count ?? 0),
+    ms(med((x) => x.p50)),
+    ms(med((x) => x.p90)),
+    ms(med((x) => x.p99)),
+    ms(med((x) => x.max)),
+    String(list.reduce((s, x) => s + x.errors, 0)),
+  ];
 }
 
 async function oneRun(samples, index, runs) {
   const keys = Array.from({ length: samples }, (_, i) => `cold-${i}`);
   progress(`cold run ${index + 1}/${runs}: starting Anvil with ${samples} APIs`);
-  const anvil = await startAnvil({ apis: [{ from: 'flow', key: 'warm' }, ...keys.map((key) => ({ from: 'flow', key }))], args: ['--idle-timeout', `${IDLE_TIMEOUT_S}s`] });
+  const anvil = await startAnvil({
+    apis: [{ from: 'flow', key: 'warm' }, ...keys.map((key) => ({ from: 'flow', key }))],
+    args: ['--idle-timeout', `${IDLE_TIMEOUT_S}s`],
+  });
   try {
     // Warm-up of the instance (router, cells, a first thread) on another API; then its warm latency.
     await closedLoop(anvil.url('/warm/ping'), { seconds: 0.5, headers: FLOW_HEADERS });
@@ -73,7 +101,10 @@ async function oneRun(samples, index, runs) {
       const times = [];
       let errors = 0;
       for (const key of keys) {
-        const reply = await requestOnce(connection, requestBytes(anvil.url(`/${key}/ping`), { host: 'localhost', headers: FLOW_HEADERS }));
+        const reply = await requestOnce(
+          connection,
+          requestBytes(anvil.url(`/${key}/ping`), { host: 'localhost', headers: FLOW_HEADERS }),
+        );
         if (reply.status !== 200) errors++;
         times.push(reply.ms);
         await sleep(GAP_MS);
@@ -89,7 +120,9 @@ async function oneRun(samples, index, runs) {
     threads.push(cellThreads());
     const again = await round();
     connection.close();
-    progress(`cold run ${index + 1}/${runs}: first ever p50 ${fmt(first.p50, 2)} ms, p99 ${fmt(first.p99, 2)} ms; after idle p50 ${fmt(again.p50, 2)} ms, p99 ${fmt(again.p99, 2)} ms; threads ${threads.join(' → ')}`);
+    progress(
+      `cold run ${index + 1}/${runs}: first ever p50 ${fmt(first.p50, 2)} ms, p99 ${fmt(first.p99, 2)} ms; after idle p50 ${fmt(again.p50, 2)} ms, p99 ${fmt(again.p99, 2)} ms; threads ${threads.join(' → ')}`,
+    );
     return { first, again, warm: { ...warm, count: warm.requests }, threads, warnings: anvil.warnings() };
   } finally {
     await anvil.stop();

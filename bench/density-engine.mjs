@@ -63,7 +63,13 @@ export async function run(config) {
   return {
     id: 'density-engine',
     title: "A shared thread's work per request with N tenants active, in-process (bench/density-engine.mjs)",
-    tables: [{ caption: `CPU of the process per request, ${fmt(REQUESTS)} requests spread over the tenants after as many to warm up, median of ${perRun.length} run(s)`, columns: ['tenants', 'CPU per request', `÷ ${SIZES[0]} tenant(s)`], rows }],
+    tables: [
+      {
+        caption: `CPU of the process per request, ${fmt(REQUESTS)} requests spread over the tenants after as many to warm up, median of ${perRun.length} run(s)`,
+        columns: ['tenants', 'CPU per request', `÷ ${SIZES[0]} tenant(s)`],
+        rows,
+      },
+    ],
     perRun: perRun.map((r, i) => `run ${i + 1}: ${SIZES.map((n) => `${n}: ${fmt(r[n], 2)} µs`).join(', ')}`),
   };
 }
@@ -79,7 +85,9 @@ async function deployedPong() {
   }
   if (compiledFile === undefined) throw new Error('pong was deployed, but no compiled.json was found');
   const release = JSON.parse(readFileSync(compiledFile, 'utf8'));
-  const releaseDir = ['files', '.'].map((d) => join(compiledFile, '..', d)).find((d) => existsSync(join(d, 'api.yaml')));
+  const releaseDir = ['files', '.']
+    .map((d) => join(compiledFile, '..', d))
+    .find((d) => existsSync(join(d, 'api.yaml')));
   return { release, releaseDir, compiledFile };
 }
 
@@ -108,9 +116,14 @@ function openTenant({ release, releaseDir, compiledFile }, i) {
     throw new Error(`breach during the benchmark: ${event.message}`);
   });
   const custom = sandbox?.directives() ?? new Map();
-  const engine = new ApiEngine(release, runtime, (name) => builtinDirectives.get(name) ?? custom.get(name), (event) => {
-    throw new Error(`error during the benchmark: ${JSON.stringify(event)}`);
-  });
+  const engine = new ApiEngine(
+    release,
+    runtime,
+    (name) => builtinDirectives.get(name) ?? custom.get(name),
+    (event) => {
+      throw new Error(`error during the benchmark: ${JSON.stringify(event)}`);
+    },
+  );
   return {
     engine,
     close: async () => {
@@ -125,7 +138,18 @@ function openTenant({ release, releaseDir, compiledFile }, i) {
 async function measure(tenants, requests) {
   let last = null;
   const one = (n) => {
-    const head = encodeRequestHead(n, { id: `bench-${n}`, verb: 'GET', path: '/pong', rawQuery: '', rawHeaders: HEADERS, ip: '127.0.0.1', hop: 0, viaBus: false, receivedAt: Date.now(), body: null });
+    const head = encodeRequestHead(n, {
+      id: `bench-${n}`,
+      verb: 'GET',
+      path: '/pong',
+      rawQuery: '',
+      rawHeaders: HEADERS,
+      ip: '127.0.0.1',
+      hop: 0,
+      viaBus: false,
+      receivedAt: Date.now(),
+      body: null,
+    });
     const { number, request } = decodeRequest(head.subarray(5));
     return tenants[n % tenants.length].engine.handle(request, (response) => {
       last = encodeResponse(number, response);
@@ -140,7 +164,8 @@ async function measure(tenants, requests) {
   }
   const used = process.cpuUsage(before);
   // [u32 length][u8 type][u32 number][u16 status]…
-  if (last === null || last.readUInt16LE(9) !== 200) throw new Error(`GET /pong did not answer 200: ${last?.toString('latin1')}`);
+  if (last === null || last.readUInt16LE(9) !== 200)
+    throw new Error(`GET /pong did not answer 200: ${last?.toString('latin1')}`);
   return (used.user + used.system) / requests;
 }
 

@@ -52,7 +52,8 @@ function logCounts(logFile) {
   };
 }
 
-const difference = (after, before) => Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]));
+const difference = (after, before) =>
+  Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]));
 
 /** One request to each tenant in turn (each one's first: a cold start): failures and latencies (ms). */
 async function touchAll(port, n) {
@@ -97,7 +98,9 @@ async function measureAnvil(n, config) {
     await sleep(500);
     const figures = treeFigures(processTree(anvil.pid));
     const counts = difference(logCounts(anvil.logFile), afterTouch);
-    progress(`density: Anvil ${n} API(s): ${fmt(saturated.rps)} req/s, p99 ${fmt(saturated.p99Ms, 1)} ms, ${saturated.errors + half.errors} failed, ${fmt(figures.rssBytes / MiB)} MiB, ${figures.threads} threads, ${JSON.stringify(counts)}`);
+    progress(
+      `density: Anvil ${n} API(s): ${fmt(saturated.rps)} req/s, p99 ${fmt(saturated.p99Ms, 1)} ms, ${saturated.errors + half.errors} failed, ${fmt(figures.rssBytes / MiB)} MiB, ${figures.threads} threads, ${JSON.stringify(counts)}`,
+    );
     return { n, bootMs, cold, touchedRssBytes: touched.rssBytes, saturated, half, ...figures, ...counts };
   } finally {
     await anvil.stop();
@@ -114,7 +117,9 @@ async function measureWorkerd(n, config) {
     const { saturated, half } = await loads(peer.url, paths, config);
     await sleep(500);
     const figures = treeFigures(peer.pids());
-    progress(`density: workerd ${n} tenant(s): ${fmt(saturated.rps)} req/s, p99 ${fmt(saturated.p99Ms, 1)} ms, ${fmt(figures.rssBytes / MiB)} MiB`);
+    progress(
+      `density: workerd ${n} tenant(s): ${fmt(saturated.rps)} req/s, p99 ${fmt(saturated.p99Ms, 1)} ms, ${fmt(figures.rssBytes / MiB)} MiB`,
+    );
     return { n, bootMs: peer.bootMs, cold, touchedRssBytes: touched.rssBytes, saturated, half, ...figures };
   } finally {
     await peer.stop();
@@ -136,7 +141,10 @@ async function noisy(config) {
   for (let run = 0; run < runs; run++) {
     // A fresh instance each run, so that the hog starts on a shared thread every time.
     const anvil = await startAnvil({
-      apis: [...Array.from({ length: QUIET_TENANTS }, (_, i) => ({ from: 'pong', key: keyOf(i + 1) })), { from: 'shared-hog' }],
+      apis: [
+        ...Array.from({ length: QUIET_TENANTS }, (_, i) => ({ from: 'pong', key: keyOf(i + 1) })),
+        { from: 'shared-hog' },
+      ],
       args: ['--idle-timeout', '10m', '--cells', String(cells)],
       env: { ANVIL_LOG_LEVEL: 'info' },
     });
@@ -146,13 +154,30 @@ async function noisy(config) {
       await touchAll(anvil.port, QUIET_TENANTS);
       const host = 'localhost';
       await roundRobinLoad({ url: anvil.url('/'), paths, seconds: 2, connections: config.connections, host });
-      const alone = await roundRobinLoad({ url: anvil.url('/'), paths, seconds, connections: 50, rate: QUIET_RATE, host });
+      const alone = await roundRobinLoad({
+        url: anvil.url('/'),
+        paths,
+        seconds,
+        connections: 50,
+        rate: QUIET_RATE,
+        host,
+      });
       const before = logCounts(anvil.logFile);
       const hog = saturate(anvil.url('/shared-hog/burn'), { seconds: seconds + 2, connections: HOG_CONNECTIONS });
-      const withHog = await roundRobinLoad({ url: anvil.url('/'), paths, seconds, connections: 50, rate: QUIET_RATE, warmup: 0, host });
+      const withHog = await roundRobinLoad({
+        url: anvil.url('/'),
+        paths,
+        seconds,
+        connections: 50,
+        rate: QUIET_RATE,
+        warmup: 0,
+        host,
+      });
       const hogResult = await hog;
       const counts = difference(logCounts(anvil.logFile), before);
-      progress(`density noisy run ${run + 1}/${runs}: quiet p99 alone ${fmt(alone.p99Ms, 2)} ms, with the hog ${fmt(withHog.p99Ms, 2)} ms; hog ${fmt(hogResult.rps)} req/s; ${JSON.stringify(counts)}`);
+      progress(
+        `density noisy run ${run + 1}/${runs}: quiet p99 alone ${fmt(alone.p99Ms, 2)} ms, with the hog ${fmt(withHog.p99Ms, 2)} ms; hog ${fmt(hogResult.rps)} req/s; ${JSON.stringify(counts)}`,
+      );
       perRun.push({ alone, withHog, hog: hogResult, sharing, ...counts });
     } finally {
       await anvil.stop();
@@ -207,14 +232,84 @@ export async function run(config) {
   const noisyRatio = med((r) => r.withHog.p99Ms / r.alone.p99Ms);
 
   const targets = [];
-  if (one && hundred) targets.push(checkTarget({ name: 'density: throughput with 100 active APIs ÷ with 1', measured: hundred.saturated.rps / one.saturated.rps, op: '>=', limit: 0.8, format: ratio }));
-  if (thousand) targets.push(checkTarget({ name: 'density: failed requests with 1 000 active APIs', measured: errors(thousand), op: '<=', limit: 0, format: (x) => fmt(x) }));
-  for (const r of [hundred, thousand].filter(Boolean)) targets.push(checkTarget({ name: `density: memory per active API at N = ${fmt(r.n)}`, measured: perTenant(anvil, r), op: '<=', limit: 2, format: mib }));
-  if (one && hundred) targets.push(checkTarget({ name: 'density: p99 at half load, 100 active APIs ÷ 1', measured: hundred.half.p99Ms / one.half.p99Ms, op: '<=', limit: 2, format: ratio }));
-  targets.push(checkTarget({ name: 'density: hog moves + busy stops + failed requests during the uniform loads', measured: uniform, op: '<=', limit: 0, format: (x) => fmt(x) }));
-  if (thousand) targets.push(checkTarget({ name: 'density: cold start p50 with 1 000 APIs deployed', measured: thousand.cold.p50, op: '<=', limit: 5, format: ms }));
-  if (thousand) targets.push(checkTarget({ name: 'density: cold start p99 with 1 000 APIs deployed', measured: thousand.cold.p99, op: '<=', limit: 15, format: ms }));
-  targets.push(checkTarget({ name: "density: noisy neighbour, 100 quiet APIs' p99 while a hog starts on their thread ÷ alone", measured: noisyRatio, op: '<=', limit: 2, format: ratio }));
+  if (one && hundred)
+    targets.push(
+      checkTarget({
+        name: 'density: throughput with 100 active APIs ÷ with 1',
+        measured: hundred.saturated.rps / one.saturated.rps,
+        op: '>=',
+        limit: 0.8,
+        format: ratio,
+      }),
+    );
+  if (thousand)
+    targets.push(
+      checkTarget({
+        name: 'density: failed requests with 1 000 active APIs',
+        measured: errors(thousand),
+        op: '<=',
+        limit: 0,
+        format: (x) => fmt(x),
+      }),
+    );
+  for (const r of [hundred, thousand].filter(Boolean))
+    targets.push(
+      checkTarget({
+        name: `density: memory per active API at N = ${fmt(r.n)}`,
+        measured: perTenant(anvil, r),
+        op: '<=',
+        limit: 2,
+        format: mib,
+      }),
+    );
+  if (one && hundred)
+    targets.push(
+      checkTarget({
+        name: 'density: p99 at half load, 100 active APIs ÷ 1',
+        measured: hundred.half.p99Ms / one.half.p99Ms,
+        op: '<=',
+        limit: 2,
+        format: ratio,
+      }),
+    );
+  targets.push(
+    checkTarget({
+      name: 'density: hog moves + busy stops + failed requests during the uniform loads',
+      measured: uniform,
+      op: '<=',
+      limit: 0,
+      format: (x) => fmt(x),
+    }),
+  );
+  if (thousand)
+    targets.push(
+      checkTarget({
+        name: 'density: cold start p50 with 1 000 APIs deployed',
+        measured: thousand.cold.p50,
+        op: '<=',
+        limit: 5,
+        format: ms,
+      }),
+    );
+  if (thousand)
+    targets.push(
+      checkTarget({
+        name: 'density: cold start p99 with 1 000 APIs deployed',
+        measured: thousand.cold.p99,
+        op: '<=',
+        limit: 15,
+        format: ms,
+      }),
+    );
+  targets.push(
+    checkTarget({
+      name: "density: noisy neighbour, 100 quiet APIs' p99 while a hog starts on their thread ÷ alone",
+      measured: noisyRatio,
+      op: '<=',
+      limit: 2,
+      format: ratio,
+    }),
+  );
 
   return {
     id: 'density',
@@ -222,15 +317,39 @@ export async function run(config) {
     tables: [
       {
         caption: `N tenants all active at once: each request to the next tenant, round robin; wrk -t1 -c${config.connections} for ${config.seconds} s (after ${WARMUP_SECONDS} s of warm-up), then ${config.seconds} s at half that rate (open loop); failures: non-2xx and socket errors, and failed first requests; RSS and threads summed over every process; MiB per active tenant: (RSS at N − RSS at 1) ÷ (N − 1), after the loads; cold start: each tenant's first request, in turn`,
-        columns: ['', 'N', 'req/s', 'p50', 'p99', 'half-load p50', 'half-load p99', 'failed', 'RSS', 'threads', 'MiB per tenant', 'cold start p50 / p99', 'hog moves / busy stops / own threads'],
+        columns: [
+          '',
+          'N',
+          'req/s',
+          'p50',
+          'p99',
+          'half-load p50',
+          'half-load p99',
+          'failed',
+          'RSS',
+          'threads',
+          'MiB per tenant',
+          'cold start p50 / p99',
+          'hog moves / busy stops / own threads',
+        ],
         rows: [...anvil.map(row('Anvil', anvil)), ...peer.map(row('workerd', peer))],
       },
       {
         caption: `Noisy neighbour: ${QUIET_TENANTS} quiet tenants at ${QUIET_RATE} req/s round robin (open loop, ${config.seconds} s), alone and while the hog (wrk -c${HOG_CONNECTIONS} on GET /shared-hog/burn, ~30 ms of CPU per call, default limits) starts on the shared thread of its cell; median of ${noisyRuns.length} run(s)`,
         columns: ['', 'p50', 'p99', 'failed'],
         rows: [
-          ['quiet tenants alone', ms(med((r) => r.alone.p50Ms)), ms(med((r) => r.alone.p99Ms)), String(noisyRuns.reduce((s, r) => s + r.alone.errors, 0))],
-          ['quiet tenants while the hog starts', ms(med((r) => r.withHog.p50Ms)), ms(med((r) => r.withHog.p99Ms)), String(noisyRuns.reduce((s, r) => s + r.withHog.errors, 0))],
+          [
+            'quiet tenants alone',
+            ms(med((r) => r.alone.p50Ms)),
+            ms(med((r) => r.alone.p99Ms)),
+            String(noisyRuns.reduce((s, r) => s + r.alone.errors, 0)),
+          ],
+          [
+            'quiet tenants while the hog starts',
+            ms(med((r) => r.withHog.p50Ms)),
+            ms(med((r) => r.withHog.p99Ms)),
+            String(noisyRuns.reduce((s, r) => s + r.withHog.errors, 0)),
+          ],
         ],
       },
     ],
@@ -240,7 +359,10 @@ export async function run(config) {
       `Noisy neighbour: ${noisyRuns.map((r) => `${r.sharing} of the quiet tenants share the hog's cell; hog ${fmt(r.hog.rps)} req/s; own threads given ${r.promotions}, hog moves ${r.hogMoves}, busy stops ${r.busyStops}`).join('; ')}.`,
       ...(peerMissing ? [`Install the peer with: ${WORKERD_INSTALL}`] : []),
     ],
-    perRun: noisyRuns.map((r, i) => `noisy run ${i + 1}: p99 alone ${fmt(r.alone.p99Ms, 2)} ms, while the hog starts ${fmt(r.withHog.p99Ms, 2)} ms`),
+    perRun: noisyRuns.map(
+      (r, i) =>
+        `noisy run ${i + 1}: p99 alone ${fmt(r.alone.p99Ms, 2)} ms, while the hog starts ${fmt(r.withHog.p99Ms, 2)} ms`,
+    ),
   };
 }
 

@@ -22,12 +22,24 @@ export async function run(config) {
     try {
       results.push({ file, ...(await phase({ seconds: config.seconds })) });
     } catch (error) {
-      results.push({ file, case: Number.NaN, name: file, measured: 'failed', target: '', met: false, neighbourP99Ms: Number.NaN, neighbourErrors: Number.NaN, notes: [String(error.stack ?? error)] });
+      results.push({
+        file,
+        case: Number.NaN,
+        name: file,
+        measured: 'failed',
+        target: '',
+        met: false,
+        neighbourP99Ms: Number.NaN,
+        neighbourErrors: Number.NaN,
+        notes: [String(error.stack ?? error)],
+      });
     } finally {
       await cleanupAll();
     }
     const r = results.at(-1);
-    progress(`edges II case ${r.case} (${r.name}): ${r.measured} (target ${r.target}, ${r.met ? 'met' : 'missed'}); neighbour p99 ${fmt(r.neighbourP99Ms, 2)} ms, ${r.neighbourErrors} errors`);
+    progress(
+      `edges II case ${r.case} (${r.name}): ${r.measured} (target ${r.target}, ${r.met ? 'met' : 'missed'}); neighbour p99 ${fmt(r.neighbourP99Ms, 2)} ms, ${r.neighbourErrors} errors`,
+    );
   }
   results.sort((a, b) => a.case - b.case || a.file.localeCompare(b.file));
   return {
@@ -35,12 +47,28 @@ export async function run(config) {
     title: '12. Edges II: what one tenant makes the host spend, bounded (issue 41)',
     tables: [
       {
-        caption: 'One phase per case of issue 41, each on a fresh instance; neighbour = GET /bare/ping of another API at 200 req/s, open loop, while the attack runs',
+        caption:
+          'One phase per case of issue 41, each on a fresh instance; neighbour = GET /bare/ping of another API at 200 req/s, open loop, while the attack runs',
         columns: ['case', 'attack', 'measured', 'target', 'result', 'neighbour p99', 'neighbour errors'],
-        rows: results.map((r) => [String(r.case), r.name, r.measured, r.target, r.met ? 'met' : 'missed', ms(r.neighbourP99Ms), String(r.neighbourErrors)]),
+        rows: results.map((r) => [
+          String(r.case),
+          r.name,
+          r.measured,
+          r.target,
+          r.met ? 'met' : 'missed',
+          ms(r.neighbourP99Ms),
+          String(r.neighbourErrors),
+        ]),
       },
     ],
-    targets: results.map((r) => ({ name: `edges II, case ${r.case}: ${r.name}`, display: r.measured, target: r.target, met: r.met, by: r.met ? 'met' : 'missed', note: '' })),
+    targets: results.map((r) => ({
+      name: `edges II, case ${r.case}: ${r.name}`,
+      display: r.measured,
+      target: r.target,
+      met: r.met,
+      by: r.met ? 'met' : 'missed',
+      note: '',
+    })),
     notes: results.flatMap((r) => (r.notes ?? []).map((n) => `Case ${r.case}: ${n}`)),
   };
 }

@@ -22,19 +22,43 @@ import { checkTarget, fmt, ms } from './lib/targets.mjs';
 const RATE = 200; // the neighbour's requests per second
 const CELLS = 2;
 /** A copy of bench/apis/hostile in the neighbour's cell. */
-const BOMB_KEY = Array.from({ length: 100 }, (_, i) => `bomb-${i}`).find((k) => assignCell(formatApiId({ host: 'localhost', env: 'dev', key: k }), CELLS) === assignCell(formatApiId({ host: 'localhost', env: 'dev', key: 'bare' }), CELLS));
+const BOMB_KEY = Array.from({ length: 100 }, (_, i) => `bomb-${i}`).find(
+  (k) =>
+    assignCell(formatApiId({ host: 'localhost', env: 'dev', key: k }), CELLS) ===
+    assignCell(formatApiId({ host: 'localhost', env: 'dev', key: 'bare' }), CELLS),
+);
 
 /** Run-time attacks: each phase has a client process (lib/attacker.mjs) repeat one request as soon as it is answered. */
 const RUNTIME_KINDS = [
-  { name: 'deep JSON bodies: 100 000 levels', statuses: [400], request: { method: 'POST', path: '/hostile/deep', headers: { 'content-type': 'application/json' }, deepLevels: 100_000 } },
-  { name: 'host memory: 40 MiB stored under a 32 MiB limit', statuses: [500], request: { method: 'GET', path: '/hostile/hoard' } },
-  { name: "memory bombs (an aborting allocation) from an API in the neighbour's cell", statuses: [502, 503, 504], sharesCell: true, request: { method: 'GET', path: `/${BOMB_KEY}/boom` } },
+  {
+    name: 'deep JSON bodies: 100 000 levels',
+    statuses: [400],
+    request: {
+      method: 'POST',
+      path: '/hostile/deep',
+      headers: { 'content-type': 'application/json' },
+      deepLevels: 100_000,
+    },
+  },
+  {
+    name: 'host memory: 40 MiB stored under a 32 MiB limit',
+    statuses: [500],
+    request: { method: 'GET', path: '/hostile/hoard' },
+  },
+  {
+    name: "memory bombs (an aborting allocation) from an API in the neighbour's cell",
+    statuses: [502, 503, 504],
+    sharesCell: true,
+    request: { method: 'GET', path: `/${BOMB_KEY}/boom` },
+  },
 ];
 
 export async function run(config) {
   const { seconds, runs } = config;
   const kinds = HOSTILE_KINDS.map((kind) => ({ ...kind, archive: tarGz(kind.files()) }));
-  progress(`edges: starting Anvil with the neighbour (bare); ${kinds.length} hostile kinds, archives ${kinds.map((k) => `${fmt(k.archive.length / 1024)} KiB`).join(', ')}`);
+  progress(
+    `edges: starting Anvil with the neighbour (bare); ${kinds.length} hostile kinds, archives ${kinds.map((k) => `${fmt(k.archive.length / 1024)} KiB`).join(', ')}`,
+  );
   const anvil = await startAnvil({
     apis: [{ from: 'bare' }, { from: 'hostile' }, { from: 'hostile', key: BOMB_KEY }],
     args: ['--cells', String(CELLS), '--max-directive-cpu', '5s'],
@@ -53,7 +77,10 @@ export async function run(config) {
         const deploys = await deploying.stop();
         r.kinds.push({ probe, deploys });
         const wrong = deploys.filter((d) => d.status !== kind.status);
-        if (wrong.length > 0) throw new Error(`${kind.name}: a deploy answered ${wrong[0].status} (expected ${kind.status}): ${wrong[0].body}`);
+        if (wrong.length > 0)
+          throw new Error(
+            `${kind.name}: a deploy answered ${wrong[0].status} (expected ${kind.status}): ${wrong[0].body}`,
+          );
       }
       r.runtime = [];
       for (const kind of RUNTIME_KINDS) {
@@ -62,9 +89,14 @@ export async function run(config) {
         const answers = await attacking.stop();
         r.runtime.push({ probe, answers });
         const wrong = answers.filter((a) => !kind.statuses.includes(a.status));
-        if (wrong.length > 0) throw new Error(`${kind.name}: answered ${wrong[0].status} (expected ${kind.statuses.join(' or ')}): ${wrong[0].body}`);
+        if (wrong.length > 0)
+          throw new Error(
+            `${kind.name}: answered ${wrong[0].status} (expected ${kind.statuses.join(' or ')}): ${wrong[0].body}`,
+          );
       }
-      progress(`edges run ${i + 1}/${runs}: neighbour alone p99 ${fmt(r.alone.p99, 2)} ms, max ${fmt(r.alone.max, 2)} ms; ${kinds.map((k, j) => `${k.name.split(':')[0]} max ${fmt(r.kinds[j].probe.max, 1)} ms (${r.kinds[j].deploys.length} deploys)`).join('; ')}; ${RUNTIME_KINDS.map((k, j) => `${k.name.split(':')[0]} max ${fmt(r.runtime[j].probe.max, 1)} ms, ${r.runtime[j].probe.errors} errors (${r.runtime[j].answers.length} attacks)`).join('; ')}`);
+      progress(
+        `edges run ${i + 1}/${runs}: neighbour alone p99 ${fmt(r.alone.p99, 2)} ms, max ${fmt(r.alone.max, 2)} ms; ${kinds.map((k, j) => `${k.name.split(':')[0]} max ${fmt(r.kinds[j].probe.max, 1)} ms (${r.kinds[j].deploys.length} deploys)`).join('; ')}; ${RUNTIME_KINDS.map((k, j) => `${k.name.split(':')[0]} max ${fmt(r.runtime[j].probe.max, 1)} ms, ${r.runtime[j].probe.errors} errors (${r.runtime[j].answers.length} attacks)`).join('; ')}`,
+      );
       perRun.push(r);
     }
 
@@ -72,7 +104,15 @@ export async function run(config) {
     const worst = (f) => Math.max(...perRun.map(f));
     const errors = (f) => perRun.reduce((sum, r) => sum + f(r).errors, 0);
     const rows = [
-      ['alone', '', '', ms(med((r) => r.alone.p50)), ms(med((r) => r.alone.p99)), ms(worst((r) => r.alone.max)), String(errors((r) => r.alone))],
+      [
+        'alone',
+        '',
+        '',
+        ms(med((r) => r.alone.p50)),
+        ms(med((r) => r.alone.p99)),
+        ms(worst((r) => r.alone.max)),
+        String(errors((r) => r.alone)),
+      ],
       ...kinds.map((kind, j) => {
         const deploys = perRun.flatMap((r) => r.kinds[j].deploys);
         return [
@@ -100,8 +140,13 @@ export async function run(config) {
       ];
     });
     const shared = RUNTIME_KINDS.filter((k) => !k.sharesCell);
-    const worstMax = Math.max(...kinds.map((_, j) => worst((r) => r.kinds[j].probe.max)), ...shared.map((k) => worst((r) => r.runtime[RUNTIME_KINDS.indexOf(k)].probe.max)));
-    const hostileErrors = kinds.reduce((sum, _, j) => sum + errors((r) => r.kinds[j].probe), 0) + shared.reduce((sum, k) => sum + errors((r) => r.runtime[RUNTIME_KINDS.indexOf(k)].probe), 0);
+    const worstMax = Math.max(
+      ...kinds.map((_, j) => worst((r) => r.kinds[j].probe.max)),
+      ...shared.map((k) => worst((r) => r.runtime[RUNTIME_KINDS.indexOf(k)].probe.max)),
+    );
+    const hostileErrors =
+      kinds.reduce((sum, _, j) => sum + errors((r) => r.kinds[j].probe), 0) +
+      shared.reduce((sum, k) => sum + errors((r) => r.runtime[RUNTIME_KINDS.indexOf(k)].probe), 0);
     const bombPhase = RUNTIME_KINDS.findIndex((k) => k.sharesCell);
     const bombErrors = perRun.map((r) => r.runtime[bombPhase].probe.errors);
     return {
@@ -110,25 +155,56 @@ export async function run(config) {
       tables: [
         {
           caption: `Neighbour = GET /bare/ping at ${RATE} req/s, open loop, ${seconds} s per phase, while one client posts the phase's archive to POST /anvil/api again as soon as it is answered; p50 and p99 the median of ${perRun.length} runs, max the worst of them`,
-          columns: ['hostile deploy', 'deploys per phase', 'deploy answered in (median)', 'neighbour p50', 'p99', 'max', 'errors'],
+          columns: [
+            'hostile deploy',
+            'deploys per phase',
+            'deploy answered in (median)',
+            'neighbour p50',
+            'p99',
+            'max',
+            'errors',
+          ],
           rows,
         },
         {
           caption: `The same neighbour while the tenant attacks at run time (one client repeating the phase's request as soon as it is answered; the memory bombs come from ${BOMB_KEY}, in the neighbour's cell)`,
-          columns: ['hostile requests', 'requests per phase', 'answered in (median)', 'neighbour p50', 'p99', 'max', 'errors'],
+          columns: [
+            'hostile requests',
+            'requests per phase',
+            'answered in (median)',
+            'neighbour p50',
+            'p99',
+            'max',
+            'errors',
+          ],
           rows: runtimeRows,
         },
       ],
       targets: [
-        checkTarget({ name: "edges: the neighbour's max latency while hostile deploys, deep bodies and host-memory hoards run (worst phase, worst run)", measured: worstMax, op: '<', limit: 100, format: ms }),
-        checkTarget({ name: 'edges: neighbour requests that failed meanwhile', measured: hostileErrors, op: '<=', limit: 0, format: (x) => fmt(x) }),
+        checkTarget({
+          name: "edges: the neighbour's max latency while hostile deploys, deep bodies and host-memory hoards run (worst phase, worst run)",
+          measured: worstMax,
+          op: '<',
+          limit: 100,
+          format: ms,
+        }),
+        checkTarget({
+          name: 'edges: neighbour requests that failed meanwhile',
+          measured: hostileErrors,
+          op: '<=',
+          limit: 0,
+          format: (x) => fmt(x),
+        }),
       ],
       notes: [
         `The neighbour's max and errors targets cover the hostile deploys, the deep bodies and the host-memory hoard. The memory bombs share the neighbour's cell: the first abort of each run takes the neighbour's requests in flight in it (they fail with 502; per run ${bombErrors.join(', ')} of ${RATE * seconds}); the bomber is then quarantined in a cell of its own (its aborts no longer touch the neighbour), then paused. Requests the neighbour sends while its cell restarts wait for it: that is the max of that phase. The neighbour is never quarantined.`,
         'Each archive is refused with 400 naming the file, the line and the limit (the last kind is deployed: 201), in the deploy worker: the router only receives the bytes, hands them over and records the result.',
         ...(anvil.warnings() ? [`Anvil's log: ${anvil.warnings()}.`] : []),
       ],
-      perRun: perRun.map((r, i) => `run ${i + 1}: alone p99 ${fmt(r.alone.p99, 2)} / max ${fmt(r.alone.max, 2)} ms; ${kinds.map((k, j) => `${k.name.split(':')[0]}: p99 ${fmt(r.kinds[j].probe.p99, 2)} / max ${fmt(r.kinds[j].probe.max, 2)} ms, ${r.kinds[j].deploys.length} deploys`).join('; ')}`),
+      perRun: perRun.map(
+        (r, i) =>
+          `run ${i + 1}: alone p99 ${fmt(r.alone.p99, 2)} / max ${fmt(r.alone.max, 2)} ms; ${kinds.map((k, j) => `${k.name.split(':')[0]}: p99 ${fmt(r.kinds[j].probe.p99, 2)} / max ${fmt(r.kinds[j].probe.max, 2)} ms, ${r.kinds[j].deploys.length} deploys`).join('; ')}`,
+      ),
     };
   } finally {
     await anvil.stop();
@@ -157,7 +233,13 @@ function repeatLoop(attempt) {
 }
 
 function postArchive(port, archive) {
-  return adminRequest(port, 'POST', '/anvil/api', { 'public-host': 'localhost', 'public-host-key': PUBLIC_HOST_KEY, 'content-type': 'application/gzip' }, archive).then((r) => ({ ...r, body: r.body.slice(0, 300) }));
+  return adminRequest(
+    port,
+    'POST',
+    '/anvil/api',
+    { 'public-host': 'localhost', 'public-host-key': PUBLIC_HOST_KEY, 'content-type': 'application/gzip' },
+    archive,
+  ).then((r) => ({ ...r, body: r.body.slice(0, 300) }));
 }
 
 standalone(import.meta.url, run);

@@ -34,7 +34,16 @@ const PATHS = {
   '/custom-item/7': 'full flow — the same read by a custom directive (ReadUser)',
 };
 const AT_ONCE = 10;
-const HEADERS = ['host', 'localhost', 'user-agent', 'wrk', 'api-key', API_KEY, 'x-correlation-id', 'bench-correlation-0001'];
+const HEADERS = [
+  'host',
+  'localhost',
+  'user-agent',
+  'wrk',
+  'api-key',
+  API_KEY,
+  'x-correlation-id',
+  'bench-correlation-0001',
+];
 
 export async function run(config) {
   const requests = Number(process.env.BENCH_ENGINE_REQUESTS ?? 100_000);
@@ -50,12 +59,27 @@ export async function run(config) {
       }
       perRun.push(result);
     }
-    const rows = Object.entries(PATHS).map(([path, label]) => [label, `GET /flow${path}`, `${fmt(median(perRun.map((r) => r[path])), 2)} µs`]);
+    const rows = Object.entries(PATHS).map(([path, label]) => [
+      label,
+      `GET /flow${path}`,
+      `${fmt(median(perRun.map((r) => r[path])), 2)} µs`,
+    ]);
     return {
       id: 'engine',
-      title: 'The actor thread\'s work per request, in-process (bench/engine-request.mjs)',
-      tables: [{ caption: `CPU of the process per request, median of ${perRun.length} run(s) of ${fmt(requests)} requests`, columns: ['request', 'path', 'CPU per request'], rows }],
-      perRun: perRun.map((r, i) => `run ${i + 1}: ${Object.keys(PATHS).map((p) => `${p} ${fmt(r[p], 2)} µs`).join(', ')}`),
+      title: "The actor thread's work per request, in-process (bench/engine-request.mjs)",
+      tables: [
+        {
+          caption: `CPU of the process per request, median of ${perRun.length} run(s) of ${fmt(requests)} requests`,
+          columns: ['request', 'path', 'CPU per request'],
+          rows,
+        },
+      ],
+      perRun: perRun.map(
+        (r, i) =>
+          `run ${i + 1}: ${Object.keys(PATHS)
+            .map((p) => `${p} ${fmt(r[p], 2)} µs`)
+            .join(', ')}`,
+      ),
     };
   } finally {
     await close();
@@ -73,7 +97,9 @@ async function setUp() {
   }
   if (compiledFile === undefined) throw new Error('the flow API was deployed, but no compiled.json was found');
   const release = JSON.parse(readFileSync(compiledFile, 'utf8'));
-  const releaseDir = ['files', '.'].map((d) => join(compiledFile, '..', d)).find((d) => existsSync(join(d, 'api.yaml')));
+  const releaseDir = ['files', '.']
+    .map((d) => join(compiledFile, '..', d))
+    .find((d) => existsSync(join(d, 'api.yaml')));
   prepareParamChecks(builtinDirectives);
   const dataDir = mkdtempSync(join(tmpdir(), 'anvil-engine-bench-'));
   const limits = { memoryMb: 128, cpuMs: 1000, wallMs: 30_000 };
@@ -98,9 +124,14 @@ async function setUp() {
     throw new Error(`breach during the benchmark: ${event.message}`);
   });
   const custom = sandbox?.directives() ?? new Map();
-  const engine = new ApiEngine(release, runtime, (name) => builtinDirectives.get(name) ?? custom.get(name), (event) => {
-    throw new Error(`error during the benchmark: ${JSON.stringify(event)}`);
-  });
+  const engine = new ApiEngine(
+    release,
+    runtime,
+    (name) => builtinDirectives.get(name) ?? custom.get(name),
+    (event) => {
+      throw new Error(`error during the benchmark: ${JSON.stringify(event)}`);
+    },
+  );
   return {
     engine,
     close: async () => {
@@ -114,7 +145,18 @@ async function setUp() {
 async function measure(engine, path, requests) {
   let last = null;
   const one = (n) => {
-    const head = encodeRequestHead(n, { id: `bench-${n}`, verb: 'GET', path, rawQuery: '', rawHeaders: HEADERS, ip: '127.0.0.1', hop: 0, viaBus: false, receivedAt: Date.now(), body: null });
+    const head = encodeRequestHead(n, {
+      id: `bench-${n}`,
+      verb: 'GET',
+      path,
+      rawQuery: '',
+      rawHeaders: HEADERS,
+      ip: '127.0.0.1',
+      hop: 0,
+      viaBus: false,
+      receivedAt: Date.now(),
+      body: null,
+    });
     const { number, request } = decodeRequest(head.subarray(5));
     return engine.handle(request, (response) => {
       last = encodeResponse(number, response);
@@ -129,7 +171,8 @@ async function measure(engine, path, requests) {
   }
   const used = process.cpuUsage(before);
   // [u32 length][u8 type][u32 number][u16 status]…
-  if (last === null || last.readUInt16LE(9) !== 200) throw new Error(`GET /flow${path} did not answer 200: ${last?.toString('latin1')}`);
+  if (last === null || last.readUInt16LE(9) !== 200)
+    throw new Error(`GET /flow${path} did not answer 200: ${last?.toString('latin1')}`);
   return (used.user + used.system) / requests;
 }
 

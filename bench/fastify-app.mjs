@@ -20,7 +20,9 @@ import { fileURLToPath } from 'node:url';
 
 const port = Number(process.argv[2] ?? 18183);
 const dir = process.argv[3] ?? '.';
-const EXPECTED_KEY = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), 'apis/flow/Maps/main.json'), 'utf8')).key;
+const EXPECTED_KEY = JSON.parse(
+  readFileSync(join(dirname(fileURLToPath(import.meta.url)), 'apis/flow/Maps/main.json'), 'utf8'),
+).key;
 const ACCEPTABLE = /^[\x21-\x7e]{1,128}$/;
 const RELEASE = 'r-fastify';
 

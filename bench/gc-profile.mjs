@@ -11,7 +11,8 @@ import { openLoop, saturate } from './lib/load.mjs';
 import { fmt } from './lib/targets.mjs';
 
 // `[pid:0xisolate]   1234 ms: Scavenge 4.1 (5.2) -> 3.5 (6.2) MB, 0.85 / 0.00 ms  (…) allocation failure;`
-const TRACE_LINE = /^\[(\d+):(0x[0-9a-f]+)\]\s+\d+ ms: (Scavenge|Mark-Compact(?: \(reduce\))?|Minor Mark-Compact)\b[^,]*, ([\d.]+) \/ [\d.]+ ms.*\)\s*([^()]*)$/;
+const TRACE_LINE =
+  /^\[(\d+):(0x[0-9a-f]+)\]\s+\d+ ms: (Scavenge|Mark-Compact(?: \(reduce\))?|Minor Mark-Compact)\b[^,]*, ([\d.]+) \/ [\d.]+ ms.*\)\s*([^()]*)$/;
 
 export async function run(config) {
   const seconds = config.seconds * 2;
@@ -30,7 +31,13 @@ export async function run(config) {
 
   progress(`gc-profile: ${rate} req/s for ${seconds} s with --trace-gc`);
   const from = statSync(anvil.logFile).size;
-  const load = await openLoop(url, { rate, seconds, warmup: 0, connections: config.connections, headers: FLOW_HEADERS });
+  const load = await openLoop(url, {
+    rate,
+    seconds,
+    warmup: 0,
+    connections: config.connections,
+    headers: FLOW_HEADERS,
+  });
   const trace = readFileSync(anvil.logFile).subarray(from).toString('utf8');
 
   const names = new Map([[anvil.pid, 'router'], ...cellsOf(anvil).map((c) => [c.pid, `cell ${c.cell}`])]);
@@ -53,18 +60,20 @@ export async function run(config) {
     group.reasons.set(why, (group.reasons.get(why) ?? 0) + 1);
     groups.set(key, group);
   }
-  const rows = [...groups].sort(([a], [b]) => a.localeCompare(b)).map(([key, g]) => {
-    const total = g.pauses.reduce((a, b) => a + b, 0);
-    return {
-      process: key,
-      count: g.pauses.length,
-      perSecond: fmt(g.pauses.length / seconds, 1),
-      meanMs: fmt(total / g.pauses.length, 2),
-      maxMs: fmt(Math.max(...g.pauses), 2),
-      totalMs: fmt(total, 1),
-      reasons: Object.fromEntries(g.reasons),
-    };
-  });
+  const rows = [...groups]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([key, g]) => {
+      const total = g.pauses.reduce((a, b) => a + b, 0);
+      return {
+        process: key,
+        count: g.pauses.length,
+        perSecond: fmt(g.pauses.length / seconds, 1),
+        meanMs: fmt(total / g.pauses.length, 2),
+        maxMs: fmt(Math.max(...g.pauses), 2),
+        totalMs: fmt(total, 1),
+        reasons: Object.fromEntries(g.reasons),
+      };
+    });
   await anvil.stop();
   return { rate, seconds, latency: { p50: load.p50, p99: load.p99, max: load.max, errors: load.errors }, gc: rows };
 }

@@ -10,7 +10,11 @@ const CALLS = 100_000;
 const isolate = new ivm.Isolate({ memoryLimit: 16 });
 const context = isolate.createContextSync();
 const host = new ivm.Callback(() => 1);
-const run = context.evalClosureSync('return (n) => { let s = 0; for (let k = 0; k < n; k++) s += $0(); return s; }', [host], { result: { reference: true } });
+const run = context.evalClosureSync(
+  'return (n) => { let s = 0; for (let k = 0; k < n; k++) s += $0(); return s; }',
+  [host],
+  { result: { reference: true } },
+);
 
 for (const callbacks of [0, 2]) {
   for (let k = 0; k < CALLS / 5; k++) run.applySync(undefined, [callbacks], { timeout: 1000 });
@@ -19,7 +23,9 @@ for (const callbacks of [0, 2]) {
   for (let k = 0; k < CALLS; k++) run.applySync(undefined, [callbacks], { timeout: 1000 });
   const used = process.cpuUsage(cpu);
   const wallUs = ((performance.now() - started) * 1000) / CALLS;
-  console.log(`${callbacks} host callbacks: ${wallUs.toFixed(2)} µs wall, ${((used.user + used.system) / CALLS).toFixed(2)} µs CPU per call`);
+  console.log(
+    `${callbacks} host callbacks: ${wallUs.toFixed(2)} µs wall, ${((used.user + used.system) / CALLS).toFixed(2)} µs CPU per call`,
+  );
 }
 
 // An isolate that only waits: charged ~0 with the thread CPU clock, the whole wait without it.

@@ -30,8 +30,13 @@ export async function run(config) {
   while (cells > 1 && cellOf(`neighbour-${n}`) === hogCell && n < 1000) n++;
   const neighbour = `neighbour-${n}`;
 
-  progress(`noisy: starting Anvil (hog in cell ${hogCell}, ${neighbour} in cell ${cellOf(neighbour)}) and raw node:http`);
-  const anvil = await startAnvil({ apis: [{ from: 'hog' }, { from: 'flow', key: neighbour }], args: ['--cells', String(cells)] });
+  progress(
+    `noisy: starting Anvil (hog in cell ${hogCell}, ${neighbour} in cell ${cellOf(neighbour)}) and raw node:http`,
+  );
+  const anvil = await startAnvil({
+    apis: [{ from: 'hog' }, { from: 'flow', key: neighbour }],
+    args: ['--cells', String(cells)],
+  });
   const raw = await startServer('raw-server.mjs');
   try {
     const b = anvil.url(`/${neighbour}/ping`);
@@ -56,7 +61,13 @@ export async function run(config) {
       const cpu = snapshot
         ? sleep(1000 + (seconds * 1000) / 4).then(() =>
             cpuSnapshot(
-              [{ label: 'router', pid: anvil.pid }, ...cellsOf(anvil).map((c) => ({ label: `cell ${c.cell}${c.cell === hogCell ? ' (hog)' : ''}${c.cell === cellOf(neighbour) ? ' (B)' : ''}`, pid: c.pid }))],
+              [
+                { label: 'router', pid: anvil.pid },
+                ...cellsOf(anvil).map((c) => ({
+                  label: `cell ${c.cell}${c.cell === hogCell ? ' (hog)' : ''}${c.cell === cellOf(neighbour) ? ' (B)' : ''}`,
+                  pid: c.pid,
+                })),
+              ],
               Math.max(0.5, seconds / 2),
             ),
           )
@@ -87,7 +98,15 @@ export async function run(config) {
     const med = (f) => median(perRun.map(f));
     const p99Ratio = med((r) => r.withHog.p99 / r.alone.p99);
     const rawRatio = med((r) => r.rawWithHog.p99 / r.rawAlone.p99);
-    const row = (label, key) => [label, fmt(med((r) => r[key].rate)), ms(med((r) => r[key].p50)), ms(med((r) => r[key].p90)), ms(med((r) => r[key].p99)), ms(med((r) => r[key].max)), String(perRun.reduce((s, r) => s + r[key].errors, 0))];
+    const row = (label, key) => [
+      label,
+      fmt(med((r) => r[key].rate)),
+      ms(med((r) => r[key].p50)),
+      ms(med((r) => r[key].p90)),
+      ms(med((r) => r[key].p99)),
+      ms(med((r) => r[key].max)),
+      String(perRun.reduce((s, r) => s + r[key].errors, 0)),
+    ];
     return {
       id: 'noisy',
       title: '3. Noisy neighbour',
@@ -95,7 +114,12 @@ export async function run(config) {
         {
           caption: `B = GET /${neighbour}/ping (full flow) at ${RATE} req/s, open loop, ${seconds} s per phase; A = wrk -t1 -c${HOG_CONNECTIONS} on GET /hog/burn (~40 ms of CPU per call in a custom directive); median of ${perRun.length} runs`,
           columns: ['probe', 'achieved req/s', 'p50', 'p90', 'p99', 'max', 'errors'],
-          rows: [row('B alone', 'alone'), row('B while A hogs', 'withHog'), row('control: raw node:http alone', 'rawAlone'), row('control: raw node:http while A hogs', 'rawWithHog')],
+          rows: [
+            row('B alone', 'alone'),
+            row('B while A hogs', 'withHog'),
+            row('control: raw node:http alone', 'rawAlone'),
+            row('control: raw node:http while A hogs', 'rawWithHog'),
+          ],
         },
         {
           caption: 'Ratios (with A hogging ÷ alone, taken within each run)',

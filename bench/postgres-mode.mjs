@@ -16,7 +16,12 @@ import { median } from './lib/stats.mjs';
 import { fmt } from './lib/targets.mjs';
 
 const ADMIN_URL = process.env.PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const PATHS = ['/notes-sqlite/note/42', '/notes-postgres/note/42', '/notes-sqlite/custom/42', '/notes-postgres/custom/42'];
+const PATHS = [
+  '/notes-sqlite/note/42',
+  '/notes-postgres/note/42',
+  '/notes-sqlite/custom/42',
+  '/notes-postgres/custom/42',
+];
 
 async function admin(sql) {
   const client = new pg.Client({ connectionString: ADMIN_URL });
@@ -37,21 +42,34 @@ export async function run(config) {
   let anvil = null;
   try {
     progress(`postgres-mode: starting Anvil with notes-sqlite and notes-postgres (DATABASE_URL …/${name})`);
-    anvil = await startAnvil({ apis: [{ from: 'notes-sqlite' }, { from: 'notes-postgres' }], env: { DATABASE_URL: url.toString() } });
+    anvil = await startAnvil({
+      apis: [{ from: 'notes-sqlite' }, { from: 'notes-postgres' }],
+      env: { DATABASE_URL: url.toString() },
+    });
     for (const path of PATHS) {
       const reply = await get(anvil.port, path);
-      if (reply.status !== 200 || !reply.body.includes('"note 42"')) throw new Error(`GET ${path} answered ${reply.status} ${reply.body}\n${anvil.log()}`);
+      if (reply.status !== 200 || !reply.body.includes('"note 42"'))
+        throw new Error(`GET ${path} answered ${reply.status} ${reply.body}\n${anvil.log()}`);
     }
     for (const path of PATHS) await saturate(anvil.url(path), { seconds: Math.min(2, seconds), connections });
     const perRun = [];
     for (let i = 0; i < runs; i++) {
       const r = {};
       for (const path of PATHS) r[path] = await saturate(anvil.url(path), { seconds, connections });
-      progress(`postgres-mode run ${i + 1}/${runs}: ${PATHS.map((p) => `${p} ${Math.round(r[p].rps)} req/s p99 ${r[p].p99.toFixed(2)} ms`).join('; ')}`);
+      progress(
+        `postgres-mode run ${i + 1}/${runs}: ${PATHS.map((p) => `${p} ${Math.round(r[p].rps)} req/s p99 ${r[p].p99.toFixed(2)} ms`).join('; ')}`,
+      );
       perRun.push(r);
     }
     const summary = Object.fromEntries(
-      PATHS.map((path) => [path, { rps: median(perRun.map((r) => r[path].rps)), p99: median(perRun.map((r) => r[path].p99)), errors: perRun.reduce((n, r) => n + r[path].errors, 0) }]),
+      PATHS.map((path) => [
+        path,
+        {
+          rps: median(perRun.map((r) => r[path].rps)),
+          p99: median(perRun.map((r) => r[path].p99)),
+          errors: perRun.reduce((n, r) => n + r[path].errors, 0),
+        },
+      ]),
     );
     return section(summary, perRun, { connections, seconds, runs, warnings: anvil.warnings() });
   } finally {
@@ -79,7 +97,13 @@ export async function run(config) {
 function section(summary, perRun, { connections, seconds, runs, warnings }) {
   const [sqliteBuiltin, pgBuiltin, sqliteCustom, pgCustom] = PATHS;
   const ratio = (pg, lite) => median(perRun.map((r) => r[pg].rps / r[lite].rps));
-  const row = (label, path) => [label, `\`GET ${path}\``, fmt(summary[path].rps), `${summary[path].p99.toFixed(2)} ms`, String(summary[path].errors)];
+  const row = (label, path) => [
+    label,
+    `\`GET ${path}\``,
+    fmt(summary[path].rps),
+    `${summary[path].p99.toFixed(2)} ms`,
+    String(summary[path].errors),
+  ];
   return {
     id: 'postgres',
     title: '11. An API on `database: postgres` against the same API on SQLite (issue 23)',
@@ -98,10 +122,13 @@ function section(summary, perRun, { connections, seconds, runs, warnings }) {
     targets: [],
     notes: [
       `Postgres ÷ SQLite throughput (ratio within each run, median): DatabaseQuery ${ratio(pgBuiltin, sqliteBuiltin).toFixed(2)}×, custom directive ${ratio(pgCustom, sqliteCustom).toFixed(2)}×.`,
-      'A Postgres-mode API answers from any instance of a cluster; a SQLite one is placed on its owner. The SQLite read is in-process; the Postgres read crosses to the API\'s helper thread and the server (a custom directive blocks on it).',
+      "A Postgres-mode API answers from any instance of a cluster; a SQLite one is placed on its owner. The SQLite read is in-process; the Postgres read crosses to the API's helper thread and the server (a custom directive blocks on it).",
       ...(warnings ? [`Anvil warned: ${warnings}`] : []),
     ],
-    perRun: perRun.map((r, i) => `run ${i + 1}: ${PATHS.map((p) => `${p} ${Math.round(r[p].rps)} req/s p99 ${r[p].p99.toFixed(2)} ms`).join('; ')}`),
+    perRun: perRun.map(
+      (r, i) =>
+        `run ${i + 1}: ${PATHS.map((p) => `${p} ${Math.round(r[p].rps)} req/s p99 ${r[p].p99.toFixed(2)} ms`).join('; ')}`,
+    ),
   };
 }
 

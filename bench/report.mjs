@@ -26,14 +26,21 @@ export function machineFacts() {
     os: `${os.type()} ${os.release()}`,
     node: process.version,
     commit,
-    loadStart: os.loadavg().map((l) => l.toFixed(2)).join(' '),
+    loadStart: os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' '),
   };
 }
 
 const escape = (cell) => String(cell).replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 function table(columns, rows) {
-  return [`| ${columns.map(escape).join(' | ')} |`, `|${columns.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`, ...rows.map((r) => `| ${r.map(escape).join(' | ')} |`)].join('\n');
+  return [
+    `| ${columns.map(escape).join(' | ')} |`,
+    `|${columns.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`,
+    ...rows.map((r) => `| ${r.map(escape).join(' | ')} |`),
+  ].join('\n');
 }
 
 /**
@@ -48,8 +55,15 @@ export function writeReport(sections, { facts, config, seconds: elapsed, file = 
   out.push('');
   out.push(`- Machine: ${facts.cpu}, ${facts.memory}, ${facts.os}`);
   out.push(`- Node ${facts.node}; Anvil at commit ${facts.commit}`);
-  out.push(`- Load average (1, 5, 15 min) at start ${facts.loadStart}, at end ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} — other work on this machine skews the figures`);
-  out.push(`- Settings: BENCH_SECONDS=${config.seconds} (each measured load), BENCH_RUNS=${config.runs} (each figure is the median of the runs; a ratio is taken within each run, then its median), BENCH_CONNECTIONS=${config.connections}; saturating load with ${saturationTool === 'wrk' ? 'wrk (`wrk -t1`)' : 'autocannon (wrk not found)'}, fixed-rate and sequential loads with bench/lib/load.mjs`);
+  out.push(
+    `- Load average (1, 5, 15 min) at start ${facts.loadStart}, at end ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')} — other work on this machine skews the figures`,
+  );
+  out.push(
+    `- Settings: BENCH_SECONDS=${config.seconds} (each measured load), BENCH_RUNS=${config.runs} (each figure is the median of the runs; a ratio is taken within each run, then its median), BENCH_CONNECTIONS=${config.connections}; saturating load with ${saturationTool === 'wrk' ? 'wrk (`wrk -t1`)' : 'autocannon (wrk not found)'}, fixed-rate and sequential loads with bench/lib/load.mjs`,
+  );
   out.push('');
 
   out.push('## Targets');
@@ -57,7 +71,13 @@ export function writeReport(sections, { facts, config, seconds: elapsed, file = 
   const targetRows = [];
   for (const s of sections) {
     if (s.error) targetRows.push([s.title, 'benchmark failed', '', 'not measured']);
-    for (const t of s.targets ?? []) targetRows.push([t.name, t.display, t.target, `${t.met ? '**met**' : '**missed**'} (${t.by.replace(/^(met|missed), /, '')})${t.note ? `; ${t.note}` : ''}`]);
+    for (const t of s.targets ?? [])
+      targetRows.push([
+        t.name,
+        t.display,
+        t.target,
+        `${t.met ? '**met**' : '**missed**'} (${t.by.replace(/^(met|missed), /, '')})${t.note ? `; ${t.note}` : ''}`,
+      ]);
   }
   out.push(table(['figure', 'measured', 'target', 'result'], targetRows));
   out.push('');
@@ -92,7 +112,11 @@ export function writeReport(sections, { facts, config, seconds: elapsed, file = 
   }
   // Analyses written by hand (profiles, probes) ride along, so a new run keeps them beside its figures.
   const notes = join(BENCH_DIR, 'notes');
-  if (existsSync(notes)) for (const name of readdirSync(notes).filter((n) => n.endsWith('.md')).sort()) out.push(readFileSync(join(notes, name), 'utf8').trimEnd(), '');
+  if (existsSync(notes))
+    for (const name of readdirSync(notes)
+      .filter((n) => n.endsWith('.md'))
+      .sort())
+      out.push(readFileSync(join(notes, name), 'utf8').trimEnd(), '');
   writeFileSync(file, out.join('\n'));
   return file;
 }

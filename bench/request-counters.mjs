@@ -20,13 +20,19 @@ function measure(label, count) {
   for (let i = 0; i < CALLS; i++) count(i);
   const ns = Number(process.hrtime.bigint() - started) / CALLS;
   const heapKiB = (process.memoryUsage().heapUsed - heapBefore) / 1024;
-  console.log(`${label.padEnd(34)} ${ns.toFixed(1).padStart(7)} ns/request   heap ${heapKiB >= 0 ? '+' : ''}${heapKiB.toFixed(0)} KiB over ${CALLS.toLocaleString('en')} calls`);
+  console.log(
+    `${label.padEnd(34)} ${ns.toFixed(1).padStart(7)} ns/request   heap ${heapKiB >= 0 ? '+' : ''}${heapKiB.toFixed(0)} KiB over ${CALLS.toLocaleString('en')} calls`,
+  );
 }
 
 const meters = new RequestMeters(new Registry());
 const live = new LiveFigures();
 for (let round = 1; round <= 3; round++) {
   console.log(`round ${round}`);
-  measure('RequestMeters.observe (metrics)', (i) => meters.observe('localhost', apis[i & 7], routes[i % 3], 200, 0.0012));
-  measure('LiveFigures.request (windows)', (i) => live.request('localhost', apis[i & 7], routes[i % 3], i % 50 === 0 ? 503 : 200, 0.0012));
+  measure('RequestMeters.observe (metrics)', (i) =>
+    meters.observe('localhost', apis[i & 7], routes[i % 3], 200, 0.0012),
+  );
+  measure('LiveFigures.request (windows)', (i) =>
+    live.request('localhost', apis[i & 7], routes[i % 3], i % 50 === 0 ? 503 : 200, 0.0012),
+  );
 }

@@ -32,8 +32,16 @@ const BENCHMARKS = [
   { name: 'edges', title: '8. Edges: a neighbour while another tenant deploys hostile files', run: edges },
   { name: 'budget', title: '9. CPU per request at saturation', run: cpuBudget },
   { name: 'cluster', title: '10. Cluster: deploy-to-live across three instances (issue 23)', run: cluster },
-  { name: 'postgres', title: '11. An API on `database: postgres` against the same API on SQLite (issue 23)', run: postgresMode },
-  { name: 'edges2', title: '12. Edges II: what one tenant makes the host spend, bounded (issue 41)', run: edgesTenants },
+  {
+    name: 'postgres',
+    title: '11. An API on `database: postgres` against the same API on SQLite (issue 23)',
+    run: postgresMode,
+  },
+  {
+    name: 'edges2',
+    title: '12. Edges II: what one tenant makes the host spend, bounded (issue 41)',
+    run: edgesTenants,
+  },
   { name: 'density', title: '13. Density: many tenants at once (issue 42)', run: density },
 ];
 
@@ -52,7 +60,9 @@ cleanupOnSignals();
 const config = readConfig();
 const unknown = config.only.filter((name) => !BENCHMARKS.some((b) => b.name === name));
 if (unknown.length) {
-  process.stderr.write(`bench: unknown BENCH_ONLY names: ${unknown.join(', ')} (known: ${BENCHMARKS.map((b) => b.name).join(', ')})\n`);
+  process.stderr.write(
+    `bench: unknown BENCH_ONLY names: ${unknown.join(', ')} (known: ${BENCHMARKS.map((b) => b.name).join(', ')})\n`,
+  );
   process.exit(2);
 }
 const facts = machineFacts();

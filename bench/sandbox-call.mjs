@@ -23,9 +23,12 @@ import { checkTarget, fmt } from './lib/targets.mjs';
 
 const DIRECTIVES = {
   Trivial: { label: 'trivial: returns at once, no state operation', code: 'export default function Trivial() {}' },
-  Pong: { label: 'sets the body (one state operation): the throughput bench\'s /flow/custom', code: "export default function Pong(state) { state.message.body = { message: 'pong' }; }" },
+  Pong: {
+    label: "sets the body (one state operation): the throughput bench's /flow/custom",
+    code: "export default function Pong(state) { state.message.body = { message: 'pong' }; }",
+  },
   ReadUser: {
-    label: 'SPEC\'s ReadUser: db.get by id, then memory.set',
+    label: "SPEC's ReadUser: db.get by id, then memory.set",
     code: `export default function ReadUser(state, config) {
   const user = state.db.get('SELECT id, name, price FROM items WHERE id = ?', [config.id]);
   if (!user) state.fail(404, 'user not found');
@@ -33,13 +36,16 @@ const DIRECTIVES = {
 }`,
     config: { id: '7' },
   },
-  Compose: { label: 'awaits one built-in: await state.run(\'ModifyMessage\', …)', code: "export default async function Compose(state) { await state.run('ModifyMessage', { status: 201 }); }" },
+  Compose: {
+    label: "awaits one built-in: await state.run('ModifyMessage', …)",
+    code: "export default async function Compose(state) { await state.run('ModifyMessage', { status: 201 }); }",
+  },
 };
 
 /** Built-ins doing the same, for comparison (no sandbox). */
 const BUILTINS = {
   DatabaseQuery: {
-    label: 'for comparison, the built-in DatabaseQuery doing ReadUser\'s read (no sandbox)',
+    label: "for comparison, the built-in DatabaseQuery doing ReadUser's read (no sandbox)",
     config: { sql: 'SELECT id, name, price FROM items WHERE id = ?', params: ['7'], mode: 'get', target: 'user' },
   },
 };
@@ -57,7 +63,9 @@ export async function run(config) {
       for (const [name, d] of Object.entries({ ...DIRECTIVES, ...BUILTINS })) {
         await measure(sandbox, runtime, name, d.config ?? {}, calls); // warm-up: the JIT, the module, the statement cache
         result[name] = await measure(sandbox, runtime, name, d.config ?? {}, calls);
-        progress(`sandbox run ${r + 1}/${runs}: ${name} ${fmt(result[name].cpuUs, 1)} µs CPU per call (isolate ${fmt(result[name].isolateUs, 1)} µs, wall ${fmt(result[name].wallUs, 1)} µs)`);
+        progress(
+          `sandbox run ${r + 1}/${runs}: ${name} ${fmt(result[name].cpuUs, 1)} µs CPU per call (isolate ${fmt(result[name].isolateUs, 1)} µs, wall ${fmt(result[name].wallUs, 1)} µs)`,
+        );
       }
       perRun.push(result);
     }
@@ -76,7 +84,7 @@ async function setUp(root) {
   mkdirSync(dataDir, { recursive: true });
   writeFileSync(
     join(releaseDir, 'Assets', 'db', '001-items.sql'),
-    'CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL, price REAL NOT NULL);\nINSERT INTO items VALUES (7, \'item 7\', 10.5);\n',
+    "CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL, price REAL NOT NULL);\nINSERT INTO items VALUES (7, 'item 7', 10.5);\n",
   );
   const directiveCode = {};
   for (const [name, d] of Object.entries(DIRECTIVES)) {
@@ -84,7 +92,13 @@ async function setUp(root) {
     if (!compiled.ok) throw new Error(`${name}: ${JSON.stringify(compiled.errors)}`);
     directiveCode[name] = compiled.code;
   }
-  const release = { key: 'bench', release: 'r-bench', maps: {}, definition: { debug: false, limits: {} }, directiveCode };
+  const release = {
+    key: 'bench',
+    release: 'r-bench',
+    maps: {},
+    definition: { debug: false, limits: {} },
+    directiveCode,
+  };
   const spec = {
     key: 'bench',
     host: 'localhost',
@@ -107,7 +121,20 @@ async function setUp(root) {
 
 function context(runtime) {
   const request = { verb: 'GET', path: '/item/7', rawQuery: '', rawHeaders: ['host', 'localhost'], body: null };
-  const facts = { id: 'bench', ip: '127.0.0.1', hop: 0, viaBus: false, receivedAt: 0, definitionVerb: 'get', definitionPath: '/item/{id}', verb: 'GET', path: '/item/7', query: '', headers: request.rawHeaders, job: false };
+  const facts = {
+    id: 'bench',
+    ip: '127.0.0.1',
+    hop: 0,
+    viaBus: false,
+    receivedAt: 0,
+    definitionVerb: 'get',
+    definitionPath: '/item/{id}',
+    verb: 'GET',
+    path: '/item/7',
+    query: '',
+    headers: request.rawHeaders,
+    job: false,
+  };
   return new RequestContext(new Message(request), runtime, facts, { id: '7' });
 }
 
@@ -125,9 +152,15 @@ async function measure(sandbox, runtime, name, config, calls) {
   });
   const [, count, seconds] = sandbox.takeCpu()?.find(([directiveName]) => directiveName === name) ?? [name, calls, NaN];
   if (count !== calls) throw new Error(`${name}: ${count} calls counted, ${calls} made`);
-  if ((name === 'ReadUser' || name === 'DatabaseQuery') && last.memory.get('user')?.name !== 'item 7') throw new Error(`ReadUser stored ${JSON.stringify(last.memory.get('user'))}`);
-  if (name === 'Pong' && last.message.bodyText() !== '{"message":"pong"}') throw new Error(`Pong set ${last.message.bodyText()}`);
-  return { wallUs: withCall.wallUs - alone.wallUs, cpuUs: withCall.cpuUs - alone.cpuUs, isolateUs: (seconds / calls) * 1e6 };
+  if ((name === 'ReadUser' || name === 'DatabaseQuery') && last.memory.get('user')?.name !== 'item 7')
+    throw new Error(`ReadUser stored ${JSON.stringify(last.memory.get('user'))}`);
+  if (name === 'Pong' && last.message.bodyText() !== '{"message":"pong"}')
+    throw new Error(`Pong set ${last.message.bodyText()}`);
+  return {
+    wallUs: withCall.wallUs - alone.wallUs,
+    cpuUs: withCall.cpuUs - alone.cpuUs,
+    isolateUs: (seconds / calls) * 1e6,
+  };
 }
 
 function timed(times, work) {
@@ -167,13 +200,24 @@ function summarize(perRun, calls) {
       },
     ],
     targets: [
-      checkTarget({ name: 'CPU of one trivial custom directive call', measured: med('Trivial', 'cpuUs'), op: '<=', limit: TARGET_US, format: (v) => `${fmt(v, 1)} µs` }),
+      checkTarget({
+        name: 'CPU of one trivial custom directive call',
+        measured: med('Trivial', 'cpuUs'),
+        op: '<=',
+        limit: TARGET_US,
+        format: (v) => `${fmt(v, 1)} µs`,
+      }),
     ],
     notes: [
-      'CPU of the process: user + system time of the whole process (every thread, V8\'s GC threads included) divided by the calls; the isolate\'s CPU time is the part spent running in the isolate (its own clock, as `anvil_sandbox_cpu_seconds` reports it).',
+      "CPU of the process: user + system time of the whole process (every thread, V8's GC threads included) divided by the calls; the isolate's CPU time is the part spent running in the isolate (its own clock, as `anvil_sandbox_cpu_seconds` reports it).",
       'Each call gets a request context of its own, as each request does; making those is timed alone and subtracted. Module loading and the first compilation are in the warm-up.',
     ],
-    perRun: perRun.map((r, i) => `run ${i + 1}: ${Object.keys({ ...DIRECTIVES, ...BUILTINS }).map((name) => `${name} ${fmt(r[name].cpuUs, 1)} µs CPU / ${fmt(r[name].wallUs, 1)} µs wall`).join(', ')}`),
+    perRun: perRun.map(
+      (r, i) =>
+        `run ${i + 1}: ${Object.keys({ ...DIRECTIVES, ...BUILTINS })
+          .map((name) => `${name} ${fmt(r[name].cpuUs, 1)} µs CPU / ${fmt(r[name].wallUs, 1)} µs wall`)
+          .join(', ')}`,
+    ),
   };
 }
 

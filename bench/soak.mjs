@@ -33,7 +33,11 @@ function positive(name, raw, fallback) {
 
 /** The soak's settings: its argument (minutes) wins over SOAK_MINUTES. */
 export function soakSettings(args, env = process.env) {
-  const minutes = positive(args[0] !== undefined ? 'the soak minutes argument' : 'SOAK_MINUTES', args[0] ?? env.SOAK_MINUTES, 10);
+  const minutes = positive(
+    args[0] !== undefined ? 'the soak minutes argument' : 'SOAK_MINUTES',
+    args[0] ?? env.SOAK_MINUTES,
+    10,
+  );
   const seconds = minutes * 60;
   return {
     seconds,
@@ -57,9 +61,16 @@ export async function soakMain(args) {
 }
 
 async function soak(settings) {
-  const examples = readdirSync(EXAMPLES, { withFileTypes: true }).filter((e) => e.isDirectory() && !LEFT_OUT.has(e.name));
-  progress(`soak: ${settings.seconds / 60} min, ${examples.length} example APIs, ${settings.rate} scenarios/s on ${settings.workers} loops, warm-up ${settings.warmupSeconds} s`);
-  const instance = await startAnvil({ apis: examples.map((e) => ({ from: join(EXAMPLES, e.name) })), readyPath: '/ping/ping' });
+  const examples = readdirSync(EXAMPLES, { withFileTypes: true }).filter(
+    (e) => e.isDirectory() && !LEFT_OUT.has(e.name),
+  );
+  progress(
+    `soak: ${settings.seconds / 60} min, ${examples.length} example APIs, ${settings.rate} scenarios/s on ${settings.workers} loops, warm-up ${settings.warmupSeconds} s`,
+  );
+  const instance = await startAnvil({
+    apis: examples.map((e) => ({ from: join(EXAMPLES, e.name) })),
+    readyPath: '/ping/ping',
+  });
   const client = soakClient(instance);
   const started = performance.now();
   const elapsed = () => (performance.now() - started) / 1000;
@@ -73,7 +84,9 @@ async function soak(settings) {
       if (instance.isExited()) break;
       const taken = await sample(instance, elapsed(), answered());
       samples.push(taken);
-      progress(`soak ${taken.seconds} s: router ${taken.routerRssMiB} MiB / ${taken.routerFds} fds, ${taken.cells} cells ${taken.cellsRssMiB} MiB / ${taken.cellsFds} fds, SQLite ${taken.sqliteMiB} MiB, jobs queued ${taken.jobsQueued}, mailbox ${taken.mailbox}, ${taken.requests} answers`);
+      progress(
+        `soak ${taken.seconds} s: router ${taken.routerRssMiB} MiB / ${taken.routerFds} fds, ${taken.cells} cells ${taken.cellsRssMiB} MiB / ${taken.cellsFds} fds, SQLite ${taken.sqliteMiB} MiB, jobs queued ${taken.jobsQueued}, mailbox ${taken.mailbox}, ${taken.requests} answers`,
+      );
     }
   })();
   const operator = (async () => {
@@ -93,7 +106,11 @@ async function soak(settings) {
       }
     }
   })();
-  await Promise.all([mixedTraffic(scenarios(client), { rate: settings.rate, workers: settings.workers, until: done }), sampler, operator]);
+  await Promise.all([
+    mixedTraffic(scenarios(client), { rate: settings.rate, workers: settings.workers, until: done }),
+    sampler,
+    operator,
+  ]);
   await sleep(100);
   await client.close();
 
@@ -101,7 +118,13 @@ async function soak(settings) {
   const csv = join(settings.outDir, 'soak.csv');
   const svg = join(settings.outDir, 'soak.svg');
   writeFileSync(csv, toCsv(samples));
-  writeFileSync(svg, toSvg(samples, { warmupSeconds: settings.warmupSeconds, title: `Anvil soak, ${new Date().toISOString().slice(0, 16)}Z, ${Math.round(elapsed())} s` }));
+  writeFileSync(
+    svg,
+    toSvg(samples, {
+      warmupSeconds: settings.warmupSeconds,
+      title: `Anvil soak, ${new Date().toISOString().slice(0, 16)}Z, ${Math.round(elapsed())} s`,
+    }),
+  );
   progress(`soak: wrote ${csv} and ${svg}`);
 
   const problems = [];
@@ -110,10 +133,17 @@ async function soak(settings) {
   problems.push(...growth);
   const failed = [...client.statuses].filter(([key]) => / (0|5\d\d)$/.test(key)).reduce((sum, [, n]) => sum + n, 0);
   const total = answered();
-  if (failed > total * MAX_FAILED_SHARE) problems.push(`${failed} of ${total} requests got a 5xx or no answer (more than ${MAX_FAILED_SHARE * 100} %)`);
+  if (failed > total * MAX_FAILED_SHARE)
+    problems.push(`${failed} of ${total} requests got a 5xx or no answer (more than ${MAX_FAILED_SHARE * 100} %)`);
 
-  for (const f of figures) progress(`soak: ${f.name} ${f.from} → ${f.to} ${f.unit} after the warm-up (bound ${f.limit})`);
-  progress(`soak: answers by kind and status: ${[...client.statuses].sort().map(([key, n]) => `${key}: ${n}`).join(', ')}`);
+  for (const f of figures)
+    progress(`soak: ${f.name} ${f.from} → ${f.to} ${f.unit} after the warm-up (bound ${f.limit})`);
+  progress(
+    `soak: answers by kind and status: ${[...client.statuses]
+      .sort()
+      .map(([key, n]) => `${key}: ${n}`)
+      .join(', ')}`,
+  );
   const warnings = instance.warnings();
   if (warnings) progress(`soak: the instance logged ${warnings}`);
   if (problems.length === 0) {

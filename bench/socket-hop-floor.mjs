@@ -46,7 +46,10 @@ function frameWriter(socket) {
 function answer(name) {
   const socket = net.connect(`\0${name}`);
   const send = frameWriter(socket);
-  socket.on('data', frameReader((id) => send(id, '{"message":"pong"}')));
+  socket.on(
+    'data',
+    frameReader((id) => send(id, '{"message":"pong"}')),
+  );
 }
 
 if (!isMainThread) {

@@ -36,7 +36,8 @@ const AFTER_MS = 3;
 const API_THREAD_SHARE = 0.05;
 
 export async function run(config) {
-  if (spawnSync('perf', ['--version']).error) throw new Error('tail-episodes needs perf (Debian: apt-get install linux-perf)');
+  if (spawnSync('perf', ['--version']).error)
+    throw new Error('tail-episodes needs perf (Debian: apt-get install linux-perf)');
   const anvil = await startAnvil({ apis: [{ from: 'flow' }], args: ['--idle-timeout', '10m'] });
   const url = anvil.url('/flow/ping');
   progress('tail-episodes: warm-up and maximum');
@@ -50,19 +51,31 @@ export async function run(config) {
   const before = threadTimes(processes);
   const dir = tempDir('anvil-tail-');
   const data = join(dir, 'sched.data');
-  const perf = spawn('perf', ['sched', 'record', '-k', 'CLOCK_MONOTONIC', '-o', data, '--', 'sleep', String(config.seconds + 1.5)], { stdio: 'ignore' });
+  const perf = spawn(
+    'perf',
+    ['sched', 'record', '-k', 'CLOCK_MONOTONIC', '-o', data, '--', 'sleep', String(config.seconds + 1.5)],
+    { stdio: 'ignore' },
+  );
   const perfDone = new Promise((resolve) => perf.on('close', resolve));
   await new Promise((resolve) => setTimeout(resolve, 500));
   // performance.now() → CLOCK_MONOTONIC ms (process.hrtime is libuv's monotonic clock, perf's -k).
   const monoAt = Number(process.hrtime.bigint()) / 1e6 - performance.now();
   const requests = [];
-  const load = await openLoop(url, { rate, seconds: config.seconds, warmup: 0, headers: FLOW_HEADERS, onRequest: (at, latency) => requests.push([monoAt + at, latency]) });
+  const load = await openLoop(url, {
+    rate,
+    seconds: config.seconds,
+    warmup: 0,
+    headers: FLOW_HEADERS,
+    onRequest: (at, latency) => requests.push([monoAt + at, latency]),
+  });
   const after = threadTimes(processes);
   const perfExit = await perfDone;
-  if (perfExit !== 0) throw new Error(`perf sched record exited with ${perfExit} (it needs root or kernel.perf_event_paranoid ≤ 0)`);
+  if (perfExit !== 0)
+    throw new Error(`perf sched record exited with ${perfExit} (it needs root or kernel.perf_event_paranoid ≤ 0)`);
   if (requests.length === 0) throw new Error(`no request was recorded at ${rate} req/s: ${JSON.stringify(load)}`);
   const timehist = spawnSync('perf', ['sched', 'timehist', '-i', data], { encoding: 'utf8', maxBuffer: 1 << 30 });
-  if (timehist.status !== 0) throw new Error(`perf sched timehist failed (${timehist.status}): ${timehist.stderr ?? timehist.error}`);
+  if (timehist.status !== 0)
+    throw new Error(`perf sched timehist failed (${timehist.status}): ${timehist.stderr ?? timehist.error}`);
   const timeline = timehist.stdout;
   rmSync(dir, { recursive: true, force: true });
   await anvil.stop();
@@ -92,10 +105,22 @@ export async function run(config) {
   }
   const span = to - from;
   const rows = [...byRole]
-    .map(([role, r]) => ({ role, stalls: windowMs ? r.inStalls / windowMs : 0, overall: r.overall / span, waited: r.waitedInStalls, maxWait: r.maxWait }))
+    .map(([role, r]) => ({
+      role,
+      stalls: windowMs ? r.inStalls / windowMs : 0,
+      overall: r.overall / span,
+      waited: r.waitedInStalls,
+      maxWait: r.maxWait,
+    }))
     .filter((r) => r.stalls >= 0.005 || r.overall >= 0.005)
     .sort((a, b) => b.stalls - a.stalls)
-    .map((r) => [r.role, `${fmt(100 * r.stalls, 1)} %`, `${fmt(100 * r.overall, 1)} %`, r.overall > 0 ? `${fmt(r.stalls / r.overall, 1)}×` : '—', `${fmt(r.waited, 1)} ms (max ${fmt(r.maxWait, 2)})`]);
+    .map((r) => [
+      r.role,
+      `${fmt(100 * r.stalls, 1)} %`,
+      `${fmt(100 * r.overall, 1)} %`,
+      r.overall > 0 ? `${fmt(r.stalls / r.overall, 1)}×` : '—',
+      `${fmt(r.waited, 1)} ms (max ${fmt(r.maxWait, 2)})`,
+    ]);
   const latency = summarize(requests.map((r) => r[1]));
   const slow = requests.filter((r) => r[1] > SLOW_MS).length;
   const inStalls = stalls.reduce((a, s) => a + s.requests, 0);
@@ -118,12 +143,18 @@ export async function run(config) {
 
 /** pid → label: the router, each cell (with the number the router gave it), the deploy worker, this process (the load generator). */
 function labelProcesses(anvil) {
-  const labels = new Map([[anvil.pid, 'router'], [process.pid, 'load generator']]);
+  const labels = new Map([
+    [anvil.pid, 'router'],
+    [process.pid, 'load generator'],
+  ]);
   for (const { pid, cell } of cellsOf(anvil)) labels.set(pid, `cell ${cell}`);
   for (const pid of descendants(anvil.pid)) {
     if (labels.has(pid)) continue;
     const cmd = safeRead(`/proc/${pid}/cmdline`);
-    labels.set(pid, cmd.includes('deploy-worker') ? 'deploy worker' : (cmd.split('\0')[0].split('/').at(-1) ?? `pid ${pid}`));
+    labels.set(
+      pid,
+      cmd.includes('deploy-worker') ? 'deploy worker' : (cmd.split('\0')[0].split('/').at(-1) ?? `pid ${pid}`),
+    );
   }
   return labels;
 }
@@ -177,7 +208,13 @@ function parseTimehist(text) {
   for (const row of text.split('\n')) {
     const m = line.exec(row);
     if (m === null) continue;
-    slices.push({ end: Number(m[1]) * 1000, name: m[3].trim(), tid: Number(m[4]), delay: Number(m[6]), run: Number(m[7]) });
+    slices.push({
+      end: Number(m[1]) * 1000,
+      name: m[3].trim(),
+      tid: Number(m[4]),
+      delay: Number(m[6]),
+      run: Number(m[7]),
+    });
   }
   return slices;
 }

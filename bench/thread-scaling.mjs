@@ -39,12 +39,16 @@ for (let round = 1; round <= config.runs; round++) {
     for (const setting of Object.keys(SETTINGS)) {
       const r = await measure(setting, path, { ...config, rate });
       (results[`${path} ${setting}`] ??= []).push(r);
-      progress(`round ${round}: ${path} ${setting}: ${Math.round(r.rps)} req/s, router ${r.routerUs.toFixed(1)} µs + cells ${r.cellUs.toFixed(1)} µs per request, p99 at ${rate} req/s ${r.p99.toFixed(2)} ms`);
+      progress(
+        `round ${round}: ${path} ${setting}: ${Math.round(r.rps)} req/s, router ${r.routerUs.toFixed(1)} µs + cells ${r.cellUs.toFixed(1)} µs per request, p99 at ${rate} req/s ${r.p99.toFixed(2)} ms`,
+      );
     }
   }
 }
 for (const [name, runs] of Object.entries(results)) {
   const med = (key) => median(runs.map((r) => r[key]));
-  process.stdout.write(`${name}: ${Math.round(med('rps'))} req/s, router ${med('routerUs').toFixed(1)} + cells ${med('cellUs').toFixed(1)} µs/request, p99 at ${rate} req/s ${med('p99').toFixed(2)} ms (medians of ${runs.length})\n`);
+  process.stdout.write(
+    `${name}: ${Math.round(med('rps'))} req/s, router ${med('routerUs').toFixed(1)} + cells ${med('cellUs').toFixed(1)} µs/request, p99 at ${rate} req/s ${med('p99').toFixed(2)} ms (medians of ${runs.length})\n`,
+  );
 }
 process.exit(0);

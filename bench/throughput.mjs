@@ -27,19 +27,49 @@ import { checkTarget, fmt, ms, ratio } from './lib/targets.mjs';
 const CONTENDERS = [
   { id: 'raw', label: 'raw node:http (same JSON)', server: 'raw', path: '/' },
   { id: 'floor', label: 'socket hop alone (node:http → Unix socket → child → back)', server: 'floor', path: '/' },
-  { id: 'floor-thread', label: 'socket hop to a worker thread of the child (the shape alone)', server: 'floorThread', path: '/' },
-  { id: 'fastify-ping', label: 'Fastify: key check, correlation id, log line — /ping', server: 'fastify', path: '/ping' },
+  {
+    id: 'floor-thread',
+    label: 'socket hop to a worker thread of the child (the shape alone)',
+    server: 'floorThread',
+    path: '/',
+  },
+  {
+    id: 'fastify-ping',
+    label: 'Fastify: key check, correlation id, log line — /ping',
+    server: 'fastify',
+    path: '/ping',
+  },
   { id: 'anvil-bare', label: 'Anvil: Ping alone, no before/after', server: 'anvil', path: '/bare/ping' },
   { id: 'anvil-ping', label: 'Anvil: full flow — Ping', server: 'anvil', path: '/flow/ping' },
-  { id: 'fastify-custom', label: 'Fastify: same checks — plain function (/custom)', server: 'fastify', path: '/custom' },
-  { id: 'anvil-custom', label: 'Anvil: full flow — custom directive in the sandbox', server: 'anvil', path: '/flow/custom' },
+  {
+    id: 'fastify-custom',
+    label: 'Fastify: same checks — plain function (/custom)',
+    server: 'fastify',
+    path: '/custom',
+  },
+  {
+    id: 'anvil-custom',
+    label: 'Anvil: full flow — custom directive in the sandbox',
+    server: 'anvil',
+    path: '/flow/custom',
+  },
   { id: 'fastify-db', label: 'Fastify: same checks — SQLite read (/item/7)', server: 'fastify', path: '/item/7' },
   { id: 'anvil-db', label: 'Anvil: full flow — DatabaseQuery read', server: 'anvil', path: '/flow/item/7' },
-  { id: 'anvil-custom-db', label: 'Anvil: full flow — the same read by a custom directive (ReadUser)', server: 'anvil', path: '/flow/custom-item/7' },
+  {
+    id: 'anvil-custom-db',
+    label: 'Anvil: full flow — the same read by a custom directive (ReadUser)',
+    server: 'anvil',
+    path: '/flow/custom-item/7',
+  },
 ];
 
 /** Each Anvil contender's hand-written Fastify equivalent. */
-const FASTIFY_TWIN = { 'anvil-ping': 'fastify-ping', 'anvil-custom': 'fastify-custom', 'anvil-db': 'fastify-db', 'anvil-custom-db': 'fastify-db' };
+const FASTIFY_TWIN = {
+  'anvil-ping': 'fastify-ping',
+  'anvil-custom': 'fastify-custom',
+  'anvil-db': 'fastify-db',
+  'anvil-custom-db': 'fastify-db',
+};
 
 /** Anvil's idle timeout here: far longer than the 30-50 s an API waits between its measurements (see run()). */
 const IDLE_TIMEOUT = '10m';
@@ -73,7 +103,10 @@ export async function run(config) {
   // while the other contenders run stopped its threads, and its fixed-rate run began on new ones
   // whose code V8 had not yet optimized: at 16 000 req/s requests waited up to 300 ms for the first
   // 1.2 s, past the 1 s warm-up. A cold pool is what section 4 measures; here threads stay.
-  const anvil = await startAnvil({ apis: [{ from: 'flow' }, { from: 'bare' }], args: ['--idle-timeout', IDLE_TIMEOUT] });
+  const anvil = await startAnvil({
+    apis: [{ from: 'flow' }, { from: 'bare' }],
+    args: ['--idle-timeout', IDLE_TIMEOUT],
+  });
   const servers = { raw, floor, floorThread, fastify, anvil };
   const urlOf = (c) => servers[c.server].url(c.path);
   const byId = Object.fromEntries(CONTENDERS.map((c) => [c.id, c]));
@@ -82,14 +115,20 @@ export async function run(config) {
     // Each contender answers what it should, with the correlation id; without the key 401.
     for (const c of CONTENDERS) {
       const reply = await get(servers[c.server].port, c.path, { headers: FLOW_HEADERS });
-      if (reply.status !== 200 || reply.body !== EXPECTED[c.id]) throw new Error(`${c.label}: GET ${c.path} answered ${reply.status} ${reply.body}`);
+      if (reply.status !== 200 || reply.body !== EXPECTED[c.id])
+        throw new Error(`${c.label}: GET ${c.path} answered ${reply.status} ${reply.body}`);
       if (c.server === 'fastify' || c.path.startsWith('/flow/')) {
-        if (!/^x-correlation-id: bench-correlation-0001$/im.test(reply.head)) throw new Error(`${c.label}: the correlation id was not propagated:\n${reply.head}`);
+        if (!/^x-correlation-id: bench-correlation-0001$/im.test(reply.head))
+          throw new Error(`${c.label}: the correlation id was not propagated:\n${reply.head}`);
       }
     }
-    for (const [server, path] of [['anvil', '/flow/ping'], ['fastify', '/ping']]) {
+    for (const [server, path] of [
+      ['anvil', '/flow/ping'],
+      ['fastify', '/ping'],
+    ]) {
       const refused = await get(servers[server].port, path, { headers: { 'api-key': `${API_KEY}-wrong` } });
-      if (refused.status !== 401 || refused.body !== '{"error":"Unauthorized"}') throw new Error(`${server} ${path} with a wrong key answered ${refused.status} ${refused.body}`);
+      if (refused.status !== 401 || refused.body !== '{"error":"Unauthorized"}')
+        throw new Error(`${server} ${path} with a wrong key answered ${refused.status} ${refused.body}`);
     }
 
     // Warm-up: Anvil's threads started (both of each API), JIT warm everywhere. Then the fixed-rate
@@ -99,9 +138,16 @@ export async function run(config) {
     // in the first such run and 3-5 ms in the next.
     progress('throughput: warm-up');
     const warm = {};
-    for (const c of CONTENDERS) warm[c.id] = await saturate(urlOf(c), { seconds: Math.min(2, seconds), connections, headers: FLOW_HEADERS });
+    for (const c of CONTENDERS)
+      warm[c.id] = await saturate(urlOf(c), { seconds: Math.min(2, seconds), connections, headers: FLOW_HEADERS });
     const warmRate = Math.max(100, Math.round(warm['anvil-ping'].rps / 2));
-    for (const id of PACED) await openLoop(urlOf(byId[id]), { rate: warmRate, seconds: Math.min(2, seconds), connections, headers: FLOW_HEADERS });
+    for (const id of PACED)
+      await openLoop(urlOf(byId[id]), {
+        rate: warmRate,
+        seconds: Math.min(2, seconds),
+        connections,
+        headers: FLOW_HEADERS,
+      });
 
     const perRun = [];
     let cpu = '';
@@ -111,19 +157,26 @@ export async function run(config) {
         const snapshot =
           i === 0 && c.id === 'anvil-ping'
             ? cpuSnapshot(
-                [{ label: 'router', pid: anvil.pid }, ...cellsOf(anvil).map((cell) => ({ label: `cell ${cell.cell}`, pid: cell.pid }))],
+                [
+                  { label: 'router', pid: anvil.pid },
+                  ...cellsOf(anvil).map((cell) => ({ label: `cell ${cell.cell}`, pid: cell.pid })),
+                ],
                 Math.max(0.5, seconds / 2),
               )
             : null;
         result.max[c.id] = await saturate(urlOf(c), { seconds, connections, headers: FLOW_HEADERS });
         if (snapshot) cpu = await snapshot;
-        progress(`throughput run ${i + 1}/${runs}: ${c.id} ${fmt(result.max[c.id].rps)} req/s, p99 ${fmt(result.max[c.id].p99, 2)} ms, errors ${result.max[c.id].errors}`);
+        progress(
+          `throughput run ${i + 1}/${runs}: ${c.id} ${fmt(result.max[c.id].rps)} req/s, p99 ${fmt(result.max[c.id].p99, 2)} ms, errors ${result.max[c.id].errors}`,
+        );
       }
       const rate = Math.max(100, Math.round(result.max['anvil-ping'].rps / 2));
       result.rate = rate;
       for (const id of PACED) {
         result.paced[id] = await openLoop(urlOf(byId[id]), { rate, seconds, connections, headers: FLOW_HEADERS });
-        progress(`throughput run ${i + 1}/${runs}: ${id} at ${rate} req/s: p50 ${fmt(result.paced[id].p50, 2)} ms, p99 ${fmt(result.paced[id].p99, 2)} ms, errors ${result.paced[id].errors}`);
+        progress(
+          `throughput run ${i + 1}/${runs}: ${id} at ${rate} req/s: p50 ${fmt(result.paced[id].p50, 2)} ms, p99 ${fmt(result.paced[id].p99, 2)} ms, errors ${result.paced[id].errors}`,
+        );
       }
       perRun.push(result);
     }
@@ -190,7 +243,11 @@ function summarize(perRun, { cpu, logLines, warnings, config }) {
   const bareAddedP99 = med((r) => r.paced['anvil-bare'].p99 - r.paced.raw.p99);
   const overShapeP99 = med((r) => r.paced['anvil-ping'].p99 - r.paced['floor-thread'].p99);
 
-  const anvilRequests = perRun.reduce((n, r) => n + ['anvil-ping', 'anvil-custom', 'anvil-db', 'anvil-custom-db'].reduce((m, id) => m + r.max[id].requests, 0), 0);
+  const anvilRequests = perRun.reduce(
+    (n, r) =>
+      n + ['anvil-ping', 'anvil-custom', 'anvil-db', 'anvil-custom-db'].reduce((m, id) => m + r.max[id].requests, 0),
+    0,
+  );
   const notes = [
     `Load: ${saturationTool === 'wrk' ? `wrk -t1 -c${config.connections} -d${config.seconds}s --latency` : `autocannon, ${config.connections} connections, ${config.seconds} s`} per contender and run (closed loop: the p50/p99 of this table are at saturation). Every request carries \`api-key\` and \`x-correlation-id\` (also to raw node:http, which ignores them).`,
     `Fixed rate: ${fmt(rate)} req/s = 50 % of each run's full-flow maximum, open loop (bench/lib/load.mjs) over ${config.connections} keep-alive connections, ${config.seconds} s after 1 s of warm-up; latency from when a request fell due, so time spent waiting for a free connection counts.`,
@@ -202,13 +259,55 @@ function summarize(perRun, { cpu, logLines, warnings, config }) {
   if (warnings) notes.push(`Anvil's log: ${warnings}.`);
 
   const targets = [
-    checkTarget({ name: 'full-flow /ping throughput ÷ raw node:http', measured: within('anvil-ping', 'raw'), op: '>=', limit: 0.5, format: ratio }),
-    checkTarget({ name: 'full-flow /ping throughput ÷ Fastify equivalent', measured: within('anvil-ping', 'fastify-ping'), op: '>=', limit: 0.55, format: ratio }),
-    checkTarget({ name: 'p99 at 50 % of max load over the shape\'s floor (full flow − socket hop to a worker thread, same rate)', measured: overShapeP99, op: '<', limit: 1, format: ms }),
-    checkTarget({ name: 'full flow with a custom directive ÷ full flow with Ping (throughput)', measured: within('anvil-custom', 'anvil-ping'), op: '>=', limit: 0.5, format: ratio }),
-    checkTarget({ name: 'custom directive db read (ReadUser) ÷ built-in DatabaseQuery read (throughput)', measured: within('anvil-custom-db', 'anvil-db'), op: '>=', limit: 0.5, format: ratio }),
-    checkTarget({ name: 'full flow with a custom directive ÷ Fastify plain function', measured: within('anvil-custom', 'fastify-custom'), op: '>=', limit: 1, format: ratio }),
-    checkTarget({ name: 'custom directive db read ÷ Fastify SQLite read', measured: within('anvil-custom-db', 'fastify-db'), op: '>=', limit: 1, format: ratio }),
+    checkTarget({
+      name: 'full-flow /ping throughput ÷ raw node:http',
+      measured: within('anvil-ping', 'raw'),
+      op: '>=',
+      limit: 0.5,
+      format: ratio,
+    }),
+    checkTarget({
+      name: 'full-flow /ping throughput ÷ Fastify equivalent',
+      measured: within('anvil-ping', 'fastify-ping'),
+      op: '>=',
+      limit: 0.55,
+      format: ratio,
+    }),
+    checkTarget({
+      name: "p99 at 50 % of max load over the shape's floor (full flow − socket hop to a worker thread, same rate)",
+      measured: overShapeP99,
+      op: '<',
+      limit: 1,
+      format: ms,
+    }),
+    checkTarget({
+      name: 'full flow with a custom directive ÷ full flow with Ping (throughput)',
+      measured: within('anvil-custom', 'anvil-ping'),
+      op: '>=',
+      limit: 0.5,
+      format: ratio,
+    }),
+    checkTarget({
+      name: 'custom directive db read (ReadUser) ÷ built-in DatabaseQuery read (throughput)',
+      measured: within('anvil-custom-db', 'anvil-db'),
+      op: '>=',
+      limit: 0.5,
+      format: ratio,
+    }),
+    checkTarget({
+      name: 'full flow with a custom directive ÷ Fastify plain function',
+      measured: within('anvil-custom', 'fastify-custom'),
+      op: '>=',
+      limit: 1,
+      format: ratio,
+    }),
+    checkTarget({
+      name: 'custom directive db read ÷ Fastify SQLite read',
+      measured: within('anvil-custom-db', 'fastify-db'),
+      op: '>=',
+      limit: 1,
+      format: ratio,
+    }),
   ];
 
   return {
@@ -228,7 +327,10 @@ function summarize(perRun, { cpu, logLines, warnings, config }) {
     ],
     targets,
     notes,
-    perRun: perRun.map((r, i) => `run ${i + 1}: ${CONTENDERS.map((c) => `${c.id} ${fmt(r.max[c.id].rps)}`).join(', ')}; at ${fmt(r.rate)} req/s p99 ${PACED.map((id) => `${id} ${fmt(r.paced[id].p99, 2)}`).join(', ')} ms`),
+    perRun: perRun.map(
+      (r, i) =>
+        `run ${i + 1}: ${CONTENDERS.map((c) => `${c.id} ${fmt(r.max[c.id].rps)}`).join(', ')}; at ${fmt(r.rate)} req/s p99 ${PACED.map((id) => `${id} ${fmt(r.paced[id].p99, 2)}`).join(', ')} ms`,
+    ),
   };
 }
 

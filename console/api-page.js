@@ -15,7 +15,15 @@ import { credentials } from './session.js';
  * its jobs, its request log live, and the audit log's last entries for it.
  */
 export function apiPage(view, key) {
-  const heading = h('h1', {}, h('a', { href: '#/', class: 'quiet' }, 'Overview'), ' › ', h('span', { id: 'api-key' }, key), ' ', h('span', { class: 'badge', id: 'api-status' }));
+  const heading = h(
+    'h1',
+    {},
+    h('a', { href: '#/', class: 'quiet' }, 'Overview'),
+    ' › ',
+    h('span', { id: 'api-key' }, key),
+    ' ',
+    h('span', { class: 'badge', id: 'api-status' }),
+  );
   const problem = h('p', { class: 'error', id: 'api-problem', hidden: true });
   const cards = h('section', { class: 'cards', id: 'api-figures' });
   const chartCard = h('section', { class: 'card', id: 'chart' }, h('h2', {}, 'Latency and requests, last 5 minutes'));
@@ -24,16 +32,45 @@ export function apiPage(view, key) {
     'section',
     { class: 'card', id: 'routes' },
     h('h2', {}, 'Routes, last minute'),
-    h('table', {}, h('thead', {}, h('tr', {}, ['Route', 'req/s', 'p50', 'p99', 'Errors', '429s'].map((t, i) => h('th', { class: i > 0 ? 'num' : null }, t)))), routes),
+    h(
+      'table',
+      {},
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ['Route', 'req/s', 'p50', 'p99', 'Errors', '429s'].map((t, i) => h('th', { class: i > 0 ? 'num' : null }, t)),
+        ),
+      ),
+      routes,
+    ),
   );
   const releases = releasesPanel(key, { host: credentials()?.host ?? '', onChange: () => records.now() });
   const jobs = jobsPanel(key);
   const tail = logTail(key);
   const actions = auditTable({ showApi: false });
-  const actionsCard = h('section', { class: 'card', id: 'api-audit' }, h('h2', {}, 'Recent management actions'), actions.element);
+  const actionsCard = h(
+    'section',
+    { class: 'card', id: 'api-audit' },
+    h('h2', {}, 'Recent management actions'),
+    actions.element,
+  );
   const chart = latencyChart(chartCard);
 
-  fill(view, heading, problem, cards, h('div', { class: 'columns' }, h('div', {}, chartCard, routesCard, tail.element), h('div', {}, releases.element, jobs.element, actionsCard)));
+  fill(
+    view,
+    heading,
+    problem,
+    cards,
+    h(
+      'div',
+      { class: 'columns' },
+      h('div', {}, chartCard, routesCard, tail.element),
+      h('div', {}, releases.element, jobs.element, actionsCard),
+    ),
+  );
 
   const missing = (error) => {
     if (error.status !== 404) return false;
@@ -42,7 +79,9 @@ export function apiPage(view, key) {
     return true;
   };
 
-  const audit = poll(5000, async (signal) => actions.show((await call(`/anvil/audit?api=${encodeURIComponent(key)}&limit=10`, { signal })).entries));
+  const audit = poll(5000, async (signal) =>
+    actions.show((await call(`/anvil/audit?api=${encodeURIComponent(key)}&limit=10`, { signal })).entries),
+  );
   const stats = poll(1000, async (signal) => {
     let answer;
     try {
@@ -86,7 +125,13 @@ export function apiPage(view, key) {
 }
 
 function renderCards(cards, totals) {
-  const card = (id, label, value) => h('div', { class: 'card figure', dataset: { figure: id } }, h('span', { class: 'label' }, label), h('span', { class: 'value' }, value));
+  const card = (id, label, value) =>
+    h(
+      'div',
+      { class: 'card figure', dataset: { figure: id } },
+      h('span', { class: 'label' }, label),
+      h('span', { class: 'value' }, value),
+    );
   fill(
     cards,
     card('rate', 'req/s (1 min)', rate(totals.perSecond)),
@@ -99,7 +144,8 @@ function renderCards(cards, totals) {
 }
 
 function renderRoutes(tbody, routes) {
-  if (routes.length === 0) return fill(tbody, h('tr', {}, h('td', { colspan: 6, class: 'muted' }, 'No requests in the last minute.')));
+  if (routes.length === 0)
+    return fill(tbody, h('tr', {}, h('td', { colspan: 6, class: 'muted' }, 'No requests in the last minute.')));
   fill(
     tbody,
     routes.map((r) =>

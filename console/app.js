@@ -36,7 +36,8 @@ function show() {
     page = overviewPage(view);
   }
   document.body.dataset.page = name;
-  for (const link of document.querySelectorAll('[data-nav]')) link.classList.toggle('current', link.dataset.nav === name);
+  for (const link of document.querySelectorAll('[data-nav]'))
+    link.classList.toggle('current', link.dataset.nav === name);
 }
 
 whenUnauthorized(() => {

@@ -2,13 +2,29 @@ import { fill, h, setText } from './dom.js';
 import { call } from './http.js';
 import { auditTable } from './audit-table.js';
 
-const ACTIONS = ['deploy', 'publish', 'disable', 'rollback', 'update', 'delete', 'host-add', 'host-remove', 'jobs-flush', 'jobs-requeue-failed'];
+const ACTIONS = [
+  'deploy',
+  'publish',
+  'disable',
+  'rollback',
+  'update',
+  'delete',
+  'host-add',
+  'host-remove',
+  'jobs-flush',
+  'jobs-requeue-failed',
+];
 const PAGE = 50;
 
 /** The audit log of the host (GET /anvil/audit), newest first, filtered by API and action, 50 at a time. */
 export function auditPage(view) {
   const api = h('input', { id: 'audit-api', type: 'search', placeholder: 'API key', 'aria-label': 'API key' });
-  const action = h('select', { id: 'audit-action', 'aria-label': 'Action' }, h('option', { value: '' }, 'any action'), ACTIONS.map((a) => h('option', { value: a }, a)));
+  const action = h(
+    'select',
+    { id: 'audit-action', 'aria-label': 'Action' },
+    h('option', { value: '' }, 'any action'),
+    ACTIONS.map((a) => h('option', { value: a }, a)),
+  );
   const refresh = h('button', { type: 'button', class: 'quiet', id: 'audit-refresh' }, 'Refresh');
   const more = h('button', { type: 'button', class: 'quiet', id: 'audit-more', hidden: true }, 'Older entries');
   const status = h('p', { class: 'muted', id: 'audit-status' });
@@ -47,7 +63,11 @@ export function auditPage(view) {
   fill(
     view,
     h('h1', {}, 'Audit log'),
-    h('p', { class: 'muted' }, 'Every management action on this public host and the instance-wide ones, with the caller’s address and the fingerprint of the key it used (never the key).'),
+    h(
+      'p',
+      { class: 'muted' },
+      'Every management action on this public host and the instance-wide ones, with the caller’s address and the fingerprint of the key it used (never the key).',
+    ),
     h('div', { class: 'toolbar' }, api, action, refresh, status),
     h('div', { class: 'table-wrap' }, table.element),
     more,

@@ -15,7 +15,9 @@ export function latencyChart(container) {
     (module) => module.default,
     () => {
       failed = true;
-      holder.append(h('p', { class: 'error' }, 'The chart library is missing (console/vendor/ is written by npm run build).'));
+      holder.append(
+        h('p', { class: 'error' }, 'The chart library is missing (console/vendor/ is written by npm run build).'),
+      );
       return null;
     },
   );
@@ -28,7 +30,12 @@ export function latencyChart(container) {
       if (uPlot === null || failed) return;
       // The last point is the second still counting: left out, or every chart would end in a dip.
       const end = series.t.length - 1;
-      const data = [series.t.slice(0, end), series.p50Ms.slice(0, end), series.p99Ms.slice(0, end), series.requests.slice(0, end)];
+      const data = [
+        series.t.slice(0, end),
+        series.p50Ms.slice(0, end),
+        series.p99Ms.slice(0, end),
+        series.requests.slice(0, end),
+      ];
       if (plot === null) plot = new uPlot(options(holder.clientWidth || 800), data, holder);
       else plot.setData(data);
     },
@@ -53,12 +60,23 @@ function options(width) {
     width,
     height: 260,
     cursor: { drag: { x: false, y: false } },
-    scales: { x: { time: true }, ms: { auto: true }, rps: { auto: true, range: (_, min, max) => [0, Math.max(1, max)] } },
+    scales: {
+      x: { time: true },
+      ms: { auto: true },
+      rps: { auto: true, range: (_, min, max) => [0, Math.max(1, max)] },
+    },
     series: [
       {},
       { label: 'p50', scale: 'ms', stroke: '#2563eb', width: 1.5, value: msValue },
       { label: 'p99', scale: 'ms', stroke: '#dc2626', width: 1.5, value: msValue },
-      { label: 'req/s', scale: 'rps', stroke: '#16a34a', width: 1, fill: 'rgba(22, 163, 74, 0.08)', value: (_, v) => (v === null || v === undefined ? '–' : String(v)) },
+      {
+        label: 'req/s',
+        scale: 'rps',
+        stroke: '#16a34a',
+        width: 1,
+        fill: 'rgba(22, 163, 74, 0.08)',
+        value: (_, v) => (v === null || v === undefined ? '–' : String(v)),
+      },
     ],
     axes: [
       { values: (_, splits) => splits.map(clock) },

@@ -11,7 +11,9 @@ export function confirmAction({ title, text, action }) {
   setText(document.getElementById('confirm-ok'), action);
   dialog.returnValue = '';
   dialog.showModal();
-  return new Promise((resolve) => dialog.addEventListener('close', () => resolve(dialog.returnValue === 'ok'), { once: true }));
+  return new Promise((resolve) =>
+    dialog.addEventListener('close', () => resolve(dialog.returnValue === 'ok'), { once: true }),
+  );
 }
 
 let hideTimer = null;

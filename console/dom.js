@@ -10,7 +10,8 @@ export function h(tag, attributes = {}, ...children) {
   for (const [name, value] of Object.entries(attributes)) {
     if (value === null || value === undefined || value === false) continue;
     if (name === 'dataset') Object.assign(element.dataset, value);
-    else if (name === 'on') for (const [event, listener] of Object.entries(value)) element.addEventListener(event, listener);
+    else if (name === 'on')
+      for (const [event, listener] of Object.entries(value)) element.addEventListener(event, listener);
     else if (name === 'class') element.className = value;
     else if (name === 'text') element.textContent = String(value);
     else element.setAttribute(name, value === true ? '' : String(value));

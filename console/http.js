@@ -27,7 +27,13 @@ export function authHeaders(given = credentials()) {
 export async function call(path, { method = 'GET', body, signal, as } = {}) {
   const headers = authHeaders(as);
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal, cache: 'no-store' });
+  const response = await fetch(path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal,
+    cache: 'no-store',
+  });
   if (response.status === 204) return null;
   const text = await response.text();
   let value = null;
@@ -37,7 +43,8 @@ export async function call(path, { method = 'GET', body, signal, as } = {}) {
     value = null;
   }
   if (!response.ok) {
-    const message = value !== null && typeof value.error === 'string' ? value.error : `${response.status} ${response.statusText}`;
+    const message =
+      value !== null && typeof value.error === 'string' ? value.error : `${response.status} ${response.statusText}`;
     if (response.status === 401 && as === undefined) onUnauthorized();
     throw new HttpError(response.status, message);
   }

@@ -11,7 +11,14 @@ export function jobsPanel(key) {
   const retry = h('button', { type: 'button', id: 'jobs-retry' }, 'Retry failed');
   const flush = h('button', { type: 'button', id: 'jobs-flush', class: 'danger' }, 'Flush');
   const note = h('p', { class: 'muted' });
-  const section = h('section', { class: 'card', id: 'jobs' }, h('h2', {}, 'Jobs'), figures, h('div', { class: 'buttons' }, retry, flush), note);
+  const section = h(
+    'section',
+    { class: 'card', id: 'jobs' },
+    h('h2', {}, 'Jobs'),
+    figures,
+    h('div', { class: 'buttons' }, retry, flush),
+    note,
+  );
   let counts = null;
   let changed = () => {};
 
@@ -26,10 +33,26 @@ export function jobsPanel(key) {
     changed();
   };
   retry.addEventListener('click', () =>
-    act('requeue-failed', { title: `Retry the failed jobs of ${key}?`, text: `${count(counts?.failed ?? 0)} failed job(s) go back to waiting with their attempts reset.`, action: 'Retry failed' }, (a) => `${a.requeued} job(s) requeued`),
+    act(
+      'requeue-failed',
+      {
+        title: `Retry the failed jobs of ${key}?`,
+        text: `${count(counts?.failed ?? 0)} failed job(s) go back to waiting with their attempts reset.`,
+        action: 'Retry failed',
+      },
+      (a) => `${a.requeued} job(s) requeued`,
+    ),
   );
   flush.addEventListener('click', () =>
-    act('flush', { title: `Flush the jobs of ${key}?`, text: 'Waiting, delayed, completed and failed jobs are removed for good (running ones finish).', action: 'Flush' }, (a) => `${a.removed} job(s) removed`),
+    act(
+      'flush',
+      {
+        title: `Flush the jobs of ${key}?`,
+        text: 'Waiting, delayed, completed and failed jobs are removed for good (running ones finish).',
+        action: 'Flush',
+      },
+      (a) => `${a.removed} job(s) removed`,
+    ),
   );
 
   return {
@@ -46,7 +69,10 @@ export function jobsPanel(key) {
         return;
       }
       fill(note);
-      fill(figures, STATES.map((s) => h('div', { dataset: { state: s } }, h('dt', {}, s), h('dd', {}, count(counts[s])))));
+      fill(
+        figures,
+        STATES.map((s) => h('div', { dataset: { state: s } }, h('dt', {}, s), h('dd', {}, count(counts[s])))),
+      );
       retry.disabled = counts.failed === 0;
     },
   };

@@ -13,13 +13,33 @@ const RECONNECT_MS = 3000;
  * endpoint's own; the newest line is on top, at most MAX_LINES are kept.
  */
 export function logTail(key) {
-  const status = h('select', { id: 'log-status', 'aria-label': 'Status' }, ['', '2xx', '3xx', '4xx', '5xx'].map((v) => h('option', { value: v }, v === '' ? 'any status' : v)));
-  const route = h('input', { id: 'log-route', type: 'search', placeholder: 'route, e.g. get /users/{id}', 'aria-label': 'Route template' });
-  const text = h('input', { id: 'log-text', type: 'search', placeholder: 'text anywhere in the line', 'aria-label': 'Text' });
+  const status = h(
+    'select',
+    { id: 'log-status', 'aria-label': 'Status' },
+    ['', '2xx', '3xx', '4xx', '5xx'].map((v) => h('option', { value: v }, v === '' ? 'any status' : v)),
+  );
+  const route = h('input', {
+    id: 'log-route',
+    type: 'search',
+    placeholder: 'route, e.g. get /users/{id}',
+    'aria-label': 'Route template',
+  });
+  const text = h('input', {
+    id: 'log-text',
+    type: 'search',
+    placeholder: 'text anywhere in the line',
+    'aria-label': 'Text',
+  });
   const pause = h('button', { type: 'button', class: 'quiet', id: 'log-pause' }, 'Pause');
   const state = h('span', { class: 'muted', id: 'log-state' }, 'connecting…');
   const list = h('ol', { class: 'log-lines', id: 'log-lines' });
-  const section = h('section', { class: 'card', id: 'log-tail' }, h('h2', {}, 'Request log, live'), h('div', { class: 'toolbar' }, status, route, text, pause, state), list);
+  const section = h(
+    'section',
+    { class: 'card', id: 'log-tail' },
+    h('h2', {}, 'Request log, live'),
+    h('div', { class: 'toolbar' }, status, route, text, pause, state),
+    list,
+  );
 
   let controller = null;
   let paused = false;
@@ -66,7 +86,11 @@ export function logTail(key) {
   };
 
   const follow = async (signal, filters) => {
-    const response = await fetch(`${keyPath(key)}/logs?follow=1${filters}`, { headers: authHeaders(), signal, cache: 'no-store' });
+    const response = await fetch(`${keyPath(key)}/logs?follow=1${filters}`, {
+      headers: authHeaders(),
+      signal,
+      cache: 'no-store',
+    });
     if (!response.ok) {
       const body = await response.json().catch(() => ({}));
       throw new Error(body.error ?? `${response.status} ${response.statusText}`);
@@ -138,7 +162,8 @@ function statusClass(status) {
 /** One line: time, status, verb and path, duration, the first error; the whole JSON when opened. */
 function renderLine(line) {
   const time = typeof line.time === 'string' ? line.time.slice(11, 23) : '';
-  const error = Array.isArray(line.errors) && line.errors.length > 0 ? (line.errors[0].message ?? line.errors[0].label ?? '') : '';
+  const error =
+    Array.isArray(line.errors) && line.errors.length > 0 ? (line.errors[0].message ?? line.errors[0].label ?? '') : '';
   return h(
     'li',
     { class: statusClass(line.status), dataset: { status: line.status ?? '' } },

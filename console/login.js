@@ -7,9 +7,26 @@ import { remember } from './session.js';
  * the audit log) before being kept. A wrong pair is said plainly; nothing is kept then.
  */
 export function showLogin(view, { message, onLogin }) {
-  const host = h('input', { id: 'login-host', name: 'host', required: true, autocomplete: 'username', spellcheck: 'false', placeholder: 'localhost' });
-  const key = h('input', { id: 'login-key', name: 'key', type: 'password', required: true, autocomplete: 'current-password' });
-  const error = h('p', { id: 'login-error', class: 'error', role: 'alert', hidden: message === null || message === undefined }, message ?? '');
+  const host = h('input', {
+    id: 'login-host',
+    name: 'host',
+    required: true,
+    autocomplete: 'username',
+    spellcheck: 'false',
+    placeholder: 'localhost',
+  });
+  const key = h('input', {
+    id: 'login-key',
+    name: 'key',
+    type: 'password',
+    required: true,
+    autocomplete: 'current-password',
+  });
+  const error = h(
+    'p',
+    { id: 'login-error', class: 'error', role: 'alert', hidden: message === null || message === undefined },
+    message ?? '',
+  );
   const submit = h('button', { type: 'submit', id: 'login-submit' }, 'Log in');
   host.value = 'localhost';
   const controller = new AbortController();
@@ -43,7 +60,11 @@ export function showLogin(view, { message, onLogin }) {
       },
     },
     h('h1', {}, 'Log in to the console'),
-    h('p', { class: 'muted' }, 'The console acts for one public host with its key, as the management API does. The key is kept in this tab only (sessionStorage) and sent as the public-host-key header.'),
+    h(
+      'p',
+      { class: 'muted' },
+      'The console acts for one public host with its key, as the management API does. The key is kept in this tab only (sessionStorage) and sent as the public-host-key header.',
+    ),
     h('label', { for: 'login-host' }, 'Public host'),
     host,
     h('label', { for: 'login-key' }, 'Public host key'),

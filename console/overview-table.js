@@ -11,13 +11,55 @@ export const COLUMNS = [
   { id: 'status', label: 'Status', sort: (a) => a.status },
   { id: 'release', label: 'Release', sort: (a) => a.release },
   { id: 'recent', label: 'Last minute', sort: null },
-  { id: 'perSecond', label: 'req/s', numeric: true, sort: (a, w) => figures(a, w).perSecond, show: (a, w) => rate(figures(a, w).perSecond) },
-  { id: 'p50', label: 'p50', numeric: true, sort: (a, w) => figures(a, w).p50Ms, show: (a, w) => ms(figures(a, w).p50Ms) },
-  { id: 'p99', label: 'p99', numeric: true, sort: (a, w) => figures(a, w).p99Ms, show: (a, w) => ms(figures(a, w).p99Ms) },
-  { id: 'errorRate', label: 'Errors', numeric: true, sort: (a, w) => figures(a, w).errorRate, show: (a, w) => percent(figures(a, w).errorRate) },
-  { id: 'rateLimited', label: '429s', numeric: true, sort: (a, w) => figures(a, w).rateLimited, show: (a, w) => count(figures(a, w).rateLimited) },
-  { id: 'breaches', label: 'Sandbox breaches', numeric: true, sort: (a, w) => figures(a, w).sandboxBreaches, show: (a, w) => count(figures(a, w).sandboxBreaches) },
-  { id: 'jobs', label: 'Jobs waiting / failed', numeric: true, sort: (a) => (a.jobs === null ? null : a.jobs.failed * 1e9 + a.jobs.waiting), show: (a) => (a.jobs === null ? 'queue unreadable' : `${count(a.jobs.waiting)} / ${count(a.jobs.failed)}`) },
+  {
+    id: 'perSecond',
+    label: 'req/s',
+    numeric: true,
+    sort: (a, w) => figures(a, w).perSecond,
+    show: (a, w) => rate(figures(a, w).perSecond),
+  },
+  {
+    id: 'p50',
+    label: 'p50',
+    numeric: true,
+    sort: (a, w) => figures(a, w).p50Ms,
+    show: (a, w) => ms(figures(a, w).p50Ms),
+  },
+  {
+    id: 'p99',
+    label: 'p99',
+    numeric: true,
+    sort: (a, w) => figures(a, w).p99Ms,
+    show: (a, w) => ms(figures(a, w).p99Ms),
+  },
+  {
+    id: 'errorRate',
+    label: 'Errors',
+    numeric: true,
+    sort: (a, w) => figures(a, w).errorRate,
+    show: (a, w) => percent(figures(a, w).errorRate),
+  },
+  {
+    id: 'rateLimited',
+    label: '429s',
+    numeric: true,
+    sort: (a, w) => figures(a, w).rateLimited,
+    show: (a, w) => count(figures(a, w).rateLimited),
+  },
+  {
+    id: 'breaches',
+    label: 'Sandbox breaches',
+    numeric: true,
+    sort: (a, w) => figures(a, w).sandboxBreaches,
+    show: (a, w) => count(figures(a, w).sandboxBreaches),
+  },
+  {
+    id: 'jobs',
+    label: 'Jobs waiting / failed',
+    numeric: true,
+    sort: (a) => (a.jobs === null ? null : a.jobs.failed * 1e9 + a.jobs.waiting),
+    show: (a) => (a.jobs === null ? 'queue unreadable' : `${count(a.jobs.waiting)} / ${count(a.jobs.failed)}`),
+  },
   { id: 'threads', label: 'Threads', numeric: true, sort: (a) => a.threads, show: (a) => count(a.threads) },
 ];
 
@@ -81,6 +123,7 @@ export class OverviewRows {
     if (api.pausedUntil !== null) badge.title = `paused until ${api.pausedUntil}`;
     setText(row.cells.release, api.release);
     row.spark.draw(api.recentRequests);
-    for (const column of COLUMNS) if (column.show !== undefined) setText(row.cells[column.id], column.show(api, window));
+    for (const column of COLUMNS)
+      if (column.show !== undefined) setText(row.cells[column.id], column.show(api, window));
   }
 }

@@ -17,8 +17,19 @@ let firstRender = true;
 export function overviewPage(view) {
   const summary = h('section', { class: 'cards', id: 'summary' });
   const status = h('p', { class: 'muted', id: 'overview-status' }, 'Loading…');
-  const filter = h('input', { id: 'api-filter', type: 'search', placeholder: 'Filter by key', value: state.filter, 'aria-label': 'Filter APIs by key' });
-  const windowSelect = h('select', { id: 'window', 'aria-label': 'Window' }, h('option', { value: 'last1m' }, 'last minute'), h('option', { value: 'last5m' }, 'last 5 minutes'));
+  const filter = h('input', {
+    id: 'api-filter',
+    type: 'search',
+    placeholder: 'Filter by key',
+    value: state.filter,
+    'aria-label': 'Filter APIs by key',
+  });
+  const windowSelect = h(
+    'select',
+    { id: 'window', 'aria-label': 'Window' },
+    h('option', { value: 'last1m' }, 'last minute'),
+    h('option', { value: 'last5m' }, 'last 5 minutes'),
+  );
   windowSelect.value = state.window;
   const pager = h('div', { class: 'pager', id: 'pager' });
   const headRow = h('tr');
@@ -36,7 +47,11 @@ export function overviewPage(view) {
     const sorted = sortApis(matching, state.sort, state.direction, state.window);
     rows.show(sorted.slice(state.page * PAGE_SIZE, (state.page + 1) * PAGE_SIZE), state.window);
     showPager(matching.length, pages);
-    for (const th of headRow.children) th.setAttribute('aria-sort', th.dataset.column === state.sort ? (state.direction === 1 ? 'ascending' : 'descending') : 'none');
+    for (const th of headRow.children)
+      th.setAttribute(
+        'aria-sort',
+        th.dataset.column === state.sort ? (state.direction === 1 ? 'ascending' : 'descending') : 'none',
+      );
     if (firstRender) {
       firstRender = false;
       performance.mark('anvil:overview-rendered');
@@ -44,7 +59,11 @@ export function overviewPage(view) {
   };
 
   for (const column of COLUMNS) {
-    const th = h('th', { scope: 'col', dataset: { column: column.id }, class: column.numeric ? 'num' : null }, column.label);
+    const th = h(
+      'th',
+      { scope: 'col', dataset: { column: column.id }, class: column.numeric ? 'num' : null },
+      column.label,
+    );
     if (column.sort !== null) {
       th.classList.add('sortable');
       th.tabIndex = 0;
@@ -98,15 +117,46 @@ export function overviewPage(view) {
 function renderSummary(summary, data, window) {
   const { instance, totals } = data;
   const figures = totals[window];
-  const card = (id, label, value, note) => h('div', { class: 'card figure', dataset: { figure: id } }, h('span', { class: 'label' }, label), h('span', { class: 'value' }, value), note ? h('span', { class: 'note' }, note) : null);
+  const card = (id, label, value, note) =>
+    h(
+      'div',
+      { class: 'card figure', dataset: { figure: id } },
+      h('span', { class: 'label' }, label),
+      h('span', { class: 'value' }, value),
+      note ? h('span', { class: 'note' }, note) : null,
+    );
   fill(
     summary,
-    card('apis', 'APIs', count(totals.apis), `${totals.public} public · ${totals.active} private · ${totals.paused} paused · ${totals.disabled} disabled`),
-    card('rate', 'Requests', `${rate(figures.perSecond)}/s`, `${count(figures.requests)} in the ${window === 'last1m' ? 'last minute' : 'last 5 minutes'}`),
+    card(
+      'apis',
+      'APIs',
+      count(totals.apis),
+      `${totals.public} public · ${totals.active} private · ${totals.paused} paused · ${totals.disabled} disabled`,
+    ),
+    card(
+      'rate',
+      'Requests',
+      `${rate(figures.perSecond)}/s`,
+      `${count(figures.requests)} in the ${window === 'last1m' ? 'last minute' : 'last 5 minutes'}`,
+    ),
     card('latency', 'Latency p50 / p99', `${ms(figures.p50Ms)} / ${ms(figures.p99Ms)}`),
-    card('errors', 'Errors (5xx)', percent(figures.errorRate), `${count(figures.errors)} · ${count(figures.rateLimited)} answered 429`),
-    card('jobs', 'Jobs waiting / failed', totals.jobs === null ? 'queue unreadable' : `${count(totals.jobs.waiting)} / ${count(totals.jobs.failed)}`),
-    card('instance', `Anvil ${instance.version}`, `up ${duration(instance.uptimeSeconds)}`, `${instance.cells} cells · ${instance.threads} threads`),
+    card(
+      'errors',
+      'Errors (5xx)',
+      percent(figures.errorRate),
+      `${count(figures.errors)} · ${count(figures.rateLimited)} answered 429`,
+    ),
+    card(
+      'jobs',
+      'Jobs waiting / failed',
+      totals.jobs === null ? 'queue unreadable' : `${count(totals.jobs.waiting)} / ${count(totals.jobs.failed)}`,
+    ),
+    card(
+      'instance',
+      `Anvil ${instance.version}`,
+      `up ${duration(instance.uptimeSeconds)}`,
+      `${instance.cells} cells · ${instance.threads} threads`,
+    ),
   );
 }
 
@@ -120,11 +170,27 @@ function pagerOf(pager, render) {
     render();
   };
   let pages = 1;
-  const first = h('button', { type: 'button', class: 'quiet', id: 'page-first', on: { click: go(() => 0) } }, '« First');
-  const previous = h('button', { type: 'button', class: 'quiet', id: 'page-previous', on: { click: go(() => state.page - 1) } }, '‹ Previous');
+  const first = h(
+    'button',
+    { type: 'button', class: 'quiet', id: 'page-first', on: { click: go(() => 0) } },
+    '« First',
+  );
+  const previous = h(
+    'button',
+    { type: 'button', class: 'quiet', id: 'page-previous', on: { click: go(() => state.page - 1) } },
+    '‹ Previous',
+  );
   const info = h('span', { id: 'page-info' });
-  const next = h('button', { type: 'button', class: 'quiet', id: 'page-next', on: { click: go(() => state.page + 1) } }, 'Next ›');
-  const last = h('button', { type: 'button', class: 'quiet', id: 'page-last', on: { click: go(() => pages - 1) } }, 'Last »');
+  const next = h(
+    'button',
+    { type: 'button', class: 'quiet', id: 'page-next', on: { click: go(() => state.page + 1) } },
+    'Next ›',
+  );
+  const last = h(
+    'button',
+    { type: 'button', class: 'quiet', id: 'page-last', on: { click: go(() => pages - 1) } },
+    'Last »',
+  );
   fill(pager, first, previous, info, next, last);
   return (total, pageCount) => {
     pages = pageCount;

@@ -11,7 +11,11 @@ import { call, keyPath } from './http.js';
 export function releasesPanel(key, { host, onChange }) {
   const section = h('section', { class: 'card', id: 'releases' }, h('h2', {}, 'Releases'));
   const actions = h('div', { class: 'buttons', id: 'api-actions' });
-  const table = h('table', { class: 'releases' }, h('thead', {}, h('tr', {}, h('th', {}, 'Release'), h('th', {}, 'Deployed'), h('th', {}, 'State'), h('th', {}, ''))));
+  const table = h(
+    'table',
+    { class: 'releases' },
+    h('thead', {}, h('tr', {}, h('th', {}, 'Release'), h('th', {}, 'Deployed'), h('th', {}, 'State'), h('th', {}, ''))),
+  );
   const tbody = h('tbody', { id: 'release-rows' });
   table.append(tbody);
   section.append(actions, table);
@@ -29,9 +33,21 @@ export function releasesPanel(key, { host, onChange }) {
   };
 
   const publish = () =>
-    change({ title: `Publish ${key}?`, text: `Release ${record.release} answers on the public host ${host} for every client.`, action: 'Publish', body: { active: true, release: record.release, public: true }, done: `${key} is public` });
+    change({
+      title: `Publish ${key}?`,
+      text: `Release ${record.release} answers on the public host ${host} for every client.`,
+      action: 'Publish',
+      body: { active: true, release: record.release, public: true },
+      done: `${key} is public`,
+    });
   const disable = () =>
-    change({ title: `Disable ${key}?`, text: `${key} answers 404 on every host, the admin host included, until it is published again.`, action: 'Disable', body: { active: false, release: record.release, public: record.public }, done: `${key} is disabled` });
+    change({
+      title: `Disable ${key}?`,
+      text: `${key} answers 404 on every host, the admin host included, until it is published again.`,
+      action: 'Disable',
+      body: { active: false, release: record.release, public: record.public },
+      done: `${key} is disabled`,
+    });
   const switchTo = (release) => {
     const older = release < record.release;
     const deployed = releaseTime(release);
@@ -53,8 +69,12 @@ export function releasesPanel(key, { host, onChange }) {
       const serving = !record.active ? 'disabled' : record.public ? 'public' : 'private';
       fill(
         actions,
-        !(record.active && record.public) ? h('button', { type: 'button', id: 'publish', on: { click: publish } }, 'Publish') : null,
-        record.active ? h('button', { type: 'button', id: 'disable', class: 'danger', on: { click: disable } }, 'Disable') : null,
+        !(record.active && record.public)
+          ? h('button', { type: 'button', id: 'publish', on: { click: publish } }, 'Publish')
+          : null,
+        record.active
+          ? h('button', { type: 'button', id: 'disable', class: 'danger', on: { click: disable } }, 'Disable')
+          : null,
       );
       const all = [record.release, ...record.releases].sort().reverse();
       fill(
@@ -67,8 +87,32 @@ export function releasesPanel(key, { host, onChange }) {
             { dataset: { release }, class: current ? 'current' : null },
             h('td', { class: 'mono' }, release),
             h('td', {}, deployed === null ? '–' : when(deployed)),
-            h('td', {}, current ? h('span', { class: `badge ${record.active ? 'status-public' : 'status-disabled'}` }, `current · ${serving}`) : 'kept'),
-            h('td', {}, current ? null : h('button', { type: 'button', class: release < record.release ? 'danger rollback' : 'switch', on: { click: () => switchTo(release) } }, release < record.release ? 'Roll back' : 'Switch')),
+            h(
+              'td',
+              {},
+              current
+                ? h(
+                    'span',
+                    { class: `badge ${record.active ? 'status-public' : 'status-disabled'}` },
+                    `current · ${serving}`,
+                  )
+                : 'kept',
+            ),
+            h(
+              'td',
+              {},
+              current
+                ? null
+                : h(
+                    'button',
+                    {
+                      type: 'button',
+                      class: release < record.release ? 'danger rollback' : 'switch',
+                      on: { click: () => switchTo(release) },
+                    },
+                    release < record.release ? 'Roll back' : 'Switch',
+                  ),
+            ),
           );
         }),
       );

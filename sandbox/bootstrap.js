@@ -147,22 +147,53 @@ globalThis.__anvilInstall = (() => {
         this.#call = callId;
         Object.freeze(this);
       }
-      get verb() { return op(this.#call, MESSAGE_GET, 'verb'); }
-      set verb(value) { op(this.#call, MESSAGE_SET, 'verb', bounded(this.#call, value, 'message.verb')); }
-      get path() { return op(this.#call, MESSAGE_GET, 'path'); }
-      set path(value) { op(this.#call, MESSAGE_SET, 'path', bounded(this.#call, value, 'message.path')); }
-      get headers() { return op(this.#call, MESSAGE_GET, 'headers'); }
-      set headers(value) { op(this.#call, MESSAGE_SET, 'headers', bounded(this.#call, value, 'message.headers')); }
-      get query() { return op(this.#call, MESSAGE_GET, 'query'); }
-      set query(value) { op(this.#call, MESSAGE_SET, 'query', bounded(this.#call, value, 'message.query')); }
-      get pathParams() { return op(this.#call, MESSAGE_GET, 'pathParams'); }
-      get body() { return op(this.#call, MESSAGE_GET, 'body'); }
-      set body(value) { setBody(this.#call, value); }
-      get status() { return op(this.#call, MESSAGE_GET, 'status'); }
-      set status(value) { op(this.#call, MESSAGE_SET, 'status', bounded(this.#call, value, 'message.status')); }
+      get verb() {
+        return op(this.#call, MESSAGE_GET, 'verb');
+      }
+      set verb(value) {
+        op(this.#call, MESSAGE_SET, 'verb', bounded(this.#call, value, 'message.verb'));
+      }
+      get path() {
+        return op(this.#call, MESSAGE_GET, 'path');
+      }
+      set path(value) {
+        op(this.#call, MESSAGE_SET, 'path', bounded(this.#call, value, 'message.path'));
+      }
+      get headers() {
+        return op(this.#call, MESSAGE_GET, 'headers');
+      }
+      set headers(value) {
+        op(this.#call, MESSAGE_SET, 'headers', bounded(this.#call, value, 'message.headers'));
+      }
+      get query() {
+        return op(this.#call, MESSAGE_GET, 'query');
+      }
+      set query(value) {
+        op(this.#call, MESSAGE_SET, 'query', bounded(this.#call, value, 'message.query'));
+      }
+      get pathParams() {
+        return op(this.#call, MESSAGE_GET, 'pathParams');
+      }
+      get body() {
+        return op(this.#call, MESSAGE_GET, 'body');
+      }
+      set body(value) {
+        setBody(this.#call, value);
+      }
+      get status() {
+        return op(this.#call, MESSAGE_GET, 'status');
+      }
+      set status(value) {
+        op(this.#call, MESSAGE_SET, 'status', bounded(this.#call, value, 'message.status'));
+      }
       addHeader(name, value) {
         const header = String(name);
-        op(this.#call, MESSAGE_ADD_HEADER, bounded(this.#call, header, 'a header name'), bounded(this.#call, value, `the value of message.addHeader("${shown(header)}")`));
+        op(
+          this.#call,
+          MESSAGE_ADD_HEADER,
+          bounded(this.#call, header, 'a header name'),
+          bounded(this.#call, value, `the value of message.addHeader("${shown(header)}")`),
+        );
       }
       toJSON() {
         const { verb, path, headers, query, pathParams, body, status } = this;
@@ -214,9 +245,27 @@ globalThis.__anvilInstall = (() => {
 
     const dbOf = (callId) =>
       Object.freeze({
-        all: (sql, params) => op(callId, DB_ALL, bounded(callId, String(sql), 'the SQL of db.all'), params === undefined ? null : bounded(callId, params, 'the parameters of db.all')),
-        get: (sql, params) => op(callId, DB_GET, bounded(callId, String(sql), 'the SQL of db.get'), params === undefined ? null : bounded(callId, params, 'the parameters of db.get')),
-        run: (sql, params) => op(callId, DB_RUN, bounded(callId, String(sql), 'the SQL of db.run'), params === undefined ? null : bounded(callId, params, 'the parameters of db.run')),
+        all: (sql, params) =>
+          op(
+            callId,
+            DB_ALL,
+            bounded(callId, String(sql), 'the SQL of db.all'),
+            params === undefined ? null : bounded(callId, params, 'the parameters of db.all'),
+          ),
+        get: (sql, params) =>
+          op(
+            callId,
+            DB_GET,
+            bounded(callId, String(sql), 'the SQL of db.get'),
+            params === undefined ? null : bounded(callId, params, 'the parameters of db.get'),
+          ),
+        run: (sql, params) =>
+          op(
+            callId,
+            DB_RUN,
+            bounded(callId, String(sql), 'the SQL of db.run'),
+            params === undefined ? null : bounded(callId, params, 'the parameters of db.run'),
+          ),
       });
 
     const runOf = (callId) =>
@@ -256,17 +305,31 @@ globalThis.__anvilInstall = (() => {
         this.#request = requestId;
         Object.freeze(this);
       }
-      get id() { return this.#request; }
-      get memory() { return (this.#memory ??= memoryOf(this.#call)); }
-      get message() { return (this.#message ??= new MessageFacade(MADE_HERE, this.#call)); }
-      get groups() { return (this.#groups ??= groupsOf(this.#call)); }
-      get db() { return (this.#db ??= dbOf(this.#call)); }
+      get id() {
+        return this.#request;
+      }
+      get memory() {
+        return (this.#memory ??= memoryOf(this.#call));
+      }
+      get message() {
+        return (this.#message ??= new MessageFacade(MADE_HERE, this.#call));
+      }
+      get groups() {
+        return (this.#groups ??= groupsOf(this.#call));
+      }
+      get db() {
+        return (this.#db ??= dbOf(this.#call));
+      }
       get map() {
         const callId = this.#call;
         return (this.#map ??= Object.freeze((name) => op(callId, MAP, String(name))));
       }
-      get fail() { return fail; }
-      get run() { return (this.#run ??= runOf(this.#call)); }
+      get fail() {
+        return fail;
+      }
+      get run() {
+        return (this.#run ??= runOf(this.#call));
+      }
     }
     Object.freeze(State.prototype);
     Object.freeze(State);
@@ -291,7 +354,9 @@ globalThis.__anvilInstall = (() => {
      */
     function thrownAt(error) {
       try {
-        const match = /file:\/\/\/Directives\/([A-Za-z0-9_$-]{1,100})\.js:(\d{1,7}):(\d{1,7})/.exec(String(error.stack));
+        const match = /file:\/\/\/Directives\/([A-Za-z0-9_$-]{1,100})\.js:(\d{1,7}):(\d{1,7})/.exec(
+          String(error.stack),
+        );
         return match === null ? '' : `\n@ ${match[1]}:${match[2]}:${match[3]}`;
       } catch {
         return '';
@@ -453,7 +518,8 @@ globalThis.__anvilInstall = (() => {
         if (typeof value === 'string') return value.length;
         if (value === null || typeof value !== 'object' || proxies.has(value)) return 8;
         const proto = getPrototypeOf(value);
-        if (isArray(value) || (proto !== ObjectPrototype && proto !== null)) return measureAll([value], 0, 0, cap, asJson);
+        if (isArray(value) || (proto !== ObjectPrototype && proto !== null))
+          return measureAll([value], 0, 0, cap, asJson);
         const names = keys(value);
         if (names.length >= MAX_VALUES) return Infinity;
         let bytes = 32;
@@ -526,7 +592,6 @@ globalThis.__anvilInstall = (() => {
         return bytes;
       }
     }
-
   };
 
   /**
@@ -569,7 +634,15 @@ globalThis.__anvilInstall = (() => {
     ];
 
     /** Global bindings install changes in each context (removed, or Proxy replaced): left open in the snapshot. */
-    const perContextGlobals = new Set(['Proxy', 'WebAssembly', 'SharedArrayBuffer', 'Atomics', 'WeakRef', 'FinalizationRegistry', '__anvilInstall']);
+    const perContextGlobals = new Set([
+      'Proxy',
+      'WebAssembly',
+      'SharedArrayBuffer',
+      'Atomics',
+      'WeakRef',
+      'FinalizationRegistry',
+      '__anvilInstall',
+    ]);
 
     /** Built-ins that no global property leads to. */
     const hidden = () => [
@@ -590,7 +663,18 @@ globalThis.__anvilInstall = (() => {
     const overridable = () => {
       const errors = [Error, EvalError, RangeError, ReferenceError, SyntaxError, TypeError, URIError, AggregateError];
       return [
-        [Object.prototype, ['constructor', 'hasOwnProperty', 'isPrototypeOf', 'propertyIsEnumerable', 'toLocaleString', 'toString', 'valueOf']],
+        [
+          Object.prototype,
+          [
+            'constructor',
+            'hasOwnProperty',
+            'isPrototypeOf',
+            'propertyIsEnumerable',
+            'toLocaleString',
+            'toString',
+            'valueOf',
+          ],
+        ],
         [Function.prototype, ['constructor', 'name', 'toString', 'bind', 'apply', 'call']],
         [Array.prototype, ['toString', 'push']],
         [Promise.prototype, ['constructor']],
@@ -607,7 +691,8 @@ globalThis.__anvilInstall = (() => {
           return value;
         },
         set(next) {
-          if (this === target) throw new TypeError(`Cannot assign to read only property '${String(key)}' of a built-in prototype`);
+          if (this === target)
+            throw new TypeError(`Cannot assign to read only property '${String(key)}' of a built-in prototype`);
           defineProperty(this, key, { value: next, writable: true, enumerable: true, configurable: true });
         },
         enumerable: descriptor.enumerable,
@@ -622,7 +707,8 @@ globalThis.__anvilInstall = (() => {
         const descriptor = getOwnPropertyDescriptor(globalThis, key);
         if ('value' in descriptor) {
           values.push(descriptor.value);
-          if ((descriptor.writable || descriptor.configurable) && !open.has(key)) defineProperty(globalThis, key, { writable: false, configurable: false });
+          if ((descriptor.writable || descriptor.configurable) && !open.has(key))
+            defineProperty(globalThis, key, { writable: false, configurable: false });
         } else {
           values.push(descriptor.get, descriptor.set);
         }
@@ -640,7 +726,13 @@ globalThis.__anvilInstall = (() => {
       const seen = new Set();
       while (queue.length > 0) {
         const value = queue.pop();
-        if (value === null || (typeof value !== 'object' && typeof value !== 'function') || value === globalThis || seen.has(value)) continue;
+        if (
+          value === null ||
+          (typeof value !== 'object' && typeof value !== 'function') ||
+          value === globalThis ||
+          seen.has(value)
+        )
+          continue;
         seen.add(value);
         if (!visit(value)) continue;
         queue.push(getPrototypeOf(value));

@@ -39,7 +39,9 @@ await build({
   // Native addons and the drivers of optional services load from node_modules as usual.
   external: ['better-sqlite3', 'esbuild', 'isolated-vm', 'pg', 'ioredis', 'bullmq'],
   // CommonJS code inside an ES module bundle still calls require().
-  banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);",
+  },
   plugins: [keepLocated],
   logLevel: 'warning',
 });
@@ -48,8 +50,14 @@ await build({
 // build rather than ship one that fails when that code runs.
 const located = readFileSync(outfile, 'utf8')
   .split('\n')
-  .filter((line) => line.includes('import.meta.url') && !/createRequire\w*\(import\.meta\.url\)|__bundleRequire\(import\.meta\.url\)/.test(line));
+  .filter(
+    (line) =>
+      line.includes('import.meta.url') &&
+      !/createRequire\w*\(import\.meta\.url\)|__bundleRequire\(import\.meta\.url\)/.test(line),
+  );
 if (located.length > 0) {
-  console.error(`bundle-deploy-worker: these lines resolve a path from the bundle's own place; add their module to LOCATED:\n${located.join('\n')}`);
+  console.error(
+    `bundle-deploy-worker: these lines resolve a path from the bundle's own place; add their module to LOCATED:\n${located.join('\n')}`,
+  );
   process.exit(1);
 }

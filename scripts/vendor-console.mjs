@@ -16,4 +16,7 @@ const { version } = JSON.parse(readFileSync(join(uplot, 'package.json'), 'utf8')
 mkdirSync(vendor, { recursive: true });
 copyFileSync(join(uplot, 'dist', 'uPlot.esm.js'), join(vendor, 'uPlot.esm.js'));
 copyFileSync(join(uplot, 'dist', 'uPlot.min.css'), join(vendor, 'uPlot.min.css'));
-writeFileSync(join(vendor, 'VERSIONS.txt'), `uplot ${version} (MIT), copied from node_modules by scripts/vendor-console.mjs\n`);
+writeFileSync(
+  join(vendor, 'VERSIONS.txt'),
+  `uplot ${version} (MIT), copied from node_modules by scripts/vendor-console.mjs\n`,
+);

@@ -25,6 +25,10 @@ export default function setup(): void {
   // The console's vendored chart library (console/vendor/, gitignored) is written by the build too.
   const vendored = existsSync(join(root, 'console', 'vendor', 'uPlot.esm.js'));
   if (built >= source && vendored) return;
-  process.stderr.write(built === 0 ? 'vitest: dist/ is missing; building it (npm run build)\n' : 'vitest: dist/ is older than the sources; rebuilding it (npm run build)\n');
+  process.stderr.write(
+    built === 0
+      ? 'vitest: dist/ is missing; building it (npm run build)\n'
+      : 'vitest: dist/ is older than the sources; rebuilding it (npm run build)\n',
+  );
   execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
 }

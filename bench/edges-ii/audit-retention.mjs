@@ -20,14 +20,37 @@ export async function phase({ seconds }) {
     apis: [{ from: 'bare' }],
     args: ['--audit-rows', String(ROWS)],
     readyPath: '/bare/ping',
-    beforeStart: (dataDir) => anvilCli(['hosts', 'add-public', HOST_B['public-host'], '--env', 'dev', '--key', HOST_B['public-host-key'], '--data', dataDir]),
+    beforeStart: (dataDir) =>
+      anvilCli([
+        'hosts',
+        'add-public',
+        HOST_B['public-host'],
+        '--env',
+        'dev',
+        '--key',
+        HOST_B['public-host-key'],
+        '--data',
+        dataDir,
+      ]),
   });
   try {
     const yaml = 'key: neighbour\nendpoints:\n  get /ping:\n    Ping: { directive: Ping }\n';
-    const deployed = await adminRequest(anvil.port, 'POST', '/anvil/api', { ...HOST_B, 'content-type': 'application/gzip' }, tarGz({ 'api.yaml': yaml }));
+    const deployed = await adminRequest(
+      anvil.port,
+      'POST',
+      '/anvil/api',
+      { ...HOST_B, 'content-type': 'application/gzip' },
+      tarGz({ 'api.yaml': yaml }),
+    );
     if (deployed.status !== 201) throw new Error(`host B's deploy answered ${deployed.status}: ${deployed.body}`);
     const release = JSON.parse(deployed.body).release;
-    const published = await adminRequest(anvil.port, 'PUT', '/anvil/api/neighbour', { ...HOST_B, 'content-type': 'application/json' }, Buffer.from(JSON.stringify({ active: true, public: true, release })));
+    const published = await adminRequest(
+      anvil.port,
+      'PUT',
+      '/anvil/api/neighbour',
+      { ...HOST_B, 'content-type': 'application/json' },
+      Buffer.from(JSON.stringify({ active: true, public: true, release })),
+    );
     if (published.status !== 204) throw new Error(`host B's publish answered ${published.status}: ${published.body}`);
     const before = await entriesOf(anvil.port, HOST_B);
 
@@ -37,7 +60,13 @@ export async function phase({ seconds }) {
     const change = Buffer.from(JSON.stringify({ active: true, public: true, release: 'r-20200101-000000000-abcd' }));
     const flood = Array.from({ length: FLOODERS }, async (_, f) => {
       for (let i = 0; running; i++) {
-        const reply = await adminRequest(anvil.port, 'PUT', `/anvil/api/nothing-${f}-${i}`, { ...HOST_A, 'content-type': 'application/json' }, change);
+        const reply = await adminRequest(
+          anvil.port,
+          'PUT',
+          `/anvil/api/nothing-${f}-${i}`,
+          { ...HOST_A, 'content-type': 'application/json' },
+          change,
+        );
         if (reply.status === 404) failedPuts++;
         else throw new Error(`a flooding PUT answered ${reply.status} (expected 404): ${reply.body}`);
       }
@@ -77,7 +106,12 @@ async function listAudit(port, credentials) {
   const entries = [];
   let before = null;
   do {
-    const reply = await adminRequest(port, 'GET', `/anvil/audit?limit=500${before === null ? '' : `&before=${before}`}`, credentials);
+    const reply = await adminRequest(
+      port,
+      'GET',
+      `/anvil/audit?limit=500${before === null ? '' : `&before=${before}`}`,
+      credentials,
+    );
     if (reply.status !== 200) throw new Error(`GET /anvil/audit answered ${reply.status}: ${reply.body}`);
     const page = JSON.parse(reply.body);
     entries.push(...page.entries);
@@ -85,4 +119,3 @@ async function listAudit(port, credentials) {
   } while (before !== null);
   return entries;
 }
-

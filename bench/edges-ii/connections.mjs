@@ -28,7 +28,11 @@ export async function phase({ seconds }) {
   // On loopback the attacker takes the router's cores, as an attacker across a network does not:
   // the same attack with the attacker at the lowest priority shows the router's side alone.
   const niced = await attack({ seconds, total: undefined, addresses: ['127.0.0.1'], nice: true });
-  const many = await attack({ seconds, total: 3000, addresses: Array.from({ length: 64 }, (_, i) => `127.0.1.${i + 1}`) });
+  const many = await attack({
+    seconds,
+    total: 3000,
+    addresses: Array.from({ length: 64 }, (_, i) => `127.0.1.${i + 1}`),
+  });
   const okShare = one.fresh.ok / one.fresh.sent;
   const met = okShare >= 0.99 && one.fresh.p99 < 500;
   return {
@@ -50,26 +54,50 @@ export async function phase({ seconds }) {
 
 async function attack({ seconds, total, addresses, nice = false }) {
   const args = total === undefined ? [] : ['--max-connections', String(total)];
-  const anvil = await startAnvil({ apis: [{ from: 'bare' }], args: ['--cells', '1', ...args], env: { ANVIL_METRICS_TOKEN: METRICS_TOKEN }, readyPath: '/bare/ping' });
+  const anvil = await startAnvil({
+    apis: [{ from: 'bare' }],
+    args: ['--cells', '1', ...args],
+    env: { ANVIL_METRICS_TOKEN: METRICS_TOKEN },
+    readyPath: '/bare/ping',
+  });
   try {
     const neighbour = anvil.url('/bare/ping');
     await openLoop(neighbour, { rate: RATE, seconds: 1, warmup: 0, connections: 10, localAddress: NEIGHBOUR });
     const limits = await connectionLimits(total);
     const alone = await newConnections(anvil.port, 2);
-    progress(`connections: ${addresses.length} attacker address(es), limits ${limits.total} / ${limits.perClient} per client`);
-    const attackerArgs = [join(BENCH_DIR, 'lib/half-open-attacker.mjs'), JSON.stringify({ port: anvil.port, addresses, pending: 200, hold: 18_000 })];
-    const child = nice ? spawn('nice', ['-n', '19', process.execPath, ...attackerArgs], { stdio: ['ignore', 'pipe', 'inherit'] }) : spawn(process.execPath, attackerArgs, { stdio: ['ignore', 'pipe', 'inherit'] });
+    progress(
+      `connections: ${addresses.length} attacker address(es), limits ${limits.total} / ${limits.perClient} per client`,
+    );
+    const attackerArgs = [
+      join(BENCH_DIR, 'lib/half-open-attacker.mjs'),
+      JSON.stringify({ port: anvil.port, addresses, pending: 200, hold: 18_000 }),
+    ];
+    const child = nice
+      ? spawn('nice', ['-n', '19', process.execPath, ...attackerArgs], { stdio: ['ignore', 'pipe', 'inherit'] })
+      : spawn(process.execPath, attackerArgs, { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     await new Promise((r) => setTimeout(r, 1_000)); // the attack ramps up first
     let maxOpen = 0;
-    const sampler = setInterval(() => void openConnections(anvil.port).then((n) => (maxOpen = Math.max(maxOpen, n)), () => {}), 500);
-    const [loop, fresh] = await Promise.all([openLoop(neighbour, { rate: RATE, seconds, warmup: 0, connections: 10, localAddress: NEIGHBOUR }), newConnections(anvil.port, seconds)]);
+    const sampler = setInterval(
+      () =>
+        void openConnections(anvil.port).then(
+          (n) => (maxOpen = Math.max(maxOpen, n)),
+          () => {},
+        ),
+      500,
+    );
+    const [loop, fresh] = await Promise.all([
+      openLoop(neighbour, { rate: RATE, seconds, warmup: 0, connections: 10, localAddress: NEIGHBOUR }),
+      newConnections(anvil.port, seconds),
+    ]);
     clearInterval(sampler);
     child.kill('SIGTERM');
     await once(child, 'close');
     const attacker = JSON.parse(out);
-    progress(`connections: new ${fresh.ok}/${fresh.sent} p99 ${fmt(fresh.p99, 1)} ms; keep-alive p99 ${fmt(loop.p99, 1)} ms, ${loop.errors} errors; attacker ${JSON.stringify(attacker)}; router held at most ${maxOpen}`);
+    progress(
+      `connections: new ${fresh.ok}/${fresh.sent} p99 ${fmt(fresh.p99, 1)} ms; keep-alive p99 ${fmt(loop.p99, 1)} ms, ${loop.errors} errors; attacker ${JSON.stringify(attacker)}; router held at most ${maxOpen}`,
+    );
     return { loop, fresh, alone, attacker, limits, maxOpen };
   } finally {
     await anvil.stop();
@@ -125,7 +153,11 @@ function openConnections(port) {
     const socket = net.connect({ port, host: '127.0.0.1', localAddress: '127.0.0.3' });
     let data = '';
     socket.setEncoding('latin1');
-    socket.on('connect', () => socket.write(`GET /anvil/metrics HTTP/1.1\r\nHost: admin.localhost\r\nAuthorization: Bearer ${METRICS_TOKEN}\r\nConnection: close\r\n\r\n`));
+    socket.on('connect', () =>
+      socket.write(
+        `GET /anvil/metrics HTTP/1.1\r\nHost: admin.localhost\r\nAuthorization: Bearer ${METRICS_TOKEN}\r\nConnection: close\r\n\r\n`,
+      ),
+    );
     socket.on('data', (d) => (data += d));
     socket.on('error', reject);
     socket.on('close', () => {

@@ -17,7 +17,11 @@ const ALLOWED = QUOTA + Math.min(8 * MIB, QUOTA / 16) + (QUOTA / 2 / 4096) * 24 
 const RATE = 200;
 
 export async function phase({ seconds }) {
-  const anvil = await startAnvil({ apis: [{ from: 'bare' }, { from: 'db-hog' }], args: ['--cells', '2'], readyPath: '/bare/ping' });
+  const anvil = await startAnvil({
+    apis: [{ from: 'bare' }, { from: 'db-hog' }],
+    args: ['--cells', '2'],
+    readyPath: '/bare/ping',
+  });
   try {
     const neighbour = anvil.url('/bare/ping');
     await openLoop(neighbour, { rate: RATE, seconds: 1, warmup: 0 });
@@ -33,7 +37,13 @@ export async function phase({ seconds }) {
       if (total > peak) peak = total;
       if (file > peakFile) peakFile = file;
     }, 10);
-    const attacking = attacker({ port: anvil.port, host: 'localhost', headers: {}, method: 'POST', path: '/db-hog/hog' });
+    const attacking = attacker({
+      port: anvil.port,
+      host: 'localhost',
+      headers: {},
+      method: 'POST',
+      path: '/db-hog/hog',
+    });
     const probe = await openLoop(neighbour, { rate: RATE, seconds });
     const answers = await attacking.stop();
     clearInterval(sampler);
@@ -44,7 +54,11 @@ export async function phase({ seconds }) {
     return {
       case: 3,
       name: 'database disk quota',
-      measured: `db + WAL peak ${mib(peak)} MiB (file ${mib(peakFile)} MiB), ${mib(after)} MiB after; ${answers.length} attacks: ${Object.entries(statuses).map(([s, n]) => `${n} × ${s}`).join(', ')}`,
+      measured: `db + WAL peak ${mib(peak)} MiB (file ${mib(peakFile)} MiB), ${mib(after)} MiB after; ${answers.length} attacks: ${Object.entries(
+        statuses,
+      )
+        .map(([s, n]) => `${n} × ${s}`)
+        .join(', ')}`,
       target: `≤ quota ${mib(QUOTA)} MiB + slack = ${mib(ALLOWED)} MiB, every attack 507`,
       met,
       neighbourP99Ms: round(probe.p99),
@@ -85,7 +99,6 @@ function databaseFiles(dataDir, key) {
 function size(path) {
   return statSync(path, { throwIfNoEntry: false })?.size ?? 0;
 }
-
 
 const count = (values) => values.reduce((acc, v) => ((acc[v] = (acc[v] ?? 0) + 1), acc), {});
 const mib = (bytes) => (bytes / MIB).toFixed(1);

@@ -22,11 +22,24 @@ export async function phase({ seconds }) {
     apis: [{ from: 'bare' }],
     args: ['--max-queued-deploys', String(BIG_DEPLOYS)],
     readyPath: '/bare/ping',
-    beforeStart: (dataDir) => anvilCli(['hosts', 'add-public', HOST_B['public-host'], '--env', 'dev', '--key', HOST_B['public-host-key'], '--data', dataDir]),
+    beforeStart: (dataDir) =>
+      anvilCli([
+        'hosts',
+        'add-public',
+        HOST_B['public-host'],
+        '--env',
+        'dev',
+        '--key',
+        HOST_B['public-host-key'],
+        '--data',
+        dataDir,
+      ]),
   });
   try {
     await openLoop(anvil.url('/bare/ping'), { rate: RATE, seconds: 1, warmup: 0 });
-    const archives = Array.from({ length: BIG_DEPLOYS }, (_, i) => tarGz({ 'api.yaml': manyRoutes(`big-${i}`, ROUTES) }));
+    const archives = Array.from({ length: BIG_DEPLOYS }, (_, i) =>
+      tarGz({ 'api.yaml': manyRoutes(`big-${i}`, ROUTES) }),
+    );
     const small = tarGz({ 'api.yaml': 'key: neighbour\nendpoints:\n  get /ping:\n    Ping: { directive: Ping }\n' });
 
     const probing = openLoop(anvil.url('/bare/ping'), { rate: RATE, seconds });
@@ -34,14 +47,22 @@ export async function phase({ seconds }) {
     let firstAnswered;
     const first = new Promise((resolve) => (firstAnswered = resolve));
     const flood = archives.map((archive) =>
-      adminRequest(anvil.port, 'POST', '/anvil/api', { ...HOST_A, 'content-type': 'application/gzip' }, archive).then((reply) => {
-        aAnswers.push({ status: reply.status, at: performance.now() });
-        firstAnswered();
-      }),
+      adminRequest(anvil.port, 'POST', '/anvil/api', { ...HOST_A, 'content-type': 'application/gzip' }, archive).then(
+        (reply) => {
+          aAnswers.push({ status: reply.status, at: performance.now() });
+          firstAnswered();
+        },
+      ),
     );
     await first;
     const t0 = performance.now();
-    const b = await adminRequest(anvil.port, 'POST', '/anvil/api', { ...HOST_B, 'content-type': 'application/gzip' }, small);
+    const b = await adminRequest(
+      anvil.port,
+      'POST',
+      '/anvil/api',
+      { ...HOST_B, 'content-type': 'application/gzip' },
+      small,
+    );
     const bMs = performance.now() - t0;
     if (b.status !== 201) throw new Error(`host B's deploy answered ${b.status}: ${b.body}`);
     const aBeforeB = aAnswers.filter((a) => a.at <= t0 + bMs).length;
@@ -60,11 +81,10 @@ export async function phase({ seconds }) {
       neighbourErrors: probe.errors,
       notes: [
         `host A posted ${BIG_DEPLOYS} deploys at once (${Math.round(archives[0].length / 1024)} KiB archives); B posted once A's first was answered; ${aDone} of A's answered by the end of the ${seconds} s probe`,
-        '--max-queued-deploys 30 so that all of A\'s wait; with the default 8, A\'s 9th and later are refused at once with 429 ANVIL_ERR_DEPLOY_QUEUE_FULL',
+        "--max-queued-deploys 30 so that all of A's wait; with the default 8, A's 9th and later are refused at once with 429 ANVIL_ERR_DEPLOY_QUEUE_FULL",
       ],
     };
   } finally {
     await anvil.stop();
   }
 }
-

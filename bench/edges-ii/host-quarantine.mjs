@@ -33,7 +33,18 @@ export async function phase({ seconds }) {
     apis: [{ from: 'bare' }],
     args: ['--cells', String(CELLS), '--max-directive-cpu', '5s'],
     readyPath: '/bare/ping',
-    beforeStart: (dataDir) => anvilCli(['hosts', 'add-public', HOST_A['public-host'], '--env', 'dev', '--key', HOST_A['public-host-key'], '--data', dataDir]),
+    beforeStart: (dataDir) =>
+      anvilCli([
+        'hosts',
+        'add-public',
+        HOST_A['public-host'],
+        '--env',
+        'dev',
+        '--key',
+        HOST_A['public-host-key'],
+        '--data',
+        dataDir,
+      ]),
   });
   try {
     const neighbour = anvil.url('/bare/ping');
@@ -45,11 +56,27 @@ export async function phase({ seconds }) {
       const answers = [];
       for (const key of BOMB_KEYS) {
         const yaml = `key: ${key}\nlimits: { memoryMb: 32, cpuMs: 5000 }\nendpoints:\n  get /boom:\n    Boom: { directive: ArrayFill }\n`;
-        const deployed = await adminRequest(anvil.port, 'POST', '/anvil/api', { ...HOST_A, 'content-type': 'application/gzip' }, tarGz({ 'api.yaml': yaml, 'Directives/ArrayFill.js': ARRAY_FILL }));
-        if (deployed.status !== 201) throw new Error(`host A's deploy of ${key} answered ${deployed.status}: ${deployed.body}`);
-        const body = Buffer.from(JSON.stringify({ active: true, public: true, release: JSON.parse(deployed.body).release }));
-        const published = await adminRequest(anvil.port, 'PUT', `/anvil/api/${key}`, { ...HOST_A, 'content-type': 'application/json' }, body);
-        if (published.status !== 204) throw new Error(`host A's publish of ${key} answered ${published.status}: ${published.body}`);
+        const deployed = await adminRequest(
+          anvil.port,
+          'POST',
+          '/anvil/api',
+          { ...HOST_A, 'content-type': 'application/gzip' },
+          tarGz({ 'api.yaml': yaml, 'Directives/ArrayFill.js': ARRAY_FILL }),
+        );
+        if (deployed.status !== 201)
+          throw new Error(`host A's deploy of ${key} answered ${deployed.status}: ${deployed.body}`);
+        const body = Buffer.from(
+          JSON.stringify({ active: true, public: true, release: JSON.parse(deployed.body).release }),
+        );
+        const published = await adminRequest(
+          anvil.port,
+          'PUT',
+          `/anvil/api/${key}`,
+          { ...HOST_A, 'content-type': 'application/json' },
+          body,
+        );
+        if (published.status !== 204)
+          throw new Error(`host A's publish of ${key} answered ${published.status}: ${published.body}`);
         answers.push((await request(anvil.port, { path: `/${key}/boom`, host: HOST_A['public-host'] })).status);
       }
       return answers;
@@ -70,7 +97,12 @@ export async function phase({ seconds }) {
       return totals;
     })();
     while (!over || Date.now() - began < seconds * 1000) {
-      const probe = await openLoop(neighbour, { rate: RATE, seconds: 1, warmup: 0, onRequest: (_at, ms) => latencies.push(ms) });
+      const probe = await openLoop(neighbour, {
+        rate: RATE,
+        seconds: 1,
+        warmup: 0,
+        onRequest: (_at, ms) => latencies.push(ms),
+      });
       errors += probe.errors;
       sent += probe.sent;
     }
@@ -87,7 +119,9 @@ export async function phase({ seconds }) {
     const neighbourCellDeaths = deaths.filter((d) => d.cell === NEIGHBOUR_CELL).length;
     // The neighbour's requests the router failed (its log, to the ms): up to the first cell death, and after it.
     const firstDeath = deaths[0]?.at ?? Infinity;
-    const neighbourFailures = logged.filter((entry) => entry.msg?.startsWith('request failed') && entry.host === 'localhost' && entry.api === 'bare');
+    const neighbourFailures = logged.filter(
+      (entry) => entry.msg?.startsWith('request failed') && entry.host === 'localhost' && entry.api === 'bare',
+    );
     // (Those in flight at the death are failed as its sockets close, a few ms around its exit.)
     const lostAfterFirst = neighbourFailures.filter((entry) => entry.at > firstDeath + 200).length;
     const statuses = [...new Set(answers)].sort().join('/');
@@ -116,4 +150,3 @@ export async function phase({ seconds }) {
     await anvil.stop();
   }
 }
-

@@ -27,7 +27,9 @@ export async function phase({ seconds }) {
       met: answers.misframed === 0 && answers.statuses.length > 0 && answers.statuses.every((s) => s >= 200),
       neighbourP99Ms: probe.p99,
       neighbourErrors: probe.errors,
-      notes: [`neighbour GET /bare/ping at ${RATE} req/s for ${seconds} s meanwhile: p50 ${fmt(probe.p50, 2)} ms, p99 ${fmt(probe.p99, 2)} ms, ${probe.errors} errors`],
+      notes: [
+        `neighbour GET /bare/ping at ${RATE} req/s for ${seconds} s meanwhile: p50 ${fmt(probe.p50, 2)} ms, p99 ${fmt(probe.p99, 2)} ms, ${probe.errors} errors`,
+      ],
     };
   } finally {
     await anvil.stop();

@@ -28,7 +28,10 @@ export async function phase({ seconds }) {
     for (let i = 0; i < CLIENTS; i++) readers.push(stalledReader(anvil.port, '/big-header/big'));
     // Every client has its answer's first bytes (or the wait gave up), then a second more.
     const started = performance.now();
-    const allHeaded = await Promise.race([Promise.all(readers.map((r) => r.headed)).then(() => true), new Promise((r) => setTimeout(() => r(false), 60_000))]);
+    const allHeaded = await Promise.race([
+      Promise.all(readers.map((r) => r.headed)).then(() => true),
+      new Promise((r) => setTimeout(() => r(false), 60_000)),
+    ]);
     const answeredMs = performance.now() - started;
     await new Promise((r) => setTimeout(r, 1_000));
     const probe = await probing;
@@ -37,7 +40,11 @@ export async function phase({ seconds }) {
     const answers = await Promise.all(readers.map((r) => r.finish()));
     const statuses = countBy(answers.map((a) => a.status));
     const metrics = (await get(anvil.port, '/anvil/metrics', { host: 'admin.localhost' })).body;
-    const refused = Number(/^anvil_quota_refusals_total\{[^}]*api="big-header"[^}]*quota="response_header_bytes"[^}]*\} (\d+)/m.exec(metrics)?.[1] ?? 0);
+    const refused = Number(
+      /^anvil_quota_refusals_total\{[^}]*api="big-header"[^}]*quota="response_header_bytes"[^}]*\} (\d+)/m.exec(
+        metrics,
+      )?.[1] ?? 0,
+    );
     const grown = peak - before;
     return {
       case: 1,
@@ -49,7 +56,11 @@ export async function phase({ seconds }) {
       neighbourErrors: probe.errors,
       notes: [
         `${allHeaded ? `all ${CLIENTS} clients had the first bytes of their answer within ${fmt(answeredMs / 1000, 1)} s` : `not all ${CLIENTS} clients had an answer after 60 s`}`,
-        `the ${CLIENTS} clients' answers: ${Object.entries(statuses).map(([s, n]) => `${n} × ${s}`).join(', ')}; anvil_quota_refusals_total{quota="response_header_bytes"} ${refused} (the warm-up request included)`,
+        `the ${CLIENTS} clients' answers: ${Object.entries(statuses)
+          .map(([s, n]) => `${n} × ${s}`)
+          .join(
+            ', ',
+          )}; anvil_quota_refusals_total{quota="response_header_bytes"} ${refused} (the warm-up request included)`,
         `neighbour GET /bare/ping at ${RATE} req/s for ${seconds} s meanwhile: p50 ${fmt(probe.p50, 2)} ms, p99 ${fmt(probe.p99, 2)} ms, max ${fmt(probe.max, 1)} ms, ${probe.errors} errors`,
       ],
     };

@@ -43,7 +43,13 @@ export async function phase({ seconds }) {
     attacking = false;
     await attack;
     const metrics = (await get(anvil.port, '/anvil/metrics', { host: 'admin.localhost' })).body;
-    const cuts = (api) => Number(new RegExp(`^anvil_quota_refusals_total\\{[^}]*api="${api}"[^}]*quota="response_buffer"[^}]*\\} (\\d+)`, 'm').exec(metrics)?.[1] ?? 0);
+    const cuts = (api) =>
+      Number(
+        new RegExp(
+          `^anvil_quota_refusals_total\\{[^}]*api="${api}"[^}]*quota="response_buffer"[^}]*\\} (\\d+)`,
+          'm',
+        ).exec(metrics)?.[1] ?? 0,
+      );
     const complete = victim.status === 200 && victim.received === VICTIM_MIB * MiB;
     return {
       case: 5,

@@ -19,10 +19,21 @@ export async function phase({ seconds }) {
     const probing = openLoop(neighbour, { rate: RATE, seconds, warmup: 0 });
     const answers = [];
     const end = performance.now() + seconds * 1000;
-    while (performance.now() < end) answers.push(await adminRequest(anvil.port, 'POST', '/anvil/api', { 'public-host': 'localhost', 'public-host-key': PUBLIC_HOST_KEY, 'content-type': 'application/gzip' }, ARCHIVE));
+    while (performance.now() < end)
+      answers.push(
+        await adminRequest(
+          anvil.port,
+          'POST',
+          '/anvil/api',
+          { 'public-host': 'localhost', 'public-host-key': PUBLIC_HOST_KEY, 'content-type': 'application/gzip' },
+          ARCHIVE,
+        ),
+      );
     const probe = await probing;
     const statuses = [...new Set(answers.map((a) => a.status))].sort().join('/');
-    const positioned = answers.filter((a) => a.status === 400 && /api\.yaml:2:\d+ YAML tag !!timestamp/.test(a.body)).length;
+    const positioned = answers.filter(
+      (a) => a.status === 400 && /api\.yaml:2:\d+ YAML tag !!timestamp/.test(a.body),
+    ).length;
     return {
       case: 9,
       name: '`endpoints: !!timestamp 2001-12-14` deploys',
@@ -31,10 +42,12 @@ export async function phase({ seconds }) {
       met: answers.length > 0 && positioned === answers.length,
       neighbourP99Ms: probe.p99,
       neighbourErrors: probe.errors,
-      notes: [`the answer: ${answers[0]?.body.slice(0, 200)}`, `neighbour GET /bare/ping at ${RATE} req/s for ${seconds} s meanwhile: p50 ${fmt(probe.p50, 2)} ms, p99 ${fmt(probe.p99, 2)} ms, ${probe.errors} errors`],
+      notes: [
+        `the answer: ${answers[0]?.body.slice(0, 200)}`,
+        `neighbour GET /bare/ping at ${RATE} req/s for ${seconds} s meanwhile: p50 ${fmt(probe.p50, 2)} ms, p99 ${fmt(probe.p99, 2)} ms, ${probe.errors} errors`,
+      ],
     };
   } finally {
     await anvil.stop();
   }
 }
-

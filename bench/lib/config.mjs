@@ -25,7 +25,10 @@ export function readConfig() {
     connections: Math.round(number('BENCH_CONNECTIONS', 50)),
     coldSamples: Math.round(number('BENCH_COLD_SAMPLES', 50)),
     sandboxCalls: Math.round(number('BENCH_SANDBOX_CALLS', 20_000)),
-    only: (process.env.BENCH_ONLY ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    only: (process.env.BENCH_ONLY ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
   };
 }
 

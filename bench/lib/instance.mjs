@@ -3,7 +3,18 @@
 // started here is registered and torn down by cleanupAll(), which run.mjs (and each benchmark run
 // on its own) calls in `finally` and on SIGINT/SIGTERM: no process or temp dir is left behind.
 import { execFileSync, spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, closeSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  closeSync,
+} from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join } from 'node:path';
@@ -114,7 +125,9 @@ function spawnNode(args, { env = {}, logFile, cwd = ROOT }) {
   const child = spawn(process.execPath, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', fd, fd] });
   closeSync(fd);
   let exited = false;
-  const exitedPromise = new Promise((resolve) => child.once('exit', (code, signal) => ((exited = true), resolve({ code, signal }))));
+  const exitedPromise = new Promise((resolve) =>
+    child.once('exit', (code, signal) => ((exited = true), resolve({ code, signal }))),
+  );
   const stop = onCleanup(async () => {
     if (exited) return;
     const tree = descendants(child.pid).map((pid) => ({ pid, started: startTime(pid) }));
@@ -174,7 +187,9 @@ export function logSummary(file) {
     groups.set(key, group);
   }
   if (total === 0) return '';
-  const parts = [...groups].map(([key, g]) => `${g.count}× ${key}${g.example ? ` (e.g. ${String(g.example).slice(0, 120)})` : ''}`);
+  const parts = [...groups].map(
+    ([key, g]) => `${g.count}× ${key}${g.example ? ` (e.g. ${String(g.example).slice(0, 120)})` : ''}`,
+  );
   return `${total} line(s) at warn or above: ${parts.join('; ')}`;
 }
 
@@ -217,7 +232,17 @@ export function get(port, path, { host = 'localhost', headers = {} } = {}) {
  * `beforeStart(dataDir)` may prepare the data dir (e.g. add hosts). Resolves once
  * GET /anvil/health on the admin host answers 200 (and, if given, `readyPath` answers 200).
  */
-export async function startAnvil({ apis, args = [], nodeArgs = [], env = {}, port: chosenPort, readyTimeoutMs = 60_000, beforeStart, readyPath, readyHeaders }) {
+export async function startAnvil({
+  apis,
+  args = [],
+  nodeArgs = [],
+  env = {},
+  port: chosenPort,
+  readyTimeoutMs = 60_000,
+  beforeStart,
+  readyPath,
+  readyHeaders,
+}) {
   const apisDir = tempDir();
   const dataDir = tempDir();
   const logFile = join(dataDir, 'bench-instance.log');
@@ -225,7 +250,21 @@ export async function startAnvil({ apis, args = [], nodeArgs = [], env = {}, por
   if (beforeStart) await beforeStart(dataDir);
   const port = chosenPort ?? (await freePort());
   const proc = spawnNode(
-    [...nodeArgs, 'bin/anvil.js', 'start', '--apis', apisDir, '--publish', '--data', dataDir, '--port', String(port), '--drain-timeout', '2s', ...args],
+    [
+      ...nodeArgs,
+      'bin/anvil.js',
+      'start',
+      '--apis',
+      apisDir,
+      '--publish',
+      '--data',
+      dataDir,
+      '--port',
+      String(port),
+      '--drain-timeout',
+      '2s',
+      ...args,
+    ],
     { env: { ANVIL_LOG_LEVEL: 'warn', ANVIL_PUBLIC_HOST_KEY: PUBLIC_HOST_KEY, NO_COLOR: '1', ...env }, logFile },
   );
   const instance = {
@@ -242,19 +281,34 @@ export async function startAnvil({ apis, args = [], nodeArgs = [], env = {}, por
     warnings: () => logSummary(logFile),
   };
   const dead = () => proc.isExited();
-  await waitFor('anvil', async () => (await get(port, '/anvil/health', { host: 'admin.localhost' })).status === 200, { timeoutMs: readyTimeoutMs, dead, log: logFile });
-  if (readyPath) await waitFor(`anvil ${readyPath}`, async () => (await get(port, readyPath, { headers: readyHeaders })).status === 200, { timeoutMs: 20_000, dead, log: logFile });
+  await waitFor('anvil', async () => (await get(port, '/anvil/health', { host: 'admin.localhost' })).status === 200, {
+    timeoutMs: readyTimeoutMs,
+    dead,
+    log: logFile,
+  });
+  if (readyPath)
+    await waitFor(
+      `anvil ${readyPath}`,
+      async () => (await get(port, readyPath, { headers: readyHeaders })).status === 200,
+      { timeoutMs: 20_000, dead, log: logFile },
+    );
   return instance;
 }
 
 /** Runs `node bin/anvil.js <args>` to completion (e.g. `hosts add-admin`); throws on failure. */
 export function anvilCli(args, env = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['bin/anvil.js', ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['bin/anvil.js', ...args], {
+      cwd: ROOT,
+      env: { ...process.env, NO_COLOR: '1', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
-    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`anvil ${args.join(' ')} failed (${code}): ${out}`))));
+    child.on('close', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`anvil ${args.join(' ')} failed (${code}): ${out}`)),
+    );
   });
 }
 
@@ -267,8 +321,19 @@ export async function startServer(script, { extraArgs = [], readyPath = '/', env
   const logFile = join(dir, 'server.log');
   const port = await freePort();
   const proc = spawnNode([join(BENCH_DIR, script), String(port), ...extraArgs], { env, logFile });
-  await waitFor(script, async () => (await get(port, readyPath)).status > 0, { timeoutMs: 20_000, dead: () => proc.isExited(), log: logFile });
-  return { port, pid: proc.child.pid, dir, url: (path) => `http://127.0.0.1:${port}${path}`, stop: proc.stop, log: () => tail(logFile) };
+  await waitFor(script, async () => (await get(port, readyPath)).status > 0, {
+    timeoutMs: 20_000,
+    dead: () => proc.isExited(),
+    log: logFile,
+  });
+  return {
+    port,
+    pid: proc.child.pid,
+    dir,
+    url: (path) => `http://127.0.0.1:${port}${path}`,
+    stop: proc.stop,
+    log: () => tail(logFile),
+  };
 }
 
 /** Parent pid of every process: Map pid → ppid (from /proc/<pid>/stat). */

@@ -27,7 +27,9 @@ export const saturationTool = WRK ? 'wrk' : 'autocannon';
  * `headers` are sent with every request; `host` is the Host header.
  */
 export async function saturate(url, { seconds, connections = 50, host = 'localhost', headers = {} }) {
-  return WRK ? wrk(url, { seconds, connections, host, headers }) : autocannonRun(url, { seconds, connections, host, headers });
+  return WRK
+    ? wrk(url, { seconds, connections, host, headers })
+    : autocannonRun(url, { seconds, connections, host, headers });
 }
 
 function wrk(url, { seconds, connections, host, headers }) {
@@ -81,18 +83,21 @@ async function autocannonRun(url, { seconds, connections, host, headers }) {
   const { default: autocannon } = await import('autocannon');
   const latencies = [];
   return new Promise((resolve, reject) => {
-    const instance = autocannon({ url, connections, duration: seconds, headers: { host, ...headers } }, (error, result) => {
-      if (error) return reject(error);
-      const stats = summarize(latencies);
-      resolve({
-        tool: 'autocannon',
-        rps: result.requests.total / result.duration,
-        p50: stats.p50,
-        p99: stats.p99,
-        requests: result.requests.total,
-        errors: result.non2xx + result.errors + result.timeouts,
-      });
-    });
+    const instance = autocannon(
+      { url, connections, duration: seconds, headers: { host, ...headers } },
+      (error, result) => {
+        if (error) return reject(error);
+        const stats = summarize(latencies);
+        resolve({
+          tool: 'autocannon',
+          rps: result.requests.total / result.duration,
+          p50: stats.p50,
+          p99: stats.p99,
+          requests: result.requests.total,
+          errors: result.non2xx + result.errors + result.timeouts,
+        });
+      },
+    );
     // autocannon's own histogram keeps whole milliseconds; the response event has the float time.
     instance.on('response', (_client, _status, _bytes, responseTime) => latencies.push(responseTime));
   });
@@ -105,9 +110,14 @@ async function autocannonRun(url, { seconds, connections, host, headers }) {
  * given, sees each recorded request: when it fell due (performance.now()) and its latency (ms).
  * `paths`, if given, are requested in turn (round robin) instead of url's own path.
  */
-export function openLoop(url, { rate, seconds, warmup = 1, connections = 50, host = 'localhost', headers = {}, onRequest, localAddress, paths }) {
+export function openLoop(
+  url,
+  { rate, seconds, warmup = 1, connections = 50, host = 'localhost', headers = {}, onRequest, localAddress, paths },
+) {
   const target = new URL(url);
-  const requests = (paths ?? [target.pathname + target.search]).map((path) => requestBytes(new URL(path, url).href, { host, headers }));
+  const requests = (paths ?? [target.pathname + target.search]).map((path) =>
+    requestBytes(new URL(path, url).href, { host, headers }),
+  );
   let turn = 0;
   const port = Number(target.port);
   const free = [];
@@ -172,7 +182,16 @@ export function openLoop(url, { rate, seconds, warmup = 1, connections = 50, hos
       for (const c of all) c.close();
       const stats = summarize(latencies.subarray(0, recorded));
       const elapsed = Math.max(seconds * 1000, recordEnd - recordStart) / 1000;
-      resolve({ rate: total / elapsed, sent: total, ok, errors: errors + (total - recorded), p50: stats.p50, p90: stats.p90, p99: stats.p99, max: stats.max });
+      resolve({
+        rate: total / elapsed,
+        sent: total,
+        ok,
+        errors: errors + (total - recorded),
+        p50: stats.p50,
+        p90: stats.p90,
+        p99: stats.p99,
+        max: stats.max,
+      });
     };
     guard = setTimeout(done, (warmup + seconds + 10) * 1000);
   });
@@ -209,7 +228,16 @@ export function closedLoop(url, { seconds, connections = 1, host = 'localhost', 
     const finish = () => {
       const stats = summarize(latencies);
       const elapsed = (performance.now() - begin) / 1000;
-      resolve({ rps: latencies.length / elapsed, requests: latencies.length, ok, errors, p50: stats.p50, p90: stats.p90, p99: stats.p99, max: stats.max });
+      resolve({
+        rps: latencies.length / elapsed,
+        requests: latencies.length,
+        ok,
+        errors,
+        p50: stats.p50,
+        p90: stats.p90,
+        p99: stats.p99,
+        max: stats.max,
+      });
     };
     for (let i = 0; i < connections; i++) loop(new Connection(Number(target.port), target.hostname));
   });

@@ -11,7 +11,14 @@ export function request(port, { method = 'GET', path, host = 'localhost', header
   return new Promise((resolve) => {
     const t0 = performance.now();
     const req = http.request(
-      { host: '127.0.0.1', port, method, path, agent: false, headers: { host, ...headers, ...(body === null ? {} : { 'content-length': body.length }) } },
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        agent: false,
+        headers: { host, ...headers, ...(body === null ? {} : { 'content-length': body.length }) },
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8');
@@ -31,7 +38,9 @@ export function adminRequest(port, method, path, headers = {}, body = null) {
 
 /** Starts lib/attacker.mjs (repeats one request as soon as it is answered); stop() ends it and resolves to its [{ status, ms }]. */
 export function attacker(spec) {
-  const child = spawn(process.execPath, [join(BENCH_DIR, 'lib', 'attacker.mjs'), JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [join(BENCH_DIR, 'lib', 'attacker.mjs'), JSON.stringify(spec)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   const exited = once(child, 'exit');

@@ -38,8 +38,24 @@ async function roundRobinWrk(url, { paths, seconds, connections, threads, host, 
   const script = join(dir, 'round-robin.lua');
   writeFileSync(script, luaScript(paths));
   try {
-    const figures = await runWrk([`-t${threads}`, `-c${connections}`, `-d${seconds}s`, '--latency', '-s', script, ...wrkHeaders(host, headers), url]);
-    return { tool: 'wrk', requests: figures.requests, rps: figures.rps, p50Ms: figures.p50, p99Ms: figures.p99, errors: figures.errors };
+    const figures = await runWrk([
+      `-t${threads}`,
+      `-c${connections}`,
+      `-d${seconds}s`,
+      '--latency',
+      '-s',
+      script,
+      ...wrkHeaders(host, headers),
+      url,
+    ]);
+    return {
+      tool: 'wrk',
+      requests: figures.requests,
+      rps: figures.rps,
+      p50Ms: figures.p50,
+      p99Ms: figures.p99,
+      errors: figures.errors,
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -51,11 +67,28 @@ async function roundRobinWrk(url, { paths, seconds, connections, threads, host, 
  * Returns { tool, requests, rps, p50Ms, p99Ms, errors } (errors: non-2xx + socket errors, and at a
  * fixed rate the requests still unanswered 10 s after the last fell due).
  */
-export async function roundRobinLoad({ url, paths, seconds, connections = 50, threads = 1, rate, warmup = 1, host, headers = {} }) {
+export async function roundRobinLoad({
+  url,
+  paths,
+  seconds,
+  connections = 50,
+  threads = 1,
+  rate,
+  warmup = 1,
+  host,
+  headers = {},
+}) {
   if (!Array.isArray(paths) || paths.length === 0) throw new Error('roundRobinLoad needs at least one path');
   const base = new URL(url);
   host ??= base.host;
   if (rate === undefined) return roundRobinWrk(base.origin, { paths, seconds, connections, threads, host, headers });
   const result = await openLoop(base.origin, { rate, seconds, warmup, connections, host, headers, paths });
-  return { tool: 'open loop', requests: result.sent, rps: result.rate, p50Ms: result.p50, p99Ms: result.p99, errors: result.errors };
+  return {
+    tool: 'open loop',
+    requests: result.sent,
+    rps: result.rate,
+    p50Ms: result.p50,
+    p99Ms: result.p99,
+    errors: result.errors,
+  };
 }

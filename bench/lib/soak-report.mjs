@@ -22,7 +22,8 @@ const median3 = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.
  */
 export function verdict(samples, warmupSeconds) {
   const settled = samples.filter((s) => s.seconds >= warmupSeconds);
-  if (settled.length < 6) return { problems: [`too few samples after the warm-up (${settled.length}; 6 needed): run longer`], figures: [] };
+  if (settled.length < 6)
+    return { problems: [`too few samples after the warm-up (${settled.length}; 6 needed): run longer`], figures: [] };
   const first = settled.slice(0, 3);
   const last = settled.slice(-3);
   const problems = [];
@@ -32,7 +33,10 @@ export function verdict(samples, warmupSeconds) {
     const to = median3(last.map((s) => s[name]));
     const limit = allowed(from);
     figures.push({ name, from, to, limit: Math.round(limit * 10) / 10, unit });
-    if (to > limit) problems.push(`${name} grew from ${from} to ${to} ${unit} after the warm-up (bound ${Math.round(limit * 10) / 10} ${unit})`);
+    if (to > limit)
+      problems.push(
+        `${name} grew from ${from} to ${to} ${unit} after the warm-up (bound ${Math.round(limit * 10) / 10} ${unit})`,
+      );
   };
   const rss = (from) => from + Math.max(BOUNDS.rssMiB, from * BOUNDS.rssRatio);
   check('routerRssMiB', 'MiB', rss);
@@ -81,7 +85,11 @@ export function toSvg(samples, { warmupSeconds, title }) {
       `<polyline fill="none" stroke="${series.colour}" stroke-width="1.5" points="${points}"/>`,
     );
   });
-  parts.push(`<text x="${left}" y="${height - 8}">0 s</text>`, `<text x="${width - right}" y="${height - 8}" text-anchor="end">${end} s (warm-up shaded)</text>`, '</svg>');
+  parts.push(
+    `<text x="${left}" y="${height - 8}">0 s</text>`,
+    `<text x="${width - right}" y="${height - 8}" text-anchor="end">${end} s (warm-up shaded)</text>`,
+    '</svg>',
+  );
   return `${parts.join('\n')}\n`;
 }
 

@@ -9,7 +9,19 @@ import { cellsOf, get } from './instance.mjs';
 const MiB = 1024 * 1024;
 
 /** The CSV columns, in order. */
-export const COLUMNS = ['seconds', 'routerRssMiB', 'cellsRssMiB', 'cells', 'routerFds', 'cellsFds', 'sqliteMiB', 'jobsQueued', 'jobsDone', 'mailbox', 'requests'];
+export const COLUMNS = [
+  'seconds',
+  'routerRssMiB',
+  'cellsRssMiB',
+  'cells',
+  'routerFds',
+  'cellsFds',
+  'sqliteMiB',
+  'jobsQueued',
+  'jobsDone',
+  'mailbox',
+  'requests',
+];
 
 /** One sample of `instance`, `seconds` into the run; `requests`: answers counted so far. */
 export async function sample(instance, seconds, requests) {
@@ -23,7 +35,9 @@ export async function sample(instance, seconds, requests) {
     routerFds: fds(instance.pid),
     cellsFds: cells.reduce((sum, pid) => sum + fds(pid), 0),
     sqliteMiB: round(sqliteBytes(instance.dataDir) / MiB),
-    jobsQueued: sumOf(metrics, 'anvil_job_queue_depth', (labels) => /state="(waiting|delayed|active|prioritized|running)"/.test(labels)),
+    jobsQueued: sumOf(metrics, 'anvil_job_queue_depth', (labels) =>
+      /state="(waiting|delayed|active|prioritized|running)"/.test(labels),
+    ),
     jobsDone: sumOf(metrics, 'anvil_job_queue_depth', (labels) => /state="(completed|done|failed)"/.test(labels)),
     mailbox: sumOf(metrics, 'anvil_actor_mailbox_depth', () => true),
     requests,

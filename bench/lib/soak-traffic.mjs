@@ -21,7 +21,14 @@ export function soakClient(instance) {
   /** One request; resolves { status, body } (status 0 when no answer came). */
   async function send(kind, method, path, { body, headers = {}, host = 'localhost' } = {}) {
     try {
-      const response = await request(instance.url(path), { method, body, headers: { host, ...headers }, dispatcher: agent, headersTimeout: 30_000, bodyTimeout: 30_000 });
+      const response = await request(instance.url(path), {
+        method,
+        body,
+        headers: { host, ...headers },
+        dispatcher: agent,
+        headersTimeout: 30_000,
+        bodyTimeout: 30_000,
+      });
       const text = await response.body.text();
       count(kind, response.statusCode);
       return { status: response.statusCode, body: text };
@@ -36,7 +43,8 @@ export function soakClient(instance) {
 /** The mixed traffic: one scenario per call, each one to three requests. `proxy` is left out: its upstream is on the internet. */
 export function scenarios(client) {
   const { send } = client;
-  const json = (kind, method, path, value) => send(kind, method, path, { body: JSON.stringify(value), headers: JSON_HEADERS });
+  const json = (kind, method, path, value) =>
+    send(kind, method, path, { body: JSON.stringify(value), headers: JSON_HEADERS });
   let n = 0;
   return [
     () => send('ping', 'GET', '/ping/ping'),
@@ -57,7 +65,11 @@ export function scenarios(client) {
     },
     () => send('users', 'GET', '/users?limit=5'),
     () => send('secured', 'GET', '/secured/status', { headers: { 'api-key': 'change-me' } }),
-    () => send('secured', 'POST', '/secured/echo', { body: 'soak', headers: { 'api-key': 'change-me', 'content-type': 'text/plain' } }),
+    () =>
+      send('secured', 'POST', '/secured/echo', {
+        body: 'soak',
+        headers: { 'api-key': 'change-me', 'content-type': 'text/plain' },
+      }),
     () => send('secured', 'GET', '/secured/status'),
     () => send('pages', 'GET', '/pages/'),
     () => send('pages', 'GET', '/pages/about'),
@@ -92,7 +104,14 @@ export async function mixedTraffic(list, { rate, workers, until }) {
 /** `count` jobs queued at once on the reports example (POST /reports/: 202 each). */
 export async function jobBurst(client, count) {
   const words = ['anvil', 'soak', 'queue', 'burst', 'window', 'clock'];
-  await Promise.all(Array.from({ length: count }, (_, i) => client.send('job', 'POST', '/reports/', { body: JSON.stringify({ words: words.slice(0, 1 + (i % words.length)) }), headers: JSON_HEADERS })));
+  await Promise.all(
+    Array.from({ length: count }, (_, i) =>
+      client.send('job', 'POST', '/reports/', {
+        body: JSON.stringify({ words: words.slice(0, 1 + (i % words.length)) }),
+        headers: JSON_HEADERS,
+      }),
+    ),
+  );
 }
 
 /**
@@ -101,16 +120,30 @@ export async function jobBurst(client, count) {
  */
 export async function deployOrRollback(client, round) {
   if (round % 2 === 1) {
-    const record = await client.send('admin', 'GET', '/anvil/api/greeter', { host: ADMIN_HEADERS.host, headers: ADMIN_HEADERS });
+    const record = await client.send('admin', 'GET', '/anvil/api/greeter', {
+      host: ADMIN_HEADERS.host,
+      headers: ADMIN_HEADERS,
+    });
     if (record.status !== 200) return `rollback: the record answered ${record.status}`;
     const { release, releases, active, public: isPublic } = JSON.parse(record.body);
-    const previous = releases.filter((r) => r < release).sort().at(-1);
+    const previous = releases
+      .filter((r) => r < release)
+      .sort()
+      .at(-1);
     if (previous === undefined) return 'rollback: no earlier release';
-    const put = await client.send('admin', 'PUT', '/anvil/api/greeter', { host: ADMIN_HEADERS.host, headers: { ...ADMIN_HEADERS, ...JSON_HEADERS }, body: JSON.stringify({ active, public: isPublic, release: previous }) });
+    const put = await client.send('admin', 'PUT', '/anvil/api/greeter', {
+      host: ADMIN_HEADERS.host,
+      headers: { ...ADMIN_HEADERS, ...JSON_HEADERS },
+      body: JSON.stringify({ active, public: isPublic, release: previous }),
+    });
     return `rollback to ${previous}: ${put.status}`;
   }
   const archive = tarGz(greeterFiles(round));
-  const deployed = await client.send('admin', 'POST', '/anvil/api', { host: ADMIN_HEADERS.host, headers: { ...ADMIN_HEADERS, 'content-type': 'application/gzip' }, body: archive });
+  const deployed = await client.send('admin', 'POST', '/anvil/api', {
+    host: ADMIN_HEADERS.host,
+    headers: { ...ADMIN_HEADERS, 'content-type': 'application/gzip' },
+    body: archive,
+  });
   return `deploy round ${round}: ${deployed.status}`;
 }
 

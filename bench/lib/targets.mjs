@@ -11,9 +11,23 @@ export function checkTarget({ name, measured, op, limit, format = (x) => fmt(x, 
   // How far from the limit, relative to it.
   const r = measured / limit;
   let by = 'not measured';
-  if (ok && op === '>=') by = met ? `met, ${fmt((r - 1) * 100, 0)} % above the limit` : `missed, ${fmt((1 - r) * 100, 0)} % below the limit`;
-  else if (ok) by = met ? `met, ${fmt((1 - r) * 100, 0)} % under the limit` : r < 2 ? `missed, ${fmt((r - 1) * 100, 0)} % over the limit` : `missed, ${fmt(r, 1)}× the limit`;
-  return { name, measured, display: ok ? format(measured) : 'n/a', target: `${op === '>=' ? '≥' : op === '<=' ? '≤' : '<'} ${format(limit)}`, met, by, note };
+  if (ok && op === '>=')
+    by = met ? `met, ${fmt((r - 1) * 100, 0)} % above the limit` : `missed, ${fmt((1 - r) * 100, 0)} % below the limit`;
+  else if (ok)
+    by = met
+      ? `met, ${fmt((1 - r) * 100, 0)} % under the limit`
+      : r < 2
+        ? `missed, ${fmt((r - 1) * 100, 0)} % over the limit`
+        : `missed, ${fmt(r, 1)}× the limit`;
+  return {
+    name,
+    measured,
+    display: ok ? format(measured) : 'n/a',
+    target: `${op === '>=' ? '≥' : op === '<=' ? '≤' : '<'} ${format(limit)}`,
+    met,
+    by,
+    note,
+  };
 }
 
 /** A number with `digits` decimals and thin-space thousands separators. */

@@ -126,12 +126,17 @@ export async function startWorkerdTenants({ n, port, readyTimeoutMs = 30_000 + 1
       await stop();
       throw new Error(`workerd exited while starting ${n} tenant(s):\n${log}`);
     }
-    const status = await get(port, pathFor(1)).then((r) => r.status, () => 0);
+    const status = await get(port, pathFor(1)).then(
+      (r) => r.status,
+      () => 0,
+    );
     if (status === 200) break;
     if (Date.now() > until) {
       const log = tail(logFile);
       await stop();
-      throw new Error(`workerd with ${n} tenant(s) not answering 200 after ${readyTimeoutMs} ms (last status ${status}):\n${log}`);
+      throw new Error(
+        `workerd with ${n} tenant(s) not answering 200 after ${readyTimeoutMs} ms (last status ${status}):\n${log}`,
+      );
     }
     await sleep(50);
   }

@@ -18,14 +18,18 @@ function checkTarget(folder: string, force: boolean): void {
   if (!existsSync(folder)) return;
   if (!statSync(folder).isDirectory()) throw new CliError(`${shownPath(folder)} exists and is not a folder`);
   if (readdirSync(folder).length > 0 && !force) {
-    throw new CliError(`${shownPath(folder)} already exists and is not empty`, ['use --force to write the skeleton over it (files of the skeleton are replaced, others are kept)']);
+    throw new CliError(`${shownPath(folder)} already exists and is not empty`, [
+      'use --force to write the skeleton over it (files of the skeleton are replaced, others are kept)',
+    ]);
   }
 }
 
 export function registerCreateApi(program: Command): void {
   program
     .command('create-api <name>')
-    .description('Create a working API folder: api.yaml with a /ping endpoint, a custom directive, Maps for dev and pro, a migration.')
+    .description(
+      'Create a working API folder: api.yaml with a /ping endpoint, a custom directive, Maps for dev and pro, a migration.',
+    )
     .option('--dir <parent>', 'folder to create it in', '.')
     .option('--force', 'write over an existing, non-empty folder', false)
     .option('--json', 'print JSON for scripts', false)
@@ -33,7 +37,9 @@ export function registerCreateApi(program: Command): void {
     .action((name: string, flags: CreateFlags) =>
       run(flags.json, () => {
         if (!new RegExp(API_KEY_PATTERN).test(name) || RESERVED_KEYS.has(name)) {
-          throw new CliError(`"${name}" is not a valid API name: use 1 to 63 lower-case letters, digits and "-", starting with a letter or digit (e.g. orders, user-profiles); "anvil" is reserved`);
+          throw new CliError(
+            `"${name}" is not a valid API name: use 1 to 63 lower-case letters, digits and "-", starting with a letter or digit (e.g. orders, user-profiles); "anvil" is reserved`,
+          );
         }
         const folder = resolve(flags.dir, name);
         checkTarget(folder, flags.force);

@@ -10,7 +10,9 @@ function folderAndEnv(args: string[]): { folder: string; env: string } {
   if (args.length === 1) {
     // `anvil deploy notes`: a folder named where the env goes (the env was left out).
     if (!existsSync(resolve('api.yaml')) && existsSync(join(resolve(args[0]!), 'api.yaml'))) {
-      throw new CliError(`deploy needs the env to deploy to: ${args[0]} is an API folder, not an env`, [`e.g. anvil deploy ${args[0]} dev`]);
+      throw new CliError(`deploy needs the env to deploy to: ${args[0]} is an API folder, not an env`, [
+        `e.g. anvil deploy ${args[0]} dev`,
+      ]);
     }
     return { folder: resolve('.'), env: envArgument(args[0]!) };
   }
@@ -27,7 +29,8 @@ function refuseReplacing(key: string, local: readonly string[], current: readonl
   if (current === null || current.length === 0) return;
   const mine = local.filter((endpoint) => !endpoint.startsWith('all '));
   if (mine.length === 0 || mine.some((endpoint) => current.includes(endpoint))) return;
-  const list = (endpoints: readonly string[]) => [...endpoints].sort().slice(0, 5).join(', ') + (endpoints.length > 5 ? `, … (${endpoints.length} in all)` : '');
+  const list = (endpoints: readonly string[]) =>
+    [...endpoints].sort().slice(0, 5).join(', ') + (endpoints.length > 5 ? `, … (${endpoints.length} in all)` : '');
   throw new CliError(`${key} already exists in ${env} and serves another API: nothing was sent`, [
     `it serves ${list(current)}`,
     `this folder serves ${list(mine)}`,
@@ -41,7 +44,8 @@ async function testBeforeDeploy(folder: string, env: string, json: boolean): Pro
   try {
     await testFolder(folder, { env, reporter: 'human' }, json ? process.stderr : process.stdout);
   } catch (error) {
-    if (error instanceof CliError) throw new CliError(`${error.message}: nothing was sent`, error.details, error.fields);
+    if (error instanceof CliError)
+      throw new CliError(`${error.message}: nothing was sent`, error.details, error.fields);
     throw error;
   }
 }
@@ -51,10 +55,12 @@ export function registerDeploy(program: Command): void {
     .command('deploy')
     .argument('<dir-and-env...>', 'the API folder (default: the current one) and the env to deploy to')
     .usage('[DIR] <ENV> [options]')
-    .description('Validate an API folder, pack it (api.yaml, Directives, Maps, Assets) and deploy it as a new, private release.')
+    .description(
+      'Validate an API folder, pack it (api.yaml, Directives, Maps, Assets) and deploy it as a new, private release.',
+    )
     .option('--no-typecheck', 'skip the type check of the TypeScript directives (Directives/*.ts, tsc --strict)')
-    .option('--test', 'run the folder\'s tests (anvil test) first, and send nothing when one fails', false)
-    .option('--replace', 'deploy even when the key already serves an API with none of this folder\'s endpoints', false)
+    .option('--test', "run the folder's tests (anvil test) first, and send nothing when one fails", false)
+    .option('--replace', "deploy even when the key already serves an API with none of this folder's endpoints", false)
     .option('--json', 'print JSON for scripts', false)
     .addHelpText(
       'after',
@@ -78,24 +84,47 @@ Example:
         if (!flags.json) printWarnings(local.warnings);
         if (flags.typecheck) local.errors.push(...(await typeErrors(folder)));
         if (local.errors.length > 0) {
-          throw new CliError(`${shownPath(folder)} is not valid (nothing was sent): ${local.errors.length} error(s)`, local.errors);
+          throw new CliError(
+            `${shownPath(folder)} is not valid (nothing was sent): ${local.errors.length} error(s)`,
+            local.errors,
+          );
         }
         if (flags.test) await testBeforeDeploy(folder, env, flags.json);
-        const [{ packApiFolder }, { withClient }] = await Promise.all([import('../deploy/releases/pack.js'), import('./management-client.js')]);
+        const [{ packApiFolder }, { withClient }] = await Promise.all([
+          import('../deploy/releases/pack.js'),
+          import('./management-client.js'),
+        ]);
         const { archive, files } = await packApiFolder(folder);
         const { c } = out;
-        if (!flags.json) out.line(c.dim(`deploying ${local.key} (${files.length} files, ${formatBytes(archive.length)}) to ${target.publicHost} via ${target.endpoint}`));
+        if (!flags.json)
+          out.line(
+            c.dim(
+              `deploying ${local.key} (${files.length} files, ${formatBytes(archive.length)}) to ${target.publicHost} via ${target.endpoint}`,
+            ),
+          );
         const { deployed, record } = await withClient(target, async (client) => {
           if (!flags.replace) refuseReplacing(local.key!, local.endpoints, await client.findEndpoints(local.key!), env);
           const deployed = await client.deploy(archive);
           return { deployed, record: await client.getApi(deployed.key) };
         });
         if (flags.json) {
-          out.json({ ok: true, key: deployed.key, release: deployed.release, env, publicHost: target.publicHost, active: record.active, public: record.public, files });
+          out.json({
+            ok: true,
+            key: deployed.key,
+            release: deployed.release,
+            env,
+            publicHost: target.publicHost,
+            active: record.active,
+            public: record.public,
+            files,
+          });
           return;
         }
         // A new release of a published API serves at once; a first deploy stays private until published.
-        const reach = record.active && record.public ? 'public: serving now' : `private; anvil publish ${deployed.key} ${env} makes it public`;
+        const reach =
+          record.active && record.public
+            ? 'public: serving now'
+            : `private; anvil publish ${deployed.key} ${env} makes it public`;
         out.line(`${c.green('deployed')} ${c.bold(deployed.key)} release ${c.cyan(deployed.release)} (${reach})`);
       }),
     );

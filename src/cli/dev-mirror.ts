@@ -31,7 +31,8 @@ export class DevMirror {
     for (const folder of this.folders) {
       this.copy(folder);
       const watcher = watch(folder, { recursive: true, persistent: false }, (_event, filename) => {
-        if (filename === null || (RELEASE_ROOTS as readonly string[]).includes(filename.toString().split(/[\\/]/)[0]!)) this.changed(folder);
+        if (filename === null || (RELEASE_ROOTS as readonly string[]).includes(filename.toString().split(/[\\/]/)[0]!))
+          this.changed(folder);
       });
       // A watched folder that is deleted ends its watcher with an error on some systems: it is a removal.
       watcher.on('error', () => this.changed(folder));
@@ -89,4 +90,3 @@ export class DevMirror {
     }
   }
 }
-

@@ -43,7 +43,9 @@ export function showInstanceLine(text: string, folderPath: (name: string) => str
   }
   const time = c.dim(new Date().toTimeString().slice(0, 8));
   if (line.msg === 'listening' && line.port !== undefined) {
-    out.line(`${time} ${c.green('serving')} on http://localhost:${line.port}/<api>/… (admin host http://admin.localhost:${line.port})`);
+    out.line(
+      `${time} ${c.green('serving')} on http://localhost:${line.port}/<api>/… (admin host http://admin.localhost:${line.port})`,
+    );
     return line.port;
   }
   const folder = line.folder === undefined ? '' : folderPath(line.folder);
@@ -53,7 +55,9 @@ export function showInstanceLine(text: string, folderPath: (name: string) => str
       break;
     case 'invalid':
     case 'skipped':
-      out.line(`${time} ${c.red('error')} ${folder} is invalid (${line.errors?.length ?? 0} error(s)); ${line.event === 'invalid' ? 'the last good release keeps serving' : 'it is not served until it is fixed'}`);
+      out.line(
+        `${time} ${c.red('error')} ${folder} is invalid (${line.errors?.length ?? 0} error(s)); ${line.event === 'invalid' ? 'the last good release keeps serving' : 'it is not served until it is fixed'}`,
+      );
       for (const error of line.errors ?? []) out.line(`  ${folder}/${error}`);
       break;
     case 'fixed':
@@ -62,14 +66,18 @@ export function showInstanceLine(text: string, folderPath: (name: string) => str
     case 'request': {
       const status = line.status ?? 0;
       const paint = status >= 500 ? c.red : status >= 400 ? c.yellow : c.green;
-      out.line(`${time} ${line.verb} /${line.api}${line.path === '/' ? '' : (line.path ?? '')} ${paint(String(status))} ${c.dim(`${(line.ms ?? 0).toFixed(1)} ms${line.bus === true ? ', over the bus' : ''}`)}`);
+      out.line(
+        `${time} ${line.verb} /${line.api}${line.path === '/' ? '' : (line.path ?? '')} ${paint(String(status))} ${c.dim(`${(line.ms ?? 0).toFixed(1)} ms${line.bus === true ? ', over the bus' : ''}`)}`,
+      );
       break;
     }
     case 'directive-error':
       out.line(`${time} ${c.red('error')} ${line.api} [${line.label}] ${line.message} (${line.status})`);
       break;
     case 'deleted':
-      out.line(`${time} ${c.yellow('deleted')} ${folder}: ${line.api} is disabled (its releases and data are kept; anvil remove deletes them)`);
+      out.line(
+        `${time} ${c.yellow('deleted')} ${folder}: ${line.api} is disabled (its releases and data are kept; anvil remove deletes them)`,
+      );
       break;
     default:
       if ((line.level ?? 0) >= PINO_ERROR) out.line(`${time} ${c.red('error')} ${line.msg ?? ''}`);

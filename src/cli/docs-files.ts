@@ -14,6 +14,15 @@ import { withStartOptionsDoc } from './start-doc.js';
 export function docsFiles(read: (path: string) => string): Record<string, string> {
   return {
     ...generatedFiles(read),
-    'docs/operate.md': withStartOptionsDoc(withEndpointsTable(withMarkedSection(read('docs/operate.md'), '<!-- error-table:start -->', '<!-- error-table:end -->', errorTable()))),
+    'docs/operate.md': withStartOptionsDoc(
+      withEndpointsTable(
+        withMarkedSection(
+          read('docs/operate.md'),
+          '<!-- error-table:start -->',
+          '<!-- error-table:end -->',
+          errorTable(),
+        ),
+      ),
+    ),
   };
 }

@@ -45,7 +45,11 @@ export function readDotEnv(dir: string): Record<string, string> {
 
 export function deployTarget(env: string, cwd = process.cwd()): DeployTarget {
   const suffix = env.toUpperCase().replace(/-/g, '_');
-  const names = { endpoint: `DEPLOY_ENDPOINT_${suffix}`, publicHost: `PUBLIC_HOST_${suffix}`, key: `API_KEY_${suffix}` };
+  const names = {
+    endpoint: `DEPLOY_ENDPOINT_${suffix}`,
+    publicHost: `PUBLIC_HOST_${suffix}`,
+    key: `API_KEY_${suffix}`,
+  };
   const file = readDotEnv(cwd);
   const read = (name: string) => {
     const value = process.env[name] ?? file[name];
@@ -56,18 +60,23 @@ export function deployTarget(env: string, cwd = process.cwd()): DeployTarget {
   const key = read(names.key);
   const missing = Object.values(names).filter((name) => read(name) === undefined);
   if (endpoint === undefined || publicHost === undefined || key === undefined) {
-    throw new CliError(`env "${env}" is not configured: ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not set (in ${join(cwd, '.env')} or the environment)`, [
-      'a .env for it looks like:',
-      `  ${names.endpoint}=http://admin.localhost:8080/anvil/api`,
-      `  ${names.publicHost}=localhost`,
-      `  ${names.key}=<the public host key>`,
-    ]);
+    throw new CliError(
+      `env "${env}" is not configured: ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not set (in ${join(cwd, '.env')} or the environment)`,
+      [
+        'a .env for it looks like:',
+        `  ${names.endpoint}=http://admin.localhost:8080/anvil/api`,
+        `  ${names.publicHost}=localhost`,
+        `  ${names.key}=<the public host key>`,
+      ],
+    );
   }
   let url: URL;
   try {
     url = new URL(endpoint);
   } catch {
-    throw new CliError(`${names.endpoint} must be a URL such as http://admin.localhost:8080/anvil/api, got "${endpoint}"`);
+    throw new CliError(
+      `${names.endpoint} must be a URL such as http://admin.localhost:8080/anvil/api, got "${endpoint}"`,
+    );
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new CliError(`${names.endpoint} must be an http:// or https:// URL, got "${endpoint}"`);

@@ -50,8 +50,12 @@ function hostsPlace(data: string): string {
   return readInstanceEnvironment().databaseUrl === null ? resolve(data) : 'the control plane (DATABASE_URL)';
 }
 
-const common = (command: Command) => command.option('--data <dir>', 'data directory of the instance', './data').option('--json', 'print JSON for scripts', false);
-const example = (...lines: string[]) => `\nExample${lines.length > 1 ? 's' : ''}:\n${lines.map((l) => `  ${l}\n`).join('')}`;
+const common = (command: Command) =>
+  command
+    .option('--data <dir>', 'data directory of the instance', './data')
+    .option('--json', 'print JSON for scripts', false);
+const example = (...lines: string[]) =>
+  `\nExample${lines.length > 1 ? 's' : ''}:\n${lines.map((l) => `  ${l}\n`).join('')}`;
 
 /**
  * `anvil hosts …`: the virtual hosts of a data directory's registry, or with DATABASE_URL those of
@@ -61,7 +65,14 @@ export function registerHosts(program: Command): void {
   const hosts = program
     .command('hosts')
     .description('List and change the virtual hosts of a data directory (a running instance notices within a second).')
-    .addHelpText('after', example('anvil hosts list', 'anvil hosts add-public shop.localhost --env pro --path /shop', 'anvil hosts remove shop.localhost'));
+    .addHelpText(
+      'after',
+      example(
+        'anvil hosts list',
+        'anvil hosts add-public shop.localhost --env pro --path /shop',
+        'anvil hosts remove shop.localhost',
+      ),
+    );
 
   common(hosts.command('list'))
     .description('List the hosts (public host keys are hidden unless --show-keys)')
@@ -69,10 +80,16 @@ export function registerHosts(program: Command): void {
     .addHelpText('after', example('anvil hosts list --show-keys'))
     .action((flags: HostFlags & { showKeys: boolean }) =>
       run(flags.json, async () => {
-        const list = (await withHosts(flags.data, (r) => r.listHosts())).map((h) => (h.kind === 'public' && !flags.showKeys ? { ...h, key: '…' } : h));
+        const list = (await withHosts(flags.data, (r) => r.listHosts())).map((h) =>
+          h.kind === 'public' && !flags.showKeys ? { ...h, key: '…' } : h,
+        );
         if (flags.json) return out.json(list);
         for (const h of list) {
-          out.line(h.kind === 'admin' ? `admin   ${h.name}` : `public  ${h.name}  env ${h.env}${h.path ? `  path ${h.path}` : ''}${flags.showKeys ? `  key ${h.key}` : ''}`);
+          out.line(
+            h.kind === 'admin'
+              ? `admin   ${h.name}`
+              : `public  ${h.name}  env ${h.env}${h.path ? `  path ${h.path}` : ''}${flags.showKeys ? `  key ${h.key}` : ''}`,
+          );
         }
       }),
     );
@@ -83,7 +100,11 @@ export function registerHosts(program: Command): void {
     .action((name: string, flags: HostFlags) =>
       run(flags.json, async () => {
         // An admin host serves every public host: instance-wide (no host), its name in the detail.
-        await auditedCliAction(flags.data, { action: 'host-add', host: null, detail: { kind: 'admin', name: name.toLowerCase() } }, () => withHosts(flags.data, (r) => r.addAdminHost(name)));
+        await auditedCliAction(
+          flags.data,
+          { action: 'host-add', host: null, detail: { kind: 'admin', name: name.toLowerCase() } },
+          () => withHosts(flags.data, (r) => r.addAdminHost(name)),
+        );
         if (flags.json) out.json({ ok: true, kind: 'admin', name: name.toLowerCase() });
         else out.line(`${out.c.green('added')} admin host ${name.toLowerCase()}`);
       }),
@@ -99,9 +120,21 @@ export function registerHosts(program: Command): void {
       run(flags.json, async () => {
         const key = flags.key ?? generatePublicHostKey();
         const detail = { kind: 'public', env: flags.env, path: flags.path ?? null };
-        await auditedCliAction(flags.data, { action: 'host-add', host: name.toLowerCase(), detail }, () => withHosts(flags.data, (r) => r.addPublicHost({ name, key, env: flags.env, path: flags.path ?? null })));
-        if (flags.json) return out.json({ ok: true, kind: 'public', name: name.toLowerCase(), env: flags.env, path: flags.path ?? null, key });
-        out.line(`${out.c.green('added')} public host ${name.toLowerCase()} (env ${flags.env}${flags.path ? `, path ${flags.path}` : ''})`);
+        await auditedCliAction(flags.data, { action: 'host-add', host: name.toLowerCase(), detail }, () =>
+          withHosts(flags.data, (r) => r.addPublicHost({ name, key, env: flags.env, path: flags.path ?? null })),
+        );
+        if (flags.json)
+          return out.json({
+            ok: true,
+            kind: 'public',
+            name: name.toLowerCase(),
+            env: flags.env,
+            path: flags.path ?? null,
+            key,
+          });
+        out.line(
+          `${out.c.green('added')} public host ${name.toLowerCase()} (env ${flags.env}${flags.path ? `, path ${flags.path}` : ''})`,
+        );
         if (flags.key === undefined) out.line(`key: ${key}`);
       }),
     );
@@ -111,10 +144,17 @@ export function registerHosts(program: Command): void {
     .addHelpText('after', example('anvil hosts remove shop.localhost'))
     .action((name: string, flags: HostFlags) =>
       run(flags.json, async () => {
-        const kind = await withHosts(flags.data, async (r) => (await r.listHosts()).find((h) => h.name === name.toLowerCase())?.kind ?? null);
-        const audited = kind === 'admin' ? { host: null, detail: { kind, name: name.toLowerCase() } } : { host: name.toLowerCase(), detail: { kind } };
+        const kind = await withHosts(
+          flags.data,
+          async (r) => (await r.listHosts()).find((h) => h.name === name.toLowerCase())?.kind ?? null,
+        );
+        const audited =
+          kind === 'admin'
+            ? { host: null, detail: { kind, name: name.toLowerCase() } }
+            : { host: name.toLowerCase(), detail: { kind } };
         await auditedCliAction(flags.data, { action: 'host-remove', ...audited }, async () => {
-          if (!(await withHosts(flags.data, (r) => r.removeHost(name)))) throw new CliError(`no host named "${name}" in ${hostsPlace(flags.data)}`);
+          if (!(await withHosts(flags.data, (r) => r.removeHost(name))))
+            throw new CliError(`no host named "${name}" in ${hostsPlace(flags.data)}`);
         });
         if (flags.json) out.json({ ok: true, removed: name.toLowerCase() });
         else out.line(`${out.c.green('removed')} host ${name.toLowerCase()}`);

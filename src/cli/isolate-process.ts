@@ -11,6 +11,8 @@ export async function runWithIsolateFlags(argv: readonly string[]): Promise<void
   const runsIsolates = command === 'test' || (command === 'deploy' && rest.includes('--test'));
   if (!runsIsolates || process.execArgv.includes('--no-node-snapshot')) return;
   const { CELL_NODE_FLAGS } = await import('../cell/process/cell-supervisor.js');
-  const again = spawnSync(process.execPath, [...CELL_NODE_FLAGS, ...process.execArgv, ...argv.slice(1)], { stdio: 'inherit' });
+  const again = spawnSync(process.execPath, [...CELL_NODE_FLAGS, ...process.execArgv, ...argv.slice(1)], {
+    stdio: 'inherit',
+  });
   process.exit(again.status ?? 1);
 }

@@ -18,7 +18,9 @@ export const localhostLookup: LookupFunction = (hostname, options, callback) => 
     return;
   }
   if ((options as { all?: boolean }).all === true) {
-    (callback as unknown as (error: null, addresses: LookupAddress[]) => void)(null, [{ address: '127.0.0.1', family: 4 }]);
+    (callback as unknown as (error: null, addresses: LookupAddress[]) => void)(null, [
+      { address: '127.0.0.1', family: 4 },
+    ]);
   } else {
     callback(null, '127.0.0.1', 4);
   }
@@ -29,5 +31,10 @@ export const localhostLookup: LookupFunction = (hostname, options, callback) => 
  * `http://admin.localhost:8080/…`, only the connection goes to 127.0.0.1. Close it when done.
  */
 export function localhostAgent(): Agent {
-  return new Agent({ connect: { lookup: localhostLookup, timeout: 10_000 }, keepAliveTimeout: 1_000, headersTimeout: 120_000, bodyTimeout: 120_000 });
+  return new Agent({
+    connect: { lookup: localhostLookup, timeout: 10_000 },
+    keepAliveTimeout: 1_000,
+    headersTimeout: 120_000,
+    bodyTimeout: 120_000,
+  });
 }

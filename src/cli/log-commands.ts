@@ -23,10 +23,12 @@ function printLine(raw: unknown): void {
     return;
   }
   const status = line.status ?? 0;
-  const shown = status >= 500 ? c.red(String(status)) : status >= 400 ? c.yellow(String(status)) : c.green(String(status));
+  const shown =
+    status >= 500 ? c.red(String(status)) : status >= 400 ? c.yellow(String(status)) : c.green(String(status));
   const duration = line.durationMs === undefined ? '' : ` ${c.dim(`${line.durationMs} ms`)}`;
   out.line(`${c.dim(line.time ?? '')} ${shown} ${(line.verb ?? '').toUpperCase()} ${line.path ?? ''}${duration}`);
-  for (const error of line.errors ?? []) out.line(`    ${c.red('error')} [${error.label ?? '?'} › ${error.directive ?? '?'}] ${error.message ?? ''}`);
+  for (const error of line.errors ?? [])
+    out.line(`    ${c.red('error')} [${error.label ?? '?'} › ${error.directive ?? '?'}] ${error.message ?? ''}`);
 }
 
 function filterOf(flags: { status?: string; route?: string; text?: string }): URLSearchParams {
@@ -37,7 +39,8 @@ function filterOf(flags: { status?: string; route?: string; text?: string }): UR
   return filter;
 }
 
-const TARGET_HELP = 'The target comes from DEPLOY_ENDPOINT_<ENV>, PUBLIC_HOST_<ENV> and API_KEY_<ENV> (.env or the environment).';
+const TARGET_HELP =
+  'The target comes from DEPLOY_ENDPOINT_<ENV>, PUBLIC_HOST_<ENV> and API_KEY_<ENV> (.env or the environment).';
 
 /** `anvil list <ENV>` and `anvil tail <key> <ENV>`: clients of the management API's list and of an API's request log. */
 export function registerLogCommands(program: Command): void {
@@ -62,30 +65,41 @@ export function registerLogCommands(program: Command): void {
     .command('tail')
     .argument('<key>', 'the API')
     .argument('<env>', 'its env', envArgument)
-    .description("Print an API's request log (the lines its Log directive writes): the last lines, then new ones as they come.")
+    .description(
+      "Print an API's request log (the lines its Log directive writes): the last lines, then new ones as they come.",
+    )
     .option('--status <class>', 'only these statuses: a class (5xx) or a status (503)')
     .option('--route <route>', "only this route template, e.g. 'get /users/{id}'")
     .option('--text <text>', 'only lines containing this text (any case)')
     .option('--lines <n>', 'how many of the last lines first (0–1000)', '20')
     .option('--no-follow', 'print the last lines and stop')
     .option('--json', 'print each line as the JSON it is stored as', false)
-    .addHelpText('after', `\n${TARGET_HELP}\n\nExamples:\n  anvil tail users dev\n  anvil tail users dev --status 5xx --no-follow\n`)
-    .action((key: string, env: string, flags: { status?: string; route?: string; text?: string; lines: string; follow: boolean; json: boolean }) =>
-      run(flags.json, async () => {
-        const last = Number(flags.lines);
-        if (!/^\d{1,4}$/.test(flags.lines) || last > 1000) throw new CliError(`--lines: "${flags.lines}" is not a whole number from 0 to 1000`);
-        const target = deployTarget(env);
-        const filter = filterOf(flags);
-        const print = flags.json ? (line: unknown) => process.stdout.write(`${JSON.stringify(line)}\n`) : printLine;
-        const { withClient } = await import('./management-client.js');
-        await withClient(target, async (client) => {
-          if (last > 0) {
-            const limited = new URLSearchParams(filter);
-            limited.set('limit', String(last));
-            for (const line of await client.logLines(key, limited)) print(line);
-          }
-          if (flags.follow) await client.followLog(key, filter, print);
-        });
-      }),
+    .addHelpText(
+      'after',
+      `\n${TARGET_HELP}\n\nExamples:\n  anvil tail users dev\n  anvil tail users dev --status 5xx --no-follow\n`,
+    )
+    .action(
+      (
+        key: string,
+        env: string,
+        flags: { status?: string; route?: string; text?: string; lines: string; follow: boolean; json: boolean },
+      ) =>
+        run(flags.json, async () => {
+          const last = Number(flags.lines);
+          if (!/^\d{1,4}$/.test(flags.lines) || last > 1000)
+            throw new CliError(`--lines: "${flags.lines}" is not a whole number from 0 to 1000`);
+          const target = deployTarget(env);
+          const filter = filterOf(flags);
+          const print = flags.json ? (line: unknown) => process.stdout.write(`${JSON.stringify(line)}\n`) : printLine;
+          const { withClient } = await import('./management-client.js');
+          await withClient(target, async (client) => {
+            if (last > 0) {
+              const limited = new URLSearchParams(filter);
+              limited.set('limit', String(last));
+              for (const line of await client.logLines(key, limited)) print(line);
+            }
+            if (flags.follow) await client.followLog(key, filter, print);
+          });
+        }),
     );
 }

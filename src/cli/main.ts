@@ -57,7 +57,9 @@ usageAfterErrors(program);
 
 /** The version of the package this command comes from. */
 function packageVersion(): string {
-  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
   return manifest.version;
 }
 

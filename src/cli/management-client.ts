@@ -31,7 +31,9 @@ export class ManagementClient {
 
   /** The API's last request log lines (oldest first), filtered as `GET …/logs` filters them. */
   async logLines(key: string, filter: URLSearchParams): Promise<unknown[]> {
-    const answer = (await this.call('GET', `/${encodeURIComponent(key)}/logs?${filter}`, { key })) as { lines: unknown[] };
+    const answer = (await this.call('GET', `/${encodeURIComponent(key)}/logs?${filter}`, { key })) as {
+      lines: unknown[];
+    };
     return answer.lines;
   }
 
@@ -39,9 +41,11 @@ export class ManagementClient {
   async followLog(key: string, filter: URLSearchParams, onLine: (line: unknown) => void): Promise<void> {
     const { target } = this;
     const url = `${target.endpoint}/${encodeURIComponent(key)}/logs?${filter}&follow=1`;
-    const response = await request(url, { headers: this.headers(), dispatcher: this.agent, bodyTimeout: 0 }).catch((error: unknown) => {
-      throw this.unreachable(url, error);
-    });
+    const response = await request(url, { headers: this.headers(), dispatcher: this.agent, bodyTimeout: 0 }).catch(
+      (error: unknown) => {
+        throw this.unreachable(url, error);
+      },
+    );
     if (response.statusCode !== 200) {
       const text = await response.body.text();
       throw this.failure('GET', url, response.statusCode, parseJson(text), text, { key });
@@ -53,7 +57,8 @@ export class ManagementClient {
       while ((end = pending.indexOf('\n\n')) !== -1) {
         const event = pending.slice(0, end);
         pending = pending.slice(end + 2);
-        for (const line of event.split('\n')) if (line.startsWith('data: ')) onLine(parseJson(line.slice(6)) ?? { unreadable: line.slice(6) });
+        for (const line of event.split('\n'))
+          if (line.startsWith('data: ')) onLine(parseJson(line.slice(6)) ?? { unreadable: line.slice(6) });
       }
     }
   }
@@ -67,12 +72,18 @@ export class ManagementClient {
       if (error instanceof CliError && error.fields.status === 404) return null;
       throw error;
     }
-    return Object.entries(described.paths ?? {}).flatMap(([path, operations]) => Object.keys(operations).map((verb) => `${verb} ${path}`));
+    return Object.entries(described.paths ?? {}).flatMap(([path, operations]) =>
+      Object.keys(operations).map((verb) => `${verb} ${path}`),
+    );
   }
 
   /** PUT `{active, release, public}`: publish, disable and rollback are all this call. */
   async putApi(key: string, change: { active: boolean; release: string; public: boolean }): Promise<void> {
-    await this.call('PUT', `/${encodeURIComponent(key)}`, { key, body: JSON.stringify(change), contentType: 'application/json' });
+    await this.call('PUT', `/${encodeURIComponent(key)}`, {
+      key,
+      body: JSON.stringify(change),
+      contentType: 'application/json',
+    });
   }
 
   /** DELETE: the API, its releases and its data (the server refuses while it is active: 409). */
@@ -82,10 +93,17 @@ export class ManagementClient {
 
   /** POST a `.tar.gz`: `{key, release}` of the new release. */
   async deploy(archive: Buffer): Promise<{ key: string; release: string }> {
-    return (await this.call('POST', '', { body: archive, contentType: 'application/gzip' })) as { key: string; release: string };
+    return (await this.call('POST', '', { body: archive, contentType: 'application/gzip' })) as {
+      key: string;
+      release: string;
+    };
   }
 
-  private async call(method: Method, path: string, options: { key?: string; body?: string | Buffer; contentType?: string }): Promise<unknown> {
+  private async call(
+    method: Method,
+    path: string,
+    options: { key?: string; body?: string | Buffer; contentType?: string },
+  ): Promise<unknown> {
     const { target } = this;
     const url = `${target.endpoint}${path}`;
     const headers = this.headers();
@@ -111,10 +129,19 @@ export class ManagementClient {
   private unreachable(url: string, error: unknown): CliError {
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
     const code = (error as { code?: string }).code ?? cause?.code;
-    return new CliError(`cannot reach ${url} (${this.target.names.endpoint}): ${code ?? (error as Error).message}${code === 'ECONNREFUSED' ? ' — is the instance running?' : ''}`);
+    return new CliError(
+      `cannot reach ${url} (${this.target.names.endpoint}): ${code ?? (error as Error).message}${code === 'ECONNREFUSED' ? ' — is the instance running?' : ''}`,
+    );
   }
 
-  private failure(method: Method, url: string, status: number, json: unknown, text: string, options: { key?: string; body?: string | Buffer }): CliError {
+  private failure(
+    method: Method,
+    url: string,
+    status: number,
+    json: unknown,
+    text: string,
+    options: { key?: string; body?: string | Buffer },
+  ): CliError {
     const { target } = this;
     const body = (json ?? {}) as { error?: unknown; errors?: unknown };
     const serverErrors = Array.isArray(body.errors) ? body.errors.map(String) : [];
@@ -123,21 +150,49 @@ export class ManagementClient {
     switch (status) {
       case 400:
         return method === 'POST'
-          ? new CliError(`the server refused the deploy (400): ${serverErrors.length || 1} error(s)`, serverErrors.length > 0 ? serverErrors : [message], fields)
-          : new CliError(`the server refused the request (400): ${message}`, serverErrors.length > 1 ? serverErrors : [], fields);
+          ? new CliError(
+              `the server refused the deploy (400): ${serverErrors.length || 1} error(s)`,
+              serverErrors.length > 0 ? serverErrors : [message],
+              fields,
+            )
+          : new CliError(
+              `the server refused the request (400): ${message}`,
+              serverErrors.length > 1 ? serverErrors : [],
+              fields,
+            );
       case 401:
-        return new CliError(`401 Unauthorized: ${url} refused public host "${target.publicHost}" with its key; check ${target.names.publicHost} and ${target.names.key}`, [], fields);
+        return new CliError(
+          `401 Unauthorized: ${url} refused public host "${target.publicHost}" with its key; check ${target.names.publicHost} and ${target.names.key}`,
+          [],
+          fields,
+        );
       case 404:
         if (options.key !== undefined && /^unknown API/.test(message)) {
-          return new CliError(`no API "${options.key}" on public host ${target.publicHost} (${target.env})`, [], fields);
+          return new CliError(
+            `no API "${options.key}" on public host ${target.publicHost} (${target.env})`,
+            [],
+            fields,
+          );
         }
         if (/^unknown release/.test(message)) return new CliError(message, [], fields);
-        return new CliError(`404 from ${url}: ${message} (is ${target.names.endpoint} the URL of /anvil/api on an admin host?)`, [], fields);
+        return new CliError(
+          `404 from ${url}: ${message} (is ${target.names.endpoint} the URL of /anvil/api on an admin host?)`,
+          [],
+          fields,
+        );
       case 409:
-        return new CliError(`${options.key ?? 'the API'} is active on public host ${target.publicHost} (${target.env}): disable it first (anvil disable ${options.key ?? '<key>'} ${target.env}), then remove it`, [], fields);
+        return new CliError(
+          `${options.key ?? 'the API'} is active on public host ${target.publicHost} (${target.env}): disable it first (anvil disable ${options.key ?? '<key>'} ${target.env}), then remove it`,
+          [],
+          fields,
+        );
       case 413: {
         const size = Buffer.isBuffer(options.body) ? ` (${formatBytes(options.body.length)})` : '';
-        return new CliError(`413: the archive${size} is larger than the server accepts (its --upload-limit): ${message}`, [], fields);
+        return new CliError(
+          `413: the archive${size} is larger than the server accepts (its --upload-limit): ${message}`,
+          [],
+          fields,
+        );
       }
       default:
         return new CliError(`${method} ${url} answered ${status}: ${message}`, serverErrors, fields);

@@ -20,7 +20,8 @@ export function integer(min: number, max: number): Parser<number> {
   return {
     read(value, name) {
       const n = Number(value);
-      if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}, got "${value}"`);
+      if (!Number.isInteger(n) || n < min || n > max)
+        throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}, got "${value}"`);
       return n;
     },
     show: String,
@@ -34,7 +35,8 @@ const UNITS: Record<string, number> = { b: 1, kb: 1000, kib: 1024, mb: 1e6, mib:
 export const byteSize: Parser<number> = {
   read(value, name) {
     const match = SIZE.exec(value.trim());
-    if (match === null) throw new InvalidArgumentError(`${name} must be a size such as 1048576, 512KiB or 1MiB, got "${value}"`);
+    if (match === null)
+      throw new InvalidArgumentError(`${name} must be a size such as 1048576, 512KiB or 1MiB, got "${value}"`);
     const bytes = Number(match[1]) * UNITS[(match[2] ?? 'b').toLowerCase()]!;
     if (bytes < 1) throw new InvalidArgumentError(`${name} must be at least 1 byte`);
     return bytes;
@@ -56,18 +58,23 @@ export function duration(minMs = 1): Parser<number> {
   return {
     read(value, name) {
       const match = /^(\d+(?:\.\d+)?)\s*(ms|s|m)?$/.exec(value.trim());
-      if (match === null) throw new InvalidArgumentError(`${name} must be a duration such as 500ms, 30s or 2m, got "${value}"`);
+      if (match === null)
+        throw new InvalidArgumentError(`${name} must be a duration such as 500ms, 30s or 2m, got "${value}"`);
       const ms = Number(match[1]) * (match[2] === 's' ? 1000 : match[2] === 'm' ? 60_000 : 1);
       if (ms < minMs) throw new InvalidArgumentError(`${name} must be at least ${minMs}ms`);
       return Math.round(ms);
     },
-    show: (ms) => (ms === 0 ? '0' : ms % 60_000 === 0 ? `${ms / 60_000}m` : ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`),
+    show: (ms) =>
+      ms === 0 ? '0' : ms % 60_000 === 0 ? `${ms / 60_000}m` : ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`,
   };
 }
 
 export const envName: Parser<string> = {
   read(value, name) {
-    if (!/^[a-z0-9][a-z0-9_-]{0,31}$/.test(value)) throw new InvalidArgumentError(`${name} must be lower-case letters, digits, _ or - (e.g. dev, pro), got "${value}"`);
+    if (!/^[a-z0-9][a-z0-9_-]{0,31}$/.test(value))
+      throw new InvalidArgumentError(
+        `${name} must be lower-case letters, digits, _ or - (e.g. dev, pro), got "${value}"`,
+      );
     return value;
   },
   show: String,
@@ -99,4 +106,7 @@ export const words: Parser<string[]> = {
 };
 
 /** A flag without an argument: on when given (commander reads it; its variable: see start-command.ts). */
-export const toggle: Parser<boolean> = { read: (value) => !['', '0', 'false'].includes(value.toLowerCase()), show: String };
+export const toggle: Parser<boolean> = {
+  read: (value) => !['', '0', 'false'].includes(value.toLowerCase()),
+  show: String,
+};

@@ -75,7 +75,12 @@ export async function run(json: boolean, work: () => Promise<void> | void): Prom
     if (!(error instanceof CliError)) throw error;
     process.exitCode = 1;
     if (json) {
-      out.json({ ok: false, error: error.message, ...(error.details.length > 0 ? { errors: error.details } : {}), ...error.fields });
+      out.json({
+        ok: false,
+        error: error.message,
+        ...(error.details.length > 0 ? { errors: error.details } : {}),
+        ...error.fields,
+      });
       return;
     }
     const c = coloursFor(process.stderr);

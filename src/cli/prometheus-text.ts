@@ -21,7 +21,8 @@ export function parseSamples(text: string): Sample[] {
     const match = LINE.exec(line);
     if (match === null) continue;
     const labels: Record<string, string> = {};
-    for (const [, name, value] of (match[2] ?? '').matchAll(LABEL)) labels[name!] = value!.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
+    for (const [, name, value] of (match[2] ?? '').matchAll(LABEL))
+      labels[name!] = value!.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
     samples.push({ name: match[1]!, labels, value: Number(match[3]) });
   }
   return samples;
@@ -37,7 +38,13 @@ export function sum(samples: readonly Sample[]): number {
 }
 
 /** Counter growth between two scrapes, grouped by one label (`class`, `reason`, …). */
-export function growthBy(before: readonly Sample[], after: readonly Sample[], name: string, match: Record<string, string>, label: string): Record<string, number> {
+export function growthBy(
+  before: readonly Sample[],
+  after: readonly Sample[],
+  name: string,
+  match: Record<string, string>,
+  label: string,
+): Record<string, number> {
   const out: Record<string, number> = {};
   for (const s of select(after, name, match)) out[s.labels[label] ?? ''] = (out[s.labels[label] ?? ''] ?? 0) + s.value;
   for (const s of select(before, name, match)) out[s.labels[label] ?? ''] = (out[s.labels[label] ?? ''] ?? 0) - s.value;
@@ -46,7 +53,12 @@ export function growthBy(before: readonly Sample[], after: readonly Sample[], na
 }
 
 /** Cumulative bucket counts (le → count) grown between two scrapes, summed over matching series. */
-export function bucketGrowth(before: readonly Sample[], after: readonly Sample[], name: string, match: Record<string, string>): Array<[number, number]> {
+export function bucketGrowth(
+  before: readonly Sample[],
+  after: readonly Sample[],
+  name: string,
+  match: Record<string, string>,
+): Array<[number, number]> {
   const byLe = new Map<number, number>();
   const add = (samples: readonly Sample[], sign: number) => {
     for (const s of select(samples, `${name}_bucket`, match)) {

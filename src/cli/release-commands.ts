@@ -16,13 +16,21 @@ type Change = (record: ApiRecord, flags: Flags) => { active: boolean; release: s
 function previousRelease(record: ApiRecord): string {
   const older = record.releases.filter((r) => r < record.release).sort();
   const previous = older[older.length - 1];
-  if (previous === undefined) throw new CliError(`${record.key} has no release older than ${record.release} to roll back to`, record.releases.length > 0 ? [`kept releases: ${record.releases.join(', ')} (use --to)`] : []);
+  if (previous === undefined)
+    throw new CliError(
+      `${record.key} has no release older than ${record.release} to roll back to`,
+      record.releases.length > 0 ? [`kept releases: ${record.releases.join(', ')} (use --to)`] : [],
+    );
   return previous;
 }
 
 function chosenRelease(record: ApiRecord, wanted: string | undefined): string {
-  if (wanted === undefined || wanted === record.release || record.releases.includes(wanted)) return wanted ?? record.release;
-  throw new CliError(`${record.key} has no release "${wanted}"`, [`current: ${record.release}`, ...(record.releases.length > 0 ? [`kept: ${record.releases.join(', ')}`] : [])]);
+  if (wanted === undefined || wanted === record.release || record.releases.includes(wanted))
+    return wanted ?? record.release;
+  throw new CliError(`${record.key} has no release "${wanted}"`, [
+    `current: ${record.release}`,
+    ...(record.releases.length > 0 ? [`kept: ${record.releases.join(', ')}`] : []),
+  ]);
 }
 
 function printRecord(record: ApiRecord): void {
@@ -48,10 +56,13 @@ async function change(key: string, env: string, flags: Flags, verb: string, comp
     out.json({ ok: true, ...after });
     return;
   }
-  out.line(`${out.c.green(verb)} ${out.c.bold(key)} release ${out.c.cyan(after.release)} on ${target.publicHost} (${env})`);
+  out.line(
+    `${out.c.green(verb)} ${out.c.bold(key)} release ${out.c.cyan(after.release)} on ${target.publicHost} (${env})`,
+  );
 }
 
-const help = (example: string) => `\nThe target comes from DEPLOY_ENDPOINT_<ENV>, PUBLIC_HOST_<ENV> and API_KEY_<ENV> (.env or the environment).\n\nExample:\n  ${example}\n`;
+const help = (example: string) =>
+  `\nThe target comes from DEPLOY_ENDPOINT_<ENV>, PUBLIC_HOST_<ENV> and API_KEY_<ENV> (.env or the environment).\n\nExample:\n  ${example}\n`;
 
 /** publish, disable and rollback: one GET-then-PUT each, differing in the change they make. */
 interface ChangeCommand {
@@ -80,10 +91,15 @@ const CHANGE_COMMANDS: ChangeCommand[] = [
   },
   {
     name: 'rollback',
-    description: 'Switch an API back to the release before the current one (or --to R); active and public stay as they are.',
+    description:
+      'Switch an API back to the release before the current one (or --to R); active and public stay as they are.',
     releaseOption: ['--to <id>', 'the release to switch to (see anvil status)'],
     verb: 'rolled back',
-    compute: (r, f) => ({ active: r.active, public: r.public, release: f.to === undefined ? previousRelease(r) : chosenRelease(r, f.to) }),
+    compute: (r, f) => ({
+      active: r.active,
+      public: r.public,
+      release: f.to === undefined ? previousRelease(r) : chosenRelease(r, f.to),
+    }),
   },
 ];
 
@@ -95,12 +111,16 @@ export function registerReleaseCommands(program: Command): void {
       .option(...command.releaseOption)
       .option('--json', 'print JSON for scripts', false)
       .addHelpText('after', help(`anvil ${command.name} orders dev`))
-      .action((key: string, env: string, flags: Flags) => run(flags.json, () => change(key, envArgument(env), flags, command.verb, command.compute)));
+      .action((key: string, env: string, flags: Flags) =>
+        run(flags.json, () => change(key, envArgument(env), flags, command.verb, command.compute)),
+      );
   }
 
   program
     .command('remove <key> <env>')
-    .description('Remove a disabled API: its record, every kept release and its data (database, files, logs). It cannot be undone.')
+    .description(
+      'Remove a disabled API: its record, every kept release and its data (database, files, logs). It cannot be undone.',
+    )
     .option('--json', 'print JSON for scripts', false)
     .addHelpText('after', help('anvil disable orders dev && anvil remove orders dev'))
     .action((key: string, env: string, flags: Flags) =>
@@ -115,7 +135,7 @@ export function registerReleaseCommands(program: Command): void {
 
   program
     .command('status <key> <env>')
-    .description('Show an API\'s record: active, public, the current release and the kept earlier ones.')
+    .description("Show an API's record: active, public, the current release and the kept earlier ones.")
     .option('--json', 'print JSON for scripts', false)
     .addHelpText('after', help('anvil status orders dev'))
     .action((key: string, env: string, flags: Flags) =>

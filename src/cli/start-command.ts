@@ -32,7 +32,9 @@ function commanderOption(option: StartOption<unknown>, env: NodeJS.ProcessEnv): 
 export function variablesHelp(command: Command): string {
   const help = command.createHelp();
   const width = help.padWidth(command, help);
-  const items = Object.values(START_VARIABLES).map((option) => help.formatItem(option.env, width, `${plain(option.doc)} (default: ${plain(defaultText(option))})`, help));
+  const items = Object.values(START_VARIABLES).map((option) =>
+    help.formatItem(option.env, width, `${plain(option.doc)} (default: ${plain(defaultText(option))})`, help),
+  );
   return `\nEnvironment variables (no flag):\n${items.join('\n')}`;
 }
 
@@ -42,7 +44,10 @@ export function readStartValues(command: Command, env: NodeJS.ProcessEnv = proce
   const flags: Record<string, unknown> = {};
   for (const [name, option] of Object.entries(START_FLAGS)) {
     const fallback = option.fallbackEnv === null ? undefined : env[option.fallbackEnv];
-    flags[name] = command.getOptionValueSource(name) === 'default' && fallback !== undefined ? option.parse.read(fallback, option.fallbackEnv!) : parsed[name];
+    flags[name] =
+      command.getOptionValueSource(name) === 'default' && fallback !== undefined
+        ? option.parse.read(fallback, option.fallbackEnv!)
+        : parsed[name];
   }
   return { ...(flags as ValuesOf<typeof START_FLAGS>), ...readInstanceEnvironment(env) };
 }

@@ -19,7 +19,12 @@ export function startOptionsDoc(): string {
 
 function row(option: StartOption<unknown>): string {
   const variables = [option.env, option.fallbackEnv].filter((name) => name !== null).map((name) => `\`${name}\``);
-  const cells = [option.flag === null ? '—' : `\`${option.flag}\``, variables.join(', then '), defaultText(option), option.doc];
+  const cells = [
+    option.flag === null ? '—' : `\`${option.flag}\``,
+    variables.join(', then '),
+    defaultText(option),
+    option.doc,
+  ];
   return `| ${cells.map((cell) => cell.replace(/\|/g, '\\|')).join(' | ')} |`;
 }
 

@@ -42,21 +42,37 @@ interface Declared<T> {
 }
 
 /** A flag and its variable; `default: null` when it has none (then `defaultDoc` says what applies). */
-export function flag<T extends NonNullable<unknown>>(spec: Declared<T> & { flag: string; default: T; fallbackEnv?: string }): StartOption<T>;
+export function flag<T extends NonNullable<unknown>>(
+  spec: Declared<T> & { flag: string; default: T; fallbackEnv?: string },
+): StartOption<T>;
 export function flag<T>(spec: Declared<T> & { flag: string; default: null; defaultDoc: string }): StartOption<T | null>;
-export function flag<T>(spec: Declared<T> & { flag: string; default: T | null; fallbackEnv?: string }): StartOption<T | null> {
+export function flag<T>(
+  spec: Declared<T> & { flag: string; default: T | null; fallbackEnv?: string },
+): StartOption<T | null> {
   return { ...row(spec), flag: spec.flag, env: envVariableOf(spec.flag), fallbackEnv: spec.fallbackEnv ?? null };
 }
 
 /** An environment variable that is no flag. */
-export function variable<T extends NonNullable<unknown>>(spec: Declared<T> & { env: string; default: T }): StartOption<T>;
-export function variable<T>(spec: Declared<T> & { env: string; default: null; defaultDoc: string }): StartOption<T | null>;
+export function variable<T extends NonNullable<unknown>>(
+  spec: Declared<T> & { env: string; default: T },
+): StartOption<T>;
+export function variable<T>(
+  spec: Declared<T> & { env: string; default: null; defaultDoc: string },
+): StartOption<T | null>;
 export function variable<T>(spec: Declared<T> & { env: string; default: T | null }): StartOption<T | null> {
   return { ...row(spec), flag: null, env: spec.env, fallbackEnv: null };
 }
 
-function row<T>(spec: Declared<T> & { default: T | null }): Omit<StartOption<T | null>, 'flag' | 'env' | 'fallbackEnv'> {
-  return { parse: spec.parse as Parser<T | null>, default: spec.default, defaultDoc: spec.defaultDoc ?? null, group: spec.group, doc: spec.doc };
+function row<T>(
+  spec: Declared<T> & { default: T | null },
+): Omit<StartOption<T | null>, 'flag' | 'env' | 'fallbackEnv'> {
+  return {
+    parse: spec.parse as Parser<T | null>,
+    default: spec.default,
+    defaultDoc: spec.defaultDoc ?? null,
+    group: spec.group,
+    doc: spec.doc,
+  };
 }
 
 /** `--max-threads <n>` → `ANVIL_MAX_THREADS`. */
@@ -65,7 +81,9 @@ function envVariableOf(flagText: string): string {
 }
 
 /** The values a table of options gives, by the names of its rows. */
-export type ValuesOf<Table extends Record<string, StartOption<unknown>>> = { -readonly [K in keyof Table]: Table[K] extends StartOption<infer T> ? T : never };
+export type ValuesOf<Table extends Record<string, StartOption<unknown>>> = {
+  -readonly [K in keyof Table]: Table[K] extends StartOption<infer T> ? T : never;
+};
 
 /** The text --help and the docs give as an option's default. */
 export function defaultText(option: StartOption<unknown>): string {

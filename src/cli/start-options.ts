@@ -15,8 +15,12 @@ function checkTogether(values: StartValues): number {
     throw new InvalidArgumentError(`--apis: "${values.apis}" is not a directory`);
   }
   const maxCells = values.maxCells ?? values.cells + 8;
-  if (maxCells < values.cells + 2) throw new InvalidArgumentError(`--max-cells: ${maxCells} leaves no room for the low-priority cell and one quarantine cell beside --cells ${values.cells} (at least ${values.cells + 2})`);
-  if (values.watch && values.apis === null) throw new InvalidArgumentError('--watch needs --apis <dir>: it watches that directory');
+  if (maxCells < values.cells + 2)
+    throw new InvalidArgumentError(
+      `--max-cells: ${maxCells} leaves no room for the low-priority cell and one quarantine cell beside --cells ${values.cells} (at least ${values.cells + 2})`,
+    );
+  if (values.watch && values.apis === null)
+    throw new InvalidArgumentError('--watch needs --apis <dir>: it watches that directory');
   return maxCells;
 }
 
@@ -26,7 +30,9 @@ export function instanceOptions(values: StartValues, envExplicit: boolean): Inst
   const internalListen = values.internalListen ?? values.listen;
   // Cluster mode only: one instance has no internal listener.
   if (values.databaseUrl !== null && values.internalAdvertise === null && WILDCARD_ADDRESSES.has(internalListen)) {
-    throw new InvalidArgumentError(`--internal-advertise: the internal listener binds ${internalListen}, which other instances cannot dial; give the address they reach this one at`);
+    throw new InvalidArgumentError(
+      `--internal-advertise: the internal listener binds ${internalListen}, which other instances cannot dial; give the address they reach this one at`,
+    );
   }
   return {
     dataDir: resolve(values.data),
@@ -53,7 +59,11 @@ export function instanceOptions(values: StartValues, envExplicit: boolean): Inst
     drainDelayMs: values.drainDelay,
     proxyProtocol: values.proxyProtocol,
     trustedProxies: values.trustedProxy,
-    connections: connectionLimits(values.maxConnections ?? undefined, values.maxConnectionsPerClient ?? undefined, readOpenFilesLimit()),
+    connections: connectionLimits(
+      values.maxConnections ?? undefined,
+      values.maxConnectionsPerClient ?? undefined,
+      readOpenFilesLimit(),
+    ),
     placement: {
       leaseMs: values.placementLease,
       internalListen,
@@ -89,7 +99,11 @@ export function instanceOptions(values: StartValues, envExplicit: boolean): Inst
       databaseBytes: values.maxDatabaseBytes,
     },
     sandbox: {
-      maxima: { memoryMb: Math.max(8, Math.floor(values.maxIsolateMemory / (1024 * 1024))), cpuMs: values.maxDirectiveCpu, wallMs: values.maxDirectiveWall },
+      maxima: {
+        memoryMb: Math.max(8, Math.floor(values.maxIsolateMemory / (1024 * 1024))),
+        cpuMs: values.maxDirectiveCpu,
+        wallMs: values.maxDirectiveWall,
+      },
     },
     publicHostKey: values.publicHostKey,
     redisUrl: values.redisUrl,

@@ -32,7 +32,10 @@ export async function typecheckDirectives(folder: string): Promise<string[]> {
     isolatedModules: true,
     noFallthroughCasesInSwitch: true,
   };
-  const program = ts.createProgram(names.map((n) => join(folder, 'Directives', n)), options);
+  const program = ts.createProgram(
+    names.map((n) => join(folder, 'Directives', n)),
+    options,
+  );
   const errors: string[] = [];
   for (const diagnostic of ts.getPreEmitDiagnostics(program)) {
     if (diagnostic.category !== ts.DiagnosticCategory.Error) continue;
@@ -42,7 +45,9 @@ export async function typecheckDirectives(folder: string): Promise<string[]> {
       continue;
     }
     const { line, character } = diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start);
-    errors.push(`${relative(folder, diagnostic.file.fileName)}:${line + 1}:${character + 1} ${message} (TS${diagnostic.code})`);
+    errors.push(
+      `${relative(folder, diagnostic.file.fileName)}:${line + 1}:${character + 1} ${message} (TS${diagnostic.code})`,
+    );
   }
   return errors;
 }

@@ -19,21 +19,32 @@ function envsOf(folder: string): string[] {
 }
 
 export function checkApiFolder(folder: string): void {
-  if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new CliError(`${shownPath(folder)} is not a folder`);
-  if (!existsSync(join(folder, 'api.yaml'))) throw new CliError(`${shownPath(folder)} has no api.yaml (is it an API folder? anvil create-api <name> makes one)`);
+  if (!existsSync(folder) || !statSync(folder).isDirectory())
+    throw new CliError(`${shownPath(folder)} is not a folder`);
+  if (!existsSync(join(folder, 'api.yaml')))
+    throw new CliError(`${shownPath(folder)} has no api.yaml (is it an API folder? anvil create-api <name> makes one)`);
 }
 
 /**
  * Runs the server's own validation (the loader a deploy runs) for one env; the errors are
  * `<folder>/<file>:line:col [label] message`, so a terminal or an editor can jump to them.
  */
-export async function validateFolder(folder: string, env: string): Promise<{ key: string | null; endpoints: string[]; errors: string[]; warnings: string[] }> {
+export async function validateFolder(
+  folder: string,
+  env: string,
+): Promise<{ key: string | null; endpoints: string[]; errors: string[]; warnings: string[] }> {
   const { loadApiFolder } = await import('../deploy/api-yaml/load-api.js');
   const loaded = await loadApiFolder(folder, env);
   const prefix = shownPath(folder);
   const shown = (error: ConfigError) => join(prefix, formatConfigError(error));
   const warnings = loaded.warnings.map(shown);
-  if (loaded.ok) return { key: loaded.definition.key, endpoints: loaded.definition.endpoints.map((e) => `${e.verb} ${e.path}`), errors: [], warnings };
+  if (loaded.ok)
+    return {
+      key: loaded.definition.key,
+      endpoints: loaded.definition.endpoints.map((e) => `${e.verb} ${e.path}`),
+      errors: [],
+      warnings,
+    };
   return { key: null, endpoints: [], errors: loaded.errors.map(shown), warnings };
 }
 
@@ -53,11 +64,16 @@ export function printWarnings(warnings: readonly string[]): void {
 export function registerValidate(program: Command): void {
   program
     .command('validate [dir]')
-    .description('Check an API folder with the server\'s own validation, and its TypeScript directives\' types; every error with file, line, column and label.')
+    .description(
+      "Check an API folder with the server's own validation, and its TypeScript directives' types; every error with file, line, column and label.",
+    )
     .option('--env <name>', 'validate for this env only (default: every env of Maps/, or dev)', envArgument)
     .option('--no-typecheck', 'skip the type check of the TypeScript directives (Directives/*.ts, tsc --strict)')
     .option('--json', 'print JSON for scripts', false)
-    .addHelpText('after', '\nExamples:\n  anvil validate            # the folder you are in\n  anvil validate orders --env pro\n')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  anvil validate            # the folder you are in\n  anvil validate orders --env pro\n',
+    )
     .action((dir: string | undefined, flags: { env?: string; json: boolean; typecheck: boolean }) =>
       run(flags.json, async () => {
         const folder = resolve(dir ?? '.');
@@ -65,7 +81,12 @@ export function registerValidate(program: Command): void {
         const written = envsOf(folder);
         // An env the folder has no Maps/<env>/ for, when it has some for others, is most likely a typo.
         if (flags.env !== undefined && !written.includes(flags.env) && existsSync(join(folder, 'Maps', written[0]!))) {
-          throw new CliError(`${shownPath(folder)} has no Maps/${flags.env}/ folder: its envs are ${written.join(', ')}`, [`an env without its own Maps folder would run with Maps/*.json alone; create Maps/${flags.env}/ if that is what you want`]);
+          throw new CliError(
+            `${shownPath(folder)} has no Maps/${flags.env}/ folder: its envs are ${written.join(', ')}`,
+            [
+              `an env without its own Maps folder would run with Maps/*.json alone; create Maps/${flags.env}/ if that is what you want`,
+            ],
+          );
         }
         const envs = flags.env === undefined ? written : [flags.env];
         // error → the envs it shows in; an error of every env is shown once, without a tag.
@@ -82,11 +103,17 @@ export function registerValidate(program: Command): void {
         for (const error of flags.typecheck ? await typeErrors(folder) : []) found.set(error, envs);
         if (!flags.json) printWarnings([...warnings]);
         if (found.size > 0) {
-          const errors = [...found].map(([error, inEnvs]) => (inEnvs.length < envs.length ? `${error} (env ${inEnvs.join(', ')})` : error));
-          throw new CliError(`${shownPath(folder)} is not valid: ${errors.length} error(s)`, errors, { envs, warnings: [...warnings] });
+          const errors = [...found].map(([error, inEnvs]) =>
+            inEnvs.length < envs.length ? `${error} (env ${inEnvs.join(', ')})` : error,
+          );
+          throw new CliError(`${shownPath(folder)} is not valid: ${errors.length} error(s)`, errors, {
+            envs,
+            warnings: [...warnings],
+          });
         }
         if (flags.json) out.json({ ok: true, key, folder, envs, warnings: [...warnings] });
-        else out.line(`${out.c.green('valid')} ${out.c.bold(key ?? '')} (${shownPath(folder)}, env ${envs.join(', ')})`);
+        else
+          out.line(`${out.c.green('valid')} ${out.c.bold(key ?? '')} (${shownPath(folder)}, env ${envs.join(', ')})`);
       }),
     );
 }

@@ -3,7 +3,8 @@ import { defineDirective } from '../engine/directive-types.js';
 
 export default defineDirective({
   name: 'AnonymizeIp',
-  summary: 'Stores `ip` masked in memory `target`: IPv4 last octet zeroed, IPv6 last 80 bits zeroed; null when it is not an address.',
+  summary:
+    'Stores `ip` masked in memory `target`: IPv4 last octet zeroed, IPv6 last 80 bits zeroed; null when it is not an address.',
   example: { ip: '$.memory.ip', target: 'anonymousIp' },
   memory: { writes: ['<target>'] },
   params: {

@@ -10,18 +10,29 @@ import { defineDirective } from '../engine/directive-types.js';
  */
 export default defineDirective({
   name: 'Authenticate',
-  summary: 'HTTP Basic or Bearer authentication against `users` / `tokens` (usually from $.map…); 401 with www-authenticate otherwise.',
+  summary:
+    'HTTP Basic or Bearer authentication against `users` / `tokens` (usually from $.map…); 401 with www-authenticate otherwise.',
   example: { scheme: 'basic', users: '$.map.main.users', realm: 'reports' },
   memory: { writes: ['user'] },
   failures: [
-    { error: Errors.unauthorized, when: 'without credentials, or with ones `users` / `tokens` do not hold (with www-authenticate)' },
+    {
+      error: Errors.unauthorized,
+      when: 'without credentials, or with ones `users` / `tokens` do not hold (with www-authenticate)',
+    },
   ],
   params: {
     type: 'object',
     properties: {
       scheme: { type: 'string', enum: ['bearer', 'basic'] },
       users: { type: ['object', 'null'], additionalProperties: { type: ['string', 'number'] }, writeOnly: true },
-      tokens: { anyOf: [{ type: 'object', additionalProperties: true }, { type: 'array', items: { type: 'string' } }, { type: 'null' }], writeOnly: true },
+      tokens: {
+        anyOf: [
+          { type: 'object', additionalProperties: true },
+          { type: 'array', items: { type: 'string' } },
+          { type: 'null' },
+        ],
+        writeOnly: true,
+      },
       realm: { type: 'string', pattern: '^[^"\\\\\\r\\n]*$' },
     },
     required: ['scheme'],

@@ -31,6 +31,8 @@ export default defineDirective({
       }, {}),
       body: body === null ? '' : Buffer.isBuffer(body) ? body.toString('base64') : Buffer.from(body).toString('base64'),
     };
-    await cacheWhenReachable(ctx.api.log.bind(ctx.api), 'CacheStatic', () => ctx.api.kv.set(staticCacheKey(ctx), JSON.stringify(cached), ttlSeconds * 1000));
+    await cacheWhenReachable(ctx.api.log.bind(ctx.api), 'CacheStatic', () =>
+      ctx.api.kv.set(staticCacheKey(ctx), JSON.stringify(cached), ttlSeconds * 1000),
+    );
   },
 });

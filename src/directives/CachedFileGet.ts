@@ -5,7 +5,8 @@ import { defineDirective } from '../engine/directive-types.js';
 /** Memory `target` = the value CachedFileSet kept under `name`, or null when there is none or it expired (it is then removed). */
 export default defineDirective({
   name: 'CachedFileGet',
-  summary: "Reads the value kept under `name` in the API's file cache into memory `target` (null when missing or expired).",
+  summary:
+    "Reads the value kept under `name` in the API's file cache into memory `target` (null when missing or expired).",
   example: { name: 'forecast.json', target: 'forecast' },
   memory: { writes: ['<target>'] },
   params: NAME_AND_TARGET_PARAMS,

@@ -2,7 +2,8 @@ import { defineDirective, noParams } from '../engine/directive-types.js';
 
 export default defineDirective({
   name: 'CalculateIp',
-  summary: "Stores the client's address in memory `ip`: the peer (or what a --trusted-proxy forwarded), 127.0.0.1 over the bus, 0.0.0.0 in a job without one.",
+  summary:
+    "Stores the client's address in memory `ip`: the peer (or what a --trusted-proxy forwarded), 127.0.0.1 over the bus, 0.0.0.0 in a job without one.",
   memory: { writes: ['ip'] },
   params: noParams,
   run(ctx) {

@@ -4,11 +4,10 @@ import { defineDirective } from '../engine/directive-types.js';
 
 export default defineDirective({
   name: 'CheckKey',
-  summary: 'Refuses with 401 unless `current` equals `expected` (compared in constant time); an empty `expected` always refuses.',
+  summary:
+    'Refuses with 401 unless `current` equals `expected` (compared in constant time); an empty `expected` always refuses.',
   example: { expected: '$.map.main.apiKey', current: '$.message.header.api-key' },
-  failures: [
-    { error: Errors.unauthorized, when: 'when `current` differs from `expected`, or `expected` is empty' },
-  ],
+  failures: [{ error: Errors.unauthorized, when: 'when `current` differs from `expected`, or `expected` is empty' }],
   params: {
     type: 'object',
     properties: {
@@ -18,7 +17,10 @@ export default defineDirective({
     required: ['expected', 'current'],
     additionalProperties: false,
   },
-  describe: (params) => ({ responses: { 401: 'the key is missing or wrong' }, ...(typeof params.current === 'string' ? { credential: params.current } : {}) }),
+  describe: (params) => ({
+    responses: { 401: 'the key is missing or wrong' },
+    ...(typeof params.current === 'string' ? { credential: params.current } : {}),
+  }),
   run(_ctx, { expected, current }) {
     const want = expected === null || expected === undefined ? '' : String(expected);
     const got = current === null || current === undefined ? '' : String(current);

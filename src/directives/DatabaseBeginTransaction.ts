@@ -11,7 +11,7 @@ export default defineDirective({
     'and rolled back by DatabaseRollback, by a directive that fails, or when the pass ends with it open. One request at a time per thread: another waits its turn (up to 5 s, then 503).',
   failures: [
     { error: Errors.transactionAlreadyOpen, when: 'when the request already has a transaction open' },
-    { error: Errors.transactionBusy, when: 'when another request\'s transaction holds the database for more than 5 s' },
+    { error: Errors.transactionBusy, when: "when another request's transaction holds the database for more than 5 s" },
   ],
   params: noParams,
   async run(ctx) {

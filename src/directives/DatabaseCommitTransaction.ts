@@ -7,9 +7,7 @@ export default defineDirective({
   name: 'DatabaseCommitTransaction',
   localState: true,
   summary: "Commits the request's transaction (500 when none is open; a failed commit rolls it back).",
-  failures: [
-    { error: Errors.transactionNotOpen, when: 'when the request has no transaction open' },
-  ],
+  failures: [{ error: Errors.transactionNotOpen, when: 'when the request has no transaction open' }],
   params: noParams,
   run(ctx) {
     if (ctx.api.database.mode === 'postgres') return pgEnd(ctx, 'commit');

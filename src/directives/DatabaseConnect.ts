@@ -5,7 +5,8 @@ import { defineDirective, noParams } from '../engine/directive-types.js';
 export default defineDirective({
   name: 'DatabaseConnect',
   localState: true,
-  summary: "Opens the API's database (SQLite: <data>/<host>/<env>/<key>/db.sqlite, WAL; with database: postgres its schema, made at first use) and applies pending migrations.",
+  summary:
+    "Opens the API's database (SQLite: <data>/<host>/<env>/<key>/db.sqlite, WAL; with database: postgres its schema, made at first use) and applies pending migrations.",
   params: noParams,
   run(ctx) {
     if (ctx.api.database.mode === 'postgres') return pgReady(ctx);

@@ -6,7 +6,8 @@ import { defineDirective, noParams } from '../engine/directive-types.js';
 export default defineDirective({
   name: 'DatabaseCreate',
   localState: true,
-  summary: "The original's DatabaseCreate: the API's SQLite database is created when first opened, so this opens it (and applies pending migrations) like DatabaseConnect.",
+  summary:
+    "The original's DatabaseCreate: the API's SQLite database is created when first opened, so this opens it (and applies pending migrations) like DatabaseConnect.",
   params: noParams,
   run(ctx) {
     if (ctx.api.database.mode === 'postgres') return pgReady(ctx);

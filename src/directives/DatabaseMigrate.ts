@@ -6,7 +6,8 @@ import { defineDirective, noParams } from '../engine/directive-types.js';
 export default defineDirective({
   name: 'DatabaseMigrate',
   localState: true,
-  summary: "The original's DatabaseMigrate: applies the release's pending migrations (Assets/db/*.sql, or Assets/sql/*.sql), each once; DatabaseConnect does the same on opening.",
+  summary:
+    "The original's DatabaseMigrate: applies the release's pending migrations (Assets/db/*.sql, or Assets/sql/*.sql), each once; DatabaseConnect does the same on opening.",
   params: noParams,
   run(ctx) {
     if (ctx.api.database.mode === 'postgres') return pgReady(ctx);

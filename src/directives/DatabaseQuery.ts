@@ -10,7 +10,12 @@ export default defineDirective({
   summary:
     "Runs one parameterised statement against the API's own database (opening it and applying migrations if need be; in the request's transaction when one is open); " +
     'mode all: the rows, get: the first row or null, run: {changes, lastInsertRowid}; the result goes to memory `target`.',
-  example: { sql: 'SELECT id, name FROM users WHERE id = ?', params: ['$.message.pathParam.id'], mode: 'get', target: 'user' },
+  example: {
+    sql: 'SELECT id, name FROM users WHERE id = ?',
+    params: ['$.message.pathParam.id'],
+    mode: 'get',
+    target: 'user',
+  },
   memory: { writes: ['<target>'] },
   params: {
     type: 'object',

@@ -13,7 +13,8 @@ import { defineDirective } from '../engine/directive-types.js';
 export default defineDirective({
   name: 'DeleteFile',
   localState: true,
-  summary: "Deletes the file `name` of the API's storage folder; with verify, a missing file fails with status/message.",
+  summary:
+    "Deletes the file `name` of the API's storage folder; with verify, a missing file fails with status/message.",
   example: { name: '$.message.pathParam.name', verify: true, status: 404 },
   failures: [
     { error: Errors.fileNotFound, when: 'when `verify` is true and there is no such file (without `status`)' },

@@ -10,7 +10,8 @@ import { defineDirective } from '../engine/directive-types.js';
  */
 export default defineDirective({
   name: 'EnableDebug',
-  summary: "Traces every later entry of the request (parameters in, changes out) into one line of the API's log, secrets hidden; `redact` names more fields to hide.",
+  summary:
+    "Traces every later entry of the request (parameters in, changes out) into one line of the API's log, secrets hidden; `redact` names more fields to hide.",
   example: { redact: ['ssn', 'iban'] },
   params: {
     type: 'object',

@@ -12,7 +12,8 @@ import { defineDirective } from '../engine/directive-types.js';
  */
 export default defineDirective({
   name: 'Event',
-  summary: "POSTs the current body to another API of this host (`target` /<api>/…) over the bus; its status and body replace the message's, its headers merge in.",
+  summary:
+    "POSTs the current body to another API of this host (`target` /<api>/…) over the bus; its status and body replace the message's, its headers merge in.",
   example: { target: '/audit/events' },
   params: {
     type: 'object',

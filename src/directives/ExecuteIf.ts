@@ -11,7 +11,8 @@ const OWN_PARAMS = ['if', 'execute'] as const;
 export default defineDirective({
   name: 'ExecuteIf',
   // A directive named by an alias is known only per request: it may be any.
-  localState: (params, keepsState) => typeof params.execute !== 'string' || params.execute.startsWith('$') || keepsState(params.execute),
+  localState: (params, keepsState) =>
+    typeof params.execute !== 'string' || params.execute.startsWith('$') || keepsState(params.execute),
   summary: 'Runs the directive `execute` with the remaining parameters when `if` is truthy.',
   example: { if: '$.memory.isAdmin', execute: 'SetMemory', target: 'role', value: 'admin' },
   params: {

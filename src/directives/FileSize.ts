@@ -6,7 +6,8 @@ import { defineDirective } from '../engine/directive-types.js';
 export default defineDirective({
   name: 'FileSize',
   localState: true,
-  summary: "Stores the size in bytes of the file `name` of the API's storage folder in memory `target` (null when missing).",
+  summary:
+    "Stores the size in bytes of the file `name` of the API's storage folder in memory `target` (null when missing).",
   example: { name: 'report.pdf', target: 'reportSize' },
   memory: { writes: ['<target>'] },
   params: NAME_AND_TARGET_PARAMS,

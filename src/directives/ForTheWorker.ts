@@ -14,11 +14,12 @@ import { defineDirective } from '../engine/directive-types.js';
  */
 export default defineDirective({
   name: 'ForTheWorker',
-  summary: "Queues the rest of the endpoint as a job (after `delay` seconds); with `identifier` answers 202 with the job id and writes the job's record.",
+  summary:
+    "Queues the rest of the endpoint as a job (after `delay` seconds); with `identifier` answers 202 with the job id and writes the job's record.",
   example: { identifier: true },
   memory: { writes: ['jobId'] },
   failures: [
-    { error: Errors.quotaJobPayload, when: 'when the job is larger than the API\'s job payload quota' },
+    { error: Errors.quotaJobPayload, when: "when the job is larger than the API's job payload quota" },
     { error: Errors.quotaQueuedJobs, when: 'when the API already has its quota of jobs queued' },
   ],
   params: {
@@ -37,7 +38,8 @@ export default defineDirective({
     } catch (error) {
       // A quota's message is for the client as it is (413 too large, 503 queue full: retry-after).
       if (error instanceof QuotaError) {
-        if (error.retryAfterSeconds !== undefined) ctx.message.setHeader('retry-after', String(error.retryAfterSeconds));
+        if (error.retryAfterSeconds !== undefined)
+          ctx.message.setHeader('retry-after', String(error.retryAfterSeconds));
         throw error;
       }
       const status = error instanceof AnvilError ? error.status : 503;
@@ -50,7 +52,10 @@ export default defineDirective({
       ctx.message.respondJson(ctx.api.compat === 'hefesto' ? ctx.message.status : 202, { message: 'queued', id });
       // The job is stored: failing the request now would have its client queue it again.
       await recordQueued(ctx.api.kv, id, delayMs).catch((error: unknown) => {
-        ctx.api.log('warn', 'the queued job has no record (ReadJob finds none until the job writes one)', { jobId: id, error: (error as Error).message });
+        ctx.api.log('warn', 'the queued job has no record (ReadJob finds none until the job writes one)', {
+          jobId: id,
+          error: (error as Error).message,
+        });
       });
     }
   },

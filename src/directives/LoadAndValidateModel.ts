@@ -22,7 +22,11 @@ export default defineDirective({
   describe: (params) =>
     typeof params.target !== 'string' || params['server-side-error'] === true
       ? {}
-      : { validatesModel: params.target, responses: { 400: 'the request body does not match its schema' }, ...(WHOLE_BODY.has(params.source as string) ? { bodyModel: params.target } : {}) },
+      : {
+          validatesModel: params.target,
+          responses: { 400: 'the request body does not match its schema' },
+          ...(WHOLE_BODY.has(params.source as string) ? { bodyModel: params.target } : {}),
+        },
   run(ctx, params) {
     ctx.memory.set(params.target, modelValue(ctx, params.source));
     validateModel(ctx, 'LoadAndValidateModel', params.target, params['server-side-error'] ?? false);

@@ -3,7 +3,8 @@ import { WHOLE_BODY, defineDirective } from '../engine/directive-types.js';
 
 export default defineDirective({
   name: 'LoadModel',
-  summary: 'Stores `source` in memory `target`, for ValidateModel. With `$.message.body` (the usual source) a JSON object or array body is stored parsed, and a body that is not valid JSON is a 400 saying so.',
+  summary:
+    'Stores `source` in memory `target`, for ValidateModel. With `$.message.body` (the usual source) a JSON object or array body is stored parsed, and a body that is not valid JSON is a 400 saying so.',
   example: { source: '$.message.body', target: 'order' },
   memory: { writes: ['<target>'] },
   failures: [BODY_NOT_JSON_FAILURE],
@@ -13,7 +14,8 @@ export default defineDirective({
     required: ['source', 'target'],
     additionalProperties: false,
   },
-  describe: (params) => (WHOLE_BODY.has(params.source as string) && typeof params.target === 'string' ? { bodyModel: params.target } : {}),
+  describe: (params) =>
+    WHOLE_BODY.has(params.source as string) && typeof params.target === 'string' ? { bodyModel: params.target } : {},
   run(ctx, { source, target }) {
     ctx.memory.set(target, modelValue(ctx, source));
   },

@@ -15,7 +15,8 @@ export const LOCAL_CALL_TIMEOUT_MS = 10_000;
  */
 export default defineDirective({
   name: 'LocalCall',
-  summary: 'Calls another API of this host over the in-process bus (method, path /<api>/…, headers, queryParams, body); its answer becomes the message.',
+  summary:
+    'Calls another API of this host over the in-process bus (method, path /<api>/…, headers, queryParams, body); its answer becomes the message.',
   example: { method: 'GET', path: '/users/42', headers: { accept: 'application/json' } },
   params: {
     type: 'object',

@@ -4,7 +4,8 @@ import { defineDirective, noParams } from '../engine/directive-types.js';
 
 export default defineDirective({
   name: 'Log',
-  summary: "Appends one JSON line per request to the API's log (logs/YYYY-MM-DD.jsonl in its data dir, rotated and pruned under the API's log quotas).",
+  summary:
+    "Appends one JSON line per request to the API's log (logs/YYYY-MM-DD.jsonl in its data dir, rotated and pruned under the API's log quotas).",
   memory: { reads: ['correlationId'] },
   params: noParams,
   run(ctx) {

@@ -2,11 +2,15 @@ import type { HeaderValue, QueryValue } from '../engine/message.js';
 import { defineDirective } from '../engine/directive-types.js';
 
 const scalar = { type: ['string', 'number', 'boolean'] } as const;
-const headerMap = { type: 'object', additionalProperties: { anyOf: [scalar, { type: 'array', items: scalar }] } } as const;
+const headerMap = {
+  type: 'object',
+  additionalProperties: { anyOf: [scalar, { type: 'array', items: scalar }] },
+} as const;
 
 export default defineDirective({
   name: 'ModifyMessage',
-  summary: 'Edits the message: verb, path, headers (replaces all), addHeaders (adds to them), queryParams (replaces all), body, status.',
+  summary:
+    'Edits the message: verb, path, headers (replaces all), addHeaders (adds to them), queryParams (replaces all), body, status.',
   example: { status: 201, headers: { 'content-type': 'application/json' }, body: { id: '$.memory.id' } },
   params: {
     type: 'object',
@@ -25,9 +29,12 @@ export default defineDirective({
     const message = ctx.message;
     if (params.verb !== undefined) message.verb = params.verb.toUpperCase();
     if (params.path !== undefined) message.path = params.path;
-    if (params.headers !== undefined) message.replaceHeaders(stringValues(params.headers) as Record<string, HeaderValue>);
-    if (params.addHeaders !== undefined) for (const [name, value] of Object.entries(stringValues(params.addHeaders))) message.addHeader(name, value);
-    if (params.queryParams !== undefined) message.query = stringValues(params.queryParams) as Record<string, QueryValue>;
+    if (params.headers !== undefined)
+      message.replaceHeaders(stringValues(params.headers) as Record<string, HeaderValue>);
+    if (params.addHeaders !== undefined)
+      for (const [name, value] of Object.entries(stringValues(params.addHeaders))) message.addHeader(name, value);
+    if (params.queryParams !== undefined)
+      message.query = stringValues(params.queryParams) as Record<string, QueryValue>;
     if ('body' in params) message.setBody(params.body);
     if (params.status !== undefined) message.status = params.status;
   },

@@ -3,7 +3,8 @@ import { defineDirective, noParams } from '../engine/directive-types.js';
 
 export default defineDirective({
   name: 'OnError',
-  summary: 'Renders {"error": <message>} with the status of the error being handled (or the rendering SetSmartError chose for the request).',
+  summary:
+    'Renders {"error": <message>} with the status of the error being handled (or the rendering SetSmartError chose for the request).',
   params: noParams,
   async run(ctx) {
     if (ctx.error === null) return;

@@ -11,7 +11,8 @@ export default defineDirective({
   params: noParams,
   run(ctx) {
     const incoming = ctx.message.header(HEADER);
-    const value = typeof incoming === 'string' && ACCEPTABLE.test(incoming) ? incoming : ctx.memory.get('correlationId');
+    const value =
+      typeof incoming === 'string' && ACCEPTABLE.test(incoming) ? incoming : ctx.memory.get('correlationId');
     ctx.memory.set('correlationId', value);
   },
 });

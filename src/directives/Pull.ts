@@ -52,7 +52,9 @@ export default defineDirective({
     };
 
     const log = ctx.api.log.bind(ctx.api);
-    const cacheKey = params.cache ? `pull:${JSON.stringify([request.host, request.path, request.verb, request.query, headers, body])}` : null;
+    const cacheKey = params.cache
+      ? `pull:${JSON.stringify([request.host, request.path, request.verb, request.query, headers, body])}`
+      : null;
     let response: UpstreamResponse | null = null;
     if (cacheKey !== null) {
       const cached = await cacheWhenReachable(log, 'Pull', () => ctx.api.kv.get(cacheKey));
@@ -61,7 +63,8 @@ export default defineDirective({
     if (response === null) {
       response = await send(ctx, request);
       const fresh = response;
-      if (cacheKey !== null && fresh.status < 400) await cacheWhenReachable(log, 'Pull', () => ctx.api.kv.set(cacheKey, freeze(fresh), params.cache! * 1000));
+      if (cacheKey !== null && fresh.status < 400)
+        await cacheWhenReachable(log, 'Pull', () => ctx.api.kv.set(cacheKey, freeze(fresh), params.cache! * 1000));
     }
 
     ctx.memory.set(PULL_STATUS_KEY, response.status);
@@ -74,7 +77,8 @@ export default defineDirective({
     // The answer (status, headers, body) becomes the message: without `target`, as in the original;
     // with it too under `compat: hefesto` (the original's endpoints that call another endpoint and
     // answer with its answer rely on it).
-    if (params.target === undefined || ctx.api.compat === 'hefesto') ctx.message.becomeResponse(response.status, endToEnd(headerTable(response.headers)), response.body);
+    if (params.target === undefined || ctx.api.compat === 'hefesto')
+      ctx.message.becomeResponse(response.status, endToEnd(headerTable(response.headers)), response.body);
   },
 });
 

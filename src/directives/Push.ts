@@ -1,11 +1,20 @@
 import { Errors } from '../shared/errors.js';
-import { bodyOf, headerMap, headerRecord, upstreamFailure, hostOrLocal, queryMap, queryString } from './outgoing/outgoing-params.js';
+import {
+  bodyOf,
+  headerMap,
+  headerRecord,
+  upstreamFailure,
+  hostOrLocal,
+  queryMap,
+  queryString,
+} from './outgoing/outgoing-params.js';
 import { send } from './outgoing/send.js';
 import { defineDirective } from '../engine/directive-types.js';
 
 export default defineDirective({
   name: 'Push',
-  summary: 'Sends the message (or `body`) to host + path — by default this instance, over the bus, e.g. another API\'s job endpoint. POST, or PUT to path/id when `id` is given.',
+  summary:
+    "Sends the message (or `body`) to host + path — by default this instance, over the bus, e.g. another API's job endpoint. POST, or PUT to path/id when `id` is given.",
   example: { path: '/jobs/jobs', body: { kind: 'report' } },
   failures: [
     { error: Errors.upstreamStatus, when: 'when the answer has a status of 400 or more (unless `verify: false`)' },

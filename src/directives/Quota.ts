@@ -1,5 +1,10 @@
 import { Errors } from '../shared/errors.js';
-import { applyClientQuota, CLIENT_QUOTA_PROPERTIES, CLIENT_QUOTA_WINDOWS_REQUIRED, keySubject } from './counters/client-quota.js';
+import {
+  applyClientQuota,
+  CLIENT_QUOTA_PROPERTIES,
+  CLIENT_QUOTA_WINDOWS_REQUIRED,
+  keySubject,
+} from './counters/client-quota.js';
 import { defineDirective } from '../engine/directive-types.js';
 
 /**
@@ -11,11 +16,10 @@ import { defineDirective } from '../engine/directive-types.js';
  */
 export default defineDirective({
   name: 'Quota',
-  summary: 'Counts requests per client key per UTC day and month (429 over either); the status goes to memory `target`.',
+  summary:
+    'Counts requests per client key per UTC day and month (429 over either); the status goes to memory `target`.',
   example: { key: '$.message.header.api-key', day: 1000, month: 20000 },
-  failures: [
-    { error: Errors.clientQuotaExceeded, when: 'when the key used up its day or month quota' },
-  ],
+  failures: [{ error: Errors.clientQuotaExceeded, when: 'when the key used up its day or month quota' }],
   params: {
     type: 'object',
     properties: { key: { type: ['string', 'number', 'null'], maxLength: 4096 }, ...CLIENT_QUOTA_PROPERTIES },

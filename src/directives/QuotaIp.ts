@@ -11,9 +11,7 @@ export default defineDirective({
   name: 'QuotaIp',
   summary: 'Counts requests per client IP per UTC day and month (429 over either); the status goes to memory `target`.',
   example: { day: 100, month: 2000 },
-  failures: [
-    { error: Errors.clientQuotaExceeded, when: 'when the client IP used up its day or month quota' },
-  ],
+  failures: [{ error: Errors.clientQuotaExceeded, when: 'when the client IP used up its day or month quota' }],
   params: {
     type: 'object',
     properties: CLIENT_QUOTA_PROPERTIES,

@@ -15,7 +15,8 @@ const limit = { type: 'integer', minimum: 1, maximum: 1_000_000_000 } as const;
  */
 export default defineDirective({
   name: 'RateLimit',
-  summary: 'Fixed-window limits per minute and per day, for all clients and per client IP; 429 with retry-after and ratelimit-* headers.',
+  summary:
+    'Fixed-window limits per minute and per day, for all clients and per client IP; 429 with retry-after and ratelimit-* headers.',
   example: { minuteIp: 60, dayTotal: 100000 },
   failures: [
     { error: Errors.rateLimited, when: 'over a limit, with retry-after and ratelimit-* headers' },
@@ -28,13 +29,19 @@ export default defineDirective({
         type: 'string',
         minLength: 1,
         maxLength: 200,
-        description: 'the name of the count: requests with the same `path` share it. Without it each request path counts on its own (`/notes/1` and `/notes/2` apart, also in `before`); give one name (e.g. `api`) for one limit over every endpoint that names it',
+        description:
+          'the name of the count: requests with the same `path` share it. Without it each request path counts on its own (`/notes/1` and `/notes/2` apart, also in `before`); give one name (e.g. `api`) for one limit over every endpoint that names it',
       },
       dayTotal: { ...limit, description: 'requests per UTC day, all clients together' },
       dayIp: { ...limit, description: 'requests per UTC day from one client IP' },
       minuteTotal: { ...limit, description: 'requests per minute, all clients together' },
       minuteIp: { ...limit, description: 'requests per minute from one client IP' },
-      failOpen: { type: 'boolean', default: true, description: 'let requests through (true) or refuse them with 503 (false) while the counter store cannot be reached' },
+      failOpen: {
+        type: 'boolean',
+        default: true,
+        description:
+          'let requests through (true) or refuse them with 503 (false) while the counter store cannot be reached',
+      },
     },
     additionalProperties: false,
   },
@@ -46,7 +53,13 @@ export default defineDirective({
     const add = (name: string, max: number | undefined, spanMs: number, perIp: boolean) => {
       if (max === undefined) return;
       const { endsAt } = spanWindow(spanMs, now);
-      windows.push({ name, max, key: `ratelimit:${label}:${name}${perIp ? `:ip:${ctx.request.ip}` : ''}`, endsAt, spanMs });
+      windows.push({
+        name,
+        max,
+        key: `ratelimit:${label}:${name}${perIp ? `:ip:${ctx.request.ip}` : ''}`,
+        endsAt,
+        spanMs,
+      });
     };
     add('minute', params.minuteTotal, MINUTE_MS, false);
     add('minute', params.minuteIp, MINUTE_MS, true);
@@ -54,7 +67,13 @@ export default defineDirective({
     add('day', params.dayIp, DAY_MS, true);
     if (windows.length === 0) return;
 
-    const counts = await countWindows(ctx, 'RateLimit', windows, { count: true, failOpen: params.failOpen ?? true }, now);
+    const counts = await countWindows(
+      ctx,
+      'RateLimit',
+      windows,
+      { count: true, failOpen: params.failOpen ?? true },
+      now,
+    );
     if (counts === null) return;
     const verdict = judge(counts);
     setLimitHeaders(ctx.message, verdict);

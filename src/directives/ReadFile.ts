@@ -14,9 +14,7 @@ export default defineDirective({
   summary: "Reads the file `name` of the API's storage folder into memory `target` (text, json or base64).",
   example: { name: '$.message.pathParam.name', target: 'file', format: 'json' },
   memory: { writes: ['<target>'] },
-  failures: [
-    { error: Errors.fileNotFound, when: 'when there is no such file' },
-  ],
+  failures: [{ error: Errors.fileNotFound, when: 'when there is no such file' }],
   params: {
     type: 'object',
     properties: {
@@ -31,6 +29,9 @@ export default defineDirective({
     const segments = fileSegments('ReadFile', params.name);
     const bytes = await apiFiles(ctx.api).read('ReadFile', 'storage', segments, FILE_READ_MAX_BYTES);
     if (bytes === null) throw Errors.fileNotFound('ReadFile', JSON.stringify(params.name));
-    ctx.memory.set(params.target, fileValue('ReadFile', params.name, bytes, params.format ?? 'text', ctx.api.maxJsonDepth));
+    ctx.memory.set(
+      params.target,
+      fileValue('ReadFile', params.name, bytes, params.format ?? 'text', ctx.api.maxJsonDepth),
+    );
   },
 });

@@ -11,12 +11,11 @@ import { defineDirective } from '../engine/directive-types.js';
  */
 export default defineDirective({
   name: 'ReadJob',
-  summary: "Reads the record of the API's job `id` into memory `target` (null when none), or without target answers it (200 JSON, or 404).",
+  summary:
+    "Reads the record of the API's job `id` into memory `target` (null when none), or without target answers it (200 JSON, or 404).",
   example: { id: '$.message.pathParam.id', target: 'job' },
   memory: { writes: ['<target>'] },
-  failures: [
-    { error: Errors.jobRecordNotFound, when: 'without `target`, when the job has no record' },
-  ],
+  failures: [{ error: Errors.jobRecordNotFound, when: 'without `target`, when the job has no record' }],
   params: {
     type: 'object',
     properties: {

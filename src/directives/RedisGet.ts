@@ -7,7 +7,8 @@ import { defineDirective } from '../engine/directive-types.js';
  */
 export default defineDirective({
   name: 'RedisGet',
-  summary: "Reads the value RedisSet kept under `key` (the API's key space, or with `global` its host and env's) into memory `target`; null when there is none.",
+  summary:
+    "Reads the value RedisSet kept under `key` (the API's key space, or with `global` its host and env's) into memory `target`; null when there is none.",
   example: { key: 'session', target: 'session' },
   memory: { writes: ['<target>'] },
   params: {

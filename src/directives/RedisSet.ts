@@ -12,7 +12,7 @@ export const DEFAULT_EXPIRE_S = 600;
 export default defineDirective({
   name: 'RedisSet',
   summary:
-    'Keeps `value` (any JSON value; null deletes) under `key` for `expire` seconds (default 600) in the API\'s key space, ' +
+    "Keeps `value` (any JSON value; null deletes) under `key` for `expire` seconds (default 600) in the API's key space, " +
     'or with `global` in the one its public host and env share; on the embedded store, or Redis with REDIS_URL.',
   example: { key: 'session', value: '$.memory.session', expire: 3600 },
   params: {

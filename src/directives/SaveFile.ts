@@ -14,9 +14,7 @@ export default defineDirective({
   localState: true,
   summary: "Writes `content` to the file `name` in the API's storage folder (atomic, within its disk quota).",
   example: { name: '$.message.pathParam.name', content: '$.message.body', format: 'text' },
-  failures: [
-    { error: Errors.quotaFilesBytes, when: 'when the file would take the API\'s files over their disk quota' },
-  ],
+  failures: [{ error: Errors.quotaFilesBytes, when: "when the file would take the API's files over their disk quota" }],
   params: {
     type: 'object',
     properties: {
@@ -29,6 +27,11 @@ export default defineDirective({
   },
   async run(ctx, params) {
     const segments = fileSegments('SaveFile', params.name);
-    await apiFiles(ctx.api).write('SaveFile', 'storage', segments, contentBytes('SaveFile', params.content, params.format));
+    await apiFiles(ctx.api).write(
+      'SaveFile',
+      'storage',
+      segments,
+      contentBytes('SaveFile', params.content, params.format),
+    );
   },
 });

@@ -18,7 +18,8 @@ import { defineDirective } from '../engine/directive-types.js';
  */
 export default defineDirective({
   name: 'ServeCompiledStatic',
-  summary: "Serves the files of a StaticNameGenerator URL (?r=<release>&f=a,b) from this release's Assets/<extension>/, joined.",
+  summary:
+    "Serves the files of a StaticNameGenerator URL (?r=<release>&f=a,b) from this release's Assets/<extension>/, joined.",
   example: { extension: 'css' },
   failures: [
     { error: Errors.badRequest, when: 'when the query has no r (the release) or no f (the files)' },
@@ -40,13 +41,22 @@ export default defineDirective({
       throw Errors.badRequest('the query needs r (the release) and f (the files, comma-separated)');
     }
     const names = list.split(',');
-    if (release !== ctx.api.release || names.length > MAX_COMPILED_FILES || names.some((name) => assetNameProblem(name) !== null)) throw Errors.notFound();
+    if (
+      release !== ctx.api.release ||
+      names.length > MAX_COMPILED_FILES ||
+      names.some((name) => assetNameProblem(name) !== null)
+    )
+      throw Errors.notFound();
 
     const folder = join(ctx.api.releaseDir, 'Assets', params.extension);
     const parts: Buffer[] = [];
     let total = 0;
     for (const name of names) {
-      const read = await readInside(folder, compiledFileName(name, params.extension).split('/'), STATIC_MAX_BYTES - total);
+      const read = await readInside(
+        folder,
+        compiledFileName(name, params.extension).split('/'),
+        STATIC_MAX_BYTES - total,
+      );
       if (read.kind === 'missing') throw Errors.notFound();
       if (read.kind !== 'ok') throw Errors.staticTooLarge(list.slice(0, 200), formatBytes(STATIC_MAX_BYTES));
       if (parts.length > 0) parts.push(Buffer.from('\n'));

@@ -30,7 +30,8 @@ export default defineDirective({
   name: 'ServeStatic',
   // Only the storage folder is the API's own data; Assets/ comes with the release.
   localState: (params) => params.storage !== undefined && params.storage !== false,
-  summary: "Serves a file from the release's Assets/ (or, with storage: true, the API's storage folder); 404 when missing.",
+  summary:
+    "Serves a file from the release's Assets/ (or, with storage: true, the API's storage folder); 404 when missing.",
   example: { file: 'index.html' },
   failures: [
     { error: Errors.notFound, when: 'when the file is missing' },
@@ -53,7 +54,12 @@ export default defineDirective({
     const file = typeof params.file === 'string' && !params.file.includes('/') ? safeSegments(params.file) : null;
     if (folder === null || file === null || file.length !== 1) throw Errors.notFound();
     const name = file[0]!;
-    const read = await readInside(staticRoot(ctx.api, params.storage === true), [...folder, name], STATIC_MAX_BYTES, STATIC_STREAM_ABOVE_BYTES);
+    const read = await readInside(
+      staticRoot(ctx.api, params.storage === true),
+      [...folder, name],
+      STATIC_MAX_BYTES,
+      STATIC_STREAM_ABOVE_BYTES,
+    );
     if (read.kind === 'missing') throw Errors.notFound();
     if (read.kind === 'too-large') {
       throw Errors.staticTooLarge(name, formatBytes(STATIC_MAX_BYTES));

@@ -33,7 +33,8 @@ const acceptOf = new WeakMap<RequestFacts, string | null>();
  */
 export default defineDirective({
   name: 'SetSmartError',
-  summary: 'Errors as HTML (Assets/views/errors/<status>.liquid or a built-in page) for clients that prefer text/html, else as JSON; in NORMAL_FLOW it sets how OnError renders this request\'s errors.',
+  summary:
+    "Errors as HTML (Assets/views/errors/<status>.liquid or a built-in page) for clients that prefer text/html, else as JSON; in NORMAL_FLOW it sets how OnError renders this request's errors.",
   params: noParams,
   async run(ctx) {
     if (ctx.error === null) {
@@ -69,7 +70,8 @@ function addVary(ctx: DirectiveContext): void {
   const current = ctx.message.isResponseHeader('vary') ? ctx.message.header('vary') : null;
   const existing = (Array.isArray(current) ? current.join(', ') : (current ?? '')).trim();
   if (existing === '') ctx.message.setHeader('vary', 'accept');
-  else if (!existing.split(',').some((v) => ['accept', '*'].includes(v.trim().toLowerCase()))) ctx.message.setHeader('vary', `${existing}, accept`);
+  else if (!existing.split(',').some((v) => ['accept', '*'].includes(v.trim().toLowerCase())))
+    ctx.message.setHeader('vary', `${existing}, accept`);
 }
 
 /** The tenant's errors/<status>.liquid, else (missing or failing) the built-in page. */

@@ -11,16 +11,23 @@ import { defineDirective, noParams } from '../engine/directive-types.js';
  */
 export default defineDirective({
   name: 'Smart',
-  summary: 'Proxy prelude: x-forwarded-* headers, hop-by-hop headers removed, and answers from the CacheStatic cache when it can.',
+  summary:
+    'Proxy prelude: x-forwarded-* headers, hop-by-hop headers removed, and answers from the CacheStatic cache when it can.',
   params: noParams,
   async run(ctx) {
     const message = ctx.message;
     const verb = ctx.request.verb;
     if (verb === 'GET' || verb === 'HEAD') {
-      const hit = await cacheWhenReachable(ctx.api.log.bind(ctx.api), 'Smart', () => ctx.api.kv.get(staticCacheKey(ctx)));
+      const hit = await cacheWhenReachable(ctx.api.log.bind(ctx.api), 'Smart', () =>
+        ctx.api.kv.get(staticCacheKey(ctx)),
+      );
       if (hit !== null) {
         const cached = JSON.parse(hit) as CachedResponse;
-        message.becomeResponse(cached.status, { ...cached.headers, 'x-anvil-cache': 'hit' }, Buffer.from(cached.body, 'base64'));
+        message.becomeResponse(
+          cached.status,
+          { ...cached.headers, 'x-anvil-cache': 'hit' },
+          Buffer.from(cached.body, 'base64'),
+        );
         ctx.groups.disable(NORMAL_FLOW);
         return;
       }

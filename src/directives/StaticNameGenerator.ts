@@ -9,7 +9,8 @@ import { defineDirective } from '../engine/directive-types.js';
  */
 export default defineDirective({
   name: 'StaticNameGenerator',
-  summary: 'Stores in memory `<type>StaticFile` the ServeCompiledStatic URL joining `files` of Assets/<type>/ of this release.',
+  summary:
+    'Stores in memory `<type>StaticFile` the ServeCompiledStatic URL joining `files` of Assets/<type>/ of this release.',
   example: { type: 'css', files: ['reset.css', 'site.css'] },
   memory: { writes: ['<type>StaticFile'] },
   params: {
@@ -17,12 +18,20 @@ export default defineDirective({
     properties: {
       staticBasePath: { type: 'string', maxLength: 2048, default: '/' },
       type: { type: 'string', pattern: STATIC_TYPE_PATTERN },
-      files: { type: 'array', minItems: 1, maxItems: MAX_COMPILED_FILES, items: { type: 'string', minLength: 1, maxLength: 255, pattern: ASSET_NAME_PATTERN } },
+      files: {
+        type: 'array',
+        minItems: 1,
+        maxItems: MAX_COMPILED_FILES,
+        items: { type: 'string', minLength: 1, maxLength: 255, pattern: ASSET_NAME_PATTERN },
+      },
     },
     required: ['type', 'files'],
     additionalProperties: false,
   },
   run(ctx, params) {
-    ctx.memory.set(`${params.type}StaticFile`, compiledStaticUrl(params.staticBasePath ?? '/', params.type, ctx.api.release, params.files));
+    ctx.memory.set(
+      `${params.type}StaticFile`,
+      compiledStaticUrl(params.staticBasePath ?? '/', params.type, ctx.api.release, params.files),
+    );
   },
 });

@@ -10,7 +10,12 @@ export default defineDirective({
     { error: Errors.thrown, when: 'always, with `status` (500) and `message`: the flow switches to ERROR_FLOW' },
   ],
   params: statusAndMessageParams,
-  describe: (params) => ({ responses: { [typeof params.status === 'number' ? params.status : 500]: typeof params.message === 'string' ? params.message : 'an error this endpoint throws' } }),
+  describe: (params) => ({
+    responses: {
+      [typeof params.status === 'number' ? params.status : 500]:
+        typeof params.message === 'string' ? params.message : 'an error this endpoint throws',
+    },
+  }),
   run(_ctx, params) {
     const status = params.status ?? 500;
     throw Errors.thrown(status, params.message ?? STATUS_CODES[status] ?? 'Error');

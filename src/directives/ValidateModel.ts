@@ -4,7 +4,8 @@ import { defineDirective } from '../engine/directive-types.js';
 
 export default defineDirective({
   name: 'ValidateModel',
-  summary: 'Validates memory `name` against the JSON Schema Maps/<name>.json: 400 with the reason, or 502 with `server-side-error: true`.',
+  summary:
+    'Validates memory `name` against the JSON Schema Maps/<name>.json: 400 with the reason, or 502 with `server-side-error: true`.',
   example: { name: 'order' },
   memory: { reads: ['<name>'] },
   failures: [
@@ -18,7 +19,10 @@ export default defineDirective({
     additionalProperties: false,
   },
   checkRelease: (params, release) => checkModelName('name', params.name, release),
-  describe: (params) => (params['server-side-error'] === true || typeof params.name !== 'string' ? {} : { validatesModel: params.name, responses: { 400: 'the request body does not match its schema' } }),
+  describe: (params) =>
+    params['server-side-error'] === true || typeof params.name !== 'string'
+      ? {}
+      : { validatesModel: params.name, responses: { 400: 'the request body does not match its schema' } },
   run(ctx, params) {
     validateModel(ctx, 'ValidateModel', params.name, params['server-side-error'] ?? false);
   },

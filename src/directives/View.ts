@@ -62,7 +62,8 @@ export default defineDirective({
     scope.cssStaticFile = css.map((f) => staticUrl(base, 'css', f));
     scope.jsStaticFile = js.map((f) => staticUrl(base, 'js', f));
     // A failing render throws ANVIL_ERR_VIEW (`View: …`) itself.
-    for (const fragment of fragments) scope[fragment] = new SafeHtml(await session.render(`fragments/${fragment}`, scope));
+    for (const fragment of fragments)
+      scope[fragment] = new SafeHtml(await session.render(`fragments/${fragment}`, scope));
     const html = await session.render(name, scope);
     respondHtml(ctx.message, html);
   },

@@ -9,7 +9,8 @@ import { defineDirective } from '../engine/directive-types.js';
  */
 export default defineDirective({
   name: 'WriteToJob',
-  summary: "Replaces the record of this flow's job (the job running, or the one ForTheWorker queued in this request) with `value`; ReadJob reads it, for 24 h.",
+  summary:
+    "Replaces the record of this flow's job (the job running, or the one ForTheWorker queued in this request) with `value`; ReadJob reads it, for 24 h.",
   example: { value: { status: 'done' } },
   memory: { reads: ['jobId'] },
   failures: [

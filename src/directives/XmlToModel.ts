@@ -4,7 +4,8 @@ import { defineDirective } from '../engine/directive-types.js';
 
 export default defineDirective({
   name: 'XmlToModel',
-  summary: 'Converts the XML text `source` into maps in memory `target` (root dropped, @attributes, lists for repeats); malformed XML is a 400.',
+  summary:
+    'Converts the XML text `source` into maps in memory `target` (root dropped, @attributes, lists for repeats); malformed XML is a 400.',
   example: { source: '$.message.body', target: 'order' },
   memory: { writes: ['<target>'] },
   failures: [

@@ -14,12 +14,25 @@ import { Message } from './message.js';
 import { RequestContext } from './request-context.js';
 import { renderError, renderFlowError } from './render-error.js';
 import { RouteTable } from './route-table.js';
-import { endEntrySpan, endRequestSpan, startEntrySpan, startRequestSpan, traceUnrouted } from '../shared/tracing/request-spans.js';
+import {
+  endEntrySpan,
+  endRequestSpan,
+  startEntrySpan,
+  startRequestSpan,
+  traceUnrouted,
+} from '../shared/tracing/request-spans.js';
 
 export type SendResponse = (response: OutgoingResponse) => void;
 
 /** Reports an error the client never sees in full (a 5xx message, an AFTER_FLOW failure). */
-export type ErrorReporter = (event: { requestId: string; label: string; directive: string; status: number; message: string; pass: 'main' | 'after' }) => void;
+export type ErrorReporter = (event: {
+  requestId: string;
+  label: string;
+  directive: string;
+  status: number;
+  message: string;
+  pass: 'main' | 'after';
+}) => void;
 
 const CORRELATION_HEADER = 'x-correlation-id';
 
@@ -74,7 +87,12 @@ export class ApiEngine {
     }
     if (match.kind === 'options') {
       if (this.runtime.tracer !== null) traceUnrouted(this.runtime.tracer, request, this.runtime, 204);
-      send(unspent({ status: 204, headers: ['allow', match.allow.join(', '), CORRELATION_HEADER, request.id], body: null }, request));
+      send(
+        unspent(
+          { status: 204, headers: ['allow', match.allow.join(', '), CORRELATION_HEADER, request.id], body: null },
+          request,
+        ),
+      );
       return;
     }
     const endpoint = match.endpoint;
@@ -83,7 +101,15 @@ export class ApiEngine {
     // Not `{ ...response, route }`: on Node 20's V8 a spread followed by a new property takes a slow
     // path (12x slower in isolation) whose objects get promoted to the old generation; with it every
     // actor thread promoted ~130 KB per young GC and ran a Mark-Compact every few seconds.
-    const sendRouted: SendResponse = (response) => send({ status: response.status, headers: response.headers, body: response.body, file: response.file, route, budgetLeft: response.budgetLeft });
+    const sendRouted: SendResponse = (response) =>
+      send({
+        status: response.status,
+        headers: response.headers,
+        body: response.body,
+        file: response.file,
+        route,
+        budgetLeft: response.budgetLeft,
+      });
     const facts: RequestFacts = {
       id: request.id,
       ip: request.ip,
@@ -99,10 +125,16 @@ export class ApiEngine {
       headers: request.rawHeaders,
       job: false,
     };
-    const ctx = new RequestContext(new Message(request, this.runtime.maxJsonDepth), this.runtime, facts, match.pathParams);
+    const ctx = new RequestContext(
+      new Message(request, this.runtime.maxJsonDepth),
+      this.runtime,
+      facts,
+      match.pathParams,
+    );
     ctx.lookup = this.lookup;
     ctx.busCalls = new CallBudget(budgetOf(request));
-    if (this.runtime.tracer !== null) ctx.requestSpan = startRequestSpan(this.runtime.tracer, request, this.runtime, endpoint.path, false);
+    if (this.runtime.tracer !== null)
+      ctx.requestSpan = startRequestSpan(this.runtime.tracer, request, this.runtime, endpoint.path, false);
     return this.run(ctx, list, 0, sendRouted);
   }
 
@@ -123,7 +155,14 @@ export class ApiEngine {
     const index = list?.entries.findIndex((e) => e.key === continuation.after) ?? -1;
     if (endpoint === undefined || list === undefined || index < 0) {
       const message = `the job's endpoint "${continuation.endpoint}" or entry "${continuation.after}" is not in release ${this.runtime.release}`;
-      this.reportError({ requestId: request.id, label: '(job)', directive: '(job)', status: 500, message, pass: 'main' });
+      this.reportError({
+        requestId: request.id,
+        label: '(job)',
+        directive: '(job)',
+        status: 500,
+        message,
+        pass: 'main',
+      });
       return send(plainJson(500, { error: message }, request.id));
     }
     const message = Message.restore(continuation.message, this.runtime.maxJsonDepth);
@@ -145,7 +184,8 @@ export class ApiEngine {
     const ctx = new RequestContext(message, this.runtime, facts, continuation.pathParams, continuation.memory);
     ctx.lookup = this.lookup;
     ctx.busCalls = new CallBudget(budgetOf(request));
-    if (this.runtime.tracer !== null) ctx.requestSpan = startRequestSpan(this.runtime.tracer, request, this.runtime, endpoint.path, true);
+    if (this.runtime.tracer !== null)
+      ctx.requestSpan = startRequestSpan(this.runtime.tracer, request, this.runtime, endpoint.path, true);
     const pending = this.run(ctx, list, index + 1, send);
     if (pending !== undefined) await pending;
   }
@@ -170,7 +210,12 @@ export class ApiEngine {
   }
 
   /** After the main pass: the error settled (asynchronously: rendering it may wait), then the response. */
-  private completeMain(ctx: RequestContext, list: EntryList, versionAtError: number, send: SendResponse): void | Promise<void> {
+  private completeMain(
+    ctx: RequestContext,
+    list: EntryList,
+    versionAtError: number,
+    send: SendResponse,
+  ): void | Promise<void> {
     if (ctx.error !== null) return this.settleThenRespond(ctx, list, ctx.error, versionAtError, send);
     let response: OutgoingResponse;
     try {
@@ -181,7 +226,13 @@ export class ApiEngine {
     return this.respond(ctx, list, send, response);
   }
 
-  private async settleThenRespond(ctx: RequestContext, list: EntryList, error: FlowError, versionAtError: number, send: SendResponse): Promise<void> {
+  private async settleThenRespond(
+    ctx: RequestContext,
+    list: EntryList,
+    error: FlowError,
+    versionAtError: number,
+    send: SendResponse,
+  ): Promise<void> {
     let response: OutgoingResponse;
     try {
       await this.settleError(ctx, error, versionAtError);
@@ -195,12 +246,24 @@ export class ApiEngine {
   /** Only a defect of the engine itself lands here: directive errors are handled in the pass. */
   private engineFailure(ctx: RequestContext, error: unknown): OutgoingResponse {
     const { message } = toStatusError(error);
-    this.reportError({ requestId: ctx.id, label: '(engine)', directive: '(engine)', status: 500, message, pass: 'main' });
+    this.reportError({
+      requestId: ctx.id,
+      label: '(engine)',
+      directive: '(engine)',
+      status: 500,
+      message,
+      pass: 'main',
+    });
     return plainJson(500, { error: publicMessage(500, message, this.runtime.debug) }, ctx.id);
   }
 
   /** Sends the response, then runs the AFTER_FLOW pass. */
-  private respond(ctx: RequestContext, list: EntryList, send: SendResponse, response: OutgoingResponse): void | Promise<void> {
+  private respond(
+    ctx: RequestContext,
+    list: EntryList,
+    send: SendResponse,
+    response: OutgoingResponse,
+  ): void | Promise<void> {
     ctx.sent = response;
     // A bus call's answer gives back what the request did not use of its lease (engine/call-budget.ts).
     if (ctx.request.viaBus) response.budgetLeft = ctx.busCalls.answer(list.hasAfterFlow);
@@ -220,7 +283,12 @@ export class ApiEngine {
    * when the last error was caught (-1: no error), so `settleError` can tell whether anyone rendered it.
    * What the request still holds when the pass ends (an open transaction) is released then.
    */
-  private runPass(ctx: RequestContext, list: readonly CompiledEntry[], pass: 'main' | 'after', start = 0): number | Promise<number> {
+  private runPass(
+    ctx: RequestContext,
+    list: readonly CompiledEntry[],
+    pass: 'main' | 'after',
+    start = 0,
+  ): number | Promise<number> {
     let result: number | Promise<number>;
     try {
       result = this.runEntries(ctx, list, pass, start, -1);
@@ -239,14 +307,21 @@ export class ApiEngine {
    * The entries from `start` on, synchronously until one returns a promise (then `continueAfter`
    * waits for it and goes on). `versionAtError`: as `runPass` returns it, for the entries before `start`.
    */
-  private runEntries(ctx: RequestContext, list: readonly CompiledEntry[], pass: 'main' | 'after', start: number, versionAtError: number): number | Promise<number> {
+  private runEntries(
+    ctx: RequestContext,
+    list: readonly CompiledEntry[],
+    pass: 'main' | 'after',
+    start: number,
+    versionAtError: number,
+  ): number | Promise<number> {
     for (let i = start; i < list.length; i++) {
       const entry = list[i]!;
       if (!ctx.groups.anyEnabled(entry.groups)) continue;
       ctx.entryKey = entry.key;
       const step: TraceStep = { label: entry.label, directive: entry.directiveName, pass };
       ctx.trace.push(step);
-      if (ctx.requestSpan !== null) ctx.entrySpan = startEntrySpan(ctx.requestSpan, entry.label, entry.directiveName, pass, this.runtime);
+      if (ctx.requestSpan !== null)
+        ctx.entrySpan = startEntrySpan(ctx.requestSpan, entry.label, entry.directiveName, pass, this.runtime);
       try {
         const params = entry.params(ctx);
         ctx.stepWatcher?.before(step, params, entry.secretParams);
@@ -263,7 +338,15 @@ export class ApiEngine {
   }
 
   /** Entry `i` returned a promise: once it settles, the entries after it. */
-  private async continueAfter(ctx: RequestContext, list: readonly CompiledEntry[], pass: 'main' | 'after', i: number, step: TraceStep, pending: Promise<void>, versionAtError: number): Promise<number> {
+  private async continueAfter(
+    ctx: RequestContext,
+    list: readonly CompiledEntry[],
+    pass: 'main' | 'after',
+    i: number,
+    step: TraceStep,
+    pending: Promise<void>,
+    versionAtError: number,
+  ): Promise<number> {
     try {
       await pending;
     } catch (thrown) {
@@ -274,7 +357,14 @@ export class ApiEngine {
   }
 
   /** A directive threw: the flow switches to ERROR_FLOW (main pass) or the error is only reported (AFTER_FLOW). */
-  private caught(ctx: RequestContext, entry: CompiledEntry, step: TraceStep, pass: 'main' | 'after', thrown: unknown, versionAtError: number): number {
+  private caught(
+    ctx: RequestContext,
+    entry: CompiledEntry,
+    step: TraceStep,
+    pass: 'main' | 'after',
+    thrown: unknown,
+    versionAtError: number,
+  ): number {
     const { status, message, code } = toStatusError(thrown);
     step.error = { status, message };
     // What the request held (a transaction) is let go of before anything else runs.
@@ -286,7 +376,14 @@ export class ApiEngine {
       versionAtError = ctx.message.version;
     }
     if (pass === 'after' || isLoggedError(thrown, status)) {
-      this.reportError({ requestId: ctx.id, label: entry.label, directive: entry.directiveName, status, message, pass });
+      this.reportError({
+        requestId: ctx.id,
+        label: entry.label,
+        directive: entry.directiveName,
+        status,
+        message,
+        pass,
+      });
     }
     return versionAtError;
   }
@@ -320,7 +417,14 @@ export class ApiEngine {
       await renderFlowError(ctx, error);
     } catch (thrown) {
       const failure = toStatusError(thrown);
-      this.reportError({ requestId: ctx.id, label: '(engine)', directive: '(engine)', status: failure.status, message: `rendering the error failed: ${failure.message}`, pass: 'main' });
+      this.reportError({
+        requestId: ctx.id,
+        label: '(engine)',
+        directive: '(engine)',
+        status: failure.status,
+        message: `rendering the error failed: ${failure.message}`,
+        pass: 'main',
+      });
       renderError(ctx, error.status, error.message, error.code);
     }
   }
@@ -332,14 +436,26 @@ export class ApiEngine {
    */
   private finish(ctx: RequestContext): OutgoingResponse {
     const message = ctx.message;
-    if (!message.isResponseHeader(CORRELATION_HEADER)) message.setRuntimeHeader(CORRELATION_HEADER, this.correlationId(ctx));
+    if (!message.isResponseHeader(CORRELATION_HEADER))
+      message.setRuntimeHeader(CORRELATION_HEADER, this.correlationId(ctx));
     // Only the router streams a file body: a bus caller or a job gets the bytes.
     const response = message.toResponse(ctx.request.viaBus || ctx.request.job);
     const problem = responseHeadProblem(response.status, response.headers, this.runtime.quotas);
     if (problem === null) return response;
     if (problem instanceof QuotaError) this.runtime.refusals.add(problem.quota);
-    this.reportError({ requestId: ctx.id, label: '(response)', directive: '(response)', status: problem.status, message: `${problem.code}: ${problem.message}`, pass: 'main' });
-    return plainJson(problem.status, { error: publicMessage(problem.status, problem.message, this.runtime.debug || ctx.request.job, problem.code) }, ctx.id);
+    this.reportError({
+      requestId: ctx.id,
+      label: '(response)',
+      directive: '(response)',
+      status: problem.status,
+      message: `${problem.code}: ${problem.message}`,
+      pass: 'main',
+    });
+    return plainJson(
+      problem.status,
+      { error: publicMessage(problem.status, problem.message, this.runtime.debug || ctx.request.job, problem.code) },
+      ctx.id,
+    );
   }
 
   /** Memory's `correlationId` when a directive set one a header can carry, else the request's id. */
@@ -349,7 +465,14 @@ export class ApiEngine {
     const problem = headerProblem(CORRELATION_HEADER, value);
     if (problem === null) return value;
     const message = `memory correlationId cannot be sent (${problem}); the response carries the request id instead`;
-    this.reportError({ requestId: ctx.id, label: '(engine)', directive: '(engine)', status: 500, message, pass: 'main' });
+    this.reportError({
+      requestId: ctx.id,
+      label: '(engine)',
+      directive: '(engine)',
+      status: 500,
+      message,
+      pass: 'main',
+    });
     return ctx.id;
   }
 }

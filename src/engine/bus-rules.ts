@@ -33,7 +33,12 @@ export function busRequest(call: BusCall, id: string): EngineRequest {
 
 /** A bus call's answer when the bus itself, not the target API, answers it (404, 508, 502…). */
 export function busFailure(status: number, message: string, budgetLeft = 0): BusResponse {
-  return { status, headers: ['content-type', 'application/json; charset=utf-8'], body: Buffer.from(JSON.stringify({ error: message || STATUS_CODES[status] })), budgetLeft };
+  return {
+    status,
+    headers: ['content-type', 'application/json; charset=utf-8'],
+    body: Buffer.from(JSON.stringify({ error: message || STATUS_CODES[status] })),
+    budgetLeft,
+  };
 }
 
 /** `/users/42` → { key: 'users', path: '/42' }: the API a bus call names, and the path within it. */

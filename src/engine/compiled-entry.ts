@@ -18,7 +18,11 @@ export interface CompiledEntry {
 
 export type DirectiveLookup = (name: string) => AnyDirectiveDefinition | undefined;
 
-export function compileEntry(entry: EntryDefinition, section: 'before' | 'endpoint' | 'after', lookup: DirectiveLookup): CompiledEntry {
+export function compileEntry(
+  entry: EntryDefinition,
+  section: 'before' | 'endpoint' | 'after',
+  lookup: DirectiveLookup,
+): CompiledEntry {
   const directive = lookup(entry.directive);
   if (directive === undefined) throw new Error(`unknown directive "${entry.directive}" in entry "${entry.label}"`);
   const compiled = compileValue(entry.params);
@@ -41,7 +45,11 @@ export function compileEntry(entry: EntryDefinition, section: 'before' | 'endpoi
     directiveName: entry.directive,
     directive,
     groups: entry.groups,
-    secretParams: new Set(Object.entries(directive.params.properties).filter(([, schema]) => schema.writeOnly === true).map(([name]) => name)),
+    secretParams: new Set(
+      Object.entries(directive.params.properties)
+        .filter(([, schema]) => schema.writeOnly === true)
+        .map(([name]) => name),
+    ),
     params,
   };
 }

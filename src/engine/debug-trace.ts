@@ -71,7 +71,8 @@ export class DebugTrace implements StepWatcher {
         record.params = start.params;
         record.ms = Math.round((performance.now() - start.at) * 1000) / 1000;
       }
-      if (step.error !== undefined) record.error = { status: step.error.status, message: this.redactor.text(step.error.message) };
+      if (step.error !== undefined)
+        record.error = { status: step.error.status, message: this.redactor.text(step.error.message) };
       this.changes(ctx, record);
       this.add(record);
     } catch {
@@ -103,7 +104,9 @@ export class DebugTrace implements StepWatcher {
     if (message.status !== this.status) record.status = this.status = message.status;
     const headers = this.headerTexts(ctx);
     const changed: Record<string, unknown> = {};
-    for (const [name, text] of headers) if (this.headers.get(name) !== text) changed[name] = this.redactor.isSecret(name) ? REDACTED : this.redactor.value(JSON.parse(text));
+    for (const [name, text] of headers)
+      if (this.headers.get(name) !== text)
+        changed[name] = this.redactor.isSecret(name) ? REDACTED : this.redactor.value(JSON.parse(text));
     for (const name of this.headers.keys()) if (!headers.has(name)) changed[name] = null;
     if (Object.keys(changed).length > 0) record.headers = changed;
     this.headers = headers;

@@ -88,7 +88,8 @@ export interface DirectiveDefinition<P = Record<string, unknown>> {
    * decides per entry from its parameters (aliases still `$.…`); `keepsState` answers for a
    * directive the entry runs in turn.
    */
-  readonly localState?: boolean | ((params: Readonly<Record<string, unknown>>, keepsState: (directive: string) => boolean) => boolean);
+  readonly localState?:
+    boolean | ((params: Readonly<Record<string, unknown>>, keepsState: (directive: string) => boolean) => boolean);
   /** The parameters of a typical entry, for docs/directives.md (a test checks them against `params`). */
   readonly example?: Readonly<Record<string, unknown>>;
   /**
@@ -123,7 +124,9 @@ export const WHOLE_BODY: ReadonlySet<string> = new Set(['$.message.body', '$.mes
  * parameters. `const S` keeps the literal types of a schema written in place; a piece of schema
  * declared apart needs `as const` (else `type: string` is refused here).
  */
-export function defineDirective<const S extends ParamSchema & JSONSchema>(definition: DirectiveDefinition<ParamsOf<S>> & { readonly params: S }): DirectiveDefinition<ParamsOf<S>> {
+export function defineDirective<const S extends ParamSchema & JSONSchema>(
+  definition: DirectiveDefinition<ParamsOf<S>> & { readonly params: S },
+): DirectiveDefinition<ParamsOf<S>> {
   return definition;
 }
 

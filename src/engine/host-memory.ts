@@ -49,7 +49,10 @@ export class HostMemoryBudget {
       this.held = null;
       this.total = 0;
       this.onBreach?.(places);
-      throw Errors.hostMemory(place.length > 100 ? `${place.slice(0, 100)}…` : place, Math.round(this.limitBytes / 2 ** 20));
+      throw Errors.hostMemory(
+        place.length > 100 ? `${place.slice(0, 100)}…` : place,
+        Math.round(this.limitBytes / 2 ** 20),
+      );
     }
     this.held ??= new Map();
     this.held.set(key, bytes);
@@ -107,7 +110,8 @@ export function hostBytes(value: unknown, cap: number): number {
         for (const item of node) stack.push(item);
       } else if (node instanceof RegExp) bytes += node.source.length;
       else if (node instanceof String) bytes += node.length;
-      else if (node instanceof Error) stack.push(ownString(node, 'message'), ownString(node, 'stack'), ownString(node, 'name'));
+      else if (node instanceof Error)
+        stack.push(ownString(node, 'message'), ownString(node, 'stack'), ownString(node, 'name'));
       for (const key in node) {
         if (!Object.hasOwn(node, key)) continue;
         bytes += key.length + 16;

@@ -20,7 +20,10 @@ export class Memory {
     private readonly unset: ((data: Readonly<Record<string, unknown>>, key: string) => unknown) | null = null,
   ) {
     // An object without a prototype is taken as it is (systemMemory makes one for each request).
-    this.data = Object.getPrototypeOf(initial) === null ? initial : Object.assign(Object.create(null) as Record<string, unknown>, initial);
+    this.data =
+      Object.getPrototypeOf(initial) === null
+        ? initial
+        : Object.assign(Object.create(null) as Record<string, unknown>, initial);
     if (budget !== null) {
       budget.onBreach = (places) => {
         for (const place of places) this.store(splitPath(place), null);
@@ -72,7 +75,9 @@ export class Memory {
       const next = Object.hasOwn(node, key) ? node[key] : undefined;
       let child: Record<string, unknown>;
       if (next !== null && typeof next === 'object' && !Array.isArray(next)) {
-        child = Object.isFrozen(next) ? Object.assign(Object.create(null) as Record<string, unknown>, next) : (next as Record<string, unknown>);
+        child = Object.isFrozen(next)
+          ? Object.assign(Object.create(null) as Record<string, unknown>, next)
+          : (next as Record<string, unknown>);
       } else {
         child = Object.create(null) as Record<string, unknown>;
       }

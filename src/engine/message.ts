@@ -114,7 +114,8 @@ export class Message {
     const lower = name.toLowerCase();
     checkHeader(lower, value);
     const existing = this.responseHeaderNames.has(lower) ? this.headerTable()[lower] : undefined;
-    if (lower === 'set-cookie' && existing !== undefined) this.storeHeader(lower, [...[existing].flat(), ...[value].flat()]);
+    if (lower === 'set-cookie' && existing !== undefined)
+      this.storeHeader(lower, [...[existing].flat(), ...[value].flat()]);
     else this.storeHeader(lower, value);
   }
 
@@ -289,10 +290,14 @@ export class Message {
   }
 
   static restore(snapshot: MessageSnapshot, maxJsonDepth = DEFAULT_MAX_JSON_DEPTH): Message {
-    const message = new Message({ verb: snapshot.verb, path: snapshot.path, rawQuery: snapshot.query, rawHeaders: [], body: null }, maxJsonDepth);
+    const message = new Message(
+      { verb: snapshot.verb, path: snapshot.path, rawQuery: snapshot.query, rawHeaders: [], body: null },
+      maxJsonDepth,
+    );
     message.headerMap = Object.assign(ownKeysOnly<HeaderValue>(), snapshot.headers);
     message.responseHeaderNames = new Set(snapshot.responseHeaders);
-    message.bodyValue = snapshot.body === null ? null : snapshot.bodyBase64 ? Buffer.from(snapshot.body, 'base64') : snapshot.body;
+    message.bodyValue =
+      snapshot.body === null ? null : snapshot.bodyBase64 ? Buffer.from(snapshot.body, 'base64') : snapshot.body;
     message.bodySet = snapshot.bodySet;
     message.bodyIsJson = snapshot.bodyIsJson;
     message.statusValue = snapshot.status;
@@ -314,7 +319,9 @@ export class Message {
     if ((body !== null || file !== null) && !this.responseHeaderNames.has('content-type')) {
       headers.push('content-type', this.bodyIsJson ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8');
     }
-    return file === null ? { status: this.statusValue, headers, body } : { status: this.statusValue, headers, body: null, file };
+    return file === null
+      ? { status: this.statusValue, headers, body }
+      : { status: this.statusValue, headers, body: null, file };
   }
 
   private headerTable(): Record<string, HeaderValue> {
@@ -326,7 +333,8 @@ export class Message {
         const value = raw[i + 1]!;
         const existing = table[name];
         if (existing === undefined) table[name] = value;
-        else if (name === 'set-cookie') table[name] = Array.isArray(existing) ? [...existing, value] : [existing, value];
+        else if (name === 'set-cookie')
+          table[name] = Array.isArray(existing) ? [...existing, value] : [existing, value];
         else table[name] = `${existing}, ${value}`;
       }
       this.headerMap = table;

@@ -56,6 +56,10 @@ export function checkParams(directive: AnyDirectiveDefinition, params: Record<st
   const validate = validatorOf(directive);
   if (validate(params)) return;
   const first = validate.errors?.[0];
-  const field = first?.instancePath ? first.instancePath.slice(1).replace(/\//g, '.') : ((first?.params as { missingProperty?: string; additionalProperty?: string })?.missingProperty ?? (first?.params as { additionalProperty?: string })?.additionalProperty ?? '');
+  const field = first?.instancePath
+    ? first.instancePath.slice(1).replace(/\//g, '.')
+    : ((first?.params as { missingProperty?: string; additionalProperty?: string })?.missingProperty ??
+      (first?.params as { additionalProperty?: string })?.additionalProperty ??
+      '');
   throw Errors.badParameter(`"${field}"`, where, first?.message ?? 'invalid value');
 }

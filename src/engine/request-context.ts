@@ -2,7 +2,15 @@ import { CallBudget, DEFAULT_BUS_CALLS_PER_REQUEST } from './call-budget.js';
 import { Errors } from '../shared/errors.js';
 import type { DirectiveLookup } from './compiled-entry.js';
 import type { Continuation } from './continuation.js';
-import type { ApiRuntime, DirectiveContext, ErrorRenderer, FlowError, RequestFacts, StepWatcher, TraceStep } from './context.js';
+import type {
+  ApiRuntime,
+  DirectiveContext,
+  ErrorRenderer,
+  FlowError,
+  RequestFacts,
+  StepWatcher,
+  TraceStep,
+} from './context.js';
 import { Groups } from './groups.js';
 import { HeldResources } from './held-resources.js';
 import { HostMemoryBudget } from './host-memory.js';

@@ -24,7 +24,14 @@ import type { EngineRequest } from '../shared/protocol/requests.js';
 import { DEFAULT_QUOTAS, type ApiQuotas } from '../shared/quotas/api-quotas.js';
 import { dataKey } from '../directives/stores/api-keys.js';
 import { mergedMaps, type Fixtures, type Mocks, type TestRequest } from './test-file.js';
-import { answerCollector, TestRuntime, type AnsweredRequest, type Clock, type OwnHandler, type PeerLookup } from './test-runtime.js';
+import {
+  answerCollector,
+  TestRuntime,
+  type AnsweredRequest,
+  type Clock,
+  type OwnHandler,
+  type PeerLookup,
+} from './test-runtime.js';
 
 /** The instance's defaults for the limits an API may ask for (`anvil start --max-*`). */
 const SANDBOX_MAXIMA = { memoryMb: 256, cpuMs: 1_000, wallMs: 30_000 };
@@ -113,14 +120,25 @@ export class ApiUnderTest {
     };
     let sandbox: ReturnType<typeof createSandbox>;
     try {
-      sandbox = createSandbox(withMaps, SANDBOX_MAXIMA, (event) => runtime.lines.push({ level: 'warn', msg: `custom directive over its ${event.kind} limit`, fields: { ...event } }));
+      sandbox = createSandbox(withMaps, SANDBOX_MAXIMA, (event) =>
+        runtime.lines.push({
+          level: 'warn',
+          msg: `custom directive over its ${event.kind} limit`,
+          fields: { ...event },
+        }),
+      );
     } catch (error) {
       await close();
       throw error;
     }
     if (sandbox !== null) runtime.resource('sandbox', () => sandbox);
     const custom = sandbox?.directives() ?? new Map();
-    const engine = new ApiEngine(withMaps, runtime, (name) => builtinDirectives.get(name) ?? custom.get(name), (event) => runtime.lines.push({ level: 'warn', msg: 'directive error', fields: { ...event } }));
+    const engine = new ApiEngine(
+      withMaps,
+      runtime,
+      (name) => builtinDirectives.get(name) ?? custom.get(name),
+      (event) => runtime.lines.push({ level: 'warn', msg: 'directive error', fields: { ...event } }),
+    );
     const respond = (request: EngineRequest) => {
       const collector = answerCollector((path) => readFile(path));
       let sent = () => {};
@@ -168,7 +186,13 @@ export class ApiUnderTest {
 async function compileFolder(folder: string, env: string): Promise<Compiled> {
   const loaded = await loadApiFolder(folder, env);
   if (!loaded.ok) return { ok: false, errors: loaded.errors.map(formatConfigError) };
-  if (loaded.definition.database === 'postgres') return { ok: false, errors: ['api.yaml says "database: postgres": anvil test runs an API\'s database on SQLite only (test it on an instance with DATABASE_URL instead)'] };
+  if (loaded.definition.database === 'postgres')
+    return {
+      ok: false,
+      errors: [
+        'api.yaml says "database: postgres": anvil test runs an API\'s database on SQLite only (test it on an instance with DATABASE_URL instead)',
+      ],
+    };
   const release: CompiledRelease = {
     format: 1,
     key: loaded.definition.key,
@@ -216,5 +240,17 @@ function engineRequest(request: TestRequest, id: string, now: number): EngineReq
   }
   if (body !== null && !named.has('content-length')) rawHeaders.push('content-length', String(body.length));
   for (const [name, value] of Object.entries(request.headers)) rawHeaders.push(name.toLowerCase(), value);
-  return { id, verb: request.verb, path: request.path, rawQuery: request.query, rawHeaders, body, ip: request.ip, hop: 0, budget: DEFAULT_BUS_CALLS_PER_REQUEST, viaBus: false, receivedAt: now };
+  return {
+    id,
+    verb: request.verb,
+    path: request.path,
+    rawQuery: request.query,
+    rawHeaders,
+    body,
+    ip: request.ip,
+    hop: 0,
+    budget: DEFAULT_BUS_CALLS_PER_REQUEST,
+    viaBus: false,
+    receivedAt: now,
+  };
 }

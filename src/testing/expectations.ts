@@ -15,15 +15,27 @@ export interface Mismatch {
 
 export function compareAnswer(expect: Expectation, answer: AnsweredRequest): Mismatch[] {
   const found: Mismatch[] = [];
-  if (expect.status !== undefined && expect.status !== answer.status) found.push({ where: 'status', expected: String(expect.status), actual: String(answer.status) });
+  if (expect.status !== undefined && expect.status !== answer.status)
+    found.push({ where: 'status', expected: String(expect.status), actual: String(answer.status) });
   for (const [name, wanted] of Object.entries(expect.headers ?? {})) {
     const value = headerValue(answer.headers, name.toLowerCase());
-    if (wanted === null ? value !== null : !headerMatches(wanted, value)) found.push({ where: `header ${name.toLowerCase()}`, expected: wanted === null ? '(absent)' : typeof wanted === 'string' ? JSON.stringify(wanted) : `a match of /${wanted.matches}/`, actual: value === null ? '(absent)' : JSON.stringify(value) });
+    if (wanted === null ? value !== null : !headerMatches(wanted, value))
+      found.push({
+        where: `header ${name.toLowerCase()}`,
+        expected:
+          wanted === null
+            ? '(absent)'
+            : typeof wanted === 'string'
+              ? JSON.stringify(wanted)
+              : `a match of /${wanted.matches}/`,
+        actual: value === null ? '(absent)' : JSON.stringify(value),
+      });
   }
   if (expect.body === undefined) return found;
   const text = answer.body.toString('utf8');
   if (typeof expect.body === 'string') {
-    if (text !== expect.body) found.push({ where: 'body', expected: JSON.stringify(expect.body), actual: JSON.stringify(text) });
+    if (text !== expect.body)
+      found.push({ where: 'body', expected: JSON.stringify(expect.body), actual: JSON.stringify(text) });
     return found;
   }
   let body: unknown;
@@ -53,12 +65,14 @@ export function headerValue(headers: readonly string[], name: string): string | 
 function subset(expected: unknown, actual: unknown, where: string, found: Mismatch[]): void {
   if (Array.isArray(expected)) {
     if (!Array.isArray(actual)) return void found.push({ where, expected: 'a list', actual: shown(actual) });
-    if (actual.length !== expected.length) found.push({ where: `${where} (length)`, expected: String(expected.length), actual: String(actual.length) });
+    if (actual.length !== expected.length)
+      found.push({ where: `${where} (length)`, expected: String(expected.length), actual: String(actual.length) });
     expected.forEach((item, i) => i < actual.length && subset(item, actual[i], `${where}[${i}]`, found));
     return;
   }
   if (expected !== null && typeof expected === 'object') {
-    if (actual === null || typeof actual !== 'object' || Array.isArray(actual)) return void found.push({ where, expected: 'an object', actual: shown(actual) });
+    if (actual === null || typeof actual !== 'object' || Array.isArray(actual))
+      return void found.push({ where, expected: 'an object', actual: shown(actual) });
     for (const [key, value] of Object.entries(expected)) {
       const at = /^[A-Za-z_$][\w$]*$/.test(key) ? `${where}.${key}` : `${where}[${JSON.stringify(key)}]`;
       if (!Object.hasOwn(actual, key)) found.push({ where: at, expected: shown(value), actual: '(absent)' });

@@ -32,7 +32,10 @@ export function failureLines(result: CaseResult, failure: CaseFailure): string[]
     const body = failure.answer.body.toString('utf8');
     lines.push(`answer: ${failure.answer.status} ${body.length > 300 ? `${body.slice(0, 300)}…` : body}`);
   }
-  for (const line of result.lines) lines.push(`log: ${line.level} ${line.msg}${Object.keys(line.fields).length > 0 ? ` ${JSON.stringify(line.fields)}` : ''}`);
+  for (const line of result.lines)
+    lines.push(
+      `log: ${line.level} ${line.msg}${Object.keys(line.fields).length > 0 ? ` ${JSON.stringify(line.fields)}` : ''}`,
+    );
   return lines;
 }
 
@@ -65,7 +68,8 @@ export function tapReport(run: TestRun): string[] {
     if (result.failure === null) return void lines.push(`ok ${i + 1} - ${title}`);
     lines.push(`not ok ${i + 1} - ${title}`, '  ---', ...tapComments(failureLines(result, result.failure)), '  ...');
   });
-  if (run.errors.length > 0) lines.push(`not ok ${run.cases.length + 1} - test files`, '  ---', ...tapComments(run.errors), '  ...');
+  if (run.errors.length > 0)
+    lines.push(`not ok ${run.cases.length + 1} - test files`, '  ---', ...tapComments(run.errors), '  ...');
   return lines;
 }
 
@@ -77,21 +81,37 @@ function tapComments(lines: readonly string[]): string[] {
 export function junitReport(run: TestRun): string[] {
   const byFile = new Map<string, CaseResult[]>();
   for (const result of run.cases) byFile.set(result.file, [...(byFile.get(result.file) ?? []), result]);
-  const lines = ['<?xml version="1.0" encoding="UTF-8"?>', `<testsuites name="anvil test" tests="${run.cases.length + (run.errors.length > 0 ? 1 : 0)}" failures="${failedCount(run)}" time="${seconds(run.ms)}">`];
+  const lines = [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites name="anvil test" tests="${run.cases.length + (run.errors.length > 0 ? 1 : 0)}" failures="${failedCount(run)}" time="${seconds(run.ms)}">`,
+  ];
   for (const [file, results] of byFile) {
-    lines.push(`  <testsuite name="${xml(file)}" tests="${results.length}" failures="${results.filter((r) => r.failure !== null).length}">`);
+    lines.push(
+      `  <testsuite name="${xml(file)}" tests="${results.length}" failures="${results.filter((r) => r.failure !== null).length}">`,
+    );
     for (const result of results) {
       const open = `    <testcase classname="${xml(file)}" name="${xml(result.name)}" file="${xml(file)}" line="${result.at.line}" time="${seconds(result.ms)}"`;
       if (result.failure === null) lines.push(`${open}/>`);
       else {
         const first = result.failure.mismatches[0];
-        const message = result.failure.error ?? (first === undefined ? 'failed' : `${first.where}: expected ${first.expected}, got ${first.actual}`);
-        lines.push(`${open}>`, `      <failure message="${xml(message)}">${xml(failureLines(result, result.failure).join('\n'))}</failure>`, '    </testcase>');
+        const message =
+          result.failure.error ??
+          (first === undefined ? 'failed' : `${first.where}: expected ${first.expected}, got ${first.actual}`);
+        lines.push(
+          `${open}>`,
+          `      <failure message="${xml(message)}">${xml(failureLines(result, result.failure).join('\n'))}</failure>`,
+          '    </testcase>',
+        );
       }
     }
     lines.push('  </testsuite>');
   }
-  if (run.errors.length > 0) lines.push('  <testsuite name="test files" tests="1" failures="1">', `    <testcase name="test files"><failure message="${xml(run.errors[0]!)}">${xml(run.errors.join('\n'))}</failure></testcase>`, '  </testsuite>');
+  if (run.errors.length > 0)
+    lines.push(
+      '  <testsuite name="test files" tests="1" failures="1">',
+      `    <testcase name="test files"><failure message="${xml(run.errors[0]!)}">${xml(run.errors.join('\n'))}</failure></testcase>`,
+      '  </testsuite>',
+    );
   lines.push('</testsuites>');
   return lines;
 }
@@ -103,5 +123,8 @@ function seconds(ms: number): string {
 function xml(text: string): string {
   // Control characters other than tab and newline cannot appear in XML 1.0 at all.
   // eslint-disable-next-line no-control-regex -- XML 1.0 has no place for these control characters.
-  return text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '\ufffd').replace(/[<>&"']/g, (ch) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[ch]!);
+  const NOT_IN_XML = /[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g;
+  return text
+    .replace(NOT_IN_XML, '\ufffd')
+    .replace(/[<>&"']/g, (ch) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[ch]!);
 }

@@ -55,7 +55,10 @@ export interface RunOptions {
 export async function testFiles(folder: string): Promise<string[]> {
   const dir = join(folder, TESTS_DIR);
   if (!existsSync(dir)) return [];
-  return (await readdir(dir)).filter((name) => /\.ya?ml$/.test(name)).sort().map((name) => `${TESTS_DIR}/${name}`);
+  return (await readdir(dir))
+    .filter((name) => /\.ya?ml$/.test(name))
+    .sort()
+    .map((name) => `${TESTS_DIR}/${name}`);
 }
 
 export async function runTests(folder: string, options: RunOptions = {}): Promise<TestRun> {
@@ -65,7 +68,10 @@ export async function runTests(folder: string, options: RunOptions = {}): Promis
   const api = new ApiUnderTest(folder);
   const cases: TestCase[] = [];
   for (const file of files) {
-    const reading = readTestFile(await readFile(join(folder, file), 'utf8'), file, { env: options.env ?? 'dev', now: Date.now() });
+    const reading = readTestFile(await readFile(join(folder, file), 'utf8'), file, {
+      env: options.env ?? 'dev',
+      now: Date.now(),
+    });
     if (!reading.ok) run.errors.push(...reading.errors.map(formatConfigError));
     else cases.push(...reading.cases.filter((c) => options.filter === undefined || c.name.includes(options.filter)));
   }
@@ -73,7 +79,8 @@ export async function runTests(folder: string, options: RunOptions = {}): Promis
   for (const testCase of cases) {
     const compiled = await api.compile(testCase.env);
     if (!compiled.ok) {
-      if (!refusedEnvs.has(testCase.env)) run.errors.push(`the API is not valid for env ${testCase.env}:`, ...compiled.errors.map((e) => `  ${e}`));
+      if (!refusedEnvs.has(testCase.env))
+        run.errors.push(`the API is not valid for env ${testCase.env}:`, ...compiled.errors.map((e) => `  ${e}`));
       refusedEnvs.add(testCase.env);
       continue;
     }
@@ -83,16 +90,33 @@ export async function runTests(folder: string, options: RunOptions = {}): Promis
   return run;
 }
 
-async function runCase(api: ApiUnderTest, testCase: TestCase, release: Parameters<ApiUnderTest['start']>[0]): Promise<CaseResult> {
+async function runCase(
+  api: ApiUnderTest,
+  testCase: TestCase,
+  release: Parameters<ApiUnderTest['start']>[0],
+): Promise<CaseResult> {
   const started = performance.now();
-  const result: CaseResult = { name: testCase.name, file: testCase.file, at: testCase.at, ms: 0, failure: null, lines: [] };
+  const result: CaseResult = {
+    name: testCase.name,
+    file: testCase.file,
+    at: testCase.at,
+    ms: 0,
+    failure: null,
+    lines: [],
+  };
   const place = (at: LinePosition) => `${testCase.file}:${at.line}:${at.column}`;
   const clock = new TestClock(testCase.clock);
   let actor;
   try {
     actor = await api.start(release, { clock, fixtures: testCase.fixtures, mocks: testCase.mocks });
   } catch (error) {
-    result.failure = { at: place(testCase.at), step: 'fixtures', mismatches: [], answer: null, error: (error as Error).message };
+    result.failure = {
+      at: place(testCase.at),
+      step: 'fixtures',
+      mismatches: [],
+      answer: null,
+      error: (error as Error).message,
+    };
     result.ms = performance.now() - started;
     return result;
   }
@@ -107,7 +131,13 @@ async function runCase(api: ApiUnderTest, testCase: TestCase, release: Parameter
       try {
         answer = await actor.send(step.request);
       } catch (error) {
-        result.failure = { at: place(step.at), step: shown, mismatches: [], answer: null, error: (error as Error).message };
+        result.failure = {
+          at: place(step.at),
+          step: shown,
+          mismatches: [],
+          answer: null,
+          error: (error as Error).message,
+        };
         break;
       }
       const mismatches = compareAnswer(step.expect, answer);
@@ -121,7 +151,13 @@ async function runCase(api: ApiUnderTest, testCase: TestCase, release: Parameter
     try {
       await actor.close();
     } catch (error) {
-      result.failure ??= { at: place(testCase.at), step: 'closing the actor', mismatches: [], answer: null, error: (error as Error).message };
+      result.failure ??= {
+        at: place(testCase.at),
+        step: 'closing the actor',
+        mismatches: [],
+        answer: null,
+        error: (error as Error).message,
+      };
     }
   }
   result.ms = performance.now() - started;

@@ -9,7 +9,13 @@ import { describeValue, schemaCompiler } from '../deploy/api-yaml/api-schema.js'
 import { YAML_LIMITS } from '../shared/api-model/input-limits.js';
 import { readYaml } from '../deploy/api-yaml/read-yaml.js';
 import type { ConfigError } from '../shared/api-model/types.js';
-import { offsetToPosition, pointerToPath, positionOf, type LinePosition, type PathKey } from '../deploy/api-yaml/yaml-positions.js';
+import {
+  offsetToPosition,
+  pointerToPath,
+  positionOf,
+  type LinePosition,
+  type PathKey,
+} from '../deploy/api-yaml/yaml-positions.js';
 import { durationMs } from './test-clock.js';
 
 export interface TestRequest {
@@ -96,11 +102,26 @@ const mocksSchema = {
   properties: {
     http: {
       type: 'array',
-      items: { type: 'object', required: ['url'], properties: { verb: { type: 'string' }, url: { type: 'string', pattern: '^https?://' }, ...answer }, additionalProperties: false },
+      items: {
+        type: 'object',
+        required: ['url'],
+        properties: { verb: { type: 'string' }, url: { type: 'string', pattern: '^https?://' }, ...answer },
+        additionalProperties: false,
+      },
     },
     apis: {
       type: 'array',
-      items: { type: 'object', required: ['api', 'path'], properties: { api: { type: 'string' }, verb: { type: 'string' }, path: { type: 'string', pattern: '^/' }, ...answer }, additionalProperties: false },
+      items: {
+        type: 'object',
+        required: ['api', 'path'],
+        properties: {
+          api: { type: 'string' },
+          verb: { type: 'string' },
+          path: { type: 'string', pattern: '^/' },
+          ...answer,
+        },
+        additionalProperties: false,
+      },
     },
   },
   additionalProperties: false,
@@ -122,7 +143,15 @@ const expectSchema = {
   type: 'object',
   properties: {
     status: answer.status,
-    headers: { type: 'object', additionalProperties: { type: ['string', 'null', 'object'], required: ['matches'], properties: { matches: { type: 'string' } }, additionalProperties: false } },
+    headers: {
+      type: 'object',
+      additionalProperties: {
+        type: ['string', 'null', 'object'],
+        required: ['matches'],
+        properties: { matches: { type: 'string' } },
+        additionalProperties: false,
+      },
+    },
     body: {},
   },
   additionalProperties: false,
@@ -148,7 +177,13 @@ export const testFileSchema = {
       items: {
         type: 'object',
         required: ['name'],
-        properties: { name: { type: 'string', minLength: 1 }, fixtures: fixturesSchema, mocks: mocksSchema, ...stepSchema.properties, steps: { type: 'array', minItems: 1, items: stepSchema } },
+        properties: {
+          name: { type: 'string', minLength: 1 },
+          fixtures: fixturesSchema,
+          mocks: mocksSchema,
+          ...stepSchema.properties,
+          steps: { type: 'array', minItems: 1, items: stepSchema },
+        },
         additionalProperties: false,
       },
     },
@@ -161,9 +196,20 @@ let validator: ValidateFunction | null = null;
 /** Reads one test file; `file` is how messages name it (`tests/notes.yaml`). */
 export function readTestFile(text: string, file: string, defaults: { env: string; now: number }): TestFileReading {
   const reading = readYaml(text, YAML_LIMITS);
-  const errorAt = (at: LinePosition, message: string): ConfigError => ({ file, line: at.line, column: at.column, label: null, message });
-  if (!reading.ok) return { ok: false, errors: reading.problems.map((p) => errorAt(offsetToPosition(reading.lineCounter, p.offset), p.message)) };
-  const where = (path: readonly PathKey[], at: 'key' | 'value' = 'value') => positionOf(reading.doc, reading.lineCounter, reading.index, path, at);
+  const errorAt = (at: LinePosition, message: string): ConfigError => ({
+    file,
+    line: at.line,
+    column: at.column,
+    label: null,
+    message,
+  });
+  if (!reading.ok)
+    return {
+      ok: false,
+      errors: reading.problems.map((p) => errorAt(offsetToPosition(reading.lineCounter, p.offset), p.message)),
+    };
+  const where = (path: readonly PathKey[], at: 'key' | 'value' = 'value') =>
+    positionOf(reading.doc, reading.lineCounter, reading.index, path, at);
   const errors = reading.problems.map((p) => errorAt(offsetToPosition(reading.lineCounter, p.offset), p.message));
   validator ??= schemaCompiler().compile(testFileSchema);
   if (!validator(reading.data)) {
@@ -176,33 +222,61 @@ export function readTestFile(text: string, file: string, defaults: { env: string
   let clock = defaults.now;
   if (data.clock !== undefined) {
     clock = Date.parse(data.clock);
-    if (Number.isNaN(clock)) label(['clock'], `"clock" must be a date and time such as 2026-01-31T23:59:00Z (got ${describeValue(data.clock)})`);
+    if (Number.isNaN(clock))
+      label(
+        ['clock'],
+        `"clock" must be a date and time such as 2026-01-31T23:59:00Z (got ${describeValue(data.clock)})`,
+      );
   }
   const env = data.env ?? defaults.env;
   const cases = data.cases.map((raw, index): TestCase => {
     const path = ['cases', index];
     const steps: TestStep[] = [];
     const single = raw.request !== undefined || raw.expect !== undefined || raw.advance !== undefined;
-    if (single && raw.steps !== undefined) label([...path, 'steps'], `case "${raw.name}" has both "request" and "steps": give one request with "request" and "expect", or a list of them under "steps"`);
-    const rawSteps = raw.steps?.map((step, i) => ({ step, at: [...path, 'steps', i] })) ?? [{ step: raw as RawStep, at: path }];
+    if (single && raw.steps !== undefined)
+      label(
+        [...path, 'steps'],
+        `case "${raw.name}" has both "request" and "steps": give one request with "request" and "expect", or a list of them under "steps"`,
+      );
+    const rawSteps = raw.steps?.map((step, i) => ({ step, at: [...path, 'steps', i] })) ?? [
+      { step: raw as RawStep, at: path },
+    ];
     for (const { step, at } of rawSteps) {
       if (step.advance !== undefined) {
-        if (step.request !== undefined || step.expect !== undefined) label([...at, 'advance'], 'a step either sends a request or advances the clock, not both');
+        if (step.request !== undefined || step.expect !== undefined)
+          label([...at, 'advance'], 'a step either sends a request or advances the clock, not both');
         const ms = durationMs(step.advance);
-        if (ms === null) label([...at, 'advance'], `"advance" must be a duration such as 61s, 5m, 2h, 1d or 1500 (ms) (got ${describeValue(step.advance)})`);
+        if (ms === null)
+          label(
+            [...at, 'advance'],
+            `"advance" must be a duration such as 61s, 5m, 2h, 1d or 1500 (ms) (got ${describeValue(step.advance)})`,
+          );
         else steps.push({ kind: 'advance', ms, at: where([...at, 'advance']) });
       } else if (step.request === undefined) {
-        label(at, raw.steps === undefined ? `case "${raw.name}" has no "request" (or "steps"): what should it send?` : 'this step has no "request": what should it send?');
+        label(
+          at,
+          raw.steps === undefined
+            ? `case "${raw.name}" has no "request" (or "steps"): what should it send?`
+            : 'this step has no "request": what should it send?',
+        );
       } else {
         for (const [name, wanted] of Object.entries(step.expect?.headers ?? {})) {
           if (wanted === null || typeof wanted !== 'object') continue;
           try {
             new RegExp(wanted.matches, 'u');
           } catch (error) {
-            label([...at, 'expect', 'headers', name, 'matches'], `"matches" of header ${name} is not a regular expression: ${(error as Error).message}`);
+            label(
+              [...at, 'expect', 'headers', name, 'matches'],
+              `"matches" of header ${name} is not a regular expression: ${(error as Error).message}`,
+            );
           }
         }
-        steps.push({ kind: 'request', request: testRequest(step.request), expect: step.expect ?? {}, at: where([...at, 'request'], 'key') });
+        steps.push({
+          kind: 'request',
+          request: testRequest(step.request),
+          expect: step.expect ?? {},
+          at: where([...at, 'request'], 'key'),
+        });
       }
     }
     return {
@@ -212,7 +286,10 @@ export function readTestFile(text: string, file: string, defaults: { env: string
       env,
       clock,
       fixtures: mergeFixtures(data.fixtures, raw.fixtures),
-      mocks: { http: [...(data.mocks?.http ?? []), ...(raw.mocks?.http ?? [])].map(httpMock), apis: [...(data.mocks?.apis ?? []), ...(raw.mocks?.apis ?? [])].map(apiMock) },
+      mocks: {
+        http: [...(data.mocks?.http ?? []), ...(raw.mocks?.http ?? [])].map(httpMock),
+        apis: [...(data.mocks?.apis ?? []), ...(raw.mocks?.apis ?? [])].map(apiMock),
+      },
       steps,
     };
   });
@@ -220,7 +297,14 @@ export function readTestFile(text: string, file: string, defaults: { env: string
 }
 
 interface RawStep {
-  request?: { verb?: string; path: string; query?: string | Record<string, string | number | boolean>; headers?: Record<string, string>; body?: unknown; ip?: string };
+  request?: {
+    verb?: string;
+    path: string;
+    query?: string | Record<string, string | number | boolean>;
+    headers?: Record<string, string>;
+    body?: unknown;
+    ip?: string;
+  };
   expect?: Expectation;
   advance?: string | number;
 }
@@ -242,32 +326,69 @@ interface RawFile {
 }
 
 function testRequest(raw: NonNullable<RawStep['request']>): TestRequest {
-  const query = typeof raw.query === 'string' ? raw.query.replace(/^\?/, '') : new URLSearchParams(Object.entries(raw.query ?? {}).map(([k, v]): [string, string] => [k, String(v)])).toString();
-  return { verb: (raw.verb ?? 'GET').toUpperCase(), path: raw.path, query, headers: raw.headers ?? {}, body: raw.body, ip: raw.ip ?? '127.0.0.1' };
+  const query =
+    typeof raw.query === 'string'
+      ? raw.query.replace(/^\?/, '')
+      : new URLSearchParams(
+          Object.entries(raw.query ?? {}).map(([k, v]): [string, string] => [k, String(v)]),
+        ).toString();
+  return {
+    verb: (raw.verb ?? 'GET').toUpperCase(),
+    path: raw.path,
+    query,
+    headers: raw.headers ?? {},
+    body: raw.body,
+    ip: raw.ip ?? '127.0.0.1',
+  };
 }
 
 function httpMock(raw: RawAnswer & { url: string }): HttpMock {
-  return { verb: (raw.verb ?? 'GET').toUpperCase(), url: raw.url, status: raw.status ?? 200, headers: raw.headers ?? {}, body: raw.body };
+  return {
+    verb: (raw.verb ?? 'GET').toUpperCase(),
+    url: raw.url,
+    status: raw.status ?? 200,
+    headers: raw.headers ?? {},
+    body: raw.body,
+  };
 }
 
 function apiMock(raw: RawAnswer & { api: string; path: string }): ApiMock {
-  return { api: raw.api, verb: (raw.verb ?? 'GET').toUpperCase(), path: raw.path, status: raw.status ?? 200, headers: raw.headers ?? {}, body: raw.body };
+  return {
+    api: raw.api,
+    verb: (raw.verb ?? 'GET').toUpperCase(),
+    path: raw.path,
+    status: raw.status ?? 200,
+    headers: raw.headers ?? {},
+    body: raw.body,
+  };
 }
 
 /** A case's own fixtures come after its file's: statements run after the file's, entries and Maps win. */
 function mergeFixtures(file: RawFixtures | undefined, own: RawFixtures | undefined): Fixtures {
   const sql = (f: RawFixtures | undefined) => (f?.sql === undefined ? [] : Array.isArray(f.sql) ? f.sql : [f.sql]);
-  return { sql: [...sql(file), ...sql(own)], kv: { ...(file?.kv ?? {}), ...(own?.kv ?? {}) }, maps: mergedMaps(file?.maps ?? {}, own?.maps ?? {}) };
+  return {
+    sql: [...sql(file), ...sql(own)],
+    kv: { ...(file?.kv ?? {}), ...(own?.kv ?? {}) },
+    maps: mergedMaps(file?.maps ?? {}, own?.maps ?? {}),
+  };
 }
 
 /** Maps with `over`'s values merged into each map of the same name (one level, as Maps/<env>/ over Maps/). */
-export function mergedMaps(maps: Readonly<Record<string, unknown>>, over: Readonly<Record<string, unknown>>): Record<string, unknown> {
+export function mergedMaps(
+  maps: Readonly<Record<string, unknown>>,
+  over: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
   const merged: Record<string, unknown> = { ...maps };
-  for (const [name, value] of Object.entries(over)) merged[name] = { ...((maps[name] as object | undefined) ?? {}), ...(value as object) };
+  for (const [name, value] of Object.entries(over))
+    merged[name] = { ...((maps[name] as object | undefined) ?? {}), ...(value as object) };
   return merged;
 }
 
-function schemaError(error: ErrorObject, where: (path: readonly PathKey[], at?: 'key' | 'value') => LinePosition, errorAt: (at: LinePosition, message: string) => ConfigError): ConfigError {
+function schemaError(
+  error: ErrorObject,
+  where: (path: readonly PathKey[], at?: 'key' | 'value') => LinePosition,
+  errorAt: (at: LinePosition, message: string) => ConfigError,
+): ConfigError {
   const path: PathKey[] = pointerToPath(error.instancePath).map((p) => (/^\d+$/.test(p) ? Number(p) : p));
   const params = error.params as Record<string, unknown>;
   const named = path.length === 0 ? 'the file' : `"${path.join('.')}"`;
@@ -283,7 +404,10 @@ function schemaError(error: ErrorObject, where: (path: readonly PathKey[], at?: 
     case 'type':
       return errorAt(where(path), `${named} must be ${String(params.type).replace(',', ' or ')}${got}`);
     case 'pattern':
-      return errorAt(where(path), `${named} must start with ${String(params.pattern) === '^/' ? '/' : 'http:// or https://'}${got}`);
+      return errorAt(
+        where(path),
+        `${named} must start with ${String(params.pattern) === '^/' ? '/' : 'http:// or https://'}${got}`,
+      );
     case 'minItems':
       return errorAt(where(path), `${named} must list at least one item`);
     default:

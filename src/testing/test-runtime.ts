@@ -72,19 +72,39 @@ export class TestRuntime extends ActorRuntime {
     const path = `/${rest.join('/')}`;
     const peer = this.peers(key);
     if (peer !== null) {
-      const answer = await peer({ ...call, path, id: `test-bus-${++this.calls}`, ip: '127.0.0.1', hop: call.hop + 1, viaBus: true, receivedAt: this.now() });
+      const answer = await peer({
+        ...call,
+        path,
+        id: `test-bus-${++this.calls}`,
+        ip: '127.0.0.1',
+        hop: call.hop + 1,
+        viaBus: true,
+        receivedAt: this.now(),
+      });
       return { ...answer, budgetLeft: answer.budgetLeft ?? 0 };
     }
     // A mock's path is the endpoint's (`/1`) or, as the caller writes it, with the key first (`/users/1`).
     const asked = (mock: ApiMock) => (mock.path.includes('?') ? `${path}?${call.rawQuery}` : path);
-    const mock = this.mocks.apis.find((m) => m.api === key && m.verb === call.verb && (m.path === asked(m) || m.path === `/${key}${asked(m)}`));
+    const mock = this.mocks.apis.find(
+      (m) => m.api === key && m.verb === call.verb && (m.path === asked(m) || m.path === `/${key}${asked(m)}`),
+    );
     if (mock === undefined) {
       const message = `anvil test: no mock of API "${key}" answers ${call.verb} ${path} (add one under mocks.apis)`;
       this.lines.push({ level: 'warn', msg: message, fields: {} });
-      return { status: 404, headers: ['content-type', 'application/json'], body: Buffer.from(JSON.stringify({ error: message })), budgetLeft: call.budget };
+      return {
+        status: 404,
+        headers: ['content-type', 'application/json'],
+        body: Buffer.from(JSON.stringify({ error: message })),
+        budgetLeft: call.budget,
+      };
     }
     const { body, headers } = mockAnswer(mock);
-    return { status: mock.status, headers: Object.entries(headers).flat(), body: Buffer.from(body), budgetLeft: call.budget };
+    return {
+      status: mock.status,
+      headers: Object.entries(headers).flat(),
+      body: Buffer.from(body),
+      budgetLeft: call.budget,
+    };
   }
 
   override async close(): Promise<void> {
@@ -118,15 +138,22 @@ function mockUpstreams(mocks: readonly HttpMock[]): MockAgent {
 }
 
 /** A mock's body as text (JSON unless it is a string), with a content type when it names none. */
-function mockAnswer(mock: { body?: unknown; headers: Record<string, string> }): { body: string; headers: Record<string, string> } {
+function mockAnswer(mock: { body?: unknown; headers: Record<string, string> }): {
+  body: string;
+  headers: Record<string, string>;
+} {
   const headers = Object.fromEntries(Object.entries(mock.headers).map(([k, v]) => [k.toLowerCase(), v]));
   if (mock.body === undefined) return { body: '', headers };
-  if (typeof mock.body === 'string') return { body: mock.body, headers: { 'content-type': 'text/plain; charset=utf-8', ...headers } };
+  if (typeof mock.body === 'string')
+    return { body: mock.body, headers: { 'content-type': 'text/plain; charset=utf-8', ...headers } };
   return { body: JSON.stringify(mock.body), headers: { 'content-type': 'application/json', ...headers } };
 }
 
 /** What a SendResponse receives, as bytes (a file the engine would have the router stream, read). */
-export function answerCollector(read: (path: string) => Promise<Buffer>): { send: SendResponse; answer: () => Promise<AnsweredRequest | null> } {
+export function answerCollector(read: (path: string) => Promise<Buffer>): {
+  send: SendResponse;
+  answer: () => Promise<AnsweredRequest | null>;
+} {
   let sent: Parameters<SendResponse>[0] | null = null;
   return {
     send: (response) => {
@@ -135,7 +162,12 @@ export function answerCollector(read: (path: string) => Promise<Buffer>): { send
     answer: async () => {
       if (sent === null) return null;
       const response: Parameters<SendResponse>[0] = sent;
-      const body = response.file !== undefined ? await read(response.file.path) : Buffer.isBuffer(response.body) ? response.body : Buffer.from(response.body ?? '');
+      const body =
+        response.file !== undefined
+          ? await read(response.file.path)
+          : Buffer.isBuffer(response.body)
+            ? response.body
+            : Buffer.from(response.body ?? '');
       return { status: response.status, headers: response.headers, body, budgetLeft: response.budgetLeft };
     },
   };

@@ -13,11 +13,19 @@ import { useTempDir } from '../helpers/temp-dir.js';
 const TESTED = fileURLToPath(new URL('../fixtures/apis/tested', import.meta.url));
 
 /** The real command, without blocking this process (a test's own server must answer meanwhile). */
-function anvil(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<{ status: number; stdout: string; stderr: string }> {
+function anvil(
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<{ status: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [ANVIL_BIN, ...args], { cwd: options.cwd, env: { ...process.env, NO_COLOR: '1', ...options.env }, timeout: 60_000 }, (error, stdout, stderr) => {
-      resolve({ status: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [ANVIL_BIN, ...args],
+      { cwd: options.cwd, env: { ...process.env, NO_COLOR: '1', ...options.env }, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        resolve({ status: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -38,7 +46,7 @@ describe('anvil test', () => {
     server = null;
   });
 
-  it('passes the fixture API\'s cases and exits 0', async () => {
+  it("passes the fixture API's cases and exits 0", async () => {
     const result = await anvil(['test', TESTED]);
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
@@ -54,7 +62,7 @@ describe('anvil test', () => {
     expect(result.stdout).toMatch(/4 case\(s\) in 1 file\(s\): 4 passed, 0 failed/);
   });
 
-  it('a failing case prints expected against actual at the case\'s file:line, and exits 1 (human, JUnit, JSON)', async () => {
+  it("a failing case prints expected against actual at the case's file:line, and exits 1 (human, JUnit, JSON)", async () => {
     await cp(TESTED, work.path(), { recursive: true });
     await rm(join(work.path(), 'tests/pro.yaml'));
     await work.put('tests/notes.yaml', FAILING_CASE);
@@ -69,14 +77,26 @@ describe('anvil test', () => {
 
     const junit = await anvil(['test', work.path(), '--reporter', 'junit']);
     expect(junit.status).toBe(1);
-    expect(junit.stdout).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?>\n<testsuites name="anvil test" tests="2" failures="1"/);
-    expect(junit.stdout).toContain('<testcase classname="tests/notes.yaml" name="expects a title nobody wrote" file="tests/notes.yaml" line="5"');
+    expect(junit.stdout).toMatch(
+      /^<\?xml version="1.0" encoding="UTF-8"\?>\n<testsuites name="anvil test" tests="2" failures="1"/,
+    );
+    expect(junit.stdout).toContain(
+      '<testcase classname="tests/notes.yaml" name="expects a title nobody wrote" file="tests/notes.yaml" line="5"',
+    );
 
     const json = await anvil(['test', work.path(), '--json']);
     expect(json.status).toBe(1);
-    const parsed = JSON.parse(json.stdout) as { ok: boolean; passed: number; failed: number; cases: Array<{ name: string; ok: boolean; line: number }> };
+    const parsed = JSON.parse(json.stdout) as {
+      ok: boolean;
+      passed: number;
+      failed: number;
+      cases: Array<{ name: string; ok: boolean; line: number }>;
+    };
     expect(parsed).toMatchObject({ ok: false, passed: 1, failed: 1 });
-    expect(parsed.cases.map((c) => [c.name, c.ok, c.line])).toEqual([['listed', true, 2], ['expects a title nobody wrote', false, 5]]);
+    expect(parsed.cases.map((c) => [c.name, c.ok, c.line])).toEqual([
+      ['listed', true, 2],
+      ['expects a title nobody wrote', false, 5],
+    ]);
   });
 
   it('deploy --test sends nothing when a case fails, and deploys when they pass', async () => {
@@ -87,7 +107,11 @@ describe('anvil test', () => {
     });
     await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
-    const env = { DEPLOY_ENDPOINT_DEV: `http://127.0.0.1:${port}/anvil/api`, PUBLIC_HOST_DEV: 'localhost', API_KEY_DEV: 'host-key' };
+    const env = {
+      DEPLOY_ENDPOINT_DEV: `http://127.0.0.1:${port}/anvil/api`,
+      PUBLIC_HOST_DEV: 'localhost',
+      API_KEY_DEV: 'host-key',
+    };
     await cp(TESTED, work.path(), { recursive: true });
     await rm(join(work.path(), 'tests/pro.yaml'));
     await work.put('tests/notes.yaml', FAILING_CASE);

@@ -39,7 +39,11 @@ afterAll(async () => anvil?.dispose());
 
 function bench(...args: string[]) {
   const result = anvilCli(['bench', ...args, '--port', String(anvil.port), '-d', '1', '-c', '4', '--json']);
-  return { status: result.status, report: result.stdout.trim() === '' ? null : JSON.parse(result.stdout), stderr: result.stderr };
+  return {
+    status: result.status,
+    report: result.stdout.trim() === '' ? null : JSON.parse(result.stdout),
+    stderr: result.stderr,
+  };
 }
 
 describe('anvil bench', () => {
@@ -70,16 +74,23 @@ describe('anvil bench', () => {
   });
 
   it('headlines the 2xx answers per second, and warns when most answers were refusals', () => {
-    const printed = anvilCli(['bench', 'capped', '/hit', '-H', 'api-key: letmein', '--port', String(anvil.port), '-d', '1', '-c', '4'], { env: { NO_COLOR: '1' } });
+    const printed = anvilCli(
+      ['bench', 'capped', '/hit', '-H', 'api-key: letmein', '--port', String(anvil.port), '-d', '1', '-c', '4'],
+      { env: { NO_COLOR: '1' } },
+    );
     expect(printed.status, printed.stderr).toBe(0);
     expect(printed.stdout).toMatch(/client {3}[\d,]+ 2xx\/s {3}[\d,]+ req\/s in all/);
-    expect(printed.stdout).toMatch(/warning {2}[\d,]+ of [\d,]+ answers were not 2xx \(4xx [\d,]+, [\d,]+ rate-limited\): the req\/s is mostly of refusals/);
-    const plain = anvilCli(['bench', 'pong', '/', '--port', String(anvil.port), '-d', '1', '-c', '4'], { env: { NO_COLOR: '1' } });
+    expect(printed.stdout).toMatch(
+      /warning {2}[\d,]+ of [\d,]+ answers were not 2xx \(4xx [\d,]+, [\d,]+ rate-limited\): the req\/s is mostly of refusals/,
+    );
+    const plain = anvilCli(['bench', 'pong', '/', '--port', String(anvil.port), '-d', '1', '-c', '4'], {
+      env: { NO_COLOR: '1' },
+    });
     expect(plain.status, plain.stderr).toBe(0);
     expect(plain.stdout).not.toContain('warning');
   });
 
-  it('shows the CPU each custom directive call used in the sandbox, as the API\'s threads measured it', () => {
+  it("shows the CPU each custom directive call used in the sandbox, as the API's threads measured it", () => {
     const { status, report, stderr } = bench('pong', '/');
     expect(status, stderr).toBe(0);
     const [pong, ...others] = report.server.sandboxCpu;

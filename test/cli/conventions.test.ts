@@ -31,23 +31,44 @@ describe('command line conventions', () => {
   it('a usage mistake prints the message and one usage line, not the whole help', () => {
     const result = anvilCli(['validate', '--bogus']);
     expect(result.status).toBe(1);
-    expect(result.stderr.trim().split('\n')).toEqual(["error: unknown option '--bogus'", 'usage: anvil validate [options] [dir]  (anvil validate --help for more)']);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      "error: unknown option '--bogus'",
+      'usage: anvil validate [options] [dir]  (anvil validate --help for more)',
+    ]);
     expect(anvilCli(['import', 'openapi']).stderr).toContain('usage: anvil import openapi [options] <spec>');
   });
 
   it('every anvil start option has its environment variable, shown in --help, checked like the flag', () => {
     const help = anvilCli(['start', '--help']).stdout.replace(/\s+/g, ' ');
-    for (const variable of ['ANVIL_PORT', 'ANVIL_MAX_THREADS', 'ANVIL_REQUEST_TIMEOUT', 'ANVIL_PUBLISH', 'ANVIL_TRUSTED_PROXY']) expect(help).toContain(`env: ${variable}`);
+    for (const variable of [
+      'ANVIL_PORT',
+      'ANVIL_MAX_THREADS',
+      'ANVIL_REQUEST_TIMEOUT',
+      'ANVIL_PUBLISH',
+      'ANVIL_TRUSTED_PROXY',
+    ])
+      expect(help).toContain(`env: ${variable}`);
     const bad = anvilCli(['start', '--data', tempDir()], { env: { ANVIL_PORT: 'abc' } });
     expect(bad.status).toBe(1);
-    expect(bad.stderr).toContain("value 'abc' from env 'ANVIL_PORT' is invalid. --port must be an integer from 0 to 65535");
+    expect(bad.stderr).toContain(
+      "value 'abc' from env 'ANVIL_PORT' is invalid. --port must be an integer from 0 to 65535",
+    );
   });
 
   it.each(['ANVIL_PORT', 'PORT'])('listens on the port %s names', async (variable) => {
     const port = await freePort();
-    const child = spawn(process.execPath, [ANVIL_BIN, 'start', '--data', tempDir(), '--cells', '1', '--drain-delay', '0'], { env: { ...process.env, [variable]: String(port), ANVIL_LOG_LEVEL: 'warn' }, stdio: 'ignore' });
+    const child = spawn(
+      process.execPath,
+      [ANVIL_BIN, 'start', '--data', tempDir(), '--cells', '1', '--drain-delay', '0'],
+      { env: { ...process.env, [variable]: String(port), ANVIL_LOG_LEVEL: 'warn' }, stdio: 'ignore' },
+    );
     try {
-      const health = async () => (await request(`http://127.0.0.1:${port}/anvil/health`, { headers: { host: 'admin.localhost' } }).catch(() => null))?.statusCode === 200;
+      const health = async () =>
+        (
+          await request(`http://127.0.0.1:${port}/anvil/health`, { headers: { host: 'admin.localhost' } }).catch(
+            () => null,
+          )
+        )?.statusCode === 200;
       await waitFor(health, { what: `anvil on ${variable}=${port}`, timeoutMs: 30_000 });
     } finally {
       child.kill('SIGTERM');
@@ -68,7 +89,9 @@ describe('command line conventions', () => {
     it('names the port and the process that holds it', () => {
       const result = anvilCli(['start', '--port', String(port), '--data', tempDir(), '--cells', '1']);
       expect(result.status).toBe(1);
-      expect(result.stderr).toContain(`anvil: port ${port} on 127.0.0.1 is already in use by node (pid ${process.pid}): stop it, or choose another port with --port (or ANVIL_PORT)`);
+      expect(result.stderr).toContain(
+        `anvil: port ${port} on 127.0.0.1 is already in use by node (pid ${process.pid}): stop it, or choose another port with --port (or ANVIL_PORT)`,
+      );
     });
   });
 
@@ -90,16 +113,25 @@ describe('anvil remove', () => {
   afterAll(() => anvil.dispose());
 
   it('refuses an active API with what to do, then removes it once disabled', async () => {
-    const env = { NO_COLOR: '1', DEPLOY_ENDPOINT_DEV: `http://admin.localhost:${anvil.port}/anvil/api`, PUBLIC_HOST_DEV: 'localhost', API_KEY_DEV: TEST_KEY };
+    const env = {
+      NO_COLOR: '1',
+      DEPLOY_ENDPOINT_DEV: `http://admin.localhost:${anvil.port}/anvil/api`,
+      PUBLIC_HOST_DEV: 'localhost',
+      API_KEY_DEV: TEST_KEY,
+    };
     const active = anvilCli(['remove', 'ping', 'dev'], { env });
     expect(active.status).toBe(1);
-    expect(active.stderr).toContain('ping is active on public host localhost (dev): disable it first (anvil disable ping dev), then remove it');
+    expect(active.stderr).toContain(
+      'ping is active on public host localhost (dev): disable it first (anvil disable ping dev), then remove it',
+    );
 
     expect(anvilCli(['disable', 'ping', 'dev'], { env }).status).toBe(0);
     const removed = anvilCli(['remove', 'ping', 'dev', '--json'], { env });
     expect(removed.status).toBe(0);
     expect(JSON.parse(removed.stdout)).toEqual({ ok: true, key: 'ping', removed: true });
     expect((await anvil.admin('/anvil/api/ping')).status).toBe(404);
-    expect(anvilCli(['remove', 'ping', 'dev'], { env }).stderr).toContain('no API "ping" on public host localhost (dev)');
+    expect(anvilCli(['remove', 'ping', 'dev'], { env }).stderr).toContain(
+      'no API "ping" on public host localhost (dev)',
+    );
   });
 });

@@ -23,7 +23,9 @@ describe('anvil create-api names the JSON Schema of api.yaml for editors', () =>
     const schemaFile = fileURLToPath(where);
     expect(resolve(schemaFile)).toBe(resolve(root, 'schema/api.schema.json'));
 
-    const validate = new Ajv2020({ strict: false, allowUnionTypes: true }).compile(JSON.parse(readFileSync(schemaFile, 'utf8')) as object);
+    const validate = new Ajv2020({ strict: false, allowUnionTypes: true }).compile(
+      JSON.parse(readFileSync(schemaFile, 'utf8')) as object,
+    );
     expect(validate(parse(text)) ? [] : validate.errors).toEqual([]);
     const validated = anvilCli(['validate', 'orders'], { cwd: work.path(), env: { NO_COLOR: '1' } });
     expect(validated.status, validated.stderr).toBe(0);

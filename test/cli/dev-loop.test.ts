@@ -53,13 +53,20 @@ describe('the developer loop', () => {
     expect(created.stdout).toContain('api.yaml');
 
     // An edit with a mistake: validate names the file, line, column and label.
-    edit('shop/api.yaml', (text) => `${text}\n  get /version:\n    Version: { directive: ModifyMessag, body: { version: 1 } }\n`);
+    edit(
+      'shop/api.yaml',
+      (text) => `${text}\n  get /version:\n    Version: { directive: ModifyMessag, body: { version: 1 } }\n`,
+    );
     const lines = readFileSync(join(work.path(), 'shop/api.yaml'), 'utf8').split('\n');
     const line = lines.findIndex((l) => l.includes('ModifyMessag')) + 1;
     const invalid = cli('validate', 'shop');
     expect(invalid.status).toBe(1);
     expect(invalid.stderr).toContain('shop is not valid: 1 error(s)');
-    expect(invalid.stderr).toMatch(new RegExp(`shop/api\\.yaml:${line}:\\d+ \\[get /version › Version\\] unknown directive "ModifyMessag" \\(did you mean "ModifyMessage"\\?\\)`));
+    expect(invalid.stderr).toMatch(
+      new RegExp(
+        `shop/api\\.yaml:${line}:\\d+ \\[get /version › Version\\] unknown directive "ModifyMessag" \\(did you mean "ModifyMessage"\\?\\)`,
+      ),
+    );
 
     // A deploy of the broken folder is refused locally: nothing reaches the server.
     writeDotEnv();
@@ -99,7 +106,13 @@ describe('the developer loop', () => {
     expect((await publicGet('/shop/version')).json()).toEqual({ version: 2 });
 
     const status = cli('status', 'shop', 'dev', '--json');
-    expect(JSON.parse(status.stdout)).toMatchObject({ key: 'shop', release: release2, releases: [release1.release], active: true, public: true });
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      key: 'shop',
+      release: release2,
+      releases: [release1.release],
+      active: true,
+      public: true,
+    });
 
     const rolledBack = cli('rollback', 'shop', 'dev');
     expect(rolledBack.status, rolledBack.stderr).toBe(0);
@@ -140,7 +153,10 @@ describe('the developer loop', () => {
     expect(cli('publish', 'taken', 'dev').status).toBe(0);
 
     // Another folder with the same key and none of its endpoints (as create-api under a name in use would make).
-    edit('taken/api.yaml', () => 'key: taken\nendpoints:\n  get /stock:\n    Stock: { directive: ModifyMessage, body: { stock: 3 } }\n');
+    edit(
+      'taken/api.yaml',
+      () => 'key: taken\nendpoints:\n  get /stock:\n    Stock: { directive: ModifyMessage, body: { stock: 3 } }\n',
+    );
     const refused = cli('deploy', 'taken', 'dev');
     expect(refused.status).toBe(1);
     expect(refused.stderr).toContain('taken already exists in dev and serves another API: nothing was sent');
@@ -155,7 +171,10 @@ describe('the developer loop', () => {
     expect((await publicGet('/taken/stock')).json()).toEqual({ stock: 3 });
 
     // One endpoint in common is a new version of the same API: no flag needed.
-    edit('taken/api.yaml', (text) => `${text}  get /count:\n    Count: { directive: ModifyMessage, body: { count: 1 } }\n`);
+    edit(
+      'taken/api.yaml',
+      (text) => `${text}  get /count:\n    Count: { directive: ModifyMessage, body: { count: 1 } }\n`,
+    );
     expect(cli('deploy', 'taken', 'dev').status).toBe(0);
     expect((await publicGet('/taken/count')).json()).toEqual({ count: 1 });
   });
@@ -165,7 +184,10 @@ describe('the developer loop', () => {
     writeDotEnv();
     expect(cli('deploy', 'logged', 'dev').status).toBe(0);
     expect(cli('publish', 'logged', 'dev').status).toBe(0);
-    expect(JSON.parse(cli('list', 'dev', '--json').stdout)).toMatchObject({ ok: true, keys: expect.arrayContaining(['logged']) });
+    expect(JSON.parse(cli('list', 'dev', '--json').stdout)).toMatchObject({
+      ok: true,
+      keys: expect.arrayContaining(['logged']),
+    });
     expect(cli('list', 'dev').stdout.split('\n')).toContain('logged');
 
     expect((await publicGet('/logged/hello/Ann')).status).toBe(200);
@@ -173,7 +195,10 @@ describe('the developer loop', () => {
     // Log writes after the answer: wait until both lines are there.
     const lines = await waitFor(
       () => {
-        const printed = cli('tail', 'logged', 'dev', '--no-follow', '--json').stdout.trim().split('\n').filter((l) => l !== '');
+        const printed = cli('tail', 'logged', 'dev', '--no-follow', '--json')
+          .stdout.trim()
+          .split('\n')
+          .filter((l) => l !== '');
         return printed.length === 2 ? printed.map((l) => JSON.parse(l) as { status: number; path: string }) : null;
       },
       { what: 'two lines in the request log' },
@@ -186,7 +211,10 @@ describe('the developer loop', () => {
     expect(only4xx.stdout).not.toContain('/hello/Ann');
 
     // Following: a new request's line appears while the command runs.
-    const follower = spawn(process.execPath, [ANVIL_BIN, 'tail', 'logged', 'dev', '--lines', '0'], { cwd: work.path(), env: { ...process.env, NO_COLOR: '1' } });
+    const follower = spawn(process.execPath, [ANVIL_BIN, 'tail', 'logged', 'dev', '--lines', '0'], {
+      cwd: work.path(),
+      env: { ...process.env, NO_COLOR: '1' },
+    });
     let followed = '';
     follower.stdout.on('data', (chunk: Buffer) => (followed += chunk.toString()));
     try {
@@ -213,7 +241,9 @@ describe('the developer loop', () => {
 
     const noTarget = cli('deploy', 'oops', 'dev');
     expect(noTarget.status).toBe(1);
-    expect(noTarget.stderr).toContain('env "dev" is not configured: DEPLOY_ENDPOINT_DEV, PUBLIC_HOST_DEV, API_KEY_DEV are not set');
+    expect(noTarget.stderr).toContain(
+      'env "dev" is not configured: DEPLOY_ENDPOINT_DEV, PUBLIC_HOST_DEV, API_KEY_DEV are not set',
+    );
 
     writeDotEnv('not-the-key');
     const wrongKey = cli('deploy', 'oops', 'dev');
@@ -224,12 +254,21 @@ describe('the developer loop', () => {
     writeDotEnv();
     const unknown = cli('publish', 'nobody', 'dev', '--json');
     expect(unknown.status).toBe(1);
-    expect(JSON.parse(unknown.stdout)).toMatchObject({ ok: false, error: 'no API "nobody" on public host localhost (dev)', status: 404 });
+    expect(JSON.parse(unknown.stdout)).toMatchObject({
+      ok: false,
+      error: 'no API "nobody" on public host localhost (dev)',
+      status: 404,
+    });
 
     // The environment wins over .env (a CI secret overrides the file).
-    const down = anvilCli(['status', 'oops', 'dev'], { cwd: work.path(), env: { NO_COLOR: '1', DEPLOY_ENDPOINT_DEV: 'http://admin.localhost:9/anvil/api' } });
+    const down = anvilCli(['status', 'oops', 'dev'], {
+      cwd: work.path(),
+      env: { NO_COLOR: '1', DEPLOY_ENDPOINT_DEV: 'http://admin.localhost:9/anvil/api' },
+    });
     expect(down.status).toBe(1);
-    expect(down.stderr).toContain('cannot reach http://admin.localhost:9/anvil/api/oops (DEPLOY_ENDPOINT_DEV): ECONNREFUSED — is the instance running?');
+    expect(down.stderr).toContain(
+      'cannot reach http://admin.localhost:9/anvil/api/oops (DEPLOY_ENDPOINT_DEV): ECONNREFUSED — is the instance running?',
+    );
   });
 
   it('create-api refuses a bad name and an existing folder unless --force', () => {
@@ -249,7 +288,30 @@ describe('the developer loop', () => {
   });
 
   it('has --help with an example on every command', () => {
-    const commands = ['start', 'create-api', 'validate', 'deploy', 'publish', 'disable', 'rollback', 'status', 'hosts', 'hosts list', 'hosts add-admin', 'hosts add-public', 'hosts remove', 'jobs', 'jobs count', 'jobs get', 'jobs flush', 'jobs requeue-failed', 'bench', 'list', 'tail', 'dev'];
+    const commands = [
+      'start',
+      'create-api',
+      'validate',
+      'deploy',
+      'publish',
+      'disable',
+      'rollback',
+      'status',
+      'hosts',
+      'hosts list',
+      'hosts add-admin',
+      'hosts add-public',
+      'hosts remove',
+      'jobs',
+      'jobs count',
+      'jobs get',
+      'jobs flush',
+      'jobs requeue-failed',
+      'bench',
+      'list',
+      'tail',
+      'dev',
+    ];
     for (const command of commands) {
       const help = cli(...command.split(' '), '--help');
       expect(help.status, command).toBe(0);

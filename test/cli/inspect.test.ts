@@ -49,16 +49,24 @@ describe('anvil inspect', () => {
       `===== Assets/images/logo.png (${PNG.length} bytes, binary: not shown) =====`,
     ]);
     expect(result.stdout.split('\n')[0]).toMatch(/: 9 files, \d+ bytes \(2 not shown\)$/);
-    expect(result.stdout).toContain(`===== api.yaml (${API_YAML.length} bytes) =====\n${API_YAML}\n===== Maps/dev/main.json`);
+    expect(result.stdout).toContain(
+      `===== api.yaml (${API_YAML.length} bytes) =====\n${API_YAML}\n===== Maps/dev/main.json`,
+    );
     // A text without a final newline still ends its section.
     expect(result.stdout).toContain('<h1>{{ title }}</h1>\n\n===== Assets/db/001-items.sql');
-    for (const left of ['not part of a release', 'outside the release', 'PNG', 'postman']) expect(result.stdout).not.toContain(left);
+    for (const left of ['not part of a release', 'outside the release', 'PNG', 'postman'])
+      expect(result.stdout).not.toContain(left);
   });
 
   it('prints a JSON array of {path, bytes, text} with --json, text null for binary files', () => {
     const result = anvilCli(['inspect', work.path(), '--json']);
     expect(result.status).toBe(0);
-    const files = JSON.parse(result.stdout) as Array<{ path: string; bytes: number; text: string | null; kind: string }>;
+    const files = JSON.parse(result.stdout) as Array<{
+      path: string;
+      bytes: number;
+      text: string | null;
+      kind: string;
+    }>;
     expect(files.map((f) => f.path)).toEqual([
       'api.yaml',
       'Maps/dev/main.json',

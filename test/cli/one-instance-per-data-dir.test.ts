@@ -45,11 +45,18 @@ async function deadPid(): Promise<number> {
 }
 
 /** Runs `anvil start` on `dir` to its exit (killed, and failing the test, if it serves instead). */
-async function startToExit(dir: string, apisDir: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [ANVIL_BIN, 'start', '--port', '0', '--data', dir, '--apis', apisDir, '--publish'], {
-    env: { ...process.env, ANVIL_PUBLIC_HOST_KEY: TEST_KEY },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+async function startToExit(
+  dir: string,
+  apisDir: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(
+    process.execPath,
+    [ANVIL_BIN, 'start', '--port', '0', '--data', dir, '--apis', apisDir, '--publish'],
+    {
+      env: { ...process.env, ANVIL_PUBLIC_HOST_KEY: TEST_KEY },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -74,7 +81,9 @@ describe('one instance per data directory', () => {
     const second = await startToExit(first.dataDir, otherApis);
 
     expect(second.code).toBe(1);
-    expect(second.stderr).toContain(`anvil: data directory ${first.dataDir} is in use by another Anvil instance: PID ${first.pid}`);
+    expect(second.stderr).toContain(
+      `anvil: data directory ${first.dataDir} is in use by another Anvil instance: PID ${first.pid}`,
+    );
     expect(second.stderr).toContain(`port ${first.port}`);
     expect(second.stdout).not.toContain('"msg":"listening"');
     // Nothing of the directory changed: the same lock, no new files, the other API not deployed.
@@ -89,12 +98,17 @@ describe('one instance per data directory', () => {
     const dir = dataDir();
     const pid = await deadPid();
     mkdirSync(join(dir, '.anvil'));
-    writeFileSync(lockFile(dir), JSON.stringify({ pid, startedAt: '2020-01-01T00:00:00.000Z', port: 8080, token: 'left-behind' }));
+    writeFileSync(
+      lockFile(dir),
+      JSON.stringify({ pid, startedAt: '2020-01-01T00:00:00.000Z', port: 8080, token: 'left-behind' }),
+    );
 
     const anvil = await start({ dataDir: dir, apis });
     expect((await anvil.request('/hello/hi')).json()).toEqual({ hi: true });
     expect(JSON.parse(readFileSync(lockFile(dir), 'utf8'))).toMatchObject({ pid: anvil.pid, port: anvil.port });
-    await eventually(() => anvil.logLines().some((l) => l.msg === `took over the instance lock of PID ${pid}, which is no longer running`));
+    await eventually(() =>
+      anvil.logLines().some((l) => l.msg === `took over the instance lock of PID ${pid}, which is no longer running`),
+    );
   });
 
   it('removes the lock on a clean stop; the next start on the directory serves', async () => {
@@ -113,7 +127,10 @@ describe('one instance per data directory', () => {
       const dir = dataDir();
       if (stale) {
         mkdirSync(join(dir, '.anvil'));
-        writeFileSync(lockFile(dir), JSON.stringify({ pid: await deadPid(), startedAt: '2020-01-01T00:00:00.000Z', token: 'left-behind' }));
+        writeFileSync(
+          lockFile(dir),
+          JSON.stringify({ pid: await deadPid(), startedAt: '2020-01-01T00:00:00.000Z', token: 'left-behind' }),
+        );
       }
       const results = await Promise.allSettled([start({ dataDir: dir, apis }), start({ dataDir: dir, apis })]);
       const served = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));

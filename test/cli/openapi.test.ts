@@ -32,7 +32,10 @@ describe('anvil openapi / anvil import openapi', () => {
 
   it('refuses a folder that does not validate, naming the file and line', () => {
     const folder = tempDir();
-    writeFileSync(join(folder, 'api.yaml'), 'key: bad\nendpoints:\n  get /x:\n    Nope: { directive: NoSuchDirective }\n');
+    writeFileSync(
+      join(folder, 'api.yaml'),
+      'key: bad\nendpoints:\n  get /x:\n    Nope: { directive: NoSuchDirective }\n',
+    );
     const result = anvilCli(['openapi', folder]);
     expect(result.status).toBe(1);
     expect(result.stderr).toMatch(/does not validate:\n {2}api\.yaml:4:\d+ \[get \/x › Nope\] .*NoSuchDirective/);
@@ -43,22 +46,45 @@ describe('anvil openapi / anvil import openapi', () => {
     expect(printed.status, printed.stderr).toBe(0);
     expect(JSON.parse(printed.stdout).info.title).toBe('orders');
     const folder = tempDir();
-    writeFileSync(join(folder, 'api.yaml'), 'key: bad\nendpoints:\n  get /x:\n    Nope: { directive: NoSuchDirective }\n');
+    writeFileSync(
+      join(folder, 'api.yaml'),
+      'key: bad\nendpoints:\n  get /x:\n    Nope: { directive: NoSuchDirective }\n',
+    );
     const refused = anvilCli(['openapi', folder, '--json']);
     expect(refused.status).toBe(1);
-    expect(JSON.parse(refused.stdout)).toMatchObject({ ok: false, error: expect.stringContaining('does not validate') });
+    expect(JSON.parse(refused.stdout)).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('does not validate'),
+    });
   });
 
   it('imports an OpenAPI document as a skeleton folder that validates, then exports the same operations', () => {
     const parent = tempDir();
-    const imported = anvilCli(['import', 'openapi', join(root, 'test/fixtures/openapi/petstore.yaml'), '--key', 'pets', '--dir', parent, '--json']);
+    const imported = anvilCli([
+      'import',
+      'openapi',
+      join(root, 'test/fixtures/openapi/petstore.yaml'),
+      '--key',
+      'pets',
+      '--dir',
+      parent,
+      '--json',
+    ]);
     expect(imported.status).toBe(0);
     expect(JSON.parse(imported.stdout)).toMatchObject({ ok: true, key: 'pets', endpoints: 5 });
     expect(anvilCli(['validate', join(parent, 'pets')]).status).toBe(0);
     const exported = JSON.parse(anvilCli(['openapi', join(parent, 'pets')]).stdout);
     expect(Object.keys(exported.paths).sort()).toEqual(['/pets', '/pets/{petId}', '/stores/{store_id}/orders']);
 
-    const again = anvilCli(['import', 'openapi', join(root, 'test/fixtures/openapi/petstore.yaml'), '--key', 'pets', '--dir', parent]);
+    const again = anvilCli([
+      'import',
+      'openapi',
+      join(root, 'test/fixtures/openapi/petstore.yaml'),
+      '--key',
+      'pets',
+      '--dir',
+      parent,
+    ]);
     expect(again.status).toBe(1);
     expect(again.stderr).toContain('already exists and is not empty');
   });

@@ -13,7 +13,10 @@ const hint = 'is PHP, which Anvil does not run: translate it to Directives/Stamp
 async function writeApi(entry: string): Promise<void> {
   await work.put('jobs/api.yaml', `key: jobs\nendpoints:\n  get /stamp:\n    Stamp: { directive: ${entry} }\n`);
   await work.put('jobs/Directives/Stamp.php', "<?php\n$state->memory()->set('stamp', time());\n");
-  await work.put('jobs/Directives/Translated.js', "export default function (state) { state.memory.set('stamp', 1); }\n");
+  await work.put(
+    'jobs/Directives/Translated.js',
+    "export default function (state) { state.memory.set('stamp', 1); }\n",
+  );
 }
 
 describe('anvil validate and leftover PHP directives', () => {
@@ -26,13 +29,19 @@ describe('anvil validate and leftover PHP directives', () => {
 
     const json = validate('jobs', '--json');
     expect(json.status).toBe(0);
-    expect(JSON.parse(json.stdout)).toMatchObject({ ok: true, key: 'jobs', warnings: [`jobs/Directives/Stamp.php:1:1 Directives/Stamp.php ${hint}`] });
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      ok: true,
+      key: 'jobs',
+      warnings: [`jobs/Directives/Stamp.php:1:1 Directives/Stamp.php ${hint}`],
+    });
   });
 
   it('refuses an entry that names the PHP directive, saying why', async () => {
     await writeApi('Stamp');
     const result = validate('jobs');
     expect(result.status).toBe(1);
-    expect(result.stderr).toMatch(/jobs\/api\.yaml:4:\d+ \[get \/stamp › Stamp\] unknown directive "Stamp": Directives\/Stamp\.php is PHP/);
+    expect(result.stderr).toMatch(
+      /jobs\/api\.yaml:4:\d+ \[get \/stamp › Stamp\] unknown directive "Stamp": Directives\/Stamp\.php is PHP/,
+    );
   });
 });

@@ -41,7 +41,12 @@ function walkthroughSteps(): Step[] {
       if (text.trim() === '') continue;
       if (text.startsWith('#')) {
         const previous = steps.at(-1);
-        if (previous !== undefined && lines[i - 1]!.trim() !== '' && (previous.stderr.length > 0 || /^# error\b/.test(text))) previous.stderr.push(text.replace(/^# ?/, ''));
+        if (
+          previous !== undefined &&
+          lines[i - 1]!.trim() !== '' &&
+          (previous.stderr.length > 0 || /^# error\b/.test(text))
+        )
+          previous.stderr.push(text.replace(/^# ?/, ''));
         continue;
       }
       const line = firstLine + i;
@@ -57,7 +62,13 @@ function walkthroughSteps(): Step[] {
   return steps;
 }
 
-const wildcard = (text: string) => new RegExp(text.split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*'));
+const wildcard = (text: string) =>
+  new RegExp(
+    text
+      .split('…')
+      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*'),
+  );
 
 /** The folder the walkthrough runs in (its ./data is the instance's data dir). */
 let folder = '';
@@ -66,7 +77,11 @@ let port = 0;
 
 beforeAll(async () => {
   folder = mkdtempSync(join(tmpdir(), 'anvil-readme-'));
-  instance = spawn(process.execPath, [ANVIL_BIN, 'start', '--apis', join(ROOT, 'apis'), '--publish', '--port', '0', '--spare-threads', '0'], { cwd: folder, stdio: ['ignore', 'pipe', 'pipe'] });
+  instance = spawn(
+    process.execPath,
+    [ANVIL_BIN, 'start', '--apis', join(ROOT, 'apis'), '--publish', '--port', '0', '--spare-threads', '0'],
+    { cwd: folder, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let logs = '';
   port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`the instance did not start:\n${logs}`)), 60_000);
@@ -101,7 +116,10 @@ describe('README walkthrough', () => {
     for (const step of steps) {
       const curl = /^curl\b/.test(step.command);
       if (/^[A-Z_]+=/.test(step.command)) assignments.push(step.command);
-      let command = [...assignments, step.command].join('\n').replaceAll('localhost:8080', `localhost:${port}`).replaceAll('npx anvil', `node ${ANVIL_BIN}`);
+      let command = [...assignments, step.command]
+        .join('\n')
+        .replaceAll('localhost:8080', `localhost:${port}`)
+        .replaceAll('npx anvil', `node ${ANVIL_BIN}`);
       // The status after the body, on a line of its own, for the expected status (curl -i prints it too).
       if (curl) command += ` -s -w '\\n%{http_code}'`;
       // A followed log never ends by itself: what it printed in two seconds is the answer.

@@ -15,7 +15,8 @@ const Count: Directive<{ name: string }> = (state, config) => {
 };
 export default Count;
 `;
-const API = 'key: counted\nendpoints:\n  get /count/{name}:\n    Count: { directive: Count, name: $.message.pathParam.name }\n';
+const API =
+  'key: counted\nendpoints:\n  get /count/{name}:\n    Count: { directive: Count, name: $.message.pathParam.name }\n';
 
 describe('TypeScript directives are type-checked before anything is sent', () => {
   const work = useTempDir('anvil-typecheck-');
@@ -31,7 +32,13 @@ describe('TypeScript directives are type-checked before anything is sent', () =>
     expect(refused.stderr).toContain("counted/Directives/Count.ts:5:33 'row' is possibly 'null'. (TS18047)");
     expect(anvilCli(['validate', 'counted', '--no-typecheck'], { cwd: work.path(), env }).status).toBe(0);
 
-    await work.put('counted/Directives/Count.ts', TYPED.replace("  state.message.body", "  if (row === null) return state.fail(404, 'none');\n  state.message.body"));
+    await work.put(
+      'counted/Directives/Count.ts',
+      TYPED.replace(
+        '  state.message.body',
+        "  if (row === null) return state.fail(404, 'none');\n  state.message.body",
+      ),
+    );
     const fixed = anvilCli(['validate', 'counted'], { cwd: work.path(), env });
     expect(fixed.stderr).toBe('');
     expect(fixed.status).toBe(0);
@@ -39,7 +46,10 @@ describe('TypeScript directives are type-checked before anything is sent', () =>
 
   it('an isolate has no console and no Node: using them is a type error too', async () => {
     expect(anvilCli(['create-api', 'counted'], { cwd: work.path(), env }).status).toBe(0);
-    await work.put('counted/Directives/Hello.ts', "import type { Directive } from './directive';\nconst Hello: Directive = () => {\n  console.log(process.pid);\n};\nexport default Hello;\n");
+    await work.put(
+      'counted/Directives/Hello.ts',
+      "import type { Directive } from './directive';\nconst Hello: Directive = () => {\n  console.log(process.pid);\n};\nexport default Hello;\n",
+    );
     const refused = anvilCli(['validate', 'counted', '--json'], { cwd: work.path(), env });
     expect(refused.status).toBe(1);
     const errors = (JSON.parse(refused.stdout) as { errors: string[] }).errors;
@@ -55,7 +65,12 @@ describe('TypeScript directives are type-checked before anything is sent', () =>
     await rm(join(work.path(), 'counted/Directives/Hello.ts'));
     await work.put('counted/Directives/Count.ts', TYPED);
     // Port 9 (discard) is closed here: had the deploy sent anything, it would fail on the connection instead.
-    const deployEnv = { ...env, DEPLOY_ENDPOINT_DEV: 'http://127.0.0.1:9/anvil/api', PUBLIC_HOST_DEV: 'localhost', API_KEY_DEV: 'k' };
+    const deployEnv = {
+      ...env,
+      DEPLOY_ENDPOINT_DEV: 'http://127.0.0.1:9/anvil/api',
+      PUBLIC_HOST_DEV: 'localhost',
+      API_KEY_DEV: 'k',
+    };
     const refused = anvilCli(['deploy', 'counted', 'dev'], { cwd: work.path(), env: deployEnv });
     expect(refused.status).toBe(1);
     expect(refused.stderr).toContain('counted is not valid (nothing was sent): 1 error(s)');

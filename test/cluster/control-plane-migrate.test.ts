@@ -44,7 +44,9 @@ function pool(): pg.Pool {
 describe('migrating the control plane', () => {
   it('applies each migration once when two instances start at once', async () => {
     const applied = await Promise.all([migrateControlPlane(pool(), 'first'), migrateControlPlane(pool(), 'second')]);
-    const rows = await db.query<{ version: number; applied_by: string }>('SELECT version, applied_by FROM anvil_registry.migrations ORDER BY version');
+    const rows = await db.query<{ version: number; applied_by: string }>(
+      'SELECT version, applied_by FROM anvil_registry.migrations ORDER BY version',
+    );
     expect(rows.map((r) => r.version)).toEqual([1, 2]);
     expect(applied.sort()).toEqual([0, 2]);
     expect(await db.query('SELECT version FROM anvil_registry.state')).toEqual([{ version: '0' }]);
@@ -54,7 +56,9 @@ describe('migrating the control plane', () => {
 
   it('refuses a database migrated by a newer Anvil, saying so', async () => {
     await db.query("INSERT INTO anvil_registry.migrations (version, applied_by) VALUES (99, 'future')");
-    await expect(migrateControlPlane(pool(), 'old')).rejects.toThrow(/schema version 99 is newer than this Anvil's \(2\)/);
+    await expect(migrateControlPlane(pool(), 'old')).rejects.toThrow(
+      /schema version 99 is newer than this Anvil's \(2\)/,
+    );
     await db.query('DELETE FROM anvil_registry.migrations WHERE version = 99');
   });
 });

@@ -31,11 +31,14 @@ interface Answer {
 /** One GET through the balancer on a fresh connection from `localAddress` (any 127.x address is loopback). */
 function get(port: number, path: string, localAddress = '127.0.0.1'): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, localAddress, headers: { host: 'localhost' }, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8').on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode!, body }));
-    });
+    const req = request(
+      { host: '127.0.0.1', port, path, localAddress, headers: { host: 'localhost' }, agent: false },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode!, body }));
+      },
+    );
     req.on('error', reject).end();
   });
 }
@@ -45,7 +48,13 @@ function steadyLoad(port: number, workers: number) {
   const answers: Array<number | string> = [];
   let running = true;
   const loops = Array.from({ length: workers }, async () => {
-    while (running) answers.push(await get(port, '/who/ip').then((a) => a.status, (e: Error) => e.message));
+    while (running)
+      answers.push(
+        await get(port, '/who/ip').then(
+          (a) => a.status,
+          (e: Error) => e.message,
+        ),
+      );
   });
   return {
     answers,
@@ -68,7 +77,10 @@ async function awayFromMinuteEnd(): Promise<void> {
 }
 
 const installed = haproxyInstalled();
-if (!installed && !process.env.CI) console.warn('test/cluster/haproxy.test.ts is skipped: haproxy is not installed (apt-get install haproxy); .ci/run installs it');
+if (!installed && !process.env.CI)
+  console.warn(
+    'test/cluster/haproxy.test.ts is skipped: haproxy is not installed (apt-get install haproxy); .ci/run installs it',
+  );
 
 describe.skipIf(!installed && !process.env.CI)('three instances behind HAProxy', () => {
   const instances: TestInstance[] = [];
@@ -77,10 +89,18 @@ describe.skipIf(!installed && !process.env.CI)('three instances behind HAProxy',
   beforeAll(async () => {
     const env = { REDIS_URL, ANVIL_REDIS_PREFIX: `anvil-test-${randomUUID()}:` };
     for (let i = 0; i < 3; i++) {
-      instances.push(await startInstance({ apis: { who: WHO }, env, args: ['--proxy-protocol', '--cells', '1', '--drain-delay', '1s'] }));
+      instances.push(
+        await startInstance({
+          apis: { who: WHO },
+          env,
+          args: ['--proxy-protocol', '--cells', '1', '--drain-delay', '1s'],
+        }),
+      );
     }
     haproxy = await startHaproxy(instances.map((a) => a.port) as [number, number, number]);
-    await waitFor(async () => (await get(haproxy.port, '/who/ip').catch(() => null))?.status === 200, { what: 'HAProxy to answer' }).catch((error: Error) => {
+    await waitFor(async () => (await get(haproxy.port, '/who/ip').catch(() => null))?.status === 200, {
+      what: 'HAProxy to answer',
+    }).catch((error: Error) => {
       throw new Error(`${error.message}\nHAProxy said:\n${haproxy.output()}`);
     });
   });

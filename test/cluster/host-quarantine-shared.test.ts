@@ -19,7 +19,11 @@ describe('two instances sharing Redis', () => {
     const env = { REDIS_URL, ANVIL_REDIS_PREFIX: `anvil-test-${randomUUID()}:` };
     // As in test/http/sandbox-fatal.test.ts: room for the allocations to abort their cell.
     const args = ['--cells', '1', '--request-timeout', '20s', '--max-directive-cpu', '10s'];
-    const apis = { 'bomb-1': killerApi('bomb-1', ['ArrayFill']), 'bomb-2': killerApi('bomb-2', ['ArrayFill']), fresh: pingApi('fresh') };
+    const apis = {
+      'bomb-1': killerApi('bomb-1', ['ArrayFill']),
+      'bomb-2': killerApi('bomb-2', ['ArrayFill']),
+      fresh: pingApi('fresh'),
+    };
     for (let i = 0; i < 2; i++) instances.push(await startInstance({ apis, env, args }));
   });
 
@@ -29,13 +33,17 @@ describe('two instances sharing Redis', () => {
 
   it("a host suspect or moved on one instance is so on the other: its fresh APIs start in the host's quarantine cell there", async () => {
     const [one, two] = instances as [TestInstance, TestInstance];
-    const logged = (anvil: TestInstance, msg: string) => anvil.logLines().filter((l) => l.msg === msg && l.host === 'localhost');
+    const logged = (anvil: TestInstance, msg: string) =>
+      anvil.logLines().filter((l) => l.msg === msg && l.host === 'localhost');
     expect((await one.request('/bomb-1/ping')).status).toBe(200);
     expect(hasCellProcess(two.pid, 1)).toBe(false);
 
     // A first abort on one: the host is suspect there, and on two.
     expect((await one.request('/bomb-1/ArrayFill')).status).toBe(502);
-    await waitFor(() => logged(one, 'host suspect: its APIs that start from now on start in its quarantine cell')[0], { what: 'the host suspect on one', timeoutMs: 15_000 });
+    await waitFor(() => logged(one, 'host suspect: its APIs that start from now on start in its quarantine cell')[0], {
+      what: 'the host suspect on one',
+      timeoutMs: 15_000,
+    });
     await waitFor(() => logged(two, 'host suspect by another instance')[0], { what: 'the host suspect on two' });
 
     // An API of that host never run on two starts in the host's quarantine cell there (cell 1 beside
@@ -46,7 +54,10 @@ describe('two instances sharing Redis', () => {
 
     // A second API of the host aborting a cell on one moves the host: on two as well.
     expect((await one.request('/bomb-2/ArrayFill')).status).toBe(502);
-    await waitFor(() => logged(one, 'host moved: its APIs aborted cells too often; all of them now run in its quarantine cell')[0], { what: 'the host moved on one', timeoutMs: 15_000 });
+    await waitFor(
+      () => logged(one, 'host moved: its APIs aborted cells too often; all of them now run in its quarantine cell')[0],
+      { what: 'the host moved on one', timeoutMs: 15_000 },
+    );
     await waitFor(() => logged(two, 'host moved by another instance')[0], { what: 'the host moved on two' });
     expect(sample(await scrapeMetrics(two), 'anvil_host_quarantine', { host: 'localhost', stage: 'all-apis' })).toBe(1);
     const overview = (await two.admin('/anvil/overview')).json();

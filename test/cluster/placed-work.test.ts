@@ -53,7 +53,13 @@ endpoints:
 };
 
 async function completedRuns(member: Member): Promise<number> {
-  return sample(await scrapeMetrics(member.instance), 'anvil_job_runs_total', { host: 'localhost', api: 'ledger', outcome: 'completed' }) ?? 0;
+  return (
+    sample(await scrapeMetrics(member.instance), 'anvil_job_runs_total', {
+      host: 'localhost',
+      api: 'ledger',
+      outcome: 'completed',
+    }) ?? 0
+  );
 }
 
 describe('jobs and bus calls of a placed API run on its owner', () => {
@@ -66,7 +72,11 @@ describe('jobs and bus calls of a placed API run on its owner', () => {
     db = await FreshPostgres.create('anvil_placed_work');
     const env = { DATABASE_URL: db.url, REDIS_URL, ANVIL_REDIS_PREFIX: `anvil-test-${randomUUID()}:` };
     for (let i = 0; i < 3; i++) {
-      const instance = await startInstance({ apis: { ledger: LEDGER, reader: READER }, env, args: ['--cells', '1', '--placement-lease', `${LEASE_MS}ms`] });
+      const instance = await startInstance({
+        apis: { ledger: LEDGER, reader: READER },
+        env,
+        args: ['--cells', '1', '--placement-lease', `${LEASE_MS}ms`],
+      });
       members.push(memberOf(instance));
     }
     owner = await agreedOwner(members, '/ledger/notes', 'the three instances to agree on the owner of ledger');
@@ -82,12 +92,20 @@ describe('jobs and bus calls of a placed API run on its owner', () => {
   it('runs each job queued through a non-owner once, on the owner, whichever instance took it', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 20; i++) {
-      const reply = await others[i % 2]!.instance.request('/ledger/queue', { method: 'POST', body: '{}', headers: json });
+      const reply = await others[i % 2]!.instance.request('/ledger/queue', {
+        method: 'POST',
+        body: '{}',
+        headers: json,
+      });
       expect(reply.status, reply.text).toBe(202);
       ids.push(reply.json().id);
     }
-    const read = async () => (await others[0]!.instance.request('/ledger/runs')).json() as Array<{ job: string; queued_by: string }>;
-    await waitFor(async () => (await read()).length >= 20, { what: '20 job runs in the owner\'s database', timeoutMs: 60_000 });
+    const read = async () =>
+      (await others[0]!.instance.request('/ledger/runs')).json() as Array<{ job: string; queued_by: string }>;
+    await waitFor(async () => (await read()).length >= 20, {
+      what: "20 job runs in the owner's database",
+      timeoutMs: 60_000,
+    });
     // Time for a second run of any of them to show.
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     const runs = await read();
@@ -100,33 +118,57 @@ describe('jobs and bus calls of a placed API run on its owner', () => {
     expect(counted[members.indexOf(others[0]!)]! + counted[members.indexOf(others[1]!)]!).toBeGreaterThan(0);
   }, 90_000);
 
-  it('delivers a bus call made on a non-owner to the owner: Pull reads and LocalCall writes the owner\'s rows', async () => {
-    const written = await owner.instance.request('/ledger/notes', { method: 'POST', body: JSON.stringify({ title: 'by-request' }), headers: json });
+  it("delivers a bus call made on a non-owner to the owner: Pull reads and LocalCall writes the owner's rows", async () => {
+    const written = await owner.instance.request('/ledger/notes', {
+      method: 'POST',
+      body: JSON.stringify({ title: 'by-request' }),
+      headers: json,
+    });
     expect(written.json()).toEqual({ by: owner.url });
     for (const caller of others) {
       const reply = await caller.instance.request('/reader/notes');
       expect(reply.status, reply.text).toBe(200);
       // The reader ran where it was called; the ledger it pulled from ran on its owner.
       expect(reply.headers['x-anvil-served-by']).toBeUndefined();
-      expect(reply.json()).toEqual({ here: caller.url, got: { by: owner.url, titles: expect.arrayContaining([{ title: 'seed' }, { title: 'by-request' }]) } });
+      expect(reply.json()).toEqual({
+        here: caller.url,
+        got: { by: owner.url, titles: expect.arrayContaining([{ title: 'seed' }, { title: 'by-request' }]) },
+      });
 
       const title = `over-the-bus-from-${caller.id}`;
-      const call = await caller.instance.request('/reader/notes', { method: 'POST', body: JSON.stringify({ title }), headers: json });
+      const call = await caller.instance.request('/reader/notes', {
+        method: 'POST',
+        body: JSON.stringify({ title }),
+        headers: json,
+      });
       expect(call.status, call.text).toBe(200);
       expect(call.json()).toEqual({ by: owner.url });
       const onOwner = (await owner.instance.request('/ledger/notes')).json();
       expect(onOwner.titles).toContainEqual({ title });
     }
     // A client cannot make its request an operation of the internal port: the header is dropped by the forwarder.
-    const job = JSON.stringify({ id: 'j-spoofed', api: 'localhost/production/ledger', payload: '{}', title: 'spoofed' });
-    const spoofed = await others[0]!.instance.request('/ledger/notes', { method: 'POST', body: job, headers: { ...json, 'anvil-internal-op': 'job-run' } });
+    const job = JSON.stringify({
+      id: 'j-spoofed',
+      api: 'localhost/production/ledger',
+      payload: '{}',
+      title: 'spoofed',
+    });
+    const spoofed = await others[0]!.instance.request('/ledger/notes', {
+      method: 'POST',
+      body: job,
+      headers: { ...json, 'anvil-internal-op': 'job-run' },
+    });
     expect(spoofed.status, spoofed.text).toBe(200);
     expect(spoofed.json()).toEqual({ by: owner.url });
   });
 
   it('runs a job whose owner died before it was due once, on the next owner', async () => {
     const queuedAt = Date.now();
-    const replies = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => others[i % 2]!.instance.request('/ledger/later', { method: 'POST', body: '{}', headers: json })));
+    const replies = await Promise.all(
+      [0, 1, 2, 3, 4, 5].map((i) =>
+        others[i % 2]!.instance.request('/ledger/later', { method: 'POST', body: '{}', headers: json }),
+      ),
+    );
     for (const reply of replies) expect(reply.status, reply.text).toBe(202);
     const ids = replies.map((reply) => reply.json().id as string);
     // Killed before the jobs are due (2 s), so that the owner never takes one. They are due about
@@ -138,7 +180,10 @@ describe('jobs and bus calls of a placed API run on its owner', () => {
       const reply = await others[0]!.instance.request('/ledger/runs');
       return reply.status === 200 ? (reply.json() as Array<{ job: string; queued_by: string }>) : [];
     };
-    await waitFor(async () => (await read()).length >= ids.length, { what: 'the delayed jobs to run on the next owner', timeoutMs: 30_000 });
+    await waitFor(async () => (await read()).length >= ids.length, {
+      what: 'the delayed jobs to run on the next owner',
+      timeoutMs: 30_000,
+    });
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     const runs = await read();
     // The next owner started from its own data directory: these runs, once each, are all it has.

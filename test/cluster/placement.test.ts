@@ -17,7 +17,9 @@ const LEASE_MS = 2_000;
 const json = { 'content-type': 'application/json' };
 
 /** Keeps no data of its own: served by every instance, never placed. */
-const PLAIN = { 'api.yaml': 'key: plain\nendpoints:\n  get /hi:\n    Reply: { directive: ModifyMessage, body: { hi: there } }\n' };
+const PLAIN = {
+  'api.yaml': 'key: plain\nendpoints:\n  get /hi:\n    Reply: { directive: ModifyMessage, body: { hi: there } }\n',
+};
 
 /** Placed (it reads its database); answers with what the owner received. */
 const ECHO = {
@@ -30,19 +32,48 @@ endpoints:
 };
 
 /** A request straight to an instance's internal port. */
-async function internal(member: Member, path: string, headers: Record<string, string>): Promise<{ status: number; text: string; servedBy: unknown }> {
-  const response = await request(`http://127.0.0.1:${member.internalPort}${path}`, { headers: { host: 'localhost', ...headers } });
-  return { status: response.statusCode, text: await response.body.text(), servedBy: response.headers['x-anvil-served-by'] };
+async function internal(
+  member: Member,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; text: string; servedBy: unknown }> {
+  const response = await request(`http://127.0.0.1:${member.internalPort}${path}`, {
+    headers: { host: 'localhost', ...headers },
+  });
+  return {
+    status: response.statusCode,
+    text: await response.body.text(),
+    servedBy: response.headers['x-anvil-served-by'],
+  };
 }
 
 /** A POST on a fresh connection from `localAddress` (any 127.x address is loopback). */
-function postFrom(port: number, path: string, body: string, localAddress: string, headers: Record<string, string>): Promise<{ status: number; body: string; servedBy: unknown }> {
+function postFrom(
+  port: number,
+  path: string,
+  body: string,
+  localAddress: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: string; servedBy: unknown }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path, method: 'POST', localAddress, agent: false, headers: { host: 'localhost', ...json, ...headers } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode!, body: text, servedBy: res.headers['x-anvil-served-by'] }));
-    });
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        localAddress,
+        agent: false,
+        headers: { host: 'localhost', ...json, ...headers },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (c: string) => (text += c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode!, body: text, servedBy: res.headers['x-anvil-served-by'] }),
+        );
+      },
+    );
     req.on('error', reject).end(body);
   });
 }
@@ -57,7 +88,11 @@ describe('placement of database: sqlite APIs on an owner instance', () => {
     const apis = { notes: notesApi('sqlite'), plain: PLAIN, echo: ECHO };
     for (let i = 0; i < 3; i++) {
       // The move is timed as on a real host (without spares it once took 3.8 s in CI, past lease + 1 s).
-      const instance = await startInstance({ apis, env: { DATABASE_URL: db.url }, args: ['--cells', '1', '--placement-lease', `${LEASE_MS}ms`, ...DEFAULT_SPARES] });
+      const instance = await startInstance({
+        apis,
+        env: { DATABASE_URL: db.url },
+        args: ['--cells', '1', '--placement-lease', `${LEASE_MS}ms`, ...DEFAULT_SPARES],
+      });
       members.push(memberOf(instance));
     }
     // Every instance agrees on one owner.
@@ -69,10 +104,14 @@ describe('placement of database: sqlite APIs on an owner instance', () => {
     await db?.drop();
   });
 
-  it('serves a row written through any instance through every other (the owner\'s SQLite)', async () => {
+  it("serves a row written through any instance through every other (the owner's SQLite)", async () => {
     for (const writer of members) {
       const title = `from-${writer.id}`;
-      const written = await writer.instance.request('/notes/notes', { method: 'POST', headers: json, body: JSON.stringify({ title, n: 1 }) });
+      const written = await writer.instance.request('/notes/notes', {
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ title, n: 1 }),
+      });
       expect(written.status, written.text).toBe(200);
       expect(written.headers['x-anvil-served-by']).toBe(owner.id);
       for (const reader of members) {
@@ -83,22 +122,37 @@ describe('placement of database: sqlite APIs on an owner instance', () => {
       const other = members.find((m) => m !== writer)!;
       expect((await other.instance.request(`/notes/custom/${written.json().id}`)).json().row.title).toBe(title);
     }
-    const rows = await db.query<{ owner: string; epoch: string }>("SELECT owner, epoch FROM anvil_registry.placements WHERE key = 'notes'");
+    const rows = await db.query<{ owner: string; epoch: string }>(
+      "SELECT owner, epoch FROM anvil_registry.placements WHERE key = 'notes'",
+    );
     expect(rows).toEqual([{ owner: owner.id, epoch: '1' }]);
   });
 
-  it('forwards the request as it came, with the client\'s address, and never shows the API the cluster secret', async () => {
-    const echoOwner = (await members[0]!.instance.request('/echo/echo', { method: 'POST', headers: json, body: '{"text":"a"}' })).headers['x-anvil-served-by'];
+  it("forwards the request as it came, with the client's address, and never shows the API the cluster secret", async () => {
+    const echoOwner = (
+      await members[0]!.instance.request('/echo/echo', { method: 'POST', headers: json, body: '{"text":"a"}' })
+    ).headers['x-anvil-served-by'];
     expect(members.map((m) => m.id)).toContain(echoOwner);
     const forwarder = members.find((m) => m.id !== echoOwner)!;
     const text = 'x'.repeat(300_000);
     // From another loopback address: the owner sees the forwarder's address as its peer, and this one as the client's.
-    const reply = await postFrom(forwarder.instance.port, '/echo/echo', JSON.stringify({ text }), '127.0.0.7', { 'x-test': 'kept' });
+    const reply = await postFrom(forwarder.instance.port, '/echo/echo', JSON.stringify({ text }), '127.0.0.7', {
+      'x-test': 'kept',
+    });
     expect(reply.status, reply.body).toBe(200);
     expect(reply.servedBy).toBe(echoOwner);
-    expect(JSON.parse(reply.body)).toEqual({ ip: '127.0.0.7', test: 'kept', secret: null, epoch: null, size: text.length });
+    expect(JSON.parse(reply.body)).toEqual({
+      ip: '127.0.0.7',
+      test: 'kept',
+      secret: null,
+      epoch: null,
+      size: text.length,
+    });
     // A client cannot pass itself off as another instance: the internal headers it sends are dropped.
-    const spoofed = await postFrom(forwarder.instance.port, '/echo/echo', '{"text":"a"}', '127.0.0.7', { 'anvil-client-address': '10.9.9.9', 'anvil-cluster-secret': 'guess' });
+    const spoofed = await postFrom(forwarder.instance.port, '/echo/echo', '{"text":"a"}', '127.0.0.7', {
+      'anvil-client-address': '10.9.9.9',
+      'anvil-cluster-secret': 'guess',
+    });
     expect(JSON.parse(spoofed.body)).toMatchObject({ ip: '127.0.0.7', secret: null, size: 1 });
   });
 
@@ -141,14 +195,20 @@ describe('placement of database: sqlite APIs on an owner instance', () => {
     expect(survivors.map((m) => m.id)).toContain(newOwner);
     // The new owner starts from its own data directory: the rows on the dead one's disk are not there.
     expect(reply.json().map((r: { title: string }) => r.title)).toEqual(['seed']);
-    const written = await survivors[1]!.instance.request('/notes/notes', { method: 'POST', headers: json, body: JSON.stringify({ title: 'after', n: 2 }) });
+    const written = await survivors[1]!.instance.request('/notes/notes', {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ title: 'after', n: 2 }),
+    });
     expect(written.headers['x-anvil-served-by']).toBe(newOwner);
     expect((await survivors[0]!.instance.request(`/notes/notes/${written.json().id}`)).json().title).toBe('after');
-    const rows = await db.query<{ owner: string; epoch: string }>("SELECT owner, epoch FROM anvil_registry.placements WHERE key = 'notes'");
+    const rows = await db.query<{ owner: string; epoch: string }>(
+      "SELECT owner, epoch FROM anvil_registry.placements WHERE key = 'notes'",
+    );
     expect(rows).toEqual([{ owner: newOwner, epoch: '2' }]);
   });
 
-  it('hands a draining owner\'s APIs over at once, without waiting for its lease', async () => {
+  it("hands a draining owner's APIs over at once, without waiting for its lease", async () => {
     const alive = members.filter((m) => m !== owner);
     const current = (await alive[0]!.instance.request('/notes/notes')).headers['x-anvil-served-by'];
     const leaving = alive.find((m) => m.id === current)!;
@@ -166,7 +226,9 @@ describe('placement of database: sqlite APIs on an owner instance', () => {
     expect(reply.headers['x-anvil-served-by']).toBe(staying.id);
     // The lease was given back when the owner had drained: no wait for it to run out.
     expect(Date.now() - exitedAt).toBeLessThan(LEASE_MS);
-    const rows = await db.query<{ owner: string; epoch: string }>("SELECT owner, epoch FROM anvil_registry.placements WHERE key = 'notes'");
+    const rows = await db.query<{ owner: string; epoch: string }>(
+      "SELECT owner, epoch FROM anvil_registry.placements WHERE key = 'notes'",
+    );
     expect(rows).toEqual([{ owner: staying.id, epoch: '3' }]);
   });
 });
@@ -181,10 +243,20 @@ describe.skipIf(!installed && !process.env.CI)('placement behind HAProxy (deploy
   beforeAll(async () => {
     db = await FreshPostgres.create('anvil_place');
     for (let i = 0; i < 3; i++) {
-      instances.push(await startInstance({ apis: { notes: notesApi('sqlite'), echo: ECHO }, env: { DATABASE_URL: db.url }, args: ['--cells', '1', '--proxy-protocol', '--placement-lease', `${LEASE_MS}ms`] }));
+      instances.push(
+        await startInstance({
+          apis: { notes: notesApi('sqlite'), echo: ECHO },
+          env: { DATABASE_URL: db.url },
+          args: ['--cells', '1', '--proxy-protocol', '--placement-lease', `${LEASE_MS}ms`],
+        }),
+      );
     }
     haproxy = await startHaproxy(instances.map((i) => i.port) as [number, number, number]);
-    await waitFor(async () => (await postFrom(haproxy.port, '/notes/count', '{"min":0}', '127.0.0.1', {}).catch(() => null))?.status === 200, { what: 'HAProxy to answer', timeoutMs: 15_000 });
+    await waitFor(
+      async () =>
+        (await postFrom(haproxy.port, '/notes/count', '{"min":0}', '127.0.0.1', {}).catch(() => null))?.status === 200,
+      { what: 'HAProxy to answer', timeoutMs: 15_000 },
+    );
   }, 120_000);
 
   afterAll(async () => {
@@ -193,10 +265,16 @@ describe.skipIf(!installed && !process.env.CI)('placement behind HAProxy (deploy
     await db?.drop();
   });
 
-  it('serves every row written round robin through the balancer, from one owner, with each client\'s own address', async () => {
+  it("serves every row written round robin through the balancer, from one owner, with each client's own address", async () => {
     const owners = new Set<unknown>();
     for (let i = 0; i < 6; i++) {
-      const written = await postFrom(haproxy.port, '/notes/notes', JSON.stringify({ title: `lb-${i}`, n: i }), '127.0.0.1', {});
+      const written = await postFrom(
+        haproxy.port,
+        '/notes/notes',
+        JSON.stringify({ title: `lb-${i}`, n: i }),
+        '127.0.0.1',
+        {},
+      );
       expect(written.status, written.body).toBe(200);
       owners.add(written.servedBy);
     }

@@ -74,7 +74,8 @@ describe('three instances sharing Redis', () => {
     // As in test/http/sandbox-fatal.test.ts: room for the allocation to abort its cell, and for
     // cold starts on a loaded machine.
     const args = ['--cells', '1', '--request-timeout', '20s', '--max-directive-cpu', '10s'];
-    for (let i = 0; i < 3; i++) instances.push(await startInstance({ apis: { worker: worker(upstreamPort), bomb: BOMB }, env, args }));
+    for (let i = 0; i < 3; i++)
+      instances.push(await startInstance({ apis: { worker: worker(upstreamPort), bomb: BOMB }, env, args }));
     for (const anvil of instances) expect((await anvil.request('/worker/ping')).status).toBe(200);
   });
 
@@ -86,7 +87,11 @@ describe('three instances sharing Redis', () => {
   it('20 jobs queued through different instances each run exactly once, one at a time in the whole cluster', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 20; i++) {
-      const reply = await instances[i % 3]!.request('/worker/work', { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+      const reply = await instances[i % 3]!.request('/worker/work', {
+        method: 'POST',
+        body: '{}',
+        headers: { 'content-type': 'application/json' },
+      });
       expect(reply.status).toBe(202);
       ids.push(reply.json().id);
     }
@@ -103,24 +108,38 @@ describe('three instances sharing Redis', () => {
   it('an API paused by one instance answers the pause status on the others, for the same time, then answers everywhere again', async () => {
     const [one, two, three] = instances as [TestInstance, TestInstance, TestInstance];
     for (const anvil of instances) expect((await anvil.request('/bomb/ping')).status).toBe(200);
-    const logged = (anvil: TestInstance, msg: string) => anvil.logLines().filter((l) => l.msg === msg && l.api === 'bomb');
+    const logged = (anvil: TestInstance, msg: string) =>
+      anvil.logLines().filter((l) => l.msg === msg && l.api === 'bomb');
 
     // Its first crash, on one: quarantined there, and on the others too.
     expect((await one.request('/bomb/explode')).status).toBe(502);
     await waitFor(() => logged(one, 'API quarantined in a cell of its own')[0], { what: 'the quarantine' });
-    for (const other of [two, three]) await waitFor(() => logged(other, 'API quarantined by another instance')[0], { what: 'the quarantine on the others' });
+    for (const other of [two, three])
+      await waitFor(() => logged(other, 'API quarantined by another instance')[0], {
+        what: 'the quarantine on the others',
+      });
 
     // Its second, in its quarantine cell on one: paused 1 s (strike 1), everywhere.
-    await waitFor(async () => (await one.request('/bomb/ping')).status === 200, { what: 'the API back in a quarantine cell' });
+    await waitFor(async () => (await one.request('/bomb/ping')).status === 200, {
+      what: 'the API back in a quarantine cell',
+    });
     expect((await one.request('/bomb/explode')).status).toBe(502);
     await waitFor(() => logged(one, 'API killed its quarantine cell again; paused')[0], { what: 'the first pause' });
-    for (const other of [two, three]) await waitFor(() => logged(other, 'API paused by another instance')[0], { what: 'the first pause on the others' });
+    for (const other of [two, three])
+      await waitFor(() => logged(other, 'API paused by another instance')[0], {
+        what: 'the first pause on the others',
+      });
 
     // Once it is over, two (where it is quarantined too) sees a third crash: strike 2, a 2 s pause.
-    await waitFor(async () => (await two.request('/bomb/ping')).status === 200, { what: 'the first pause to end', timeoutMs: 10_000 });
+    await waitFor(async () => (await two.request('/bomb/ping')).status === 200, {
+      what: 'the first pause to end',
+      timeoutMs: 10_000,
+    });
     expect((await two.request('/bomb/explode')).status).toBe(502);
     const crashed = Date.now();
-    expect(await waitFor(() => logged(two, 'API killed its quarantine cell again; paused')[0], { what: 'the second pause' })).toMatchObject({ pausedMs: 2_000 });
+    expect(
+      await waitFor(() => logged(two, 'API killed its quarantine cell again; paused')[0], { what: 'the second pause' }),
+    ).toMatchObject({ pausedMs: 2_000 });
 
     // One and three refuse it at once (the same 503 as two's), until the pause is over.
     type Answer = { status: number; sentAt: number; at: number; retryAfter: string | undefined };
@@ -133,7 +152,12 @@ describe('three instances sharing Redis', () => {
         while (Date.now() - crashed < 15_000 && seen.at(-1)?.status !== 200) {
           const sentAt = Date.now();
           const reply = await anvil.request('/bomb/ping');
-          seen.push({ status: reply.status, sentAt, at: Date.now(), retryAfter: reply.headers['retry-after'] as string | undefined });
+          seen.push({
+            status: reply.status,
+            sentAt,
+            at: Date.now(),
+            retryAfter: reply.headers['retry-after'] as string | undefined,
+          });
           if (reply.status === 503) expect(reply.json().error).toMatch(/paused/);
           await new Promise((resolve) => setTimeout(resolve, 50));
         }

@@ -20,7 +20,10 @@ async function errors(): Promise<string[]> {
 describe('custom directives at deploy time', () => {
   it('compiles JavaScript and TypeScript to a script defining __anvilDirective', async () => {
     await put('api.yaml', yaml());
-    await put('Directives/Work.ts', 'type C = { n: number };\nexport default (state: unknown, config: C): number => config.n * 2;\n');
+    await put(
+      'Directives/Work.ts',
+      'type C = { n: number };\nexport default (state: unknown, config: C): number => config.n * 2;\n',
+    );
     const result = await loadApiFolder(temp.path(), 'dev');
     expect(result.ok).toBe(true);
     if (result.ok) {
@@ -44,8 +47,13 @@ describe('custom directives at deploy time', () => {
 
   it('refuses imports: a directive is one self-contained file', async () => {
     await put('api.yaml', yaml());
-    await put('Directives/Work.js', "import { readFileSync } from 'node:fs';\nexport default function () { return readFileSync('/etc/passwd'); }\n");
-    expect(await errors()).toEqual([expect.stringMatching(/^Directives\/Work\.js:1:\d+ imports are not available in directives \("node:fs"\)/)]);
+    await put(
+      'Directives/Work.js',
+      "import { readFileSync } from 'node:fs';\nexport default function () { return readFileSync('/etc/passwd'); }\n",
+    );
+    expect(await errors()).toEqual([
+      expect.stringMatching(/^Directives\/Work\.js:1:\d+ imports are not available in directives \("node:fs"\)/),
+    ]);
   });
 
   it('reports directive errors together with api.yaml errors', async () => {
@@ -70,21 +78,39 @@ describe('limits in api.yaml', () => {
     await put('api.yaml', yaml('limits:\n  memoryMb: 4\n  cpuMs: fast\n  threads: 9\n'));
     await put('Directives/Work.js', 'export default () => {};\n');
     expect(await errors()).toEqual([
-      expect.stringMatching(/^api\.yaml:3:13 limit "memoryMb" \(isolate memory in MiB\) must be an integer from 8 to 4096/),
+      expect.stringMatching(
+        /^api\.yaml:3:13 limit "memoryMb" \(isolate memory in MiB\) must be an integer from 8 to 4096/,
+      ),
       expect.stringMatching(/^api\.yaml:4:10 limit "cpuMs" .* must be an integer from 1 to 60000/),
-      expect.stringMatching(/^api\.yaml:5:3 unknown limit "threads" \(allowed: memoryMb, cpuMs, wallMs, jobPayloadKb, queuedJobs, queuedJobsKb, kvKb, logFileKb, logKb, logDays, filesKb, databaseKb\)/),
+      expect.stringMatching(
+        /^api\.yaml:5:3 unknown limit "threads" \(allowed: memoryMb, cpuMs, wallMs, jobPayloadKb, queuedJobs, queuedJobsKb, kvKb, logFileKb, logKb, logDays, filesKb, databaseKb\)/,
+      ),
     ]);
   });
 
   it('accepts the quotas on shared stores, and refuses values out of range naming the quota', async () => {
-    await put('api.yaml', yaml('limits: { jobPayloadKb: 64, queuedJobs: 100, kvKb: 512, logFileKb: 1024, logKb: 4096, logDays: 7 }\n'));
+    await put(
+      'api.yaml',
+      yaml('limits: { jobPayloadKb: 64, queuedJobs: 100, kvKb: 512, logFileKb: 1024, logKb: 4096, logDays: 7 }\n'),
+    );
     await put('Directives/Work.js', 'export default () => {};\n');
     const result = await loadApiFolder(temp.path(), 'dev');
-    expect(result.ok && result.definition.limits).toEqual({ jobPayloadKb: 64, queuedJobs: 100, kvKb: 512, logFileKb: 1024, logKb: 4096, logDays: 7 });
+    expect(result.ok && result.definition.limits).toEqual({
+      jobPayloadKb: 64,
+      queuedJobs: 100,
+      kvKb: 512,
+      logFileKb: 1024,
+      logKb: 4096,
+      logDays: 7,
+    });
     await put('api.yaml', yaml('limits:\n  kvKb: 0\n  logDays: 1.5\n'));
     expect(await errors()).toEqual([
-      expect.stringMatching(/^api\.yaml:3:9 limit "kvKb" \(bytes of keys and values in the key-value store, in KiB\) must be an integer from 1 to 67108864/),
-      expect.stringMatching(/^api\.yaml:4:12 limit "logDays" \(days a log file is kept\) must be an integer from 1 to 3650/),
+      expect.stringMatching(
+        /^api\.yaml:3:9 limit "kvKb" \(bytes of keys and values in the key-value store, in KiB\) must be an integer from 1 to 67108864/,
+      ),
+      expect.stringMatching(
+        /^api\.yaml:4:12 limit "logDays" \(days a log file is kept\) must be an integer from 1 to 3650/,
+      ),
     ]);
   });
 });

@@ -3,13 +3,26 @@ import { loadMaps } from '../../src/deploy/api-yaml/maps.js';
 import { validateApiYaml } from '../../src/deploy/api-yaml/load-api.js';
 import type { ValidateContext } from '../../src/deploy/api-yaml/validate-context.js';
 import { builtinDirectives } from '../../src/directives/catalogue.js';
-import { aliasBomb, bigJson, deepJson, deepNesting, manyAliases, manyRoutes, wideJson } from '../helpers/hostile-files.js';
+import {
+  aliasBomb,
+  bigJson,
+  deepJson,
+  deepNesting,
+  manyAliases,
+  manyRoutes,
+  wideJson,
+} from '../helpers/hostile-files.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
 // The structural limits of a deploy's files (docs/operate.md, Limits): each hostile file is refused with one
 // error naming its line and the limit, before the work that would grow with it.
 
-const ctx: ValidateContext = { file: 'api.yaml', mapNames: new Set(), customDirectives: new Set(), directives: builtinDirectives };
+const ctx: ValidateContext = {
+  file: 'api.yaml',
+  mapNames: new Set(),
+  customDirectives: new Set(),
+  directives: builtinDirectives,
+};
 const validate = (text: string) => validateApiYaml(text, ctx);
 
 function onlyError(text: string) {
@@ -29,9 +42,18 @@ describe('api.yaml limits', () => {
   it('accepts 10000 keys in one map, and checks each route', () => {
     const routes = manyRoutes('wide', 10_000);
     expect(validate(routes.text).errors).toEqual([]);
-    const broken = routes.text.replace('get /r9999: { P: { directive: Ping } }', 'get /r9999: { P: { directive: Pnig } }');
+    const broken = routes.text.replace(
+      'get /r9999: { P: { directive: Ping } }',
+      'get /r9999: { P: { directive: Pnig } }',
+    );
     expect(validate(broken).errors).toEqual([
-      { file: 'api.yaml', line: routes.lineOfKey(9999), column: 33, label: 'get /r9999 › P', message: 'unknown directive "Pnig" (did you mean "Ping"?)' },
+      {
+        file: 'api.yaml',
+        line: routes.lineOfKey(9999),
+        column: 33,
+        label: 'get /r9999 › P',
+        message: 'unknown directive "Pnig" (did you mean "Ping"?)',
+      },
     ]);
   });
 
@@ -123,7 +145,8 @@ describe('api.yaml limits', () => {
   });
 
   it('reports every duplicate key, and a second document', () => {
-    const text = 'key: dup\nendpoints:\n  get /x:\n    P: { directive: Ping }\n  get /x:\n    P: { directive: Ping }\n    P: { directive: Ping }\n';
+    const text =
+      'key: dup\nendpoints:\n  get /x:\n    P: { directive: Ping }\n  get /x:\n    P: { directive: Ping }\n    P: { directive: Ping }\n';
     expect(validate(text).errors.map((e) => `${e.line}:${e.column} ${e.message}`)).toEqual([
       '5:3 duplicate route "get /x": Map keys must be unique',
       '7:5 duplicate label "P" in "get /x": Map keys must be unique',
@@ -141,7 +164,15 @@ describe('Maps limits', () => {
     await temp.put('Maps/deep.json', deepJson(100_000));
     await temp.put('Maps/ok.json', deepJson(64));
     const { errors, maps } = await loadMaps(temp.path(), 'dev');
-    expect(errors).toEqual([{ file: 'Maps/deep.json', line: 1, column: 321, label: null, message: 'objects and arrays nested deeper than 64 levels: the limit is 64' }]);
+    expect(errors).toEqual([
+      {
+        file: 'Maps/deep.json',
+        line: 1,
+        column: 321,
+        label: null,
+        message: 'objects and arrays nested deeper than 64 levels: the limit is 64',
+      },
+    ]);
     expect(maps).toHaveProperty('ok');
   });
 
@@ -149,7 +180,13 @@ describe('Maps limits', () => {
     await temp.put('Maps/dev/wide.json', wideJson(20_000));
     const { errors } = await loadMaps(temp.path(), 'dev');
     expect(errors).toEqual([
-      { file: 'Maps/dev/wide.json', line: 10_002, column: 11, label: null, message: 'more than 10000 keys in one object: the limit is 10000 keys per object' },
+      {
+        file: 'Maps/dev/wide.json',
+        line: 10_002,
+        column: 11,
+        label: null,
+        message: 'more than 10000 keys in one object: the limit is 10000 keys per object',
+      },
     ]);
   });
 
@@ -159,7 +196,13 @@ describe('Maps limits', () => {
     await temp.put('Maps/pro/c.json', bigJson(3 * 1024 * 1024)); // another env's: not read for dev
     const { errors, names } = await loadMaps(temp.path(), 'dev');
     expect(errors).toEqual([
-      { file: 'Maps/dev/b.json', line: 1, column: 1, label: null, message: 'with Maps/dev/b.json, the Maps files come to more than 4 MiB: the limit is 4 MiB of Maps per release' },
+      {
+        file: 'Maps/dev/b.json',
+        line: 1,
+        column: 1,
+        label: null,
+        message: 'with Maps/dev/b.json, the Maps files come to more than 4 MiB: the limit is 4 MiB of Maps per release',
+      },
     ]);
     expect(names).toEqual(['a', 'b']);
     expect((await loadMaps(temp.path(), 'pro')).errors).toHaveLength(1);

@@ -42,7 +42,9 @@ describe('loadApiFolder', () => {
     const result = await loadApiFolder(temp.path(), 'dev');
     expect(result).toEqual({
       ok: false,
-      errors: [{ file: 'api.yaml', line: 1, column: 1, label: null, message: expect.stringContaining('api.yaml is missing') }],
+      errors: [
+        { file: 'api.yaml', line: 1, column: 1, label: null, message: expect.stringContaining('api.yaml is missing') },
+      ],
       warnings: [],
     });
   });
@@ -55,8 +57,20 @@ describe('loadApiFolder', () => {
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(result.errors).toEqual([
-      { file: 'Directives/Ping.js', line: 1, column: 1, label: null, message: expect.stringContaining('"Ping" has the name of a built-in directive') },
-      { file: 'Directives/my-directive.ts', line: 1, column: 1, label: null, message: expect.stringContaining('no valid name') },
+      {
+        file: 'Directives/Ping.js',
+        line: 1,
+        column: 1,
+        label: null,
+        message: expect.stringContaining('"Ping" has the name of a built-in directive'),
+      },
+      {
+        file: 'Directives/my-directive.ts',
+        line: 1,
+        column: 1,
+        label: null,
+        message: expect.stringContaining('no valid name'),
+      },
     ]);
   });
 
@@ -66,11 +80,15 @@ describe('loadApiFolder', () => {
     await put('Directives/Go.ts', 'export default function () {}\n');
     const result = await loadApiFolder(temp.path(), 'dev');
     expect(result.ok).toBe(false);
-    if (!result.ok) expect(result.errors.map((e) => e.message)).toEqual([expect.stringContaining('"Go" is defined twice')]);
+    if (!result.ok)
+      expect(result.errors.map((e) => e.message)).toEqual([expect.stringContaining('"Go" is defined twice')]);
   });
 
   it('collects the errors of api.yaml, Maps and Directives together, api.yaml first', async () => {
-    await put('api.yaml', 'key: users\nendpoints:\n  get /x:\n    Go: { directive: Pnig, v: $.map.main.a, w: $.map.other }\n');
+    await put(
+      'api.yaml',
+      'key: users\nendpoints:\n  get /x:\n    Go: { directive: Pnig, v: $.map.main.a, w: $.map.other }\n',
+    );
     await put('Maps/main.json', '{"a": }');
     await put('Directives/Log.js', 'export default function () {}\n');
     const result = await loadApiFolder(temp.path(), 'dev');

@@ -30,11 +30,21 @@ const pageErrors: string[] = [];
 
 beforeAll(async () => {
   anvil = await startInstance({
-    apis: { shop: { 'api.yaml': SHOP('one') }, busy: { 'api.yaml': PING('busy') }, catalog: { 'api.yaml': PING('catalog') }, search: { 'api.yaml': PING('search') }, worker: { 'api.yaml': FAILING_JOBS_API } },
+    apis: {
+      shop: { 'api.yaml': SHOP('one') },
+      busy: { 'api.yaml': PING('busy') },
+      catalog: { 'api.yaml': PING('catalog') },
+      search: { 'api.yaml': PING('search') },
+      worker: { 'api.yaml': FAILING_JOBS_API },
+    },
     args: ['--job-backoff', '20ms'],
   });
   firstRelease = (await anvil.admin('/anvil/api/shop')).json().release;
-  const deployed = await anvil.admin('/anvil/api', { method: 'POST', body: tarGz({ 'api.yaml': SHOP('two') }), headers: { 'content-type': 'application/gzip' } });
+  const deployed = await anvil.admin('/anvil/api', {
+    method: 'POST',
+    body: tarGz({ 'api.yaml': SHOP('two') }),
+    headers: { 'content-type': 'application/gzip' },
+  });
   expect(deployed.status).toBe(201);
   secondRelease = deployed.json().release;
   expect((await anvil.request('/shop/hello')).json()).toEqual({ release: 'two' });
@@ -53,7 +63,10 @@ afterAll(async () => {
 /** An attribute of every element the locator finds, in order, read at one moment (rows are replaced as the page updates). */
 function attributes(found: Locator, name: string): Promise<Array<string | null>> {
   // Runs in the page; `any`: the tests are type-checked without the DOM's types.
-  return found.evaluateAll((elements: any[], attribute: string) => elements.map((e) => e.getAttribute(attribute)), name);
+  return found.evaluateAll(
+    (elements: any[], attribute: string) => elements.map((e) => e.getAttribute(attribute)),
+    name,
+  );
 }
 
 /** Waits until the figure in `cell` (as the console formats it) satisfies `wanted`; returns it. */
@@ -69,7 +82,9 @@ describe('the operator console', () => {
     await logIn(page, anvil, 'not-the-key');
     const error = page.locator('#login-error');
     await error.waitFor({ state: 'visible' });
-    expect(await error.textContent()).toContain('Wrong public host or key: the admin host answered 401 Unauthorized for public host "localhost"');
+    expect(await error.textContent()).toContain(
+      'Wrong public host or key: the admin host answered 401 Unauthorized for public host "localhost"',
+    );
     expect(await page.evaluate('sessionStorage.length')).toBe(0);
     expect(await page.locator('#nav').isHidden()).toBe(true);
     await screenshot(page, 'login');
@@ -78,8 +93,17 @@ describe('the operator console', () => {
   it('logs in with the public host and its key, kept in sessionStorage, and lists the APIs', async () => {
     await logIn(page, anvil);
     await page.locator('#api-rows tr[data-key="shop"]').waitFor();
-    expect(await page.evaluate("JSON.parse(sessionStorage.getItem('anvil.console.credentials'))")).toEqual({ host: 'localhost', key: TEST_KEY });
-    expect(await attributes(page.locator('#api-rows tr'), 'data-key')).toEqual(['busy', 'catalog', 'search', 'shop', 'worker']);
+    expect(await page.evaluate("JSON.parse(sessionStorage.getItem('anvil.console.credentials'))")).toEqual({
+      host: 'localhost',
+      key: TEST_KEY,
+    });
+    expect(await attributes(page.locator('#api-rows tr'), 'data-key')).toEqual([
+      'busy',
+      'catalog',
+      'search',
+      'shop',
+      'worker',
+    ]);
     expect(await page.textContent('#api-rows tr[data-key="shop"] td[data-field="release"]')).toBe(secondRelease);
     expect(await page.textContent('#api-rows tr[data-key="shop"] td[data-field="status"]')).toBe('public');
   });
@@ -95,7 +119,9 @@ describe('the operator console', () => {
       expect(await page.getAttribute('th[data-column="perSecond"]', 'aria-sort')).toBe('descending');
       expect(await page.locator('#api-rows tr').first().getAttribute('data-key')).toBe('busy');
       // The sparkline has drawn a second with requests (its label names the maximum).
-      await eventually(async () => /up to [1-9]/.test((await page.getAttribute('#api-rows tr[data-key="busy"] canvas', 'aria-label')) ?? ''));
+      await eventually(async () =>
+        /up to [1-9]/.test((await page.getAttribute('#api-rows tr[data-key="busy"] canvas', 'aria-label')) ?? ''),
+      );
       await screenshot(page, 'overview');
     } finally {
       await load.stop();
@@ -113,7 +139,13 @@ describe('the operator console', () => {
     await eventually(async () => (await anvil.request('/shop/hello')).json().release === 'one');
     await page.locator(`#release-rows tr.current[data-release="${firstRelease}"]`).waitFor();
     const [entry] = (await anvil.admin('/anvil/audit?api=shop&action=rollback')).json().entries;
-    expect(entry).toMatchObject({ action: 'rollback', api: 'shop', release: firstRelease, result: 'ok', origin: 'http' });
+    expect(entry).toMatchObject({
+      action: 'rollback',
+      api: 'shop',
+      release: firstRelease,
+      result: 'ok',
+      origin: 'http',
+    });
     await page.locator('#api-audit tr[data-action="rollback"]').waitFor();
   });
 
@@ -163,7 +195,9 @@ describe('the operator console', () => {
     await page.click('#confirm-ok');
     await page.locator('#toast', { hasText: 'job(s) removed' }).waitFor();
     await figure(failed, (v) => v === 0);
-    const actions = (await anvil.admin('/anvil/audit?api=worker')).json().entries.map((e: { action: string }) => e.action);
+    const actions = (await anvil.admin('/anvil/audit?api=worker'))
+      .json()
+      .entries.map((e: { action: string }) => e.action);
     expect(actions.slice(0, 2)).toEqual(['jobs-flush', 'jobs-requeue-failed']);
   });
 
@@ -186,7 +220,9 @@ describe('the operator console', () => {
     expect(await rollback.textContent()).toContain(firstRelease);
     expect(await page.locator('.audit-rows tr[data-action="deploy"]').count()).toBeGreaterThan(0);
     await page.selectOption('#audit-action', 'jobs-flush');
-    await eventually(async () => (await attributes(page.locator('.audit-rows tr'), 'data-action')).every((a) => a === 'jobs-flush'));
+    await eventually(async () =>
+      (await attributes(page.locator('.audit-rows tr'), 'data-action')).every((a) => a === 'jobs-flush'),
+    );
     await page.selectOption('#audit-action', '');
     await rollback.waitFor();
     await screenshot(page, 'audit');

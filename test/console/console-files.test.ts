@@ -10,15 +10,22 @@ import { exchange } from '../helpers/raw-http.js';
 // overview's per-second requests behind its sparklines.
 
 const CONSOLE_DIR = join(resolve(dirname(fileURLToPath(import.meta.url)), '../..'), 'console');
-const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 let anvil: TestInstance;
 beforeAll(async () => {
-  anvil = await startInstance({ apis: { ping: { 'api.yaml': 'key: ping\nendpoints:\n  get /ping:\n    Ping: { directive: Ping }\n' }, idle: { 'api.yaml': 'key: idle\nendpoints:\n  get /ping:\n    Ping: { directive: Ping }\n' } } });
+  anvil = await startInstance({
+    apis: {
+      ping: { 'api.yaml': 'key: ping\nendpoints:\n  get /ping:\n    Ping: { directive: Ping }\n' },
+      idle: { 'api.yaml': 'key: idle\nendpoints:\n  get /ping:\n    Ping: { directive: Ping }\n' },
+    },
+  });
 });
 afterAll(async () => anvil?.dispose());
 
-const onAdmin = (path: string, options: { method?: string; headers?: Record<string, string> } = {}) => anvil.request(path, { ...options, host: 'admin.localhost' });
+const onAdmin = (path: string, options: { method?: string; headers?: Record<string, string> } = {}) =>
+  anvil.request(path, { ...options, host: 'admin.localhost' });
 
 describe('GET /anvil/console on the admin host', () => {
   it('serves the page without credentials, under a strict policy', async () => {
@@ -56,8 +63,20 @@ describe('GET /anvil/console on the admin host', () => {
 
   it('serves nothing outside its folder, nothing hidden, no other type, and only GET/HEAD', async () => {
     // Sent as they are (a URL parser would remove the dot segments before they left).
-    for (const path of ['/anvil/console/../../package.json', '/anvil/console/vendor/../../package.json', '/anvil/console/%2e%2e/package.json', '/anvil/console/vendor/..%2f..%2fpackage.json', '/anvil/console/.hidden.js', '/anvil/console/vendor/VERSIONS.txt', '/anvil/console/nope.js', '/anvil/console/a/b/c.js']) {
-      const refused = await exchange(anvil.port, `GET ${path} HTTP/1.1\r\nhost: admin.localhost\r\nconnection: close\r\n\r\n`);
+    for (const path of [
+      '/anvil/console/../../package.json',
+      '/anvil/console/vendor/../../package.json',
+      '/anvil/console/%2e%2e/package.json',
+      '/anvil/console/vendor/..%2f..%2fpackage.json',
+      '/anvil/console/.hidden.js',
+      '/anvil/console/vendor/VERSIONS.txt',
+      '/anvil/console/nope.js',
+      '/anvil/console/a/b/c.js',
+    ]) {
+      const refused = await exchange(
+        anvil.port,
+        `GET ${path} HTTP/1.1\r\nhost: admin.localhost\r\nconnection: close\r\n\r\n`,
+      );
       expect(refused.status, path).toBe(404);
       expect(refused.raw, path).toContain(`content-security-policy: ${CSP}`);
     }
@@ -75,7 +94,9 @@ describe('GET /anvil/console on the admin host', () => {
     expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
     expect(html).not.toMatch(/<style|\sstyle=|\son[a-z]+=/i);
     for (const file of readdirSync(CONSOLE_DIR).filter((f) => f.endsWith('.js'))) {
-      expect(readFileSync(join(CONSOLE_DIR, file), 'utf8'), file).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(/);
+      expect(readFileSync(join(CONSOLE_DIR, file), 'utf8'), file).not.toMatch(
+        /innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(/,
+      );
     }
   });
 });
@@ -87,7 +108,9 @@ describe("the overview's recent requests (the console's sparklines)", () => {
       const answer = (await anvil.admin('/anvil/overview')).json();
       const ping = answer.apis.find((a: { key: string }) => a.key === 'ping');
       // The second of the requests is counted once it is over.
-      return ping.recentRequests !== null && ping.recentRequests.reduce((n: number, c: number) => n + c, 0) === 3 ? answer.apis : null;
+      return ping.recentRequests !== null && ping.recentRequests.reduce((n: number, c: number) => n + c, 0) === 3
+        ? answer.apis
+        : null;
     }, 5_000);
     const ping = apis.find((a: { key: string }) => a.key === 'ping');
     expect(ping.recentRequests).toHaveLength(60);

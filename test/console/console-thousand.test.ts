@@ -55,7 +55,10 @@ describe('the overview with 1,000 APIs', () => {
       await page.reload();
       // Polled with evaluate, not waitForFunction: Playwright evaluates a string predicate with eval,
       // which the console's CSP (no 'unsafe-eval') refuses in Chromium 156.
-      await eventually(async () => Number(await page.evaluate("performance.getEntriesByName('anvil:overview-rendered').length")) > 0, 30_000);
+      await eventually(
+        async () => Number(await page.evaluate("performance.getEntriesByName('anvil:overview-rendered').length")) > 0,
+        30_000,
+      );
       // Evaluated in the page (as text: the tests are type-checked without the DOM's types).
       loads.push(
         (await page.evaluate(`(() => {

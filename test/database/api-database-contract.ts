@@ -80,11 +80,15 @@ ${mode === 'postgres' ? 'database: postgres\n' : ''}endpoints:
 
 const json = { 'content-type': 'application/json' };
 
-export function apiDatabaseContract(mode: DatabaseMode, start: (apis: Record<string, ApiFiles>) => Promise<{ instance: TestInstance; cleanup(): Promise<void> }>): void {
+export function apiDatabaseContract(
+  mode: DatabaseMode,
+  start: (apis: Record<string, ApiFiles>) => Promise<{ instance: TestInstance; cleanup(): Promise<void> }>,
+): void {
   describe(`the API's database (${mode})`, () => {
     let instance: TestInstance;
     let cleanup: () => Promise<void>;
-    const post = (path: string, body: unknown) => instance.request(path, { method: 'POST', headers: json, body: JSON.stringify(body) });
+    const post = (path: string, body: unknown) =>
+      instance.request(path, { method: 'POST', headers: json, body: JSON.stringify(body) });
 
     beforeAll(async () => {
       ({ instance, cleanup } = await start({ notes: notesApi(mode) }));
@@ -110,11 +114,14 @@ export function apiDatabaseContract(mode: DatabaseMode, start: (apis: Record<str
       expect((await post('/notes/count', { min: 0 })).json().c).toBeGreaterThanOrEqual(3);
       expect((await post('/notes/named', { min: 6 })).json()).toEqual({ c: 1 });
       // A value that looks like SQL stays a value.
-      const sneaky = await post('/notes/sql', { sql: 'select count(*) as c from notes where title = ?', params: ["x' or '1'='1"] });
+      const sneaky = await post('/notes/sql', {
+        sql: 'select count(*) as c from notes where title = ?',
+        params: ["x' or '1'='1"],
+      });
       expect(sneaky.json()).toEqual([{ c: 0 }]);
     });
 
-    it('writes and reads through a custom directive\'s state.db', async () => {
+    it("writes and reads through a custom directive's state.db", async () => {
       const added = await post('/notes/custom', { title: 'custom', n: 3 });
       expect(added.status).toBe(200);
       const { changes, row } = added.json();

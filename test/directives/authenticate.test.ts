@@ -37,7 +37,8 @@ beforeAll(async () => {
 afterAll(async () => anvil?.dispose());
 
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
-const call = (path: string, authorization?: string) => anvil.request(`/auth${path}`, authorization === undefined ? {} : { headers: { authorization } });
+const call = (path: string, authorization?: string) =>
+  anvil.request(`/auth${path}`, authorization === undefined ? {} : { headers: { authorization } });
 
 async function expectRefused(path: string, authorization: string | undefined, challenge: string): Promise<void> {
   const reply = await call(path, authorization);

@@ -50,7 +50,11 @@ describe('ServeCompiledStatic', () => {
     expect(styles.headers['x-content-type-options']).toBe('nosniff');
     expect(styles.text).toBe('body { color: red; }\n.theme { margin: 0; }');
     const script = await anvil.request(js);
-    expect([script.status, script.headers['content-type'], script.text]).toEqual([200, 'application/javascript', 'lib();\napp();']);
+    expect([script.status, script.headers['content-type'], script.text]).toEqual([
+      200,
+      'application/javascript',
+      'lib();\napp();',
+    ]);
   });
 
   it('answers 400 without r or f', async () => {
@@ -87,7 +91,10 @@ describe('ServeCompiledStatic', () => {
 
 describe('CacheUrl', () => {
   it('marks any answer public for expirationMinutes (default 5), with expires', async () => {
-    for (const [path, seconds] of [['/compiled/cached', 600], ['/compiled/cached-default', 300]] as const) {
+    for (const [path, seconds] of [
+      ['/compiled/cached', 600],
+      ['/compiled/cached-default', 300],
+    ] as const) {
       const reply = await anvil.request(path);
       expect(reply.status).toBe(200);
       expect(reply.headers['cache-control']).toBe(`public, max-age=${seconds}`);

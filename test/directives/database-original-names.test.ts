@@ -15,7 +15,8 @@ endpoints:
     Count: { directive: DatabaseQuery, sql: "SELECT count(*) AS n FROM seeded", target: count, mode: get }
     Reply: { directive: ModifyMessage, body: $.memory.count }
 `,
-  'Assets/sql/001-seed.sql': 'CREATE TABLE seeded (id INTEGER PRIMARY KEY);\nINSERT INTO seeded (id) VALUES (1), (2);\n',
+  'Assets/sql/001-seed.sql':
+    'CREATE TABLE seeded (id INTEGER PRIMARY KEY);\nINSERT INTO seeded (id) VALUES (1), (2);\n',
 };
 
 describe("the original's DatabaseCreate and DatabaseMigrate", () => {
@@ -26,7 +27,8 @@ describe("the original's DatabaseCreate and DatabaseMigrate", () => {
   afterAll(async () => anvil?.dispose());
 
   it('open and migrate the API database, once however often they run', async () => {
-    for (let i = 0; i < 2; i++) expect((await anvil.request('/setup/setup', { method: 'POST' })).json()).toEqual({ ready: true });
+    for (let i = 0; i < 2; i++)
+      expect((await anvil.request('/setup/setup', { method: 'POST' })).json()).toEqual({ ready: true });
     expect((await anvil.request('/setup/rows')).json()).toEqual({ n: 2 });
   });
 });

@@ -16,7 +16,8 @@ const MIB = 1024 * 1024;
 const CEILING = 8 * MIB;
 
 /** One request writing 200 × 1 MiB, as the issue ran it (built-in directives only). */
-const HOG_SQL = 'insert into t with recursive c(x) as (select 1 union all select x+1 from c limit 200) select randomblob(1048576) from c';
+const HOG_SQL =
+  'insert into t with recursive c(x) as (select 1 union all select x+1 from c limit 200) select randomblob(1048576) from c';
 
 const api = (key: string, limits: string) => ({
   'api.yaml': `key: ${key}
@@ -80,7 +81,7 @@ const message = (quota: number) =>
   `this write would make the API's database file larger than ${quota / 2} bytes (${quota / 2 / 4096} pages), half its disk quota of ${quota} bytes; the other half is room for its write-ahead log (api.yaml limits.databaseKb, at most --max-database-bytes); nothing was written`;
 
 describe('the database quota (limits.databaseKb, --max-database-bytes)', () => {
-  it('stops the issue\'s one-request insert of 200 MiB: 507, a message naming the limit, nothing written, file and log under the quota', async () => {
+  it("stops the issue's one-request insert of 200 MiB: 507, a message naming the limit, nothing written, file and log under the quota", async () => {
     const reply = await post('/hog/hog');
     expect(reply.status).toBe(507);
     expect(reply.json().error).toBe(message(CEILING));

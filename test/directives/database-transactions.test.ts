@@ -180,7 +180,9 @@ describe('database transactions', () => {
     );
     const twice = await post('/twice');
     expect(twice.status).toBe(500);
-    expect(twice.json().error).toBe('DatabaseBeginTransaction: this request already has a transaction open (transactions do not nest)');
+    expect(twice.json().error).toBe(
+      'DatabaseBeginTransaction: this request already has a transaction open (transactions do not nest)',
+    );
     // The first Begin of /twice was rolled back: a new transaction can begin at once.
     expect((await post('/commit/c2')).status).toBe(200);
   });

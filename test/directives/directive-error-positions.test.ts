@@ -33,7 +33,8 @@ beforeAll(async () => {
   anvil = await startInProcess({
     apis: {
       throwing: {
-        'api.yaml': 'key: throwing\ndebug: true\nendpoints:\n  get /ts:\n    Run: { directive: Broken }\n  get /js:\n    Run: { directive: Nested }\n',
+        'api.yaml':
+          'key: throwing\ndebug: true\nendpoints:\n  get /ts:\n    Run: { directive: Broken }\n  get /js:\n    Run: { directive: Nested }\n',
         'Directives/Broken.ts': TS,
         'Directives/Nested.js': JS,
       },
@@ -53,7 +54,11 @@ describe("a custom directive's thrown error", () => {
   it('names the JavaScript file of a TypeError, and the instance log has it too', async () => {
     const reply = await anvil.request('/throwing/js');
     expect(reply.status).toBe(500);
-    expect(reply.json().error).toMatch(/^Nested: Cannot read properties of null \(reading 'length'\) \(at Directives\/Nested\.js:5:\d+\)$/);
-    await waitFor(() => anvil.logLines().find((line) => JSON.stringify(line).includes('(at Directives/Nested.js:5:')), { what: 'the log line with the position' });
+    expect(reply.json().error).toMatch(
+      /^Nested: Cannot read properties of null \(reading 'length'\) \(at Directives\/Nested\.js:5:\d+\)$/,
+    );
+    await waitFor(() => anvil.logLines().find((line) => JSON.stringify(line).includes('(at Directives/Nested.js:5:')), {
+      what: 'the log line with the position',
+    });
   });
 });

@@ -19,24 +19,70 @@ let allowed: InProcessApis;
 /** Targets that must be refused; `port` is the live upstream's (so a leak would be counted). */
 function targets(port: number): Array<{ name: string; host: string; logged: string; carries?: string }> {
   return [
-    { name: 'literal loopback', host: `http://127.0.0.1:${port}`, logged: 'outgoing connection to 127.0.0.1 (127.0.0.1) refused' },
-    { name: 'a name resolving to loopback', host: `http://localhost:${port}`, logged: 'outgoing connection to localhost (127.0.0.1) refused' },
+    {
+      name: 'literal loopback',
+      host: `http://127.0.0.1:${port}`,
+      logged: 'outgoing connection to 127.0.0.1 (127.0.0.1) refused',
+    },
+    {
+      name: 'a name resolving to loopback',
+      host: `http://localhost:${port}`,
+      logged: 'outgoing connection to localhost (127.0.0.1) refused',
+    },
     { name: 'IPv6 loopback', host: `http://[::1]:${port}`, logged: 'outgoing connection to [::1] (::1) refused' },
-    { name: 'cloud metadata (link-local)', host: 'http://169.254.169.254', logged: 'outgoing connection to 169.254.169.254 (169.254.169.254) refused' },
+    {
+      name: 'cloud metadata (link-local)',
+      host: 'http://169.254.169.254',
+      logged: 'outgoing connection to 169.254.169.254 (169.254.169.254) refused',
+    },
     { name: 'private 10/8', host: 'http://10.0.0.1', logged: 'outgoing connection to 10.0.0.1 (10.0.0.1) refused' },
-    { name: 'unspecified 0.0.0.0', host: `http://0.0.0.0:${port}`, logged: 'outgoing connection to 0.0.0.0 (0.0.0.0) refused' },
+    {
+      name: 'unspecified 0.0.0.0',
+      host: `http://0.0.0.0:${port}`,
+      logged: 'outgoing connection to 0.0.0.0 (0.0.0.0) refused',
+    },
     // Other spellings of loopback, normalised by the URL parser before the check.
-    { name: 'loopback as a decimal number', host: `http://2130706433:${port}`, logged: 'outgoing connection to 127.0.0.1 (127.0.0.1) refused' },
-    { name: 'IPv4-mapped IPv6 loopback', host: `http://[::ffff:127.0.0.1]:${port}`, logged: 'outgoing connection to [::ffff:7f00:1] (::ffff:7f00:1) refused', carries: '127.0.0.1 (IPv4-mapped)' },
+    {
+      name: 'loopback as a decimal number',
+      host: `http://2130706433:${port}`,
+      logged: 'outgoing connection to 127.0.0.1 (127.0.0.1) refused',
+    },
+    {
+      name: 'IPv4-mapped IPv6 loopback',
+      host: `http://[::ffff:127.0.0.1]:${port}`,
+      logged: 'outgoing connection to [::ffff:7f00:1] (::ffff:7f00:1) refused',
+      carries: '127.0.0.1 (IPv4-mapped)',
+    },
     // IPv6 forms that carry an IPv4 address, judged as the address they carry.
-    { name: 'IPv4-compatible loopback', host: `http://[::127.0.0.1]:${port}`, logged: 'outgoing connection to [::7f00:1] (::7f00:1) refused', carries: '127.0.0.1 (IPv4-compatible)' },
-    { name: 'IPv4-translated loopback', host: `http://[::ffff:0:127.0.0.1]:${port}`, logged: 'outgoing connection to [::ffff:0:7f00:1] (::ffff:0:7f00:1) refused', carries: '127.0.0.1 (IPv4-translated)' },
-    { name: '6to4 of loopback', host: `http://[2002:7f00:1::1]:${port}`, logged: 'outgoing connection to [2002:7f00:1::1] (2002:7f00:1::1) refused', carries: '127.0.0.1 (6to4)' },
-    { name: 'NAT64 of the metadata address', host: 'http://[64:ff9b::169.254.169.254]', logged: 'outgoing connection to [64:ff9b::a9fe:a9fe] (64:ff9b::a9fe:a9fe) refused', carries: '169.254.169.254 (NAT64)' },
+    {
+      name: 'IPv4-compatible loopback',
+      host: `http://[::127.0.0.1]:${port}`,
+      logged: 'outgoing connection to [::7f00:1] (::7f00:1) refused',
+      carries: '127.0.0.1 (IPv4-compatible)',
+    },
+    {
+      name: 'IPv4-translated loopback',
+      host: `http://[::ffff:0:127.0.0.1]:${port}`,
+      logged: 'outgoing connection to [::ffff:0:7f00:1] (::ffff:0:7f00:1) refused',
+      carries: '127.0.0.1 (IPv4-translated)',
+    },
+    {
+      name: '6to4 of loopback',
+      host: `http://[2002:7f00:1::1]:${port}`,
+      logged: 'outgoing connection to [2002:7f00:1::1] (2002:7f00:1::1) refused',
+      carries: '127.0.0.1 (6to4)',
+    },
+    {
+      name: 'NAT64 of the metadata address',
+      host: 'http://[64:ff9b::169.254.169.254]',
+      logged: 'outgoing connection to [64:ff9b::a9fe:a9fe] (64:ff9b::a9fe:a9fe) refused',
+      carries: '169.254.169.254 (NAT64)',
+    },
     {
       name: 'Teredo whose client is loopback',
       host: `http://[2001:0:4137:9e76:8000:ffff:80ff:fffe]:${port}`,
-      logged: 'outgoing connection to [2001:0:4137:9e76:8000:ffff:80ff:fffe] (2001:0:4137:9e76:8000:ffff:80ff:fffe) refused',
+      logged:
+        'outgoing connection to [2001:0:4137:9e76:8000:ffff:80ff:fffe] (2001:0:4137:9e76:8000:ffff:80ff:fffe) refused',
       carries: '127.0.0.1 (Teredo client) and 65.55.158.118 (Teredo server)',
     },
   ];
@@ -149,7 +195,9 @@ describe('egress with ANVIL_EGRESS_ALLOW=127.0.0.1', () => {
 
   it('allows the allowed address in an IPv6 form that carries it: [::ffff:127.0.0.1]', async () => {
     const before = upstream.hits('/still/2');
-    const reply = await allowed.request(`/redirects/still/2?host=${encodeURIComponent(`http://[::ffff:127.0.0.1]:${upstream.port}`)}`);
+    const reply = await allowed.request(
+      `/redirects/still/2?host=${encodeURIComponent(`http://[::ffff:127.0.0.1]:${upstream.port}`)}`,
+    );
     expect(reply.status, reply.text).toBe(200);
     expect(reply.json()).toMatchObject({ method: 'GET', path: '/still/2' });
     expect(upstream.hits('/still/2')).toBe(before + 1);
@@ -158,7 +206,12 @@ describe('egress with ANVIL_EGRESS_ALLOW=127.0.0.1', () => {
   it('still refuses what the allow list does not name: ::1, 169.254.169.254, 10.0.0.1, NAT64 of 10.0.0.1', async () => {
     const before = upstream.total();
     const earlier = allowed.logLines().length;
-    for (const host of [`http://[::1]:${upstream.port}`, 'http://169.254.169.254', 'http://10.0.0.1', 'http://[64:ff9b::10.0.0.1]']) {
+    for (const host of [
+      `http://[::1]:${upstream.port}`,
+      'http://169.254.169.254',
+      'http://10.0.0.1',
+      'http://[64:ff9b::10.0.0.1]',
+    ]) {
       const reply = await allowed.request(`/redirects/still/1?host=${encodeURIComponent(host)}`);
       expect(reply.status, host).toBe(502);
     }

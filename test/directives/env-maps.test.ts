@@ -31,11 +31,19 @@ describe('Maps with env overrides', () => {
   it('deep-merges Maps/pro over Maps/main on a pro host', async () => {
     const anvil = await start('pro');
     const reply = await anvil.request('/greeter/hello/Ann');
-    expect(reply.json()).toEqual({ greeting: 'Hello, Ann!', env: 'pro', environment: { name: 'production', features: ['a'], banner: true } });
+    expect(reply.json()).toEqual({
+      greeting: 'Hello, Ann!',
+      env: 'pro',
+      environment: { name: 'production', features: ['a'], banner: true },
+    });
   });
 
   it('uses Maps/main alone in an env without overrides', async () => {
     const anvil = await start('staging');
-    expect((await anvil.request('/greeter/settings')).json()).toEqual({ greeting: 'Hello', punctuation: '!', environment: { name: 'base', features: ['a'], banner: true } });
+    expect((await anvil.request('/greeter/settings')).json()).toEqual({
+      greeting: 'Hello',
+      punctuation: '!',
+      environment: { name: 'base', features: ['a'], banner: true },
+    });
   });
 });

@@ -44,7 +44,10 @@ describe('the example APIs of apis/', () => {
     for (let i = 1; i <= 30; i++) {
       const reply = await anvil.request('/limited/hello');
       expect(reply.status, reply.text).toBe(200);
-      expect(reply.json()).toEqual({ message: 'Hello! You may call this endpoint 30 times a minute.', remainingThisMinute: String(30 - i) });
+      expect(reply.json()).toEqual({
+        message: 'Hello! You may call this endpoint 30 times a minute.',
+        remainingThisMinute: String(30 - i),
+      });
       expect(reply.headers['ratelimit-limit']).toBe('30');
       expect(reply.headers['ratelimit-remaining']).toBe(String(30 - i));
     }
@@ -57,8 +60,14 @@ describe('the example APIs of apis/', () => {
   });
 
   it('orders checks the body with a model, takes the stock in a transaction (rolled back when short) and remembers the last order with RedisSet', async () => {
-    const post = (body: unknown) => anvil.request('/orders', { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
-    const stock = async () => (await anvil.request('/orders/products')).json().products.find((p: { id: number }) => p.id === 1).stock;
+    const post = (body: unknown) =>
+      anvil.request('/orders', {
+        method: 'POST',
+        body: JSON.stringify(body),
+        headers: { 'content-type': 'application/json' },
+      });
+    const stock = async () =>
+      (await anvil.request('/orders/products')).json().products.find((p: { id: number }) => p.id === 1).stock;
     expect(await stock()).toBe(5);
     const taken = await post({ product: 1, quantity: 2, note: 'first' });
     expect(taken.status, taken.text).toBe(201);

@@ -13,7 +13,9 @@ import { waitFor } from '../helpers/wait-for.js';
 const fixture = join(import.meta.dirname, '../fixtures/apis/files');
 const yaml = readFileSync(join(fixture, 'api.yaml'), 'utf8');
 /** The same endpoints under another key, asking for a smaller quota. */
-const tightApi = (key: string, kb: number) => ({ 'api.yaml': yaml.replace('key: files\n', `key: ${key}\nlimits: { filesKb: ${kb} }\n`) });
+const tightApi = (key: string, kb: number) => ({
+  'api.yaml': yaml.replace('key: files\n', `key: ${key}\nlimits: { filesKb: ${kb} }\n`),
+});
 
 let anvil: InProcessApis;
 let dataDir: string;
@@ -21,7 +23,12 @@ let storage: string;
 
 beforeAll(async () => {
   anvil = await startInProcess({
-    apis: { files: fixture, tight: tightApi('tight', 16), crowd: tightApi('crowd', 16), greedy: tightApi('greedy', 1024) },
+    apis: {
+      files: fixture,
+      tight: tightApi('tight', 16),
+      crowd: tightApi('crowd', 16),
+      greedy: tightApi('greedy', 1024),
+    },
     quotas: { filesBytes: 256 * 1024 }, // --max-files-bytes 256KiB
   });
   dataDir = join(anvil.dataDir, 'localhost/dev/files');
@@ -39,14 +46,20 @@ describe('SaveFile, ReadFile, FileSize', () => {
     expect((await save('notes/2024/may.txt', 'Café ☕\n')).status).toBe(201);
     expect(readFileSync(join(storage, 'notes/2024/may.txt'), 'utf8')).toBe('Café ☕\n');
     expect((await anvil.request(`/files/read?${q('notes/2024/may.txt')}`)).json()).toEqual({ content: 'Café ☕\n' });
-    expect((await anvil.request(`/files/size?${q('notes/2024/may.txt')}`)).json()).toEqual({ size: Buffer.byteLength('Café ☕\n') });
+    expect((await anvil.request(`/files/size?${q('notes/2024/may.txt')}`)).json()).toEqual({
+      size: Buffer.byteLength('Café ☕\n'),
+    });
   });
 
   it('writes maps and lists as JSON, read back as text or parsed', async () => {
     await save('data/user.json', { name: 'Ann', tags: ['a', 'b'] });
     expect(readFileSync(join(storage, 'data/user.json'), 'utf8')).toBe('{"name":"Ann","tags":["a","b"]}');
-    expect((await anvil.request(`/files/read-json?${q('data/user.json')}`)).json()).toEqual({ content: { name: 'Ann', tags: ['a', 'b'] } });
-    expect((await anvil.request(`/files/read?${q('data/user.json')}`)).json()).toEqual({ content: '{"name":"Ann","tags":["a","b"]}' });
+    expect((await anvil.request(`/files/read-json?${q('data/user.json')}`)).json()).toEqual({
+      content: { name: 'Ann', tags: ['a', 'b'] },
+    });
+    expect((await anvil.request(`/files/read?${q('data/user.json')}`)).json()).toEqual({
+      content: '{"name":"Ann","tags":["a","b"]}',
+    });
     await save('data/not.json', 'plain {');
     const reply = await anvil.request(`/files/read-json?${q('data/not.json')}`);
     expect(reply.status).toBe(500);
@@ -54,9 +67,13 @@ describe('SaveFile, ReadFile, FileSize', () => {
 
   it('round-trips binary content as base64, and replaces a file on a second write', async () => {
     const bytes = Buffer.from([0, 255, 16, 128, 13, 10, 0x89]);
-    expect((await post('/files/save-base64', { name: 'bin/pixel.bin', content: bytes.toString('base64') })).status).toBe(201);
+    expect(
+      (await post('/files/save-base64', { name: 'bin/pixel.bin', content: bytes.toString('base64') })).status,
+    ).toBe(201);
     expect(readFileSync(join(storage, 'bin/pixel.bin'))).toEqual(bytes);
-    expect((await anvil.request(`/files/read-base64?${q('bin/pixel.bin')}`)).json()).toEqual({ content: bytes.toString('base64') });
+    expect((await anvil.request(`/files/read-base64?${q('bin/pixel.bin')}`)).json()).toEqual({
+      content: bytes.toString('base64'),
+    });
     await save('bin/pixel.bin', 'now text');
     expect((await anvil.request(`/files/read?${q('bin/pixel.bin')}`)).json()).toEqual({ content: 'now text' });
   });
@@ -105,7 +122,10 @@ describe('names are confined to the API folder', () => {
       }
     }
     const unnamed = await post('/files/save', { content: 'x' });
-    expect([unnamed.status, unnamed.json()]).toEqual([400, { error: 'SaveFile: the file name "" is refused: it must be a non-empty text' }]);
+    expect([unnamed.status, unnamed.json()]).toEqual([
+      400,
+      { error: 'SaveFile: the file name "" is refused: it must be a non-empty text' },
+    ]);
     expect(existsSync(join(dataDir, 'escape.txt'))).toBe(false);
     expect(existsSync(join(anvil.dataDir, 'localhost/dev/escape.txt'))).toBe(false);
   });
@@ -134,7 +154,9 @@ describe('names are confined to the API folder', () => {
   it('keeps the database and logs out of reach: "db.sqlite" is a file of storage/', async () => {
     await save('db.sqlite', 'not the database');
     expect(readFileSync(join(storage, 'db.sqlite'), 'utf8')).toBe('not the database');
-    expect(existsSync(join(dataDir, 'db.sqlite')) && readFileSync(join(dataDir, 'db.sqlite'), 'utf8') === 'not the database').toBe(false);
+    expect(
+      existsSync(join(dataDir, 'db.sqlite')) && readFileSync(join(dataDir, 'db.sqlite'), 'utf8') === 'not the database',
+    ).toBe(false);
   });
 });
 

@@ -11,7 +11,9 @@ const fixtures = join(import.meta.dirname, '../fixtures/apis');
 let anvil: InProcessApis;
 
 beforeAll(async () => {
-  anvil = await startInProcess({ apis: { 'flow-calls': join(fixtures, 'flow-calls'), 'flow-callee': join(fixtures, 'flow-callee') } });
+  anvil = await startInProcess({
+    apis: { 'flow-calls': join(fixtures, 'flow-calls'), 'flow-callee': join(fixtures, 'flow-callee') },
+  });
 });
 afterAll(async () => anvil?.dispose());
 
@@ -42,20 +44,39 @@ describe('ExecuteIf', () => {
     const custom = await anvil.request('/flow-calls/if-nested?what=Stamp');
     expect(custom.status).toBe(500);
     const id = custom.headers['x-correlation-id'];
-    const line = await waitFor(() => apiLog(anvil, 'flow-calls').find((l) => l.id === id), { what: 'the Log line of the nested call' });
-    expect(line.errors).toEqual([expect.objectContaining({ label: 'Nest', message: expect.stringContaining('Stamp: a custom directive cannot run from inside Nest') })]);
+    const line = await waitFor(() => apiLog(anvil, 'flow-calls').find((l) => l.id === id), {
+      what: 'the Log line of the nested call',
+    });
+    expect(line.errors).toEqual([
+      expect.objectContaining({
+        label: 'Nest',
+        message: expect.stringContaining('Stamp: a custom directive cannot run from inside Nest'),
+      }),
+    ]);
   });
 
   it('checks a name from an alias, and its parameters, when it runs', async () => {
     const ok = await anvil.request('/flow-calls/if-dynamic?what=ModifyMessage');
     expect(ok.status).toBe(202);
-    for (const [what, detail] of [['Nope', 'there is no directive "Nope"'], ['Ping', 'parameter "status" of "ExecuteIf → Ping"']]) {
+    for (const [what, detail] of [
+      ['Nope', 'there is no directive "Nope"'],
+      ['Ping', 'parameter "status" of "ExecuteIf → Ping"'],
+    ]) {
       const reply = await anvil.request(`/flow-calls/if-dynamic?what=${what}`);
       expect(reply.status, what).toBe(500);
       expect(reply.json()).toEqual({ error: 'Internal Server Error' });
       const id = reply.headers['x-correlation-id'];
-      const line = await waitFor(() => apiLog(anvil, 'flow-calls').find((l) => l.id === id && l.debug !== true), { what: `the Log line of ?what=${what}` });
-      expect(line.errors).toEqual([expect.objectContaining({ label: 'Maybe', directive: 'ExecuteIf', status: 500, message: expect.stringContaining(detail!) })]);
+      const line = await waitFor(() => apiLog(anvil, 'flow-calls').find((l) => l.id === id && l.debug !== true), {
+        what: `the Log line of ?what=${what}`,
+      });
+      expect(line.errors).toEqual([
+        expect.objectContaining({
+          label: 'Maybe',
+          directive: 'ExecuteIf',
+          status: 500,
+          message: expect.stringContaining(detail!),
+        }),
+      ]);
     }
   });
 
@@ -95,7 +116,15 @@ describe('LocalCall', () => {
     expect(reply.headers['x-callee']).toBe('echo');
     expect(reply.headers['connection']).not.toBe('close');
     // The client's cookie is not sent on: only the headers the entry gives.
-    expect(reply.json()).toEqual({ verb: 'PUT', id: '7', q: 'search', skipped: null, one: '1', cookie: null, hello: 'Ann' });
+    expect(reply.json()).toEqual({
+      verb: 'PUT',
+      id: '7',
+      q: 'search',
+      skipped: null,
+      one: '1',
+      cookie: null,
+      hello: 'Ann',
+    });
   });
 
   it('reaches only over the bus (the callee refuses the public host), and answers >= 400 stay the message', async () => {
@@ -115,7 +144,11 @@ describe('LocalCall', () => {
 
 describe('Event', () => {
   it("POSTs the current body to another API; its status and body replace the message's, its headers merge in", async () => {
-    const reply = await anvil.request('/flow-calls/event', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n": 5}' });
+    const reply = await anvil.request('/flow-calls/event', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"n": 5}',
+    });
     expect(reply.status, reply.text).toBe(202);
     expect(reply.headers['x-caller']).toBe('kept');
     expect(reply.headers['x-callee']).toBe('event');
@@ -124,11 +157,18 @@ describe('Event', () => {
 });
 
 describe('EnableDebug', () => {
-  const secrets = { 'api-key': 'secret-key-123', authorization: 'Bearer tok-abcdef', cookie: 'sid=cookie-value-9', 'x-private': 'hush-hush' };
+  const secrets = {
+    'api-key': 'secret-key-123',
+    authorization: 'Bearer tok-abcdef',
+    cookie: 'sid=cookie-value-9',
+    'x-private': 'hush-hush',
+  };
 
   function logText(): string {
     const dir = join(anvil.dataDir, 'localhost', 'dev', 'flow-calls', 'logs');
-    return readdirSync(dir).map((file) => readFileSync(join(dir, file), 'utf8')).join('');
+    return readdirSync(dir)
+      .map((file) => readFileSync(join(dir, file), 'utf8'))
+      .join('');
   }
 
   it("writes one trace line per request: every later entry's parameters and changes, AFTER_FLOW included", async () => {
@@ -136,13 +176,28 @@ describe('EnableDebug', () => {
     expect(reply.status, reply.text).toBe(200);
     expect(reply.json()).toEqual({ one: 1 });
     const id = reply.headers['x-correlation-id'];
-    const trace = await waitFor(() => apiLog(anvil, 'flow-calls').find((l) => l.id === id && l.debug === true), { what: 'the debug trace line' });
+    const trace = await waitFor(() => apiLog(anvil, 'flow-calls').find((l) => l.id === id && l.debug === true), {
+      what: 'the debug trace line',
+    });
     expect(trace.route).toBe('get /debug');
     expect(trace.status).toBe(200);
     expect(trace.request).toMatchObject({ verb: 'GET', path: '/debug', query: { pin: '[redacted]', page: '2' } });
-    expect(trace.request.headers).toMatchObject({ 'api-key': '[redacted]', authorization: '[redacted]', cookie: '[redacted]', 'x-private': '[redacted]' });
+    expect(trace.request.headers).toMatchObject({
+      'api-key': '[redacted]',
+      authorization: '[redacted]',
+      cookie: '[redacted]',
+      'x-private': '[redacted]',
+    });
     const steps = trace.steps as Array<Record<string, any>>;
-    expect(steps.map((s) => `${s.label}/${s.pass}`)).toEqual(['Debug/main', 'Key/main', 'Note/main', 'Connect/main', 'Query/main', 'Reply/main', 'Log/after']);
+    expect(steps.map((s) => `${s.label}/${s.pass}`)).toEqual([
+      'Debug/main',
+      'Key/main',
+      'Note/main',
+      'Connect/main',
+      'Query/main',
+      'Reply/main',
+      'Log/after',
+    ]);
     const step = (label: string) => steps.find((s) => s.label === label)!;
     expect(step('Key').params).toEqual({ expected: '[redacted]', current: '[redacted]' });
     expect(step('Note').memory).toEqual({ note: 'pin=[redacted]' });
@@ -154,15 +209,26 @@ describe('EnableDebug', () => {
 
   it('never writes a secret, and cuts long values', async () => {
     const long = 'x'.repeat(5000);
-    const reply = await anvil.request('/flow-calls/debug-long', { method: 'POST', headers: { 'content-type': 'text/plain', authorization: 'Basic QWxhZGRpbjpvcGVu' }, body: long });
+    const reply = await anvil.request('/flow-calls/debug-long', {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', authorization: 'Basic QWxhZGRpbjpvcGVu' },
+      body: long,
+    });
     expect(reply.status).toBe(202);
     const id = reply.headers['x-correlation-id'];
-    const trace = await waitFor(() => apiLog(anvil, 'flow-calls').find((l) => l.id === id && l.debug === true), { what: 'the debug trace line' });
+    const trace = await waitFor(() => apiLog(anvil, 'flow-calls').find((l) => l.id === id && l.debug === true), {
+      what: 'the debug trace line',
+    });
     expect(trace.request.body).toBe(`${'x'.repeat(1024)}…(+${5000 - 1024} chars)`);
     expect(trace.steps.map((s: { label: string }) => s.label)).toEqual(['Debug', 'Reply', 'Log']);
     const text = logText();
     // Secrets no id, time or duration in the log can contain by chance (a release made at 14:32:19.2 is r-…-143219…).
-    for (const secret of [...Object.values(secrets).map((v) => v.replace(/^Bearer /, '')), 'pin-zq4321', 'QWxhZGRpbjpvcGVu']) expect(text).not.toContain(secret);
+    for (const secret of [
+      ...Object.values(secrets).map((v) => v.replace(/^Bearer /, '')),
+      'pin-zq4321',
+      'QWxhZGRpbjpvcGVu',
+    ])
+      expect(text).not.toContain(secret);
   });
 
   it('traces nothing without EnableDebug', async () => {

@@ -58,7 +58,16 @@ describe('the flow of SPEC §4', () => {
     expect(reply.text).not.toContain('changed after');
     const id = reply.headers['x-correlation-id'];
     const line = await eventually(() => logLines('flow').find((l) => l.id === id));
-    expect(line.entries).toEqual(['B1', 'E1', 'A1', 'Both', 'Reply', 'Late (after)', 'EnableSlow (after)', 'Log (after)']);
+    expect(line.entries).toEqual([
+      'B1',
+      'E1',
+      'A1',
+      'Both',
+      'Reply',
+      'Late (after)',
+      'EnableSlow (after)',
+      'Log (after)',
+    ]);
     expect(line.status).toBe(200);
     expect(line).toMatchObject({ verb: 'GET', path: '/ok', route: 'get /ok', correlationId: id });
   });
@@ -85,7 +94,11 @@ describe('the flow of SPEC §4', () => {
 
 describe('custom groups', () => {
   it('are enabled at run time, by name, case-insensitively', async () => {
-    const on = await anvil.request('/flow/save', { method: 'POST', body: JSON.stringify({ save: true }), headers: { 'content-type': 'application/json' } });
+    const on = await anvil.request('/flow/save', {
+      method: 'POST',
+      body: JSON.stringify({ save: true }),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(on.json().trace).toBe('b1,saved,a1,both,');
     const off = await anvil.request('/flow/save', { method: 'POST', body: JSON.stringify({ save: false }) });
     expect(off.json().trace).toBe('b1,a1,both,');

@@ -79,7 +79,9 @@ describe('Http behind Smart: a reverse proxy', () => {
   });
 
   it('sets x-forwarded-proto and -host to what it saw, whatever the client claims', async () => {
-    const reply = await anvil.request('/proxy/echo', { headers: { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'bank.example' } });
+    const reply = await anvil.request('/proxy/echo', {
+      headers: { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'bank.example' },
+    });
     expect(reply.json().headers['x-forwarded-proto']).toBe('http');
     expect(reply.json().headers['x-forwarded-host']).toBe('localhost');
   });

@@ -99,7 +99,10 @@ describe('JSON bodies nested too deep', () => {
 describe('--max-json-depth', () => {
   let shallow: InProcessApis;
   beforeAll(async () => {
-    shallow = await InProcessApis.start({ json: { 'api.yaml': API, 'Directives/EchoBody.js': ECHO_BODY } }, { maxJsonDepth: 8 });
+    shallow = await InProcessApis.start(
+      { json: { 'api.yaml': API, 'Directives/EchoBody.js': ECHO_BODY } },
+      { maxJsonDepth: 8 },
+    );
   });
   afterAll(async () => shallow?.dispose());
 

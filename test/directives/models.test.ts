@@ -76,7 +76,11 @@ beforeAll(async () => {
 afterAll(async () => anvil?.dispose());
 
 const post = (path: string, body: unknown, api = 'models') =>
-  anvil.request(`/${api}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  anvil.request(`/${api}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 
 describe('ValidateModel and LoadModel', () => {
   it('lets a valid model through, in memory under its name', async () => {
@@ -86,13 +90,16 @@ describe('ValidateModel and LoadModel', () => {
     expect(reply.json()).toEqual({ accepted: person });
   });
 
-  it('refuses an invalid model with 400 and ajv\'s first error, with its instance path', async () => {
+  it("refuses an invalid model with 400 and ajv's first error, with its instance path", async () => {
     const cases: Array<[unknown, string]> = [
       [{ name: 'Ann' }, "person must have required property 'age'"],
       [{ name: 'Ann', age: 'old' }, 'person/age must be integer'],
       [{ name: 'Ann', age: -1 }, 'person/age must be >= 0'],
       [{ name: 'Ann', age: 1, email: 'not-an-address' }, 'person/email must match format "email"'],
-      [{ name: 'Ann', age: 1, role: 'root' }, 'person/role must be equal to one of the allowed values: "admin", "user"'],
+      [
+        { name: 'Ann', age: 1, role: 'root' },
+        'person/role must be equal to one of the allowed values: "admin", "user"',
+      ],
       [{ name: 'Ann', age: 1, tags: ['a', 7] }, 'person/tags/1 must be string'],
       [{ name: 'Ann', age: 1, nickname: 'A' }, 'person must NOT have additional properties: "nickname"'],
       [[1, 2], 'person must be object'],
@@ -120,14 +127,24 @@ describe('ValidateModel and LoadModel', () => {
   it('takes `$.message.body` (the body as text) as the parsed JSON body, and says so when the body is not JSON', async () => {
     // As docs/directives.md shows it: a valid JSON POST passes, an invalid one gets ajv's message.
     expect((await post('/people/from-body', { name: 'Cy', age: 5 })).json()).toEqual({ accepted: 'Cy' });
-    expect((await post('/people/load-body', { name: 'Di', age: 6 })).json()).toEqual({ accepted: { name: 'Di', age: 6 } });
+    expect((await post('/people/load-body', { name: 'Di', age: 6 })).json()).toEqual({
+      accepted: { name: 'Di', age: 6 },
+    });
     const invalid = await post('/people/from-body', { name: 'Cy' });
     expect([invalid.status, invalid.json()]).toEqual([400, { error: "person must have required property 'age'" }]);
-    const malformed = await anvil.request('/models/people/from-body', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name": "Cy", "age": 5' });
+    const malformed = await anvil.request('/models/people/from-body', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"name": "Cy", "age": 5',
+    });
     expect(malformed.status).toBe(400);
     expect(malformed.json().error).toMatch(/^Bad Request: the request body is not valid JSON \(.+\)$/);
     // Text that is not JSON-like stays text: a model of an object refuses it as before.
-    const text = await anvil.request('/models/people/from-body', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' });
+    const text = await anvil.request('/models/people/from-body', {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: 'hello',
+    });
     expect([text.status, text.json()]).toEqual([400, { error: 'person must be object' }]);
   });
 
@@ -139,7 +156,15 @@ describe('ValidateModel and LoadModel', () => {
     const debug = await post('/upstream', { name: 'Ann' }, 'models-debug');
     expect([debug.status, debug.json()]).toEqual([502, { error: 'Server Side Error' }]);
     await waitFor(
-      () => anvil.logLines().find((l) => l.api === 'models' && l.msg === 'LoadAndValidateModel: the model is not valid (server-side-error: 502)' && l.error === "person must have required property 'age'"),
+      () =>
+        anvil
+          .logLines()
+          .find(
+            (l) =>
+              l.api === 'models' &&
+              l.msg === 'LoadAndValidateModel: the model is not valid (server-side-error: 502)' &&
+              l.error === "person must have required property 'age'",
+          ),
       { what: 'the log line naming why the model was refused' },
     );
     expect((await post('/upstream', { name: 'Ann', age: 1 })).status).toBe(200);
@@ -150,8 +175,30 @@ describe('ValidateModel and LoadModel', () => {
     expect([none.status, none.json()]).toEqual([500, { error: 'Internal Server Error' }]);
     const broken = await post('/by-name/notschema', {});
     expect(broken.status).toBe(500);
-    await waitFor(() => anvil.logLines().find((l) => l.api === 'models' && l.status === 500 && String(l.message).includes('there is no map "nosuch" (Maps/nosuch.json)')), { what: 'the log line of the missing map' });
-    await waitFor(() => anvil.logLines().find((l) => l.api === 'models' && l.status === 500 && String(l.message).includes('map "notschema" is not a valid JSON Schema')), { what: 'the log line of the broken schema' });
+    await waitFor(
+      () =>
+        anvil
+          .logLines()
+          .find(
+            (l) =>
+              l.api === 'models' &&
+              l.status === 500 &&
+              String(l.message).includes('there is no map "nosuch" (Maps/nosuch.json)'),
+          ),
+      { what: 'the log line of the missing map' },
+    );
+    await waitFor(
+      () =>
+        anvil
+          .logLines()
+          .find(
+            (l) =>
+              l.api === 'models' &&
+              l.status === 500 &&
+              String(l.message).includes('map "notschema" is not a valid JSON Schema'),
+          ),
+      { what: 'the log line of the broken schema' },
+    );
     // A boolean schema is a schema: `true` takes anything.
     expect((await post('/by-name/anything', { any: 'thing' })).status).toBe(200);
   });
@@ -164,28 +211,53 @@ describe('model schemas at deploy time', () => {
   it('refuses a literal name without its map, with file, line and label', async () => {
     const reply = await deploy({ 'api.yaml': yaml('{ directive: ValidateModel, name: person }') });
     expect(reply.status).toBe(400);
-    expect(reply.json().errors).toEqual([expect.stringMatching(/^api\.yaml:4:\d+ \[post \/x › Check\] there is no map "person" \(Maps\/person\.json\) to validate against$/)]);
+    expect(reply.json().errors).toEqual([
+      expect.stringMatching(
+        /^api\.yaml:4:\d+ \[post \/x › Check\] there is no map "person" \(Maps\/person\.json\) to validate against$/,
+      ),
+    ]);
   });
 
   it('refuses a map that is not a valid schema, naming the map', async () => {
-    const reply = await deploy({ 'api.yaml': yaml('{ directive: LoadAndValidateModel, source: $.memory.body, target: order }'), 'Maps/order.json': '{"type": "strin"}' });
+    const reply = await deploy({
+      'api.yaml': yaml('{ directive: LoadAndValidateModel, source: $.memory.body, target: order }'),
+      'Maps/order.json': '{"type": "strin"}',
+    });
     expect(reply.status).toBe(400);
-    expect(reply.json().errors).toEqual([expect.stringMatching(/^api\.yaml:4:\d+ \[post \/x › Check\] map "order" is not a valid JSON Schema: schema is invalid: .*type/)]);
+    expect(reply.json().errors).toEqual([
+      expect.stringMatching(
+        /^api\.yaml:4:\d+ \[post \/x › Check\] map "order" is not a valid JSON Schema: schema is invalid: .*type/,
+      ),
+    ]);
   });
 
   it('refuses a pattern that nests repetition (ReDoS) and a $ref it would have to fetch', async () => {
-    const redos = await deploy({ 'api.yaml': yaml('{ directive: ValidateModel, name: host }'), 'Maps/host.json': JSON.stringify({ type: 'string', pattern: '^([a-z]+)+$' }) });
+    const redos = await deploy({
+      'api.yaml': yaml('{ directive: ValidateModel, name: host }'),
+      'Maps/host.json': JSON.stringify({ type: 'string', pattern: '^([a-z]+)+$' }),
+    });
     expect(redos.status).toBe(400);
-    expect(redos.json().errors.join('\n')).toMatch(/map "host" is not a valid JSON Schema: pattern it repeats a group that repeats itself/);
-    const remote = await deploy({ 'api.yaml': yaml('{ directive: ValidateModel, name: host }'), 'Maps/host.json': JSON.stringify({ $ref: 'https://example.org/schema.json' }) });
+    expect(redos.json().errors.join('\n')).toMatch(
+      /map "host" is not a valid JSON Schema: pattern it repeats a group that repeats itself/,
+    );
+    const remote = await deploy({
+      'api.yaml': yaml('{ directive: ValidateModel, name: host }'),
+      'Maps/host.json': JSON.stringify({ $ref: 'https://example.org/schema.json' }),
+    });
     expect(remote.status).toBe(400);
-    expect(remote.json().errors.join('\n')).toMatch(/map "host" is not a valid JSON Schema: can't resolve reference https:\/\/example\.org\/schema\.json/);
+    expect(remote.json().errors.join('\n')).toMatch(
+      /map "host" is not a valid JSON Schema: can't resolve reference https:\/\/example\.org\/schema\.json/,
+    );
   });
 
   it('leaves a name from an alias to the request, and deploys a good schema', async () => {
     const reply = await deploy({
       'api.yaml': `key: good-models\nendpoints:\n  post /x/{m}:\n    A: { directive: ValidateModel, name: $.message.pathParam.m }\n    B: { directive: ValidateModel, name: item, server-side-error: true }\n`,
-      'Maps/item.json': JSON.stringify({ type: 'object', $defs: { id: { type: 'integer' } }, properties: { id: { $ref: '#/$defs/id' } } }),
+      'Maps/item.json': JSON.stringify({
+        type: 'object',
+        $defs: { id: { type: 'integer' } },
+        properties: { id: { $ref: '#/$defs/id' } },
+      }),
     });
     expect(reply.status, reply.text).toBe(201);
   });

@@ -106,6 +106,8 @@ describe('custom directives calling custom directives (state.run)', () => {
   it('name what is missing when there is no directive of that name', async () => {
     const reply = await anvil.request('/nest/unknown');
     expect(reply.status).toBe(500);
-    expect(reply.json().error).toContain('run("Nope"): there is no built-in directive or Directives/Nope.js of that name');
+    expect(reply.json().error).toContain(
+      'run("Nope"): there is no built-in directive or Directives/Nope.js of that name',
+    );
   });
 });

@@ -99,7 +99,11 @@ describe("the original's system memory keys (issue 28 item 1)", () => {
   });
 
   it('reach custom directives through state.memory', async () => {
-    expect((await anvil.request('/legacy/from-directive/3')).json()).toEqual({ api: 'legacy', verb: 'GET', missing: null });
+    expect((await anvil.request('/legacy/from-directive/3')).json()).toEqual({
+      api: 'legacy',
+      verb: 'GET',
+      missing: null,
+    });
   });
 
   it('hefesto-localhost as a Pull host takes the bus, to a private API that admits only bus calls', async () => {
@@ -124,9 +128,19 @@ describe('Pull with target under compat: hefesto (issue 45 item 9)', () => {
 describe('$.message.bodyAsArray (issue 28 item 3)', () => {
   it('is the parsed body, and drills into it like $.message.body.<field>', async () => {
     const body = { user: { name: 'Ann' }, tags: ['a', 'b'] };
-    const reply = await anvil.request('/legacy/body', { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    const reply = await anvil.request('/legacy/body', {
+      method: 'POST',
+      body: JSON.stringify(body),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(reply.status).toBe(200);
-    expect(reply.json()).toEqual({ whole: body, name: 'Ann', tags: ['a', 'b'], missing: null, raw: JSON.stringify(body) });
+    expect(reply.json()).toEqual({
+      whole: body,
+      name: 'Ann',
+      tags: ['a', 'b'],
+      missing: null,
+      raw: JSON.stringify(body),
+    });
   });
 
   it('is null for a body that is not JSON', async () => {

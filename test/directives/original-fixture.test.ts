@@ -42,15 +42,23 @@ describe("an API in the original's style", () => {
     expect((await anvil.request('/jobs/kinds/checked')).json()).toEqual({ checked: ['daily', 'weekly'] });
   });
 
-  it('checks the body against the model first (Maps/jobRequestModel.json): 400 with the reason, in the original\'s words (compat: hefesto)', async () => {
-    const reply = await anvil.request('/jobs/jobs', { method: 'POST', body: JSON.stringify({ kind: 'daily', dates: 'today' }), headers: { 'content-type': 'application/json' } });
+  it("checks the body against the model first (Maps/jobRequestModel.json): 400 with the reason, in the original's words (compat: hefesto)", async () => {
+    const reply = await anvil.request('/jobs/jobs', {
+      method: 'POST',
+      body: JSON.stringify({ kind: 'daily', dates: 'today' }),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(reply.status).toBe(400);
     expect(reply.json()).toEqual({ error: 'The properties must match schema: dates' });
     expect((await anvil.request('/jobs/jobs/nope/result')).status).toBe(404);
   });
 
   it('answers a bad request as the original did: the status and message the directive failed with', async () => {
-    const reply = await anvil.request('/jobs/jobs', { method: 'POST', body: JSON.stringify({ dates: [] }), headers: { 'content-type': 'application/json' } });
+    const reply = await anvil.request('/jobs/jobs', {
+      method: 'POST',
+      body: JSON.stringify({ dates: [] }),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(reply.status).toBe(400);
     expect(reply.json()).toEqual({ error: 'a job needs a kind' });
     expect((await anvil.request('/jobs/jobs/nope')).status).toBe(404);

@@ -65,10 +65,14 @@ describe('Pull', () => {
     expect(upstream.hits('/count')).toBe(2);
 
     // …until the 2 s are over: then the call goes upstream again.
-    const fresh = await eventually(async () => {
-      const reply = await anvil.request('/pulls/cached?q=a');
-      return reply.json().hits > 2 ? reply : null;
-    }, 4_000, 200);
+    const fresh = await eventually(
+      async () => {
+        const reply = await anvil.request('/pulls/cached?q=a');
+        return reply.json().hits > 2 ? reply : null;
+      },
+      4_000,
+      200,
+    );
     expect(fresh.json()).toEqual({ hits: 3, query: { q: 'a' } });
     expect(upstream.hits('/count')).toBe(3);
   });

@@ -50,7 +50,11 @@ endpoints:
 after:
   OnError: { directive: OnError, groups: [ERROR_FLOW] }
 `,
-        'Maps/echo.json': JSON.stringify({ type: 'object', required: ['method', 'path'], properties: { method: { const: 'GET' } } }),
+        'Maps/echo.json': JSON.stringify({
+          type: 'object',
+          required: ['method', 'path'],
+          properties: { method: { const: 'GET' } },
+        }),
         'Maps/strict.json': JSON.stringify({ type: 'object', required: ['id'] }),
         'Maps/broken.json': JSON.stringify({ type: 12 }),
       },
@@ -111,7 +115,9 @@ describe('Pull with target', () => {
   it('answers 502 when the answer does not match, naming the schema and what is wrong', async () => {
     const reply = await anvil.request('/pulls/mismatch');
     expect(reply.status).toBe(502);
-    expect(reply.json().error).toMatch(/does not match the schema Maps\/strict\.json: the answer must have required property 'id'/);
+    expect(reply.json().error).toMatch(
+      /does not match the schema Maps\/strict\.json: the answer must have required property 'id'/,
+    );
     const named = await anvil.request('/pulls/named-schema');
     expect(named.status).toBe(502);
     expect(named.json().error).toContain('Maps/strict.json');

@@ -45,7 +45,10 @@ let upstream: Upstream;
 
 beforeAll(async () => {
   upstream = await startUpstream();
-  anvil = await startInProcess({ apis: { small: { 'api.yaml': API(upstream.port) } }, env: { ANVIL_EGRESS_ALLOW: '127.0.0.1' } });
+  anvil = await startInProcess({
+    apis: { small: { 'api.yaml': API(upstream.port) } },
+    env: { ANVIL_EGRESS_ALLOW: '127.0.0.1' },
+  });
 });
 afterAll(async () => {
   await anvil?.dispose();
@@ -89,8 +92,23 @@ describe('CheckStatus', () => {
     const reply = await get('/status/503');
     expect(reply.status).toBe(502);
     expect(reply.json()).toEqual({ error: 'Bad Gateway' }); // a 5xx message is generic without debug
-    await waitFor(() => anvil.logLines().find((l) => l.api === 'small' && l.msg === 'CheckStatus: the message has status 503' && l.body === '{"status":503}'), { what: 'the CheckStatus log line' });
-    await waitFor(() => anvil.logLines().find((l) => l.api === 'small' && l.directive === 'CheckStatus' && l.message === 'Server Side Error'), { what: 'the error with its real message in the log' });
+    await waitFor(
+      () =>
+        anvil
+          .logLines()
+          .find(
+            (l) =>
+              l.api === 'small' && l.msg === 'CheckStatus: the message has status 503' && l.body === '{"status":503}',
+          ),
+      { what: 'the CheckStatus log line' },
+    );
+    await waitFor(
+      () =>
+        anvil
+          .logLines()
+          .find((l) => l.api === 'small' && l.directive === 'CheckStatus' && l.message === 'Server Side Error'),
+      { what: 'the error with its real message in the log' },
+    );
   });
 
   it('uses the status and message it is given', async () => {

@@ -20,7 +20,12 @@ describe('route matching of SPEC §3', () => {
   it('prefers a literal route over a parameterised one, whatever the declaration order', async () => {
     expect(await routeOf('/routes/items/special')).toBe('literal');
     const param = await anvil.request('/routes/items/42');
-    expect(param.json()).toMatchObject({ route: 'param', params: { id: '42' }, definition: '/items/{id}', verb: 'get' });
+    expect(param.json()).toMatchObject({
+      route: 'param',
+      params: { id: '42' },
+      definition: '/items/{id}',
+      verb: 'get',
+    });
   });
 
   it('prefers more literal segments, then declaration order', async () => {

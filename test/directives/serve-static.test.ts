@@ -31,7 +31,10 @@ beforeAll(async () => {
   writeFileSync(join(assets, 'files', 'résumé.txt'), 'accents\n');
 
   writeFileSync(join(storage, 'public/hello.txt'), 'hello from storage\n');
-  writeFileSync(join(storage, 'public/pixel.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0xff, 0x10, 0x80]));
+  writeFileSync(
+    join(storage, 'public/pixel.png'),
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0xff, 0x10, 0x80]),
+  );
   writeFileSync(join(dataDir, 'outside.txt'), 'the data dir itself is not served\n');
   symlinkSync(join(dataDir, 'outside.txt'), join(storage, 'public/outside-link.txt'));
   symlinkSync('../../outside.txt', join(storage, 'public/relative-link.txt'));
@@ -85,7 +88,9 @@ describe('ServeStatic (SPEC §7)', () => {
     expect(quoted.headers['content-disposition']).toBe('attachment; filename="say \\"hi\\".txt"');
     const accents = await anvil.request(`/serve-static/download/${encodeURIComponent('résumé.txt')}`);
     expect(accents.status).toBe(200);
-    expect(accents.headers['content-disposition']).toBe(`attachment; filename="r_sum_.txt"; filename*=UTF-8''r%C3%A9sum%C3%A9.txt`);
+    expect(accents.headers['content-disposition']).toBe(
+      `attachment; filename="r_sum_.txt"; filename*=UTF-8''r%C3%A9sum%C3%A9.txt`,
+    );
   });
 
   it('answers 404 {"error":"Not Found"} for a missing file, a folder or a file outside Assets', async () => {

@@ -25,11 +25,20 @@ describe('SetSmartError (SPEC §7)', () => {
     expect(reply.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(reply.headers['vary']).toBe('accept');
     expect(reply.headers['x-correlation-id']).toBeTruthy();
-    expect(reply.text).toBe('<!doctype html><html><body class="custom-404"><h1>Custom 404</h1><p>thing &lt;b&gt;42&lt;/b&gt; not found</p></body></html>\n');
+    expect(reply.text).toBe(
+      '<!doctype html><html><body class="custom-404"><h1>Custom 404</h1><p>thing &lt;b&gt;42&lt;/b&gt; not found</p></body></html>\n',
+    );
   });
 
   it('answers JSON like OnError to every other client', async () => {
-    for (const accept of [undefined, '*/*', 'application/json', 'text/html;q=0.5, application/json', 'text/html, application/json', 'text/plain']) {
+    for (const accept of [
+      undefined,
+      '*/*',
+      'application/json',
+      'text/html;q=0.5, application/json',
+      'text/html, application/json',
+      'text/plain',
+    ]) {
       const reply = await get('/smart-error/missing-thing', accept);
       expect(reply.status, String(accept)).toBe(404);
       expect(reply.headers['content-type'], String(accept)).toBe('application/json; charset=utf-8');
@@ -39,11 +48,19 @@ describe('SetSmartError (SPEC §7)', () => {
   });
 
   it('weighs accept by quality and specificity', async () => {
-    for (const accept of ['text/html', 'application/json;q=0.5, text/html', 'text/*', 'application/xhtml+xml', 'text/html;q=0.9, */*;q=0.1']) {
+    for (const accept of [
+      'text/html',
+      'application/json;q=0.5, text/html',
+      'text/*',
+      'application/xhtml+xml',
+      'text/html;q=0.9, */*;q=0.1',
+    ]) {
       const reply = await get('/smart-error/missing-thing', accept);
       expect(reply.headers['content-type'], accept).toBe('text/html; charset=utf-8');
     }
-    expect((await get('/smart-error/missing-thing', 'text/html;q=0')).headers['content-type']).toContain('application/json');
+    expect((await get('/smart-error/missing-thing', 'text/html;q=0')).headers['content-type']).toContain(
+      'application/json',
+    );
   });
 
   it('falls back to an escaped built-in page when there is no template for the status', async () => {

@@ -15,7 +15,9 @@ const KEY = { 'api-key': 'spec-example-key' };
 let anvil: InProcessApis;
 
 beforeAll(async () => {
-  const folders = readdirSync(EXAMPLES, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
+  const folders = readdirSync(EXAMPLES, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name);
   anvil = await startInProcess({ apis: Object.fromEntries(folders.map((name) => [name, join(EXAMPLES, name)])) });
 });
 afterAll(async () => anvil?.dispose());
@@ -40,7 +42,11 @@ describe('SPEC §3 api.yaml (users), with SPEC §7 ReadUser.js', () => {
     const missing = await anvil.request('/users/user/99', { headers: KEY });
     expect(missing.status).toBe(404);
     expect(missing.json()).toEqual({ error: 'user not found' });
-    for (const [method, path] of [['GET', '/users/nothing'], ['POST', '/users/a/b/c'], ['DELETE', '/users/user/1']]) {
+    for (const [method, path] of [
+      ['GET', '/users/nothing'],
+      ['POST', '/users/a/b/c'],
+      ['DELETE', '/users/user/1'],
+    ]) {
       const reply = await anvil.request(path!, { method, headers: KEY });
       expect(reply.status, `${method} ${path}`).toBe(404);
       expect(reply.json()).toEqual({ error: 'Page not found' });
@@ -50,7 +56,9 @@ describe('SPEC §3 api.yaml (users), with SPEC §7 ReadUser.js', () => {
   it('writes a Log line per request in AFTER_FLOW', async () => {
     const reply = await anvil.request('/users/user/2', { headers: KEY });
     const id = reply.headers['x-correlation-id'];
-    const line = await waitFor(() => apiLog(anvil, 'users').find((l) => l.id === id), { what: 'the Log line of GET /users/user/2' });
+    const line = await waitFor(() => apiLog(anvil, 'users').find((l) => l.id === id), {
+      what: 'the Log line of GET /users/user/2',
+    });
     expect(line).toMatchObject({ verb: 'GET', path: '/user/2', status: 200 });
   });
 });
@@ -61,7 +69,9 @@ describe("SPEC's 404 page: SetSmartError before ThrowError in the catch-all, OnE
     expect(reply.status).toBe(404);
     expect(reply.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(reply.headers['vary']).toBe('accept');
-    expect(reply.text).toBe('<!doctype html><html><body><h1>404: nothing here</h1><p>Page not found</p></body></html>\n');
+    expect(reply.text).toBe(
+      '<!doctype html><html><body><h1>404: nothing here</h1><p>Page not found</p></body></html>\n',
+    );
   });
 
   it('answers JSON to a client that accepts application/json, and to one that says nothing', async () => {
@@ -84,7 +94,10 @@ describe('SPEC §2 folder layout', () => {
   it('merges Maps/<env>/<name>.json over Maps/<name>.json (objects merge, arrays and scalars replace), and reads any Maps/<name>.json', async () => {
     const reply = await anvil.request('/layout/maps');
     expect(reply.status, reply.text).toBe(200);
-    expect(reply.json()).toEqual({ main: { greeting: { word: 'Hi', punct: '!' }, tags: ['dev'], limit: 5 }, schema: 'object' });
+    expect(reply.json()).toEqual({
+      main: { greeting: { word: 'Hi', punct: '!' }, tags: ['dev'], limit: 5 },
+      schema: 'object',
+    });
   });
 
   it('runs custom directives from Directives/<Name>.js and Directives/<Name>.ts', async () => {
@@ -125,7 +138,11 @@ describe('SPEC §2 folder layout', () => {
 
 describe('SPEC §5 aliases', () => {
   it('resolves every form of the table, inside maps and lists, a missing key as null', async () => {
-    const reply = await anvil.request('/aliases/echo/42?q=search', { method: 'POST', headers: { 'x-test': 'header value', 'content-type': 'application/json' }, body: '{"a":{"b":"field"}}' });
+    const reply = await anvil.request('/aliases/echo/42?q=search', {
+      method: 'POST',
+      headers: { 'x-test': 'header value', 'content-type': 'application/json' },
+      body: '{"a":{"b":"field"}}',
+    });
     expect(reply.status, reply.text).toBe(200);
     const body = reply.json();
     const id = reply.headers['x-correlation-id'];
@@ -163,7 +180,12 @@ describe('SPEC §5 aliases', () => {
 
 describe('SPEC §7 Groups: a custom group enabled when $.message.body.save is true', () => {
   it('runs the SAVE entries only when asked', async () => {
-    const post = (body: object) => anvil.request('/notes/notes', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const post = (body: object) =>
+      anvil.request('/notes/notes', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     const saved = await post({ save: true, text: 'kept' });
     expect(saved.status, saved.text).toBe(201);
     expect(saved.json()).toEqual({ saved: true });
@@ -177,7 +199,11 @@ describe('SPEC §7 Groups: a custom group enabled when $.message.body.save is tr
 
 describe('SPEC §7 custom directives composing built-ins with run()', () => {
   it('a custom Push built from ModifyMessage + Http', async () => {
-    const reply = await anvil.request('/compose/forward', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"item":"parcel"}' });
+    const reply = await anvil.request('/compose/forward', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"item":"parcel"}',
+    });
     expect(reply.status, reply.text).toBe(201);
     expect(reply.json()).toEqual({ received: 'parcel', verb: 'POST' });
   });

@@ -74,7 +74,13 @@ describe('apis/users: a CRUD example over its own database', () => {
     expect(reply.status, reply.text).toBe(201);
     expect(reply.headers['content-type']).toBe('application/json');
     alan = reply.json();
-    expect(alan).toEqual({ id: 3, name: 'Alan Turing', email: 'alan@example.com', created_at: alan.created_at, updated_at: alan.created_at });
+    expect(alan).toEqual({
+      id: 3,
+      name: 'Alan Turing',
+      email: 'alan@example.com',
+      created_at: alan.created_at,
+      updated_at: alan.created_at,
+    });
     expect(alan.created_at).toMatch(ISO_TIME);
     expect(reply.headers.location).toBe('/users/3');
     location = String(reply.headers.location);
@@ -130,7 +136,12 @@ describe('apis/users: a CRUD example over its own database', () => {
     expect(reply.status, reply.text).toBe(200);
     expect(reply.headers['content-type']).toBe('application/json');
     const user = reply.json();
-    expect(user).toMatchObject({ id: 3, name: 'Alan M. Turing', email: 'turing@example.org', created_at: alan.created_at });
+    expect(user).toMatchObject({
+      id: 3,
+      name: 'Alan M. Turing',
+      email: 'turing@example.org',
+      created_at: alan.created_at,
+    });
     expect(user.updated_at > alan.updated_at).toBe(true);
     expect((await call('/3')).json()).toEqual(user);
     alan = user;
@@ -141,7 +152,12 @@ describe('apis/users: a CRUD example over its own database', () => {
     const reply = await send('PATCH', '/3', { name: 'Alan Turing' });
     expect(reply.status, reply.text).toBe(200);
     const user = reply.json();
-    expect(user).toMatchObject({ id: 3, name: 'Alan Turing', email: 'turing@example.org', created_at: alan.created_at });
+    expect(user).toMatchObject({
+      id: 3,
+      name: 'Alan Turing',
+      email: 'turing@example.org',
+      created_at: alan.created_at,
+    });
     expect(user.updated_at > alan.updated_at).toBe(true);
     await clockPast(user.updated_at);
     const email = await send('PATCH', '/3', { email: 'alan@example.com' });
@@ -155,7 +171,10 @@ describe('apis/users: a CRUD example over its own database', () => {
     // Missing name.
     const missing = await send('POST', '', { email: 'bob@example.com' });
     expectInvalid(missing, ['name']);
-    expect(missing.json()).toEqual({ error: 'invalid user: name is required', problems: [{ field: 'name', message: 'is required' }] });
+    expect(missing.json()).toEqual({
+      error: 'invalid user: name is required',
+      problems: [{ field: 'name', message: 'is required' }],
+    });
     // Bad email.
     expectInvalid(await send('POST', '', { name: 'Bob', email: 'not-an-email' }), ['email']);
     expectInvalid(await send('POST', '', { name: 'Bob', email: 'bob@example' }), ['email']);
@@ -170,9 +189,16 @@ describe('apis/users: a CRUD example over its own database', () => {
     expect((await send('POST', '', { name: '😀'.repeat(100), email: 'emoji@example.com' })).status).toBe(201);
     expectInvalid(await send('POST', '', { name: 42, email: null }), ['name', 'email']);
     // Every problem at once.
-    expectInvalid(await send('POST', '', { name: '', email: 'nope', emial: 'typo@example.com' }), ['name', 'email', 'emial']);
+    expectInvalid(await send('POST', '', { name: '', email: 'nope', emial: 'typo@example.com' }), [
+      'name',
+      'email',
+      'emial',
+    ]);
     // Not a JSON object at all.
-    expectInvalid(await call('', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{broken' }), ['body']);
+    expectInvalid(
+      await call('', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{broken' }),
+      ['body'],
+    );
     expectInvalid(await send('POST', '', [{ name: 'Bob', email: 'bob@example.com' }]), ['body']);
     expectInvalid(await call('', { method: 'POST' }), ['body']);
     // PUT needs both fields.
@@ -208,7 +234,9 @@ describe('apis/users: a CRUD example over its own database', () => {
     expect(reply.status).toBe(404);
     expect(reply.headers['content-type']).toMatch(/^application\/json/);
     expect(reply.json()).toEqual({ error: 'user 42 not found' });
-    expect((await send('PUT', '/42', { name: 'X', email: 'x@example.com' })).json()).toEqual({ error: 'user 42 not found' });
+    expect((await send('PUT', '/42', { name: 'X', email: 'x@example.com' })).json()).toEqual({
+      error: 'user 42 not found',
+    });
     expect((await send('PATCH', '/42', { name: 'X' })).status).toBe(404);
     expect((await call('/42', { method: 'DELETE' })).json()).toEqual({ error: 'user 42 not found' });
   });
@@ -251,7 +279,9 @@ describe('apis/users: a CRUD example over its own database', () => {
       readdirSync(logs)
         .filter((f) => f.endsWith('.jsonl'))
         .flatMap((f) => readFileSync(join(logs, f), 'utf8').split('\n').filter(Boolean))
-        .map((line) => JSON.parse(line) as { id: string; status: number; verb: string; path: string; errors: unknown[] });
+        .map(
+          (line) => JSON.parse(line) as { id: string; status: number; verb: string; path: string; errors: unknown[] },
+        );
     // Log runs in AFTER_FLOW, after the response: wait until the last request's line is there.
     const lines = await eventually(() => {
       const all = read();
@@ -263,6 +293,8 @@ describe('apis/users: a CRUD example over its own database', () => {
     for (const request of sent) expect(byId.get(request.id)?.status, request.id).toBe(request.status);
     // Errors are logged with the entry that failed.
     const notFound = lines.find((l) => l.status === 404)!;
-    expect(notFound.errors).toEqual([expect.objectContaining({ status: 404, message: expect.stringMatching(/^user \d+ not found$/) })]);
+    expect(notFound.errors).toEqual([
+      expect.objectContaining({ status: 404, message: expect.stringMatching(/^user \d+ not found$/) }),
+    ]);
   });
 });

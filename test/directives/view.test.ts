@@ -26,7 +26,9 @@ describe('View (SPEC §7)', () => {
     const html = reply.text;
     expect(html).toContain('<title>Hello</title>');
     // cssStaticFile / jsStaticFile: staticBasePath + css/<file>, in order.
-    expect(html).toContain('<link rel="stylesheet" href="/pages-view/static/css/site.css">\n<link rel="stylesheet" href="/pages-view/static/css/print/print.css">');
+    expect(html).toContain(
+      '<link rel="stylesheet" href="/pages-view/static/css/site.css">\n<link rel="stylesheet" href="/pages-view/static/css/print/print.css">',
+    );
     expect(html).toContain('<script src="/pages-view/static/js/app.js"></script>');
     // Fragments, rendered first with the same data, inserted as HTML; a name with a slash too.
     expect(html).toContain('<header><h1>Hello</h1></header>');
@@ -65,7 +67,9 @@ describe('View (SPEC §7)', () => {
 
   it('answers 500 naming a missing template or fragment', async () => {
     expect(await failure('/pages-view/missing')).toContain('template Assets/views/nowhere.liquid not found');
-    expect(await failure('/pages-view/missing-fragment')).toContain('template Assets/views/fragments/nowhere.liquid not found');
+    expect(await failure('/pages-view/missing-fragment')).toContain(
+      'template Assets/views/fragments/nowhere.liquid not found',
+    );
   });
 
   it('refuses names that could leave Assets/views (500)', async () => {
@@ -99,7 +103,10 @@ describe('View (SPEC §7)', () => {
     expect(await failure('/pages-view/loop')).toContain('memory limit exceeded');
     // Nested loops allocate little but never end: the render clock stops them.
     const started = Date.now();
-    const [message, duringLoop] = await Promise.all([failure('/pages-view/nested-loop'), anvil.request('/pages-view/ping')]);
+    const [message, duringLoop] = await Promise.all([
+      failure('/pages-view/nested-loop'),
+      anvil.request('/pages-view/ping'),
+    ]);
     expect(message).toContain('render time limit exceeded (1000 ms)');
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(duringLoop.status).toBe(200);
@@ -120,7 +127,9 @@ describe('View (SPEC §7)', () => {
   });
 
   it('serves many requests from the per-thread template cache', async () => {
-    const replies = await Promise.all(Array.from({ length: 40 }, (_, i) => anvil.request(`/pages-view/page?title=t${i}`)));
+    const replies = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => anvil.request(`/pages-view/page?title=t${i}`)),
+    );
     replies.forEach((reply, i) => {
       expect(reply.status).toBe(200);
       expect(reply.text).toContain(`<title>t${i}</title>`);

@@ -21,7 +21,8 @@ beforeAll(async () => {
 });
 afterAll(async () => anvil?.dispose());
 
-const convert = (xml: string) => anvil.request('/xml/convert', { method: 'POST', headers: { 'content-type': 'application/xml' }, body: xml });
+const convert = (xml: string) =>
+  anvil.request('/xml/convert', { method: 'POST', headers: { 'content-type': 'application/xml' }, body: xml });
 
 describe('XmlToModel', () => {
   it('converts XML into the original shape', async () => {
@@ -58,7 +59,10 @@ describe('XmlToModel', () => {
   it('answers 400 with the parser message for malformed XML', async () => {
     const reply = await convert('<order><line></order>');
     expect(reply.status).toBe(400);
-    expect(reply.json()).toEqual({ error: "XmlToModel: malformed XML: Expected closing tag 'line' (opened in line 1, col 8) instead of closing tag 'order'. (line 1, column 14)" });
+    expect(reply.json()).toEqual({
+      error:
+        "XmlToModel: malformed XML: Expected closing tag 'line' (opened in line 1, col 8) instead of closing tag 'order'. (line 1, column 14)",
+    });
     const empty = await anvil.request('/xml/convert', { method: 'POST' });
     expect(empty.status).toBe(400);
     expect(empty.json().error).toMatch(/^XmlToModel: malformed XML: Start tag expected/);
@@ -71,6 +75,8 @@ describe('XmlToModel', () => {
     const large = `<r>${'<a>x</a>'.repeat(150_000)}</r>`;
     const reply = await convert(large);
     expect(reply.status).toBe(413);
-    expect(reply.json()).toEqual({ error: `XmlToModel: the XML is ${large.length} bytes, over the limit of 1048576 bytes` });
+    expect(reply.json()).toEqual({
+      error: `XmlToModel: the XML is ${large.length} bytes, over the limit of 1048576 bytes`,
+    });
   });
 });

@@ -33,7 +33,8 @@ after:
 };
 
 const isRoot = process.getuid?.() === 0;
-if (!isRoot) console.warn('test/faults/disk-full.test.ts is skipped: mounting a small tmpfs needs root (CI runs as root)');
+if (!isRoot)
+  console.warn('test/faults/disk-full.test.ts is skipped: mounting a small tmpfs needs root (CI runs as root)');
 
 /** Fills the file system with one file until it refuses (ENOSPC); returns its path. */
 function fill(dir: string): string {
@@ -65,7 +66,12 @@ describe.skipIf(!isRoot)('the data directory fills up', () => {
     rmSync(mountPoint, { recursive: true, force: true });
   });
 
-  const post = (data: string) => anvil.request('/full/rows', { method: 'POST', body: JSON.stringify({ data }), headers: { 'content-type': 'application/json' } });
+  const post = (data: string) =>
+    anvil.request('/full/rows', {
+      method: 'POST',
+      body: JSON.stringify({ data }),
+      headers: { 'content-type': 'application/json' },
+    });
 
   it('refuses writes with 507 and a message, keeps reads and stored rows, and recovers when space is freed', async () => {
     for (let i = 0; i < 5; i++) expect((await post(`row ${i}`)).status).toBe(201);
@@ -79,13 +85,26 @@ describe.skipIf(!isRoot)('the data directory fills up', () => {
     expect(read.json()).toEqual({ n: 5 });
     expect(anvil.child.exitCode).toBeNull();
 
-    await waitFor(() => anvil.output().includes('the disk is full, nothing was written'), { what: 'the disk-full error in the log' });
+    await waitFor(() => anvil.output().includes('the disk is full, nothing was written'), {
+      what: 'the disk-full error in the log',
+    });
 
     // A deploy has nowhere to unpack: refused with a status that says so, the current release stays.
-    const deploy = await anvil.admin('/anvil/api', { method: 'POST', body: tarGz({ 'api.yaml': API['api.yaml'].replace('key: full', 'key: other'), 'Assets/big.txt': 'y'.repeat(512 * 1024) }), headers: { 'content-type': 'application/gzip' } });
+    const deploy = await anvil.admin('/anvil/api', {
+      method: 'POST',
+      body: tarGz({
+        'api.yaml': API['api.yaml'].replace('key: full', 'key: other'),
+        'Assets/big.txt': 'y'.repeat(512 * 1024),
+      }),
+      headers: { 'content-type': 'application/gzip' },
+    });
     expect([503, 507], deploy.text).toContain(deploy.status);
     // A job cannot be queued: refused, not half-accepted.
-    const job = await anvil.request('/full/later', { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    const job = await anvil.request('/full/later', {
+      method: 'POST',
+      body: '{}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect([503, 507], job.text).toContain(job.status);
     expect((await anvil.request('/full/rows')).status).toBe(200);
     expect(anvil.child.exitCode).toBeNull();

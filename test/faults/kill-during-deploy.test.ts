@@ -31,11 +31,19 @@ function startUpload(anvil: TestInstance, archive: Buffer, fraction: number): Pr
     port: anvil.port,
     method: 'POST',
     path: '/anvil/api',
-    headers: { host: 'admin.localhost', 'public-host': 'localhost', 'public-host-key': TEST_KEY, 'content-type': 'application/gzip', 'content-length': archive.length },
+    headers: {
+      host: 'admin.localhost',
+      'public-host': 'localhost',
+      'public-host-key': TEST_KEY,
+      'content-type': 'application/gzip',
+      'content-length': archive.length,
+    },
   });
   req.on('error', () => {});
   const cut = Math.floor(archive.length * fraction);
-  return new Promise((resolve) => req.write(archive.subarray(0, cut), () => (fraction >= 1 ? req.end(resolve) : resolve())));
+  return new Promise((resolve) =>
+    req.write(archive.subarray(0, cut), () => (fraction >= 1 ? req.end(resolve) : resolve())),
+  );
 }
 
 function leftovers(dataDir: string): { tmp: string[]; releases: string[] } {
@@ -58,7 +66,9 @@ describe('SIGKILL during a deploy', () => {
       const first = await startInstance({ apis: { shop: { 'api.yaml': api('old') } } });
       const before = (await first.admin('/anvil/api/shop')).json();
       await startUpload(first, bigRelease('new'), fraction);
-      await waitFor(() => readdirSync(join(first.dataDir, '.anvil', 'tmp')).length > 0, { what: 'the deploy to be under way' });
+      await waitFor(() => readdirSync(join(first.dataDir, '.anvil', 'tmp')).length > 0, {
+        what: 'the deploy to be under way',
+      });
       first.signal('SIGKILL');
       await first.waitForExit();
 

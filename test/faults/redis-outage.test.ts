@@ -68,10 +68,18 @@ describe('Redis outage under load', () => {
       // Steady traffic on endpoints that use Redis (RateLimit failing open) and on one that does not.
       const loads = [backgroundLoad(anvil, '/outage/open', 3), backgroundLoad(anvil, '/outage/plain', 3)];
       await stop(redis);
-      const during = await Promise.all([statusOf(anvil, '/open'), statusOf(anvil, '/closed'), statusOf(anvil, '/cached'), statusOf(anvil, '/plain')]);
+      const during = await Promise.all([
+        statusOf(anvil, '/open'),
+        statusOf(anvil, '/closed'),
+        statusOf(anvil, '/cached'),
+        statusOf(anvil, '/plain'),
+      ]);
       expect(during).toEqual([200, 503, 200, 200]);
       await start(redis);
-      await waitFor(async () => (await statusOf(anvil, '/closed')) === 200, { what: 'RateLimit with failOpen: false to pass again', timeoutMs: 10_000 });
+      await waitFor(async () => (await statusOf(anvil, '/closed')) === 200, {
+        what: 'RateLimit with failOpen: false to pass again',
+        timeoutMs: 10_000,
+      });
       expect(await statusOf(anvil, '/open')).toBe(200);
       expect(await statusOf(anvil, '/cached')).toBe(200);
       await Promise.all(loads.map((l) => l.stop()));
@@ -85,12 +93,20 @@ describe('Redis outage under load', () => {
   it('runs every job accepted with 202 before the outage exactly once after it', async () => {
     redis.pause();
     // Accepted while Redis hangs? The queue cannot take them: each is refused, none half-accepted.
-    const refused = await anvil.request('/outage/work', { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    const refused = await anvil.request('/outage/work', {
+      method: 'POST',
+      body: '{}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect([202, 503]).toContain(refused.status);
     redis.unpause();
     const accepted: string[] = [];
     for (let i = 0; i < 20; i++) {
-      const reply = await anvil.request('/outage/work', { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+      const reply = await anvil.request('/outage/work', {
+        method: 'POST',
+        body: '{}',
+        headers: { 'content-type': 'application/json' },
+      });
       expect(reply.status).toBe(202);
       accepted.push(reply.json().id);
     }
@@ -98,7 +114,10 @@ describe('Redis outage under load', () => {
     await new Promise((r) => setTimeout(r, 2_000));
     redis.unpause();
     const expected = accepted.length + (refused.status === 202 ? 1 : 0);
-    await waitFor(async () => (await anvil.request('/outage/runs')).json().runs >= expected, { what: `${expected} job runs`, timeoutMs: 20_000 });
+    await waitFor(async () => (await anvil.request('/outage/runs')).json().runs >= expected, {
+      what: `${expected} job runs`,
+      timeoutMs: 20_000,
+    });
     await new Promise((r) => setTimeout(r, 1_000));
     expect((await anvil.request('/outage/runs')).json()).toEqual({ runs: expected, ids: expected });
   });

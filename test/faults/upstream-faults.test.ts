@@ -32,7 +32,8 @@ function hostileUpstream(): Server {
 }
 
 function answer(socket: Socket, path: string): void {
-  const headers = (length: number) => `HTTP/1.1 200 OK\r\ncontent-type: application/octet-stream\r\ncontent-length: ${length}\r\n\r\n`;
+  const headers = (length: number) =>
+    `HTTP/1.1 200 OK\r\ncontent-type: application/octet-stream\r\ncontent-length: ${length}\r\n\r\n`;
   if (path.endsWith('/hang')) return; // accepted, read, never answered
   if (path.endsWith('/reset')) {
     socket.write(headers(100_000) + 'x'.repeat(1_000), () => socket.resetAndDestroy());
@@ -61,10 +62,14 @@ describe('misbehaving upstreams', () => {
         up: {
           'api.yaml': `key: up
 endpoints:
-${['hang', 'reset', 'trickle'].map((what) => `  get /pull/${what}:
+${['hang', 'reset', 'trickle']
+  .map(
+    (what) => `  get /pull/${what}:
     Fetch: { directive: Pull, host: "${host}", path: /${what}, target: got, timeout: 1 }
     Reply: { directive: ModifyMessage, body: { got: true } }
-`).join('')}  get /http/{what}:
+`,
+  )
+  .join('')}  get /http/{what}:
     Forward: { directive: Http, host: "${host}", timeout: 5 }
   get /ping:
     Pong: { directive: Ping }

@@ -26,7 +26,16 @@ export async function launchChromium(): Promise<Browser> {
     );
   }
   // CI runs as root, where Chromium's sandbox cannot start; *.localhost names go to loopback.
-  return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', '--host-resolver-rules=MAP *.localhost 127.0.0.1'] });
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-dev-shm-usage',
+      '--disable-gpu',
+      '--host-resolver-rules=MAP *.localhost 127.0.0.1',
+    ],
+  });
 }
 
 /** The console's address on the instance's admin host. */

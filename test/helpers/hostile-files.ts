@@ -34,15 +34,35 @@ export function deepNesting(key: string, levels: number): Hostile {
  */
 export function aliasBomb(key: string): Hostile {
   const names = 'abcdefghi'.split('');
-  const lines = [`key: ${key}`, 'endpoints:', '  get /x:', '    Reply:', '      directive: ModifyMessage', '      body:'];
+  const lines = [
+    `key: ${key}`,
+    'endpoints:',
+    '  get /x:',
+    '    Reply:',
+    '      directive: ModifyMessage',
+    '      body:',
+  ];
   lines.push(`        a: &a [${Array(10).fill('lol').join(', ')}]`);
-  for (let i = 1; i < names.length; i++) lines.push(`        ${names[i]}: &${names[i]} [${Array(10).fill(`*${names[i - 1]}`).join(', ')}]`);
+  for (let i = 1; i < names.length; i++)
+    lines.push(
+      `        ${names[i]}: &${names[i]} [${Array(10)
+        .fill(`*${names[i - 1]}`)
+        .join(', ')}]`,
+    );
   return { text: `${lines.join('\n')}\n`, line: 11 };
 }
 
 /** `count` uses of one anchor, one per line; use number 101 is on line 108. */
 export function manyAliases(key: string, count: number): Hostile {
-  const lines = [`key: ${key}`, 'endpoints:', '  get /x:', '    Reply:', '      directive: ModifyMessage', '      headers: { x-a: &v one }', '      body:'];
+  const lines = [
+    `key: ${key}`,
+    'endpoints:',
+    '  get /x:',
+    '    Reply:',
+    '      directive: ModifyMessage',
+    '      headers: { x-a: &v one }',
+    '      body:',
+  ];
   for (let i = 0; i < count; i++) lines.push(`        - *v`);
   return { text: `${lines.join('\n')}\n`, line: 108 };
 }

@@ -69,7 +69,8 @@ export class InProcessApis {
     const rawHeaders = ['host', options.host ?? 'localhost'];
     for (const [name, value] of Object.entries(options.headers ?? {})) rawHeaders.push(name.toLowerCase(), value);
     const body = options.body === undefined ? null : Buffer.from(options.body);
-    if (body !== null && options.headers?.['content-length'] === undefined) rawHeaders.push('content-length', String(body.length));
+    if (body !== null && options.headers?.['content-length'] === undefined)
+      rawHeaders.push('content-length', String(body.length));
     const answer = await this.flows.answer(actor, {
       id: `in-process-${++requests}`,
       verb: (options.method ?? 'GET').toUpperCase(),
@@ -94,7 +95,9 @@ export class InProcessApis {
 
   /** The lines the APIs' actors wrote to the instance log, each with its `api`. */
   logLines(): Array<Record<string, any>> {
-    return [...this.actors].flatMap(([api, actor]) => actor.runtime.lines.map((l) => ({ api, level: l.level, msg: l.msg, ...l.fields })));
+    return [...this.actors].flatMap(([api, actor]) =>
+      actor.runtime.lines.map((l) => ({ api, level: l.level, msg: l.msg, ...l.fields })),
+    );
   }
 
   /** The API's refusals by `quota` so far, as `anvil_quota_refusals_total` would count them (the threads' tallies, added up). */
@@ -109,7 +112,9 @@ export class InProcessApis {
 
   /** The log lines as one text, as an instance's output reads (one JSON line each). */
   output(): string {
-    return this.logLines().map((l) => JSON.stringify(l)).join('\n');
+    return this.logLines()
+      .map((l) => JSON.stringify(l))
+      .join('\n');
   }
 
   /** What a deploy of `files` would answer: 201, or 400 with the deploy's errors (the same loader). */
@@ -117,7 +122,9 @@ export class InProcessApis {
     const folder = mkdtempSync(join(this.dir, 'deploy-'));
     writeApi(folder, files);
     const loaded = await loadApiFolder(folder, env);
-    const [status, body] = loaded.ok ? [201, { key: loaded.definition.key }] : [400, { errors: loaded.errors.map(formatConfigError) }];
+    const [status, body] = loaded.ok
+      ? [201, { key: loaded.definition.key }]
+      : [400, { errors: loaded.errors.map(formatConfigError) }];
     const text = JSON.stringify(body);
     return { status, headers: { 'content-type': 'application/json' }, text, json: () => JSON.parse(text) };
   }
@@ -131,7 +138,14 @@ export class InProcessApis {
 }
 
 /** Each API compiled and its actor started, into `actors` (so that a failure can close those already started). */
-async function startEach(apis: Record<string, ApiFiles | string>, dir: string, env: string, options: StartOptions, actors: Map<string, CaseActor>, peers: (key: string) => CaseActor['handle'] | null): Promise<void> {
+async function startEach(
+  apis: Record<string, ApiFiles | string>,
+  dir: string,
+  env: string,
+  options: StartOptions,
+  actors: Map<string, CaseActor>,
+  peers: (key: string) => CaseActor['handle'] | null,
+): Promise<void> {
   for (const [name, files] of Object.entries(apis)) {
     const folder = join(dir, 'apis', name);
     if (typeof files === 'string') cpSync(files, folder, { recursive: true });
@@ -142,7 +156,17 @@ async function startEach(apis: Record<string, ApiFiles | string>, dir: string, e
     const release = { ...compiled.release, release: newReleaseId() };
     const dataDir = join(dir, 'data', 'localhost', env, release.key);
     mkdirSync(dataDir, { recursive: true });
-    const actor = await new ApiUnderTest(folder).start(release, { dataDir, dataRoot: join(dir, 'data'), quotas: options.quotas, clock: Date, fixtures: { sql: [], kv: {}, maps: {} }, mocks: { http: [], apis: [] }, peers, network: { egressAllow: options.egressAllow ?? null }, maxJsonDepth: options.maxJsonDepth });
+    const actor = await new ApiUnderTest(folder).start(release, {
+      dataDir,
+      dataRoot: join(dir, 'data'),
+      quotas: options.quotas,
+      clock: Date,
+      fixtures: { sql: [], kv: {}, maps: {} },
+      mocks: { http: [], apis: [] },
+      peers,
+      network: { egressAllow: options.egressAllow ?? null },
+      maxJsonDepth: options.maxJsonDepth,
+    });
     actors.set(release.key, actor);
   }
 }
@@ -154,7 +178,9 @@ class Flows {
 
   answer(actor: CaseActor, request: EngineRequest): Promise<AnsweredRequest> {
     const { answer, done } = actor.respond(request);
-    const settled = done.catch((error: unknown) => void this.defects.push(error)).finally(() => this.running.delete(settled));
+    const settled = done
+      .catch((error: unknown) => void this.defects.push(error))
+      .finally(() => this.running.delete(settled));
     this.running.add(settled);
     return answer;
   }
@@ -181,6 +207,10 @@ function reply(answer: AnsweredRequest): Reply {
 }
 
 /** startInstance's options, for a test moved from a spawned instance: its `apis`, `ANVIL_EGRESS_ALLOW` of its `env`, and the ceilings its `--max-*` flags set, as `quotas`. */
-export function startInProcess(options: { apis: Record<string, ApiFiles | string>; env?: Record<string, string>; quotas?: Partial<ApiQuotas> }): Promise<InProcessApis> {
+export function startInProcess(options: {
+  apis: Record<string, ApiFiles | string>;
+  env?: Record<string, string>;
+  quotas?: Partial<ApiQuotas>;
+}): Promise<InProcessApis> {
   return InProcessApis.start(options.apis, { egressAllow: options.env?.ANVIL_EGRESS_ALLOW, quotas: options.quotas });
 }

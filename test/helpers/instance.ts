@@ -180,7 +180,10 @@ export async function startInstance(options: StartOptions = {}): Promise<TestIns
   });
   const logs: string[] = [];
   const port = await new Promise<number>((resolvePort, reject) => {
-    const timer = setTimeout(() => reject(new Error(`instance did not start in time:\n${logs.join('')}`)), options.startTimeoutMs ?? 30_000);
+    const timer = setTimeout(
+      () => reject(new Error(`instance did not start in time:\n${logs.join('')}`)),
+      options.startTimeoutMs ?? 30_000,
+    );
     let buffered = '';
     child.stdout!.on('data', (chunk: Buffer) => {
       logs.push(chunk.toString());

@@ -11,7 +11,10 @@ const killers = join(import.meta.dirname, '../fixtures/apis/killers/Directives')
  * An API with one endpoint per killer (`get /<Killer>`) and `get /ping`, under limits that let the
  * allocations run until they abort their process (5 s of CPU, 10 s of wall time).
  */
-export function killerApi(key: string, kinds: readonly Killer[] = ['ArrayFill', 'PropertyGrowth', 'EndlessSql']): ApiFiles {
+export function killerApi(
+  key: string,
+  kinds: readonly Killer[] = ['ArrayFill', 'PropertyGrowth', 'EndlessSql'],
+): ApiFiles {
   const endpoints = kinds.map((kind) => `  get /${kind}:\n    Try: { directive: ${kind} }\n`).join('');
   const files: ApiFiles = {
     'api.yaml': `key: ${key}\nlimits: { memoryMb: 32, cpuMs: 5000, wallMs: 10000 }\nendpoints:\n${endpoints}  get /ping:\n    Ping: { directive: Ping }\n`,

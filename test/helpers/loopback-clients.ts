@@ -30,20 +30,33 @@ export function rawConnection(port: number, localAddress: string, payload: Buffe
     socket.once('connect', () => {
       socket.off('error', reject);
       socket.write(payload);
-      resolve({ socket, received: () => Buffer.concat(chunks).toString('latin1'), closed: closedPromise, isClosed: () => closed });
+      resolve({
+        socket,
+        received: () => Buffer.concat(chunks).toString('latin1'),
+        closed: closedPromise,
+        isClosed: () => closed,
+      });
     });
     socket.once('error', reject);
   });
 }
 
 /** A GET on a new connection from `localAddress` (closed after the answer). */
-export function getFrom(port: number, path: string, localAddress: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+export function getFrom(
+  port: number,
+  path: string,
+  localAddress: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, localAddress, headers: { host: 'localhost', ...headers }, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => resolve({ status: res.statusCode!, body }));
-    });
+    const req = request(
+      { host: '127.0.0.1', port, path, localAddress, headers: { host: 'localhost', ...headers }, agent: false },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode!, body }));
+      },
+    );
     req.on('error', reject).end();
   });
 }

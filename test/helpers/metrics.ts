@@ -12,8 +12,14 @@ export function sample(text: string, name: string, labels: Record<string, string
   for (const line of text.split('\n')) {
     const match = /^([a-z_]+)(?:\{(.*)\})? (\S+)$/.exec(line);
     if (match === null || match[1] !== name) continue;
-    const found = Object.fromEntries([...(match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]));
-    if (Object.keys(found).length === Object.keys(labels).length && Object.entries(labels).every(([k, v]) => found[k] === v)) return Number(match[3]);
+    const found = Object.fromEntries(
+      [...(match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]),
+    );
+    if (
+      Object.keys(found).length === Object.keys(labels).length &&
+      Object.entries(labels).every(([k, v]) => found[k] === v)
+    )
+      return Number(match[3]);
   }
   return undefined;
 }

@@ -44,7 +44,11 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       requests++;
       let body = Buffer.concat(chunks);
       if (req.headers['content-encoding'] === 'gzip') body = gunzipSync(body);
-      if (req.method !== 'POST' || req.url !== '/v1/traces' || !String(req.headers['content-type']).startsWith('application/json')) {
+      if (
+        req.method !== 'POST' ||
+        req.url !== '/v1/traces' ||
+        !String(req.headers['content-type']).startsWith('application/json')
+      ) {
         res.writeHead(400, { 'content-type': 'application/json' }).end('{}');
         return;
       }

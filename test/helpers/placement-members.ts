@@ -15,14 +15,21 @@ export interface Member {
 export function memberOf(instance: TestInstance): Member {
   const line = instance.logLines().find((l) => l.msg === 'placement: this instance takes part in placement');
   if (line === undefined) throw new Error(`no placement line in the log:\n${instance.output()}`);
-  return { instance, id: line.instance, internalPort: Number(new URL(line.internalUrl).port), url: `http://localhost:${instance.port}` };
+  return {
+    instance,
+    id: line.instance,
+    internalPort: Number(new URL(line.internalUrl).port),
+    url: `http://localhost:${instance.port}`,
+  };
 }
 
 /** The owner of the API behind `path` once every member's answer names the same one (x-anvil-served-by). */
 export async function agreedOwner(members: readonly Member[], path: string, what: string): Promise<Member> {
   const servedBy = await waitFor(
     async () => {
-      const seen = await Promise.all(members.map(async (m) => (await m.instance.request(path)).headers['x-anvil-served-by']));
+      const seen = await Promise.all(
+        members.map(async (m) => (await m.instance.request(path)).headers['x-anvil-served-by']),
+      );
       return seen.every((s) => typeof s === 'string' && s === seen[0]) ? (seen[0] as string) : null;
     },
     { what, timeoutMs: 15_000 },

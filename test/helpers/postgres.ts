@@ -9,7 +9,10 @@ export const PG_ADMIN_URL = process.env.PG_ADMIN_URL ?? 'postgres://postgres@127
  * it) by `drop()`. `url` is what an instance gets as `DATABASE_URL`.
  */
 export class FreshPostgres {
-  private constructor(readonly name: string, readonly url: string) {}
+  private constructor(
+    readonly name: string,
+    readonly url: string,
+  ) {}
 
   static async create(prefix = 'anvil_test'): Promise<FreshPostgres> {
     const name = `${prefix}_${randomBytes(6).toString('hex')}`;

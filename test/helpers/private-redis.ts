@@ -24,7 +24,11 @@ export class PrivateRedis {
 
   /** Starts (or restarts after `kill`) the server on the same port, empty. */
   async resume(): Promise<void> {
-    this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    this.child = spawn(
+      'redis-server',
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' },
+    );
     await waitFor(() => this.ping(), { what: `redis-server on port ${this.port}` });
   }
 
@@ -48,7 +52,12 @@ export class PrivateRedis {
   }
 
   async ping(): Promise<boolean> {
-    const client = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 500 });
+    const client = new Redis(this.url, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+      connectTimeout: 500,
+    });
     client.on('error', () => {});
     try {
       await client.connect();

@@ -28,7 +28,11 @@ export interface ExchangeOptions {
  * Sends `payload` on a fresh TCP connection and collects everything until the server closes it.
  * A reset counts as a close: what we received until then is kept.
  */
-export function exchange(port: number, payload: Buffer | string | Array<Buffer | string>, options: ExchangeOptions = {}): Promise<RawReply> {
+export function exchange(
+  port: number,
+  payload: Buffer | string | Array<Buffer | string>,
+  options: ExchangeOptions = {},
+): Promise<RawReply> {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
     const chunks: Buffer[] = [];
@@ -42,7 +46,12 @@ export function exchange(port: number, payload: Buffer | string | Array<Buffer |
       const bodyStart = raw.indexOf('\r\n\r\n');
       const rest = bodyStart < 0 ? '' : raw.slice(bodyStart + 4);
       const next = rest.search(/HTTP\/1\.[01] \d{3}/);
-      resolve({ status: first ? Number(first[1]) : null, statusLines, body: next < 0 ? rest : rest.slice(0, next), raw });
+      resolve({
+        status: first ? Number(first[1]) : null,
+        statusLines,
+        body: next < 0 ? rest : rest.slice(0, next),
+        raw,
+      });
     };
     let idle: NodeJS.Timeout | undefined;
     const quiet = () => {

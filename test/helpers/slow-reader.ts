@@ -13,7 +13,12 @@ export interface SlowReader {
   destroy(): void;
 }
 
-export function slowReader(port: number, path: string, host = 'localhost', headers: Record<string, string> = {}): SlowReader {
+export function slowReader(
+  port: number,
+  path: string,
+  host = 'localhost',
+  headers: Record<string, string> = {},
+): SlowReader {
   const socket: Socket = connect(port, '127.0.0.1');
   socket.on('error', () => {});
   const chunks: Buffer[] = [];
@@ -27,7 +32,9 @@ export function slowReader(port: number, path: string, host = 'localhost', heade
       }
     });
   });
-  const more = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  const more = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
   socket.write(`GET ${path} HTTP/1.1\r\nhost: ${host}\r\n${more}connection: close\r\n\r\n`);
   return {
     headed,

@@ -4,14 +4,7 @@
 
 import { gzipSync } from 'node:zlib';
 
-export type TarEntryType =
-  | 'file'
-  | 'dir'
-  | 'symlink'
-  | 'hardlink'
-  | 'chardev'
-  | 'blockdev'
-  | 'fifo';
+export type TarEntryType = 'file' | 'dir' | 'symlink' | 'hardlink' | 'chardev' | 'blockdev' | 'fifo';
 
 const TYPEFLAG: Record<TarEntryType, string> = {
   file: '0',
@@ -95,10 +88,13 @@ export function tarEntry(entry: TarEntry): Buffer {
   const type: TarEntryType = entry.type ?? (entry.path.endsWith('/') ? 'dir' : 'file');
   const typeflag = entry.typeflag ?? TYPEFLAG[type];
   const data =
-    entry.zeros !== undefined ? Buffer.alloc(entry.zeros)
-    : entry.content === undefined ? Buffer.alloc(0)
-    : Buffer.isBuffer(entry.content) ? entry.content
-    : Buffer.from(entry.content, 'utf8');
+    entry.zeros !== undefined
+      ? Buffer.alloc(entry.zeros)
+      : entry.content === undefined
+        ? Buffer.alloc(0)
+        : Buffer.isBuffer(entry.content)
+          ? entry.content
+          : Buffer.from(entry.content, 'utf8');
   const blocks: Buffer[] = [];
   const pax: Record<string, string> = { ...(entry.pax ?? {}) };
   let name = entry.path;

@@ -7,7 +7,10 @@ import { afterEach, beforeEach } from 'vitest';
  * A fresh temporary folder for each test of the calling file, removed afterwards. `path()` is the
  * folder; `put(relative, content)` writes a file in it (an object as JSON), making folders on the way.
  */
-export function useTempDir(prefix = 'anvil-test-'): { path(): string; put(relative: string, content: string | object): Promise<void> } {
+export function useTempDir(prefix = 'anvil-test-'): {
+  path(): string;
+  put(relative: string, content: string | object): Promise<void>;
+} {
   let dir = '';
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), prefix));

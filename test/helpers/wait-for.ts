@@ -14,7 +14,10 @@ export interface WaitOptions {
  * yet. Past `timeoutMs` it fails, naming `what` it waited for and the check's last error. Tests wait
  * with it for something they can observe (a log line, a metric, a file) instead of sleeping.
  */
-export async function waitFor<T>(check: () => T | Promise<T>, { what, timeoutMs = 10_000, everyMs = 20 }: WaitOptions): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  check: () => T | Promise<T>,
+  { what, timeoutMs = 10_000, everyMs = 20 }: WaitOptions,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -24,7 +27,10 @@ export async function waitFor<T>(check: () => T | Promise<T>, { what, timeoutMs 
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`,
+      );
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
@@ -35,7 +41,12 @@ export type ApiLogLine = Record<string, any>;
  * The lines of an API's request log so far (what its Log directive wrote to
  * `<data>/<host>/<env>/<key>/logs/*.jsonl`), file by file. A line still being written is left out.
  */
-export function apiLog(anvil: Pick<TestInstance, 'dataDir'>, key: string, env = 'dev', host = 'localhost'): ApiLogLine[] {
+export function apiLog(
+  anvil: Pick<TestInstance, 'dataDir'>,
+  key: string,
+  env = 'dev',
+  host = 'localhost',
+): ApiLogLine[] {
   const dir = join(anvil.dataDir, host, env, key, 'logs');
   if (!existsSync(dir)) return [];
   return readdirSync(dir)

@@ -25,7 +25,9 @@ describe('an API whose release cannot load', () => {
     const reply = await anvil.request('/broken/ping');
     expect(reply.status).toBe(502);
     expect(reply.json()).toEqual({ error: 'Bad Gateway: the API could not start', code: 'ANVIL_ERR_ACTOR_FAILED' });
-    await eventually(() => anvil.logLines().some((l) => l.msg === 'actor thread failed to start' && String(l.actor).includes('/broken@')));
+    await eventually(() =>
+      anvil.logLines().some((l) => l.msg === 'actor thread failed to start' && String(l.actor).includes('/broken@')),
+    );
     expect((await anvil.request('/fine/ping')).json()).toEqual({ message: 'pong' });
     expect(anvil.child.exitCode).toBeNull();
   });

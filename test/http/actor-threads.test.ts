@@ -25,13 +25,17 @@ const BURN = `export default function Burn(state) {
 `;
 
 let anvil: TestInstance;
-const threads = async () => sample(await scrapeMetrics(anvil), 'anvil_actor_threads', { host: 'localhost', api: 'pool' }) ?? 0;
+const threads = async () =>
+  sample(await scrapeMetrics(anvil), 'anvil_actor_threads', { host: 'localhost', api: 'pool' }) ?? 0;
 
 beforeAll(async () => {
   // One cell, so the only actor threads in it are the pool API's; short idle timeout. Threads of its
   // own from the start (--shared-threads 0): how a busy API's own pool grows and shrinks. How a quiet
   // API shares a thread and is given its own: shared-threads.test.ts.
-  anvil = await startInstance({ apis: { pool: { 'api.yaml': SLOW, 'Directives/Burn.js': BURN } }, args: ['--cells', '1', '--idle-timeout', '600ms', '--thread-concurrency', '64', '--shared-threads', '0'] });
+  anvil = await startInstance({
+    apis: { pool: { 'api.yaml': SLOW, 'Directives/Burn.js': BURN } },
+    args: ['--cells', '1', '--idle-timeout', '600ms', '--thread-concurrency', '64', '--shared-threads', '0'],
+  });
 });
 afterAll(async () => anvil?.dispose());
 
@@ -54,12 +58,18 @@ describe("an API's thread pool", () => {
     // A request that stays in flight (over 20 ms) makes the actor start a second thread for the
     // requests that follow, and never a third.
     const long = anvil.request('/pool/wait/800');
-    const [started] = await waitForStarted(anvil, 'pool', (l) => l.path.endsWith('/wait/800'), { what: 'GET /pool/wait/800' });
+    const [started] = await waitForStarted(anvil, 'pool', (l) => l.path.endsWith('/wait/800'), {
+      what: 'GET /pool/wait/800',
+    });
     // In flight for over 20 ms (a real-time threshold of the actor), counted from when the thread logged it.
-    await waitFor(() => Date.now() >= Date.parse(started!.time) + 30, { what: 'GET /pool/wait/800 in flight for 30 ms' });
+    await waitFor(() => Date.now() >= Date.parse(started!.time) + 30, {
+      what: 'GET /pool/wait/800 in flight for 30 ms',
+    });
     // Watched from when they are sent: on a loaded machine the last answers can come later than the
     // second thread's --idle-timeout after its own, and it would be gone before a look taken then.
-    const second = waitFor(async () => (await threads()) === 2, { what: 'the second thread of pool, started for the requests that followed the long one' });
+    const second = waitFor(async () => (await threads()) === 2, {
+      what: 'the second thread of pool, started for the requests that followed the long one',
+    });
     const more = await Promise.all(Array.from({ length: 20 }, () => anvil.request('/pool/wait/200')));
     await second;
     const again = await Promise.all(Array.from({ length: 20 }, () => anvil.request('/pool/wait/50')));
@@ -90,10 +100,15 @@ describe("an API's thread pool", () => {
 
   it('starts its second thread when its first keeps a core busy', async () => {
     await eventually(async () => (await threads()) === 0, 10_000);
-    const second = waitFor(async () => (await threads()) === 2, { what: 'the second thread of pool, started for requests that keep the first one busy' });
+    const second = waitFor(async () => (await threads()) === 2, {
+      what: 'the second thread of pool, started for requests that keep the first one busy',
+    });
     // Eight clients, each sending its next request as soon as the last is answered, until it starts.
     let started = false;
-    void second.then(() => (started = true), () => {});
+    void second.then(
+      () => (started = true),
+      () => {},
+    );
     const clients = Array.from({ length: 8 }, async () => {
       const statuses: number[] = [];
       while (!started && statuses.length < 2_000) statuses.push((await anvil.request('/pool/burn')).status);

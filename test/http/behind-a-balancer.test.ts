@@ -61,7 +61,9 @@ describe('--proxy-protocol', () => {
     const plain = await exchange(anvil.port, get('/who/ip'));
     expect(plain.status).toBeNull();
     expect(plain.raw).toBe('');
-    await waitFor(() => anvil.output().includes('connection refused: PROXY protocol'), { what: 'the refusal in the log' });
+    await waitFor(() => anvil.output().includes('connection refused: PROXY protocol'), {
+      what: 'the refusal in the log',
+    });
   });
 
   it('judges the metrics loopback rule on the client, not on the balancer', async () => {
@@ -82,7 +84,9 @@ describe('--trusted-proxy', () => {
   });
 
   it('believes x-forwarded-for from a trusted peer: the right-most entry that is not a proxy', async () => {
-    const reply = await getFrom(anvil.port, '/who/ip', '127.0.0.1', { 'x-forwarded-for': '6.6.6.6, 198.51.100.9, 10.1.1.1' });
+    const reply = await getFrom(anvil.port, '/who/ip', '127.0.0.1', {
+      'x-forwarded-for': '6.6.6.6, 198.51.100.9, 10.1.1.1',
+    });
     expect(JSON.parse(reply.body)).toEqual({ ip: '198.51.100.9' });
   });
 
@@ -94,12 +98,16 @@ describe('--trusted-proxy', () => {
   it('CalculateIp stores the client address: the peer, or what trusted proxies forwarded', async () => {
     expect((await anvil.request('/who/calculated')).json()).toEqual({ ip: '127.0.0.1', masked: '127.0.0.0' });
     // The client wrote 6.6.6.6 itself; the trusted 10.1.2.3 forwarded what it got from 203.0.113.9.
-    const reply = await anvil.request('/who/calculated', { headers: { 'x-forwarded-for': '6.6.6.6, 203.0.113.9, 10.1.2.3' } });
+    const reply = await anvil.request('/who/calculated', {
+      headers: { 'x-forwarded-for': '6.6.6.6, 203.0.113.9, 10.1.2.3' },
+    });
     expect(reply.json()).toEqual({ ip: '203.0.113.9', masked: '203.0.113.0' });
   });
 
   it('refuses a malformed list at start, naming the flag', async () => {
-    await expect(startInstance({ args: ['--trusted-proxy', '10.0.0.0/33'] })).rejects.toThrow(/--trusted-proxy: "10\.0\.0\.0\/33" is not an IP address or CIDR/);
+    await expect(startInstance({ args: ['--trusted-proxy', '10.0.0.0/33'] })).rejects.toThrow(
+      /--trusted-proxy: "10\.0\.0\.0\/33" is not an IP address or CIDR/,
+    );
   });
 });
 
@@ -109,7 +117,9 @@ describe('--drain-delay', () => {
     try {
       expect((await anvil.request('/anvil/health', { host: 'admin.localhost' })).status).toBe(200);
       anvil.signal('SIGTERM');
-      await waitFor(async () => (await anvil.request('/anvil/health', { host: 'admin.localhost' })).status === 503, { what: 'health 503' });
+      await waitFor(async () => (await anvil.request('/anvil/health', { host: 'admin.localhost' })).status === 503, {
+        what: 'health 503',
+      });
       const during = await anvil.request('/who/ip');
       expect(during.status).toBe(200);
       expect(await anvil.waitForExit()).toBe(0);

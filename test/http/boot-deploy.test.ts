@@ -48,9 +48,13 @@ describe('boot deploys', () => {
     // The structured log names the folder and every error with its line.
     const logged = await eventually(() => anvil.logLines().find((l) => l.folder === 'bad-folder'));
     expect(logged.msg).toContain('bad-folder');
-    expect(logged.errors).toEqual([expect.stringMatching(/^api\.yaml:4:\d+ \[get \/x › Oops\] unknown directive "NoSuchDirective"/)]);
+    expect(logged.errors).toEqual([
+      expect.stringMatching(/^api\.yaml:4:\d+ \[get \/x › Oops\] unknown directive "NoSuchDirective"/),
+    ]);
     // And so does the human summary.
-    await eventually(() => /skipped bad-folder: 1 error\(s\), first: api\.yaml:4:\d+ \[get \/x › Oops\]/.test(anvil.output()));
+    await eventually(() =>
+      /skipped bad-folder: 1 error\(s\), first: api\.yaml:4:\d+ \[get \/x › Oops\]/.test(anvil.output()),
+    );
     expect(anvil.output()).not.toMatch(/not-an-api/);
 
     // Still serving afterwards.
@@ -93,7 +97,10 @@ describe('boot deploys', () => {
     const first = await start({ apis: { flaky: { 'api.yaml': api('flaky', 'good') } } });
     const before = (await first.admin('/anvil/api/flaky')).json();
     await first.stop();
-    const second = await start({ dataDir: first.dataDir, apis: { flaky: { 'api.yaml': INVALID.replace('key: broken', 'key: flaky') } } });
+    const second = await start({
+      dataDir: first.dataDir,
+      apis: { flaky: { 'api.yaml': INVALID.replace('key: broken', 'key: flaky') } },
+    });
     await eventually(() => second.logLines().some((l) => l.folder === 'flaky'));
     expect((await second.admin('/anvil/api/flaky')).json()).toMatchObject({ release: before.release, releases: [] });
     expect((await second.request('/flaky/variant')).json()).toEqual({ variant: 'good' });
@@ -103,7 +110,10 @@ describe('boot deploys', () => {
     const first = await start({ apis: { mapped: { 'api.yaml': api('mapped', 'v1'), 'Maps/main.json': '{"a":1}' } } });
     const before = (await first.admin('/anvil/api/mapped')).json();
     await first.stop();
-    const second = await start({ dataDir: first.dataDir, apis: { mapped: { 'api.yaml': api('mapped', 'v1'), 'Maps/main.json': '{"a":2}' } } });
+    const second = await start({
+      dataDir: first.dataDir,
+      apis: { mapped: { 'api.yaml': api('mapped', 'v1'), 'Maps/main.json': '{"a":2}' } },
+    });
     const after = (await second.admin('/anvil/api/mapped')).json();
     expect(after.release).not.toBe(before.release);
     expect(after.releases).toEqual([before.release]);
@@ -124,7 +134,11 @@ describe('boot deploys', () => {
     const first = await start({ apis: { shown: { 'api.yaml': api('shown', 'v1') } } });
     expect((await first.request('/shown/variant')).status).toBe(200);
     await first.stop();
-    const second = await start({ dataDir: first.dataDir, publish: false, apis: { shown: { 'api.yaml': api('shown', 'v2') } } });
+    const second = await start({
+      dataDir: first.dataDir,
+      publish: false,
+      apis: { shown: { 'api.yaml': api('shown', 'v2') } },
+    });
     expect((await second.request('/shown/variant')).json()).toEqual({ variant: 'v2' });
   });
 });

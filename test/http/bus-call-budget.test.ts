@@ -37,7 +37,10 @@ endpoints:
     C3: { directive: LocalCall, path: /leaf/one }
 `,
       },
-      leaf: { 'api.yaml': 'key: leaf\nendpoints:\n  get /one:\n    Reply: { directive: ModifyMessage, body: { leaf: true } }\n' },
+      leaf: {
+        'api.yaml':
+          'key: leaf\nendpoints:\n  get /one:\n    Reply: { directive: ModifyMessage, body: { leaf: true } }\n',
+      },
       neighbour: pingApi('neighbour'),
     },
   });
@@ -80,7 +83,9 @@ describe('the bus calls one request may cause', () => {
     // The root answers with its last LocalCall's answer: the refusal of a call deeper down, an
     // error of the flow there (rendered as any, its message shown: it is a quota's), counted.
     expect(reply.status).toBe(508);
-    expect(reply.json()).toEqual({ error: expect.stringContaining('one request from outside may cause at most --max-bus-calls calls between APIs') });
+    expect(reply.json()).toEqual({
+      error: expect.stringContaining('one request from outside may cause at most --max-bus-calls calls between APIs'),
+    });
     await eventually(async () => (await quotaRefusals(anvil, 'fan', 'bus_calls')) > 0);
     expect((await anvil.request('/neighbour/ping')).status).toBe(200);
   });

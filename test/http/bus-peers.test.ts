@@ -93,16 +93,25 @@ describe('bus calls straight between actor threads', () => {
     // The router saw the first call or two (it then offered the target's thread); not the rest.
     expect(routedToTarget() - routedBefore).toBeLessThan(10);
     // Threads report what went past the router within a few seconds.
-    await eventually(async () => (await metric('anvil_requests_total', { api: 'target', route: 'get /data' })) === requestsBefore + 40);
+    await eventually(
+      async () => (await metric('anvil_requests_total', { api: 'target', route: 'get /data' })) === requestsBefore + 40,
+    );
     await eventually(async () => (await metric('anvil_bus_calls_total', { api: 'caller' })) === callsBefore + 40);
   });
 
   it('reaches a new release of the target as soon as it is switched to', async () => {
     await fetchMany(100, 5, 'first');
-    const deployed = await anvil.admin('/anvil/api', { method: 'POST', body: tarGz({ 'api.yaml': target('second') }), headers: { 'content-type': 'application/gzip' } });
+    const deployed = await anvil.admin('/anvil/api', {
+      method: 'POST',
+      body: tarGz({ 'api.yaml': target('second') }),
+      headers: { 'content-type': 'application/gzip' },
+    });
     expect(deployed.status).toBe(201);
     const { release } = deployed.json() as { release: string };
-    const switched = await anvil.admin('/anvil/api/target', { method: 'PUT', body: JSON.stringify({ active: true, release, public: false }) });
+    const switched = await anvil.admin('/anvil/api/target', {
+      method: 'PUT',
+      body: JSON.stringify({ active: true, release, public: false }),
+    });
     expect(switched.status).toBe(204);
     // The old release's thread stops taking direct calls when the router switches: the next call answers from the new one.
     const reply = await anvil.request('/caller/fetch/200');
@@ -113,10 +122,16 @@ describe('bus calls straight between actor threads', () => {
   it('answers 404 once the target is disabled, and reaches it again once it is enabled', async () => {
     await fetchMany(300, 5, 'second');
     const record = (await anvil.admin('/anvil/api/target')).json() as { release: string };
-    await anvil.admin('/anvil/api/target', { method: 'PUT', body: JSON.stringify({ active: false, release: record.release, public: false }) });
+    await anvil.admin('/anvil/api/target', {
+      method: 'PUT',
+      body: JSON.stringify({ active: false, release: record.release, public: false }),
+    });
     const disabled = await anvil.request('/caller/fetch/301');
     expect(disabled.json()).toEqual({ error: 'Not Found' });
-    await anvil.admin('/anvil/api/target', { method: 'PUT', body: JSON.stringify({ active: true, release: record.release, public: false }) });
+    await anvil.admin('/anvil/api/target', {
+      method: 'PUT',
+      body: JSON.stringify({ active: true, release: record.release, public: false }),
+    });
     await fetchMany(302, 10, 'second');
   });
 
@@ -126,11 +141,17 @@ describe('bus calls straight between actor threads', () => {
     // Once the slow call has reached the target, the router retires the target's threads.
     await waitForStarted(anvil, 'target', (l) => l.route === 'get /slow', { what: 'the call to /target/slow' });
     const record = (await anvil.admin('/anvil/api/target')).json() as { release: string };
-    await anvil.admin('/anvil/api/target', { method: 'PUT', body: JSON.stringify({ active: false, release: record.release, public: false }) });
+    await anvil.admin('/anvil/api/target', {
+      method: 'PUT',
+      body: JSON.stringify({ active: false, release: record.release, public: false }),
+    });
     const reply = await slow;
     expect(reply.status).toBe(200);
     expect(reply.json()).toEqual({ says: 'slow' });
-    await anvil.admin('/anvil/api/target', { method: 'PUT', body: JSON.stringify({ active: true, release: record.release, public: false }) });
+    await anvil.admin('/anvil/api/target', {
+      method: 'PUT',
+      body: JSON.stringify({ active: true, release: record.release, public: false }),
+    });
     await fetchMany(403, 3, 'second');
   });
 });
@@ -172,7 +193,9 @@ endpoints:
     // The first calls leave the cell some work for a few hundred ms (its threads warming up); it is not the waiting measured here.
     await cpuQuiet(callerCell);
     const inFlight = two.request(`/${callerKey}/wait/1500`);
-    await waitForStarted(two, targetKey, (l) => l.path.endsWith('/wait/1500'), { what: `the call to /${targetKey}/wait/1500` });
+    await waitForStarted(two, targetKey, (l) => l.path.endsWith('/wait/1500'), {
+      what: `the call to /${targetKey}/wait/1500`,
+    });
     const before = cpuMs(callerCell);
     // A real-time window: the caller's CPU is measured over one second of its waiting.
     await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -185,7 +208,9 @@ endpoints:
     expect(cellOf(callerKey, 2)).not.toBe(cellOf(targetKey, 2));
     for (let i = 0; i < 10; i++) expect((await two.request(`/${callerKey}/wait/0`)).json()).toEqual({ waited: '0' });
     const inFlight = two.request(`/${callerKey}/wait/5000`);
-    await waitForStarted(two, targetKey, (l) => l.path.endsWith('/wait/5000'), { what: `the call to /${targetKey}/wait/5000` });
+    await waitForStarted(two, targetKey, (l) => l.path.endsWith('/wait/5000'), {
+      what: `the call to /${targetKey}/wait/5000`,
+    });
     process.kill(cellPid(two.pid, cellOf(targetKey, 2)), 'SIGKILL');
     const failed = await inFlight;
     expect(failed.status).toBe(200);

@@ -33,13 +33,20 @@ endpoints:
     Read: { directive: DatabaseQuery, sql: "SELECT body FROM inbox", target: rows }
     Reply: { directive: ModifyMessage, body: $.memory.rows }
 `),
-      loopa: api('key: loopa\nendpoints:\n  get /x:\n    Call: { directive: Pull, host: $.memory.anvil-localhost, path: /loopb/x, target: r }\n'),
-      loopb: api('key: loopb\nendpoints:\n  get /x:\n    Call: { directive: Pull, host: $.memory.anvil-localhost, path: /loopa/x, target: r }\n'),
+      loopa: api(
+        'key: loopa\nendpoints:\n  get /x:\n    Call: { directive: Pull, host: $.memory.anvil-localhost, path: /loopb/x, target: r }\n',
+      ),
+      loopb: api(
+        'key: loopb\nendpoints:\n  get /x:\n    Call: { directive: Pull, host: $.memory.anvil-localhost, path: /loopa/x, target: r }\n',
+      ),
     },
   });
   // The target is private: reachable over the bus and through the admin host only.
   const record = (await anvil.admin('/anvil/api/target')).json();
-  await anvil.admin('/anvil/api/target', { method: 'PUT', body: JSON.stringify({ active: true, release: record.release, public: false }) });
+  await anvil.admin('/anvil/api/target', {
+    method: 'PUT',
+    body: JSON.stringify({ active: true, release: record.release, public: false }),
+  });
 });
 afterAll(async () => anvil?.dispose());
 
@@ -60,7 +67,10 @@ describe('the in-process bus', () => {
     for (let i = 1; i <= 10; i++) {
       const reply = await anvil.request(`/caller/fetch/${i}`, { headers: { 'x-correlation-id': `trace-${i}` } });
       expect(reply.status).toBe(200);
-      expect(reply.json()).toEqual({ got: { id: `item-${i}`, correlation: `trace-${i}`, hop: `http://localhost:${anvil.port}` }, mine: `trace-${i}` });
+      expect(reply.json()).toEqual({
+        got: { id: `item-${i}`, correlation: `trace-${i}`, hop: `http://localhost:${anvil.port}` },
+        mine: `trace-${i}`,
+      });
     }
     // Calls that went straight to the target's thread are reported by the threads within seconds.
     await eventually(async () => (await counter('anvil_bus_calls_total')) === callsBefore + 10);
@@ -74,7 +84,11 @@ describe('the in-process bus', () => {
   });
 
   it('Push sends a body to another API and checks its answer', async () => {
-    const reply = await anvil.request('/caller/push', { method: 'POST', body: JSON.stringify({ hello: 'world' }), headers: { 'content-type': 'application/json' } });
+    const reply = await anvil.request('/caller/push', {
+      method: 'POST',
+      body: JSON.stringify({ hello: 'world' }),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(reply.status).toBe(202);
     expect((await anvil.admin('/target/inbox')).json()).toEqual([{ body: '{"hello":"world"}' }]);
   });

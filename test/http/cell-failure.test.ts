@@ -48,7 +48,9 @@ describe('a cell killed with SIGKILL', () => {
 
     // The neighbour keeps answering after the victim's cell is back, not only while it was down.
     const answeredSoFar = load.replies.length;
-    await waitFor(() => load.replies.length >= answeredSoFar + 20, { what: `20 more replies to the load on /${neighbour}/ping` });
+    await waitFor(() => load.replies.length >= answeredSoFar + 20, {
+      what: `20 more replies to the load on /${neighbour}/ping`,
+    });
     await load.stop();
     expect(load.statuses().length).toBeGreaterThan(20);
     expect(load.statuses().every((s) => s === 200)).toBe(true);
@@ -57,6 +59,8 @@ describe('a cell killed with SIGKILL', () => {
     expect(anvil.child.exitCode).toBeNull();
     expect(cellPid(anvil.pid, cellOf(victim, 2))).not.toBe(pid);
     expect((await anvil.request('/anvil/health', { host: 'admin.localhost' })).status).toBe(200);
-    await eventually(() => anvil.logLines().some((l) => l.msg === 'cell died; restarting it' && l.cell === cellOf(victim, 2)));
+    await eventually(() =>
+      anvil.logLines().some((l) => l.msg === 'cell died; restarting it' && l.cell === cellOf(victim, 2)),
+    );
   });
 });

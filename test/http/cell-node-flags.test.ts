@@ -15,7 +15,9 @@ afterAll(async () => anvil?.dispose());
 
 it('starts every cell with the Node flags of ANVIL_CELL_NODE_FLAGS, and the cells serve', async () => {
   for (const cell of [0, 1]) {
-    const args = readFileSync(`/proc/${cellPid(anvil.pid, cell)}/cmdline`, 'utf8').split('\0').slice(0, -1);
+    const args = readFileSync(`/proc/${cellPid(anvil.pid, cell)}/cmdline`, 'utf8')
+      .split('\0')
+      .slice(0, -1);
     expect(args).toContain('--max-semi-space-size=8');
     expect(args).toContain('--stack-trace-limit=20');
     expect(args).not.toContain('');

@@ -71,7 +71,9 @@ for (const backend of backends) {
       if (redis !== null) return (await redis.keys(`*q-${RUN}-*`)).filter((k) => !k.includes('kv-usage:'));
       const db = new Database(`${anvil.dataDir}/.anvil/kv.sqlite`, { readonly: true, fileMustExist: true });
       try {
-        return (db.prepare('SELECT key FROM kv WHERE key LIKE ?').all(`%q-${RUN}-%`) as Array<{ key: string }>).map((r) => r.key);
+        return (db.prepare('SELECT key FROM kv WHERE key LIKE ?').all(`%q-${RUN}-%`) as Array<{ key: string }>).map(
+          (r) => r.key,
+        );
       } finally {
         db.close();
       }
@@ -80,7 +82,12 @@ for (const backend of backends) {
     beforeAll(async () => {
       if (backend.tag === 'redis') {
         // Fails (never skips) when Redis is down: the Redis path is part of what is tested.
-        redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2_000 });
+        redis = new Redis(REDIS_URL, {
+          lazyConnect: true,
+          maxRetriesPerRequest: 0,
+          retryStrategy: () => null,
+          connectTimeout: 2_000,
+        });
         redis.on('error', () => {});
         await redis.connect();
       }
@@ -102,7 +109,13 @@ for (const backend of backends) {
         const reply = await keyed('keyed');
         expect(reply.status).toBe(200);
         const status = reply.json();
-        expect(status).toMatchObject({ window: 'day', limit: 3, used: i, remaining: 3 - i, day: { limit: 3, used: i, remaining: 3 - i } });
+        expect(status).toMatchObject({
+          window: 'day',
+          limit: 3,
+          used: i,
+          remaining: 3 - i,
+          day: { limit: 3, used: i, remaining: 3 - i },
+        });
         expect([header(reply, 'ratelimit-limit'), header(reply, 'ratelimit-remaining')]).toEqual(['3', String(3 - i)]);
         expect(reply.headers['retry-after']).toBeUndefined();
       }
@@ -114,7 +127,10 @@ for (const backend of backends) {
       const retry = Number(header(refused, 'retry-after'));
       expect(retry).toBeGreaterThanOrEqual(after - 1);
       expect(retry).toBeLessThanOrEqual(before + 1);
-      expect([header(refused, 'ratelimit-remaining'), header(refused, 'ratelimit-reset')]).toEqual(['0', String(retry)]);
+      expect([header(refused, 'ratelimit-remaining'), header(refused, 'ratelimit-reset')]).toEqual([
+        '0',
+        String(retry),
+      ]);
       // Another key is another client.
       expect((await keyed('keyed', 'another-key')).status).toBe(200);
     });
@@ -140,7 +156,13 @@ for (const backend of backends) {
       for (let i = 1; i <= 4; i++) {
         const reply = await keyed('monthly');
         expect(reply.status).toBe(200);
-        expect(reply.json()).toMatchObject({ window: 'month', limit: 4, remaining: 4 - i, month: { used: i }, day: { limit: 100, used: i } });
+        expect(reply.json()).toMatchObject({
+          window: 'month',
+          limit: 4,
+          remaining: 4 - i,
+          month: { used: i },
+          day: { limit: 100, used: i },
+        });
         expect(header(reply, 'ratelimit-limit')).toBe('4');
       }
       const before = secondsUntil(monthEnd);
@@ -159,7 +181,10 @@ for (const backend of backends) {
       expect((await anvil.request('/quotas/ip')).status).toBe(200);
       const refused = await anvil.request('/quotas/ip');
       expect([refused.status, header(refused, 'ratelimit-limit')]).toEqual([429, '2']);
-      const elsewhere = await undiciRequest(`http://127.0.0.1:${anvil.port}/quotas/ip`, { headers: { host: 'localhost' }, dispatcher: other });
+      const elsewhere = await undiciRequest(`http://127.0.0.1:${anvil.port}/quotas/ip`, {
+        headers: { host: 'localhost' },
+        dispatcher: other,
+      });
       await elsewhere.body.text();
       expect(elsewhere.statusCode).toBe(200);
     });

@@ -23,12 +23,19 @@ async function page(): Promise<{ css: string; js: string }> {
 describe('ServeCompiledStatic', () => {
   it('serves only the release now serving: the URL of an earlier one is a 404', async () => {
     const before = (await page()).css;
-    const deployed = await anvil.admin('/anvil/api', { method: 'POST', body: tarGz(compiledApi('blue')), headers: { 'content-type': 'application/gzip' } });
+    const deployed = await anvil.admin('/anvil/api', {
+      method: 'POST',
+      body: tarGz(compiledApi('blue')),
+      headers: { 'content-type': 'application/gzip' },
+    });
     expect(deployed.status).toBe(201);
-    const after = await waitFor(async () => {
-      const css = (await page()).css;
-      return css !== before ? css : null;
-    }, { what: 'the new release to serve' });
+    const after = await waitFor(
+      async () => {
+        const css = (await page()).css;
+        return css !== before ? css : null;
+      },
+      { what: 'the new release to serve' },
+    );
     expect((await anvil.request(after)).text).toBe('body { color: blue; }\n.theme { margin: 0; }');
     expect((await anvil.request(before)).status).toBe(404);
   });

@@ -27,7 +27,10 @@ const BURN = `export default (state) => {
 let anvil: TestInstance;
 beforeAll(async () => {
   anvil = await startInstance({
-    apis: { hog: { 'api.yaml': HOG, 'Directives/Burn.js': BURN }, light: { 'api.yaml': 'key: light\nendpoints:\n  get /ping:\n    Ping: { directive: Ping }\n' } },
+    apis: {
+      hog: { 'api.yaml': HOG, 'Directives/Burn.js': BURN },
+      light: { 'api.yaml': 'key: light\nendpoints:\n  get /ping:\n    Ping: { directive: Ping }\n' },
+    },
   });
 });
 afterAll(async () => anvil?.dispose());
@@ -46,7 +49,8 @@ function cmdline(pid: number): string {
 const niceOf = (pid: number | string) => statField(pid, 19);
 const threadsOf = (pid: number) => readdirSync(`/proc/${pid}/task`).map((tid) => `${pid}/task/${tid}`);
 /** The CPUs a process (or `pid/task/tid`) may run on, from /proc. */
-const cpusOf = (pid: number | string) => /^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]!;
+const cpusOf = (pid: number | string) =>
+  /^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]!;
 const HAS_TASKSET = existsSync('/usr/bin/taskset') || existsSync('/bin/taskset');
 /** What `read` returns, or undefined when the thread it reads has ended meanwhile. */
 function ifAlive<T>(read: () => T): T | undefined {
@@ -73,7 +77,8 @@ describe('CPU-heavy APIs', () => {
     // Meanwhile a light API is kept busy with cheap requests: traffic, not a hog.
     const lightStatuses: number[] = [];
     const light = async () => {
-      while (moved === undefined && Date.now() < deadline) lightStatuses.push((await anvil.request('/light/ping')).status);
+      while (moved === undefined && Date.now() < deadline)
+        lightStatuses.push((await anvil.request('/light/ping')).status);
     };
     await Promise.all([worker(), worker(), worker(), worker(), light(), light()]);
     expect(lightStatuses.length).toBeGreaterThan(10);
@@ -91,13 +96,19 @@ describe('CPU-heavy APIs', () => {
 
     // The new cell is a child of the instance started with --nice 19, and every one of its threads
     // (V8's and libuv's, started before it lowered its priority, included) runs at that priority.
-    const low = await eventually(() => childrenOf(anvil.pid).find((pid) => cmdline(pid).includes(`--cell ${moved!.cell} --nice 19`)));
+    const low = await eventually(() =>
+      childrenOf(anvil.pid).find((pid) => cmdline(pid).includes(`--cell ${moved!.cell} --nice 19`)),
+    );
     // The cell lowers its main thread, then each other thread in turn: wait until it went through them
     // (a loaded machine may pause it between the two).
     await eventually(() => threadsOf(low).every((thread) => [undefined, 19].includes(ifAlive(() => niceOf(thread)))));
     // (A thread that ends while it is read is left out.)
     const lowThreads = threadsOf(low)
-      .map((thread) => ({ thread, nice: ifAlive(() => niceOf(thread)), cpus: ifAlive(() => parseCpuList(cpusOf(thread))) }))
+      .map((thread) => ({
+        thread,
+        nice: ifAlive(() => niceOf(thread)),
+        cpus: ifAlive(() => parseCpuList(cpusOf(thread))),
+      }))
       .filter((t) => t.nice !== undefined && t.cpus !== undefined);
     expect(lowThreads.length).toBeGreaterThan(4);
     for (const { thread, nice } of lowThreads) expect([thread, nice]).toEqual([thread, 19]);
@@ -151,7 +162,10 @@ describe('a thread left behind by a move to the low-priority cell', () => {
           'api.yaml': `${HOG}  get /EndlessSql:\n    Started: { directive: DatabaseQuery, sql: "INSERT INTO started (n) VALUES (1)", mode: run }\n    Try: { directive: EndlessSql }\n`,
           'Assets/db/001-started.sql': 'CREATE TABLE started (n INTEGER);\n',
           'Directives/Burn.js': BURN,
-          'Directives/EndlessSql.js': readFileSync(join(import.meta.dirname, '../fixtures/apis/killers/Directives/EndlessSql.js'), 'utf8'),
+          'Directives/EndlessSql.js': readFileSync(
+            join(import.meta.dirname, '../fixtures/apis/killers/Directives/EndlessSql.js'),
+            'utf8',
+          ),
         },
       },
       // The move (a few seconds) must come before the stuck thread has been silent a request timeout.
@@ -165,7 +179,9 @@ describe('a thread left behind by a move to the low-priority cell', () => {
     // request timeout; the thread does not).
     await Promise.all(Array.from({ length: 4 }, () => stuck.request('/hog/burn')));
     void stuck.request('/hog/EndlessSql').catch(() => {});
-    await waitFor(() => startedRows(stuck) === 1, { what: 'GET /hog/EndlessSql to reach its endless query (its Started row)' });
+    await waitFor(() => startedRows(stuck) === 1, {
+      what: 'GET /hog/EndlessSql to reach its endless query (its Started row)',
+    });
     // Burning on the other thread makes the API CPU-heavy: it moves, and the stuck thread is retired
     // with its query still running.
     let moved = false;
@@ -177,14 +193,22 @@ describe('a thread left behind by a move to the low-priority cell', () => {
     );
     let movedAt: number;
     try {
-      movedAt = await eventually(() => stuck.logLines().findIndex((l) => l.msg === 'API keeps the CPU busy; it now runs in the low-priority cell') + 1, 15_000);
+      movedAt = await eventually(
+        () =>
+          stuck.logLines().findIndex((l) => l.msg === 'API keeps the CPU busy; it now runs in the low-priority cell') +
+          1,
+        15_000,
+      );
     } finally {
       // Also when it never moves: the burner must not go on against an instance that is gone.
       moved = true;
       await burner;
     }
     const loggedAt = (msg: string) => stuck.logLines().findIndex((l) => l.msg === msg && l.api === 'hog') + 1;
-    const terminatedAt = await eventually(() => loggedAt('thread stuck past the request timeout; terminating it'), 20_000);
+    const terminatedAt = await eventually(
+      () => loggedAt('thread stuck past the request timeout; terminating it'),
+      20_000,
+    );
     // (The watchdog found it after the move, among the threads the move retired.)
     expect(terminatedAt).toBeGreaterThan(movedAt);
     await eventually(() => loggedAt('stuck thread did not stop; killing its cell'), 10_000);

@@ -133,7 +133,13 @@ let anvil: TestInstance;
 beforeAll(async () => {
   anvil = await startInstance({
     dataDir,
-    apis: { users: USERS_FILES, broken: brokenFiles(BROKEN_002), legacy: LEGACY_FILES, other: OTHER_FILES, sneaky: sneakyFiles },
+    apis: {
+      users: USERS_FILES,
+      broken: brokenFiles(BROKEN_002),
+      legacy: LEGACY_FILES,
+      other: OTHER_FILES,
+      sneaky: sneakyFiles,
+    },
   });
 });
 afterAll(async () => anvil?.dispose());
@@ -148,11 +154,27 @@ function inspect<T>(key: string, read: (db: Database.Database) => T): T {
   }
 }
 
-const migrations = (key: string) => inspect(key, (db) => db.prepare('SELECT name, applied_at FROM _anvil_migrations ORDER BY rowid').all() as Array<{ name: string; applied_at: string }>);
-const tables = (key: string) => inspect(key, (db) => db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").pluck().all() as string[]);
+const migrations = (key: string) =>
+  inspect(
+    key,
+    (db) =>
+      db.prepare('SELECT name, applied_at FROM _anvil_migrations ORDER BY rowid').all() as Array<{
+        name: string;
+        applied_at: string;
+      }>,
+  );
+const tables = (key: string) =>
+  inspect(
+    key,
+    (db) => db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").pluck().all() as string[],
+  );
 
 function sql(body: Record<string, unknown>) {
-  return anvil.request('/users/sql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return anvil.request('/users/sql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 }
 
 /** The instance logged this request's directive error with exactly this message. */
@@ -195,17 +217,23 @@ describe('migrations (Assets/db, Assets/sql)', () => {
       const reply = await anvil.request('/broken/a');
       expect(reply.status).toBe(500);
       expect(reply.json()).toEqual({ error: 'Internal Server Error' });
-      await loggedError(reply.headers['x-correlation-id'], 'migration Assets/db/002-bad.sql failed: no such table: nosuch');
+      await loggedError(
+        reply.headers['x-correlation-id'],
+        'migration Assets/db/002-bad.sql failed: no such table: nosuch',
+      );
     }
     expect(migrations('broken').map((m) => m.name)).toEqual(['001-ok.sql']);
     expect(tables('broken')).toEqual(['_anvil_migrations', 'a']);
     expect(inspect('broken', (db) => db.prepare('SELECT x FROM a').pluck().all())).toEqual([1]);
   });
 
-  it('a migration that ATTACHes another API\'s database is refused and rolled back; the file is never opened', async () => {
+  it("a migration that ATTACHes another API's database is refused and rolled back; the file is never opened", async () => {
     const reply = await anvil.request('/sneaky/connect');
     expect(reply.status).toBe(500);
-    await loggedError(reply.headers['x-correlation-id'], 'migration Assets/db/001-attach.sql failed: SQL refused: ATTACH is not allowed');
+    await loggedError(
+      reply.headers['x-correlation-id'],
+      'migration Assets/db/001-attach.sql failed: SQL refused: ATTACH is not allowed',
+    );
     expect(tables('sneaky')).toEqual(['_anvil_migrations']);
     expect(migrations('sneaky')).toEqual([]);
     expect(existsSync(otherDb)).toBe(false);
@@ -262,7 +290,14 @@ describe('DatabaseQuery', () => {
   it('gives back plain JSON values: big integers as strings, blobs as base64, __proto__ as a plain key', async () => {
     const reply = await anvil.request('/users/types');
     const got = JSON.parse(reply.text) as Record<string, unknown>;
-    expect(got).toMatchObject({ big: '9007199254740993', small: -42, real: 1.5, blob: 'AP8Q', nada: null, text: 'text' });
+    expect(got).toMatchObject({
+      big: '9007199254740993',
+      small: -42,
+      real: 1.5,
+      blob: 'AP8Q',
+      nada: null,
+      text: 'text',
+    });
     expect(Object.hasOwn(got, '__proto__')).toBe(true);
     expect(Object.getOwnPropertyDescriptor(got, '__proto__')?.value).toBe(7);
   });
@@ -278,7 +313,11 @@ describe('DatabaseQuery', () => {
     expect((await anvil.request('/users/users')).json()).toHaveLength(3);
     // Stored as data, read back unchanged.
     const evil = "Robert'); DROP TABLE users;--";
-    expect((await sql({ sql: 'INSERT INTO users (name) VALUES (?) RETURNING id, name', params: [evil], mode: 'all' })).json()).toEqual({
+    expect(
+      (
+        await sql({ sql: 'INSERT INTO users (name) VALUES (?) RETURNING id, name', params: [evil], mode: 'all' })
+      ).json(),
+    ).toEqual({
       result: [{ id: 4, name: evil }],
     });
     expect(tables('users')).toContain('users');
@@ -288,9 +327,12 @@ describe('DatabaseQuery', () => {
   });
 
   it('refuses mode all for a statement that returns no rows, and SQL errors are 500s', async () => {
-    const reply = await sql({ sql: "UPDATE users SET name = name WHERE id = 0", mode: 'all' });
+    const reply = await sql({ sql: 'UPDATE users SET name = name WHERE id = 0', mode: 'all' });
     expect(reply.status).toBe(500);
-    await loggedError(reply.headers['x-correlation-id'], 'SQL error: mode all needs a statement that returns rows (SELECT, or … RETURNING); use run');
+    await loggedError(
+      reply.headers['x-correlation-id'],
+      'SQL error: mode all needs a statement that returns rows (SELECT, or … RETURNING); use run',
+    );
     const missing = await sql({ sql: 'SELECT * FROM nowhere', mode: 'all' });
     expect(missing.status).toBe(500);
     await loggedError(missing.headers['x-correlation-id'], 'SQL error: no such table: nowhere');
@@ -319,13 +361,17 @@ describe('DatabaseQuery', () => {
   });
 
   it('answers at most 10 000 rows', async () => {
-    const count = (n: number) => `WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < ${n}) SELECT i FROM c`;
+    const count = (n: number) =>
+      `WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < ${n}) SELECT i FROM c`;
     const ok = await sql({ sql: count(10_000), mode: 'all' });
     expect(ok.status).toBe(200);
     expect(ok.json().result).toHaveLength(10_000);
     const over = await sql({ sql: count(10_001), mode: 'all' });
     expect(over.status).toBe(500);
-    await loggedError(over.headers['x-correlation-id'], 'SQL result has more than 10000 rows (the limit of one query): add a LIMIT');
+    await loggedError(
+      over.headers['x-correlation-id'],
+      'SQL result has more than 10000 rows (the limit of one query): add a LIMIT',
+    );
   });
 });
 
@@ -333,8 +379,14 @@ describe("a tenant's SQL reaches nothing but its own database", () => {
   it("ATTACH of another API's database file is refused, and that file is never created", async () => {
     expect(existsSync(otherDb)).toBe(false);
     await refused({ sql: `ATTACH DATABASE '${otherDb}' AS other`, mode: 'run' }, 'SQL refused: ATTACH is not allowed');
-    await refused({ sql: `/* hello */ attach 'file:${otherDb}?mode=rwc' as other`, mode: 'run' }, 'SQL refused: ATTACH is not allowed');
-    await refused({ sql: `SELECT 1; ATTACH '${otherDb}' AS other`, mode: 'all' }, 'SQL refused: more than one statement in one string (found 2)');
+    await refused(
+      { sql: `/* hello */ attach 'file:${otherDb}?mode=rwc' as other`, mode: 'run' },
+      'SQL refused: ATTACH is not allowed',
+    );
+    await refused(
+      { sql: `SELECT 1; ATTACH '${otherDb}' AS other`, mode: 'all' },
+      'SQL refused: more than one statement in one string (found 2)',
+    );
     expect(existsSync(otherDb)).toBe(false);
     expect(existsSync(`${otherDb}-wal`)).toBe(false);
     expect(existsSync(`${otherDb}-journal`)).toBe(false);
@@ -348,15 +400,24 @@ describe("a tenant's SQL reaches nothing but its own database", () => {
   });
 
   it('load_extension() is refused', async () => {
-    await refused({ sql: "SELECT load_extension('/tmp/evil.so') AS x", mode: 'get' }, 'SQL refused: load_extension() is not allowed');
+    await refused(
+      { sql: "SELECT load_extension('/tmp/evil.so') AS x", mode: 'get' },
+      'SQL refused: load_extension() is not allowed',
+    );
   });
 
   it('pragma_database_list (it would reveal host paths) and PRAGMA are refused', async () => {
     const reply = await sql({ sql: 'SELECT * FROM pragma_database_list', mode: 'all' });
     expect(reply.status).toBe(500);
     expect(reply.text).not.toContain(dataDir);
-    await loggedError(reply.headers['x-correlation-id'], 'SQL refused: pragma_database_list is not allowed (table-valued pragma functions reveal the host)');
-    await refused({ sql: "SELECT file FROM 'pragma_database_list'", mode: 'all' }, 'SQL refused: pragma_database_list is not allowed (table-valued pragma functions reveal the host)');
+    await loggedError(
+      reply.headers['x-correlation-id'],
+      'SQL refused: pragma_database_list is not allowed (table-valued pragma functions reveal the host)',
+    );
+    await refused(
+      { sql: "SELECT file FROM 'pragma_database_list'", mode: 'all' },
+      'SQL refused: pragma_database_list is not allowed (table-valued pragma functions reveal the host)',
+    );
     await refused({ sql: 'PRAGMA database_list', mode: 'all' }, 'SQL refused: PRAGMA is not allowed');
     await refused({ sql: 'pragma trusted_schema = ON', mode: 'run' }, 'SQL refused: PRAGMA is not allowed');
   });
@@ -379,7 +440,11 @@ describe('a restart on the same data dir', () => {
     rmSync(first.apisDir, { recursive: true, force: true });
     anvil = await startInstance({
       dataDir,
-      apis: { users: USERS_FILES, broken: brokenFiles('CREATE TABLE b (x);\nINSERT INTO a VALUES (2);\n'), legacy: LEGACY_FILES },
+      apis: {
+        users: USERS_FILES,
+        broken: brokenFiles('CREATE TABLE b (x);\nINSERT INTO a VALUES (2);\n'),
+        legacy: LEGACY_FILES,
+      },
     });
     const users = await anvil.request('/users/users');
     expect(users.status).toBe(200);
@@ -423,7 +488,9 @@ INSERT INTO hits VALUES (1), (2), (3);
     const dbFile = join(race.dataDir, 'localhost', 'dev', 'race', 'db.sqlite');
     expect(existsSync(dbFile)).toBe(false);
     const first = race.request('/race/count');
-    await waitFor(() => existsSync(dbFile), { what: 'the first request to create the race database (its migration begins)' });
+    await waitFor(() => existsSync(dbFile), {
+      what: 'the first request to create the race database (its migration begins)',
+    });
     // In flight past the actor's 20 ms (a real-time threshold), so the next requests start the second
     // thread by that rule whatever their number. The migration runs a few hundred ms: still running.
     await new Promise((resolve) => setTimeout(resolve, 30));

@@ -25,7 +25,17 @@ afterEach(async () => {
 /** An instance whose data directory also has the public host other.localhost. */
 async function withOtherHost(args: string[]): Promise<TestInstance> {
   const dataDir = mkdtempSync(join(tmpdir(), 'anvil-data-'));
-  const added = anvilCli(['hosts', 'add-public', OTHER['public-host'], '--env', 'dev', '--key', OTHER['public-host-key'], '--data', dataDir]);
+  const added = anvilCli([
+    'hosts',
+    'add-public',
+    OTHER['public-host'],
+    '--env',
+    'dev',
+    '--key',
+    OTHER['public-host-key'],
+    '--data',
+    dataDir,
+  ]);
   expect(added.status, added.stderr).toBe(0);
   return startInstance({ dataDir, args });
 }
@@ -34,7 +44,12 @@ function deployAs(on: TestInstance, yaml: string, credentials?: Record<string, s
   const body = tarGz({ 'api.yaml': yaml });
   const headers = { 'content-type': 'application/gzip' };
   if (credentials === undefined) return on.admin('/anvil/api', { method: 'POST', body, headers });
-  return on.request('/anvil/api', { host: 'admin.localhost', method: 'POST', body, headers: { ...headers, ...credentials } });
+  return on.request('/anvil/api', {
+    host: 'admin.localhost',
+    method: 'POST',
+    body,
+    headers: { ...headers, ...credentials },
+  });
 }
 
 describe('deploys wait fairly between public hosts', () => {
@@ -77,11 +92,15 @@ describe('a public host has at most --max-queued-deploys deploys under way', () 
     expect((await other).status).toBe(201);
 
     const statuses = replies.map((r) => r.status);
-    expect(statuses.every((s) => s === 201 || s === 429), statuses.join(', ')).toBe(true);
+    expect(
+      statuses.every((s) => s === 201 || s === 429),
+      statuses.join(', '),
+    ).toBe(true);
     const refused = replies.filter((r) => r.status === 429);
     // Six at once, two under way: four refused (three should a deploy end before the last came).
     expect(refused.length, statuses.join(', ')).toBeGreaterThanOrEqual(3);
-    const message = 'Too Many Requests: this public host already has 2 deploys under way (being received, waiting for the deploy worker or in it), its limit (--max-queued-deploys); retry later';
+    const message =
+      'Too Many Requests: this public host already has 2 deploys under way (being received, waiting for the deploy worker or in it), its limit (--max-queued-deploys); retry later';
     for (const reply of refused) {
       expect(reply.json()).toEqual({ error: message, errors: [message], code: 'ANVIL_ERR_DEPLOY_QUEUE_FULL' });
       expect(reply.headers['retry-after']).toBe('5');

@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backgroundLoad } from '../helpers/background-load.js';
-import { aliasBomb, bigJson, deepJson, deepNesting, manyAliases, manyRoutes, wideJson } from '../helpers/hostile-files.js';
+import {
+  aliasBomb,
+  bigJson,
+  deepJson,
+  deepNesting,
+  manyAliases,
+  manyRoutes,
+  wideJson,
+} from '../helpers/hostile-files.js';
 import { startInstance, type Reply, type TestInstance } from '../helpers/instance.js';
 import { tarGz } from '../helpers/tarball.js';
 
@@ -12,7 +20,11 @@ const PING = 'key: ping\nendpoints:\n  get /ping:\n    Ping: { directive: Ping }
 const valid = (key: string) => `key: ${key}\nendpoints:\n  get /ping:\n    Ping: { directive: Ping }\n`;
 
 function deploy(on: TestInstance, files: Record<string, string>): Promise<Reply> {
-  return on.admin('/anvil/api', { method: 'POST', body: tarGz(files), headers: { 'content-type': 'application/gzip' } });
+  return on.admin('/anvil/api', {
+    method: 'POST',
+    body: tarGz(files),
+    headers: { 'content-type': 'application/gzip' },
+  });
 }
 
 /** Deploys `files` while two clients call the neighbour back to back; every call must answer 200. */
@@ -109,10 +121,15 @@ describe('the deploy time budget (--deploy-timeout)', () => {
     // Within every limit, but slow: 400 custom directives to compile and 9000 routes to check (~1.5 s
     // here); the budget leaves a quick deploy on a freshly started worker room on a loaded machine.
     const files: Record<string, string> = { 'api.yaml': manyRoutes('slow', 9000).text };
-    for (let i = 0; i < 400; i++) files[`Directives/D${i}.ts`] = `const d${i}: number = ${i};\nexport default () => d${i};\n`;
+    for (let i = 0; i < 400; i++)
+      files[`Directives/D${i}.ts`] = `const d${i}: number = ${i};\nexport default () => d${i};\n`;
     const reply = await deploy(anvil, files);
     expect(reply.status).toBe(400);
-    expect(reply.json()).toEqual({ error: 'validation took too long (600 ms)', code: 'ANVIL_ERR_DEPLOY_REFUSED', errors: ['validation took too long (600 ms)'] });
+    expect(reply.json()).toEqual({
+      error: 'validation took too long (600 ms)',
+      code: 'ANVIL_ERR_DEPLOY_REFUSED',
+      errors: ['validation took too long (600 ms)'],
+    });
     expect((await anvil.admin('/anvil/api/slow')).status).toBe(404);
 
     const next = await deploy(anvil, { 'api.yaml': valid('quick') });

@@ -42,7 +42,9 @@ async function multipart(form: FormData): Promise<{ body: Buffer; contentType: s
 /** Every file name under `dir`, recursively. */
 function fileNames(dir: string): string[] {
   if (!existsSync(dir)) return [];
-  return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((d) => !d.isDirectory()).map((d) => d.name);
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((d) => !d.isDirectory())
+    .map((d) => d.name);
 }
 
 async function expectNotDeployed(key: string): Promise<void> {
@@ -67,13 +69,25 @@ describe('POST /anvil/api: good archives', () => {
     expect((await anvil.request('/raw-upload/variant')).status).toBe(404);
 
     const record = (await anvil.admin('/anvil/api/raw-upload')).json();
-    expect(record).toMatchObject({ key: 'raw-upload', release: body.release, active: true, public: false, releases: [] });
+    expect(record).toMatchObject({
+      key: 'raw-upload',
+      release: body.release,
+      active: true,
+      public: false,
+      releases: [],
+    });
   });
 
   it('deploys the multipart/form-data field "file"', async () => {
     const form = new FormData();
     form.append('comment', 'ignored');
-    form.append('file', new Blob([tarGz({ 'api.yaml': api('multipart-upload', 'form'), 'Maps/main.json': '{"a":1}' })], { type: 'application/gzip' }), 'api.tar.gz');
+    form.append(
+      'file',
+      new Blob([tarGz({ 'api.yaml': api('multipart-upload', 'form'), 'Maps/main.json': '{"a":1}' })], {
+        type: 'application/gzip',
+      }),
+      'api.tar.gz',
+    );
     const { body, contentType } = await multipart(form);
     expect(contentType).toMatch(/^multipart\/form-data; boundary=/);
 
@@ -85,7 +99,11 @@ describe('POST /anvil/api: good archives', () => {
 
   it('refuses a multipart body without a "file" field', async () => {
     const form = new FormData();
-    form.append('archive', new Blob([tarGz({ 'api.yaml': api('wrong-field') })], { type: 'application/gzip' }), 'api.tar.gz');
+    form.append(
+      'archive',
+      new Blob([tarGz({ 'api.yaml': api('wrong-field') })], { type: 'application/gzip' }),
+      'api.tar.gz',
+    );
     const { body, contentType } = await multipart(form);
     const reply = await postRaw(body, contentType);
     expect(reply.status).toBe(400);
@@ -180,7 +198,9 @@ describe('POST /anvil/api: invalid API folders are refused whole', () => {
     // yaml resolves !!timestamp (a Date) even with the core schema: `endpoints` was an object with no routes.
     const reply = await deploy({ 'api.yaml': 'key: tagged-date\nendpoints: !!timestamp 2001-12-14\n' });
     expect(reply.status).toBe(400);
-    expect(reply.json().errors).toEqual([expect.stringMatching(/^api\.yaml:2:12 YAML tag !!timestamp is not allowed: only the core schema's tags/)]);
+    expect(reply.json().errors).toEqual([
+      expect.stringMatching(/^api\.yaml:2:12 YAML tag !!timestamp is not allowed: only the core schema's tags/),
+    ]);
     await expectNotDeployed('tagged-date');
   });
 
@@ -197,10 +217,16 @@ describe('POST /anvil/api: invalid API folders are refused whole', () => {
     const column = (line: number, tag: string) => yaml.split('\n')[line - 1]!.indexOf(tag) + 1;
     const first = await deploy({ 'api.yaml': yaml });
     expect(first.status).toBe(400);
-    expect(first.json().errors).toEqual([`api.yaml:4:${column(4, '!!int')} [get /variant › Reply] YAML tag !!int does not fit the value "abc": !!int is for integers`]);
+    expect(first.json().errors).toEqual([
+      `api.yaml:4:${column(4, '!!int')} [get /variant › Reply] YAML tag !!int does not fit the value "abc": !!int is for integers`,
+    ]);
     const second = await deploy({ 'api.yaml': yaml.replace('!!int abc', '!!int 201') });
     expect(second.status).toBe(400);
-    expect(second.json().errors).toEqual([expect.stringContaining(`api.yaml:6:${column(6, '!secret')} [get /other › Reply] YAML tag !secret is not allowed`)]);
+    expect(second.json().errors).toEqual([
+      expect.stringContaining(
+        `api.yaml:6:${column(6, '!secret')} [get /other › Reply] YAML tag !secret is not allowed`,
+      ),
+    ]);
     await expectNotDeployed('tagged-values');
     // The core schema's own tags still deploy.
     const core = await deploy({ 'api.yaml': yaml.replace('!!int abc', '!!int 201').replace('!secret', '!!map') });
@@ -222,7 +248,9 @@ describe('POST /anvil/api: invalid API folders are refused whole', () => {
     expect(good.status).toBe(201);
     const bad = await deploy({ 'api.yaml': api('stays', 'bad') + '  get /broken:\n    Nope: { directive: Nope }\n' });
     expect(bad.status).toBe(400);
-    expect(bad.json().errors).toEqual([expect.stringMatching(/^api\.yaml:6:\d+ \[get \/broken › Nope\] unknown directive "Nope"/)]);
+    expect(bad.json().errors).toEqual([
+      expect.stringMatching(/^api\.yaml:6:\d+ \[get \/broken › Nope\] unknown directive "Nope"/),
+    ]);
     const record = (await anvil.admin('/anvil/api/stays')).json();
     expect(record).toMatchObject({ release: good.json().release, releases: [] });
     expect((await anvil.admin('/stays/variant')).json()).toEqual({ variant: 'good' });

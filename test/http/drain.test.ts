@@ -31,7 +31,10 @@ function afterFlowIds(anvil: TestInstance): string[] {
 
 /** Waits until the request to `/slow/wait/<ms>` has reached the API (its Started entry logged it). */
 const inFlightIn = (anvil: TestInstance, ms: number, count = 1) =>
-  waitForStarted(anvil, 'slow', (l) => l.route === 'get /wait/{ms}' && l.path.endsWith(`/wait/${ms}`), { what: `GET /slow/wait/${ms}`, count });
+  waitForStarted(anvil, 'slow', (l) => l.route === 'get /wait/{ms}' && l.path.endsWith(`/wait/${ms}`), {
+    what: `GET /slow/wait/${ms}`,
+    count,
+  });
 
 describe('SIGTERM', () => {
   it('finishes the request in flight and its AFTER_FLOW, then exits 0', async () => {
@@ -73,7 +76,9 @@ describe('SIGTERM', () => {
     await inFlightIn(anvil, 600);
     anvil.signal('SIGTERM');
     // The router logs 'draining' as it starts to (it closes its listening socket right after).
-    await waitFor(() => anvil.logLines().some((l) => l.msg === 'draining'), { what: "the instance's 'draining' log line" });
+    await waitFor(() => anvil.logLines().some((l) => l.msg === 'draining'), {
+      what: "the instance's 'draining' log line",
+    });
     const fresh = await fetch(`http://127.0.0.1:${anvil.port}/slow/version`, { headers: { host: 'localhost' } }).then(
       (r) => r.status,
       () => 'refused',
@@ -95,7 +100,11 @@ describe('a release switch', () => {
     const load = backgroundLoad(anvil, '/slow/version', 6);
     await inFlightIn(anvil, 700, 10);
     await waitFor(() => load.replies.length > 0, { what: 'a first reply to the background load (from release 1)' });
-    const deployed = await anvil.admin('/anvil/api', { method: 'POST', body: tarGz({ 'api.yaml': api(2) }), headers: { 'content-type': 'application/gzip' } });
+    const deployed = await anvil.admin('/anvil/api', {
+      method: 'POST',
+      body: tarGz({ 'api.yaml': api(2) }),
+      headers: { 'content-type': 'application/gzip' },
+    });
     expect(deployed.status).toBe(201);
     const afterSwitch = await anvil.request('/slow/version');
     expect(afterSwitch.json()).toEqual({ version: 2 });

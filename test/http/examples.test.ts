@@ -45,7 +45,11 @@ describe('the example APIs of apis/', () => {
 
 describe('the reports example (jobs)', () => {
   it('accepts work with 202 and exposes the result once the job ran', async () => {
-    const accepted = await anvil.request('/reports/', { method: 'POST', body: JSON.stringify({ words: ['anvil', 'queues', 'work'] }), headers: { 'content-type': 'application/json' } });
+    const accepted = await anvil.request('/reports/', {
+      method: 'POST',
+      body: JSON.stringify({ words: ['anvil', 'queues', 'work'] }),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(accepted.status).toBe(202);
     const { message, id } = accepted.json();
     expect(message).toBe('queued');
@@ -57,6 +61,14 @@ describe('the reports example (jobs)', () => {
       { what: `report ${id} to leave the state pending`, timeoutMs: 5_000 },
     );
     expect(report).toMatchObject({ state: 'done', id, words: 3, longest: 'queues', letters: 15 });
-    expect((await anvil.request('/reports/', { method: 'POST', body: '{"words": 7}', headers: { 'content-type': 'application/json' } })).status).toBe(400);
+    expect(
+      (
+        await anvil.request('/reports/', {
+          method: 'POST',
+          body: '{"words": 7}',
+          headers: { 'content-type': 'application/json' },
+        })
+      ).status,
+    ).toBe(400);
   });
 });

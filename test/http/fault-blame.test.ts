@@ -11,7 +11,9 @@ import { waitFor, waitForStarted } from '../helpers/wait-for.js';
 // quarantine cell goes away with its API.
 const arrayFill = readFileSync(join(import.meta.dirname, '../fixtures/apis/killers/Directives/ArrayFill.js'), 'utf8');
 const bombKey = 'bomb';
-const roommateKey = Array.from({ length: 50 }, (_, i) => `roommate-${i}`).find((k) => cellOf(k, 2) === cellOf(bombKey, 2))!;
+const roommateKey = Array.from({ length: 50 }, (_, i) => `roommate-${i}`).find(
+  (k) => cellOf(k, 2) === cellOf(bombKey, 2),
+)!;
 const calmKey = Array.from({ length: 50 }, (_, i) => `calm-${i}`).find((k) => cellOf(k, 2) !== cellOf(bombKey, 2))!;
 
 const apis: Record<string, Record<string, string>> = {
@@ -59,11 +61,15 @@ describe('a memory bomb in a shared cell', () => {
     // The roommate has a request in flight in the cell when the bomb goes off.
     // Long enough to outlast the bomb: its allocation took over 3 s to abort its cell on a slow machine.
     const inFlight = anvil.request(`/${roommateKey}/wait/15000`);
-    await waitForStarted(anvil, roommateKey, (l) => l.route === 'get /wait/{ms}', { what: `GET /${roommateKey}/wait/15000` });
+    await waitForStarted(anvil, roommateKey, (l) => l.route === 'get /wait/{ms}', {
+      what: `GET /${roommateKey}/wait/15000`,
+    });
     expect((await anvil.request(`/${bombKey}/boom`)).status).toBe(502);
     expect((await inFlight).status).toBe(502);
 
-    const died = await eventually(() => anvil.logLines().find((l) => l.msg === 'cell died; restarting it' && l.cell === cellOf(bombKey, 2)));
+    const died = await eventually(() =>
+      anvil.logLines().find((l) => l.msg === 'cell died; restarting it' && l.cell === cellOf(bombKey, 2)),
+    );
     expect(died.runningTenantCode).toEqual([`localhost/dev/${bombKey}`]);
     await eventually(() => logged('API quarantined in a cell of its own', bombKey)[0]);
     expect(logged('API quarantined in a cell of its own', roommateKey)).toEqual([]);
@@ -79,11 +85,22 @@ describe('a memory bomb in a shared cell', () => {
     const quarantineCell = logged('API quarantined in a cell of its own', bombKey)[0]!.cell as number;
     expect(hasCellProcess(anvil.pid, quarantineCell)).toBe(true);
     const { release } = (await anvil.admin(`/anvil/api/${bombKey}`)).json() as { release: string };
-    const put = await anvil.admin(`/anvil/api/${bombKey}`, { method: 'PUT', body: JSON.stringify({ active: false, release, public: false }), headers: { 'content-type': 'application/json' } });
+    const put = await anvil.admin(`/anvil/api/${bombKey}`, {
+      method: 'PUT',
+      body: JSON.stringify({ active: false, release, public: false }),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(put.status).toBe(204);
     expect((await anvil.admin(`/anvil/api/${bombKey}`, { method: 'DELETE' })).status).toBe(204);
-    await waitFor(() => anvil.logLines().some((l) => l.msg === 'quarantine cell stopped: no API needs it' && l.cell === quarantineCell), { what: "the 'quarantine cell stopped' log line" });
-    await waitFor(() => !hasCellProcess(anvil.pid, quarantineCell), { what: `the end of cell ${quarantineCell}'s process`, timeoutMs: 15_000 });
+    await waitFor(
+      () =>
+        anvil.logLines().some((l) => l.msg === 'quarantine cell stopped: no API needs it' && l.cell === quarantineCell),
+      { what: "the 'quarantine cell stopped' log line" },
+    );
+    await waitFor(() => !hasCellProcess(anvil.pid, quarantineCell), {
+      what: `the end of cell ${quarantineCell}'s process`,
+      timeoutMs: 15_000,
+    });
     // The gauge counts the same cells as ps. (Not a fixed 2: under load the calm API's steady
     // requests can move it to the low-priority cell, a cell more.)
     await eventually(async () => (await cellGauge()) === cellProcesses(), 15_000);

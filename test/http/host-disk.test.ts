@@ -48,15 +48,44 @@ let dataDir: string;
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'anvil-host-disk-'));
-  const added = anvilCli(['hosts', 'add-public', OTHER['public-host'], '--env', 'dev', '--key', OTHER['public-host-key'], '--data', dataDir]);
+  const added = anvilCli([
+    'hosts',
+    'add-public',
+    OTHER['public-host'],
+    '--env',
+    'dev',
+    '--key',
+    OTHER['public-host-key'],
+    '--data',
+    dataDir,
+  ]);
   expect(added.status, added.stderr).toBe(0);
   anvil = await startInstance({
     dataDir,
-    apis: { first: api('first'), second: api('second'), jobs: api('jobs', 'limits: { queuedJobsKb: 64 }'), 'jobs-neighbour': api('jobs-neighbour') },
-    args: ['--max-host-disk', '6MiB', '--max-queued-job-bytes', '256KiB', '--body-limit', '4MiB', '--max-job-payload', '64KiB'],
+    apis: {
+      first: api('first'),
+      second: api('second'),
+      jobs: api('jobs', 'limits: { queuedJobsKb: 64 }'),
+      'jobs-neighbour': api('jobs-neighbour'),
+    },
+    args: [
+      '--max-host-disk',
+      '6MiB',
+      '--max-queued-job-bytes',
+      '256KiB',
+      '--body-limit',
+      '4MiB',
+      '--max-job-payload',
+      '64KiB',
+    ],
   });
   const admin = { host: 'admin.localhost', headers: OTHER };
-  const deployed = await anvil.request('/anvil/api', { ...admin, method: 'POST', body: tarGz(api('elsewhere')), headers: { ...OTHER, 'content-type': 'application/gzip' } });
+  const deployed = await anvil.request('/anvil/api', {
+    ...admin,
+    method: 'POST',
+    body: tarGz(api('elsewhere')),
+    headers: { ...OTHER, 'content-type': 'application/gzip' },
+  });
   expect(deployed.status, deployed.text).toBe(201);
   const publish = await anvil.request('/anvil/api/elsewhere', {
     ...admin,
@@ -74,8 +103,14 @@ afterAll(async () => {
 const send = (method: string, path: string, body?: unknown, host?: string): Promise<Reply> =>
   body === undefined
     ? anvil.request(path, { method, host })
-    : anvil.request(path, { method, host, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-const save = (key: string, name: string, bytes: number, host?: string) => send('POST', `/${key}/save`, { name, content: 'x'.repeat(bytes) }, host);
+    : anvil.request(path, {
+        method,
+        host,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+const save = (key: string, name: string, bytes: number, host?: string) =>
+  send('POST', `/${key}/save`, { name, content: 'x'.repeat(bytes) }, host);
 
 describe('queued job bytes per API', () => {
   it('an API over its queued job bytes is refused with 503, retry-after and the limit; nothing stored; another API of the host still queues', async () => {
@@ -91,7 +126,8 @@ describe('queued job bytes per API', () => {
     // a small one still fits
     expect((await send('POST', '/jobs/job', { value: 'small' })).status).toBe(202);
     // the neighbour has the instance's 256 KiB: five such jobs (about 242 KiB) pass, the sixth not
-    for (let i = 0; i < 5; i++) expect((await send('POST', '/jobs-neighbour/job', { value: 'n'.repeat(20 * KIB) })).status).toBe(202);
+    for (let i = 0; i < 5; i++)
+      expect((await send('POST', '/jobs-neighbour/job', { value: 'n'.repeat(20 * KIB) })).status).toBe(202);
     expect((await send('POST', '/jobs-neighbour/job', { value: 'n'.repeat(20 * KIB) })).status).toBe(503);
     expect(await quotaRefusals(anvil, 'jobs', 'queued_job_bytes')).toBe(1);
   });
@@ -103,19 +139,27 @@ describe('a public host over --max-host-disk', () => {
     expect((await save('first', 'a.txt', 3 * MIB)).status).toBe(201);
     expect((await save('second', 'b.txt', 3 * MIB)).status).toBe(201);
     // The router measures every few seconds: the next writes are refused once it has.
-    const refused = await eventually(async () => {
-      const reply = await send('POST', '/first/row');
-      return reply.status === 507 ? reply : null;
-    }, 20_000, 200);
+    const refused = await eventually(
+      async () => {
+        const reply = await send('POST', '/first/row');
+        return reply.status === 507 ? reply : null;
+      },
+      20_000,
+      200,
+    );
     expect(refused.json().error).toMatch(
       /^the public host localhost takes \d+ bytes of disk \(its APIs' databases, files, caches and logs\), over its quota of 6291456 bytes \(--max-host-disk\): writes are refused until deletes bring it back under$/,
     );
     // Another API of the host is refused too, once its thread looks at the host's marker again (at
     // most a second after it last did: before the measure, when it saved b.txt, it saw none).
-    const file = await eventually(async () => {
-      const reply = await save('second', 'c.txt', 10);
-      return reply.status === 507 ? reply : null;
-    }, 5_000, 200);
+    const file = await eventually(
+      async () => {
+        const reply = await save('second', 'c.txt', 10);
+        return reply.status === 507 ? reply : null;
+      },
+      5_000,
+      200,
+    );
     expect(file.status).toBe(507);
     expect(file.json().error).toMatch(/over its quota of 6291456 bytes \(--max-host-disk\)/);
     const job = await send('POST', '/second/job', { value: 'v' });
@@ -132,7 +176,21 @@ describe('a public host over --max-host-disk', () => {
     expect((await save('first', 'd.txt', 10)).status).toBe(201);
     expect((await send('POST', '/first/job', { value: 'v' })).status).toBe(202);
     // A thread reports its APIs' refusals with its stats, every 2 s.
-    await eventually(async () => ((await quotaRefusals(anvil, 'first', 'host_disk')) >= 1 && (await quotaRefusals(anvil, 'second', 'host_disk')) >= 2 ? true : null), 10_000, 200);
-    expect(sample(await scrapeMetrics(anvil), 'anvil_quota_refusals_total', { host: OTHER['public-host'], api: 'elsewhere', quota: 'host_disk' }) ?? 0).toBe(0);
+    await eventually(
+      async () =>
+        (await quotaRefusals(anvil, 'first', 'host_disk')) >= 1 &&
+        (await quotaRefusals(anvil, 'second', 'host_disk')) >= 2
+          ? true
+          : null,
+      10_000,
+      200,
+    );
+    expect(
+      sample(await scrapeMetrics(anvil), 'anvil_quota_refusals_total', {
+        host: OTHER['public-host'],
+        api: 'elsewhere',
+        quota: 'host_disk',
+      }) ?? 0,
+    ).toBe(0);
   });
 });

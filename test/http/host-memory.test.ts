@@ -38,7 +38,7 @@ beforeAll(async () => {
 });
 afterAll(async () => anvil?.dispose());
 
-it('fails a request whose memory values grow past the API\'s limit with a 500 and a log line; the cell lives on', async () => {
+it("fails a request whose memory values grow past the API's limit with a 500 and a log line; the cell lives on", async () => {
   expect((await anvil.request('/hoard/ping')).status).toBe(200);
   const pid = cellPid(anvil.pid, cellOf('hoard', 2));
 
@@ -46,10 +46,16 @@ it('fails a request whose memory values grow past the API\'s limit with a 500 an
   const refused = await anvil.request('/hoard/hoard/20');
   expect(refused.status).toBe(500);
   expect(refused.json()).toEqual({ error: 'Internal Server Error' });
-  const logged = await eventually(() => anvil.logLines().find((l) => l.api === 'hoard' && /memory limit/.test(JSON.stringify(l))));
-  expect(JSON.stringify(logged)).toMatch(/memory limit: storing kept\d+ would make this request hold more than the API's 8 MiB/);
+  const logged = await eventually(() =>
+    anvil.logLines().find((l) => l.api === 'hoard' && /memory limit/.test(JSON.stringify(l))),
+  );
+  expect(JSON.stringify(logged)).toMatch(
+    /memory limit: storing kept\d+ would make this request hold more than the API's 8 MiB/,
+  );
   // What it had stored was let go of, so its error flow could answer; nothing else was blamed.
-  expect(anvil.logLines().filter((l) => /memory limit/.test(JSON.stringify(l)) && /storing error/.test(JSON.stringify(l)))).toEqual([]);
+  expect(
+    anvil.logLines().filter((l) => /memory limit/.test(JSON.stringify(l)) && /storing error/.test(JSON.stringify(l))),
+  ).toEqual([]);
 
   expect((await anvil.request('/hoard/ping')).status).toBe(200);
   expect(cellPid(anvil.pid, cellOf('hoard', 2))).toBe(pid);
@@ -59,7 +65,7 @@ it('counts a place once: storing again at the same key replaces what it held', a
   expect((await anvil.request('/hoard/overwrite/40')).json()).toEqual({ stored: 40 });
 });
 
-it('counts what built-ins store too (Concat\'s output)', async () => {
+it("counts what built-ins store too (Concat's output)", async () => {
   expect((await anvil.request('/hoard/concat4')).json()).toEqual({ ok: true });
   const refused = await anvil.request('/hoard/concat8');
   expect(refused.status).toBe(500);

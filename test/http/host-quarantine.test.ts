@@ -44,7 +44,17 @@ let load: BackgroundLoad;
 
 beforeAll(async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'anvil-data-'));
-  const added = anvilCli(['hosts', 'add-public', ATTACKER['public-host'], '--env', 'dev', '--key', ATTACKER['public-host-key'], '--data', dataDir]);
+  const added = anvilCli([
+    'hosts',
+    'add-public',
+    ATTACKER['public-host'],
+    '--env',
+    'dev',
+    '--key',
+    ATTACKER['public-host-key'],
+    '--data',
+    dataDir,
+  ]);
   expect(added.status, added.stderr).toBe(0);
   anvil = await startInstance({
     dataDir,
@@ -63,13 +73,24 @@ afterAll(async () => {
 /** Deploys and publishes one API of the attacking host. */
 async function deployAttacker(key: string): Promise<void> {
   const admin = { host: 'admin.localhost', headers: ATTACKER };
-  const deployed = await anvil.request('/anvil/api', { ...admin, method: 'POST', body: tarGz(killerApi(key, ['ArrayFill'])), headers: { ...ATTACKER, 'content-type': 'application/gzip' } });
+  const deployed = await anvil.request('/anvil/api', {
+    ...admin,
+    method: 'POST',
+    body: tarGz(killerApi(key, ['ArrayFill'])),
+    headers: { ...ATTACKER, 'content-type': 'application/gzip' },
+  });
   expect(deployed.status, deployed.text).toBe(201);
-  const publish = await anvil.request(`/anvil/api/${key}`, { ...admin, method: 'PUT', body: JSON.stringify({ active: true, release: deployed.json().release, public: true }), headers: { ...ATTACKER, 'content-type': 'application/json' } });
+  const publish = await anvil.request(`/anvil/api/${key}`, {
+    ...admin,
+    method: 'PUT',
+    body: JSON.stringify({ active: true, release: deployed.json().release, public: true }),
+    headers: { ...ATTACKER, 'content-type': 'application/json' },
+  });
   expect(publish.status, publish.text).toBe(204);
 }
 
-const cellDeaths = (cell: number) => anvil.logLines().filter((l) => l.msg === 'cell died; restarting it' && l.cell === cell);
+const cellDeaths = (cell: number) =>
+  anvil.logLines().filter((l) => l.msg === 'cell died; restarting it' && l.cell === cell);
 
 describe('a host aborting its neighbour’s cell with fresh API keys', () => {
   it('costs the neighbour (another host) only what it had in flight at the first abort: every later key starts in the host’s quarantine cell', async () => {
@@ -84,18 +105,36 @@ describe('a host aborting its neighbour’s cell with fresh API keys', () => {
     for (const [i, key] of bombKeys.entries()) {
       await deployAttacker(key);
       inFlight.push(anvil.request(`/${NEIGHBOUR}/wait/8000`));
-      await waitForStarted(anvil, NEIGHBOUR, (l) => l.route === 'get /wait/{ms}', { what: `neighbour request ${i + 1}`, count: i + 1, timeoutMs: 20_000 });
+      await waitForStarted(anvil, NEIGHBOUR, (l) => l.route === 'get /wait/{ms}', {
+        what: `neighbour request ${i + 1}`,
+        count: i + 1,
+        timeoutMs: 20_000,
+      });
       const bomb = await anvil.request(`/${key}/ArrayFill`, { host: ATTACKER['public-host'] });
       bombs.push(bomb.status);
       if (bomb.status === 503) refusals.push(bomb);
       // Each abort (or pause) is judged before the next key is deployed.
-      if (bomb.status === 502) await waitFor(() => anvil.logLines().some((l) => l.msg === 'cell died; restarting it' && (l.runningTenantCode as string[]).includes(`${ATTACKER['public-host']}/dev/${key}`)), { what: `the abort of ${key}`, timeoutMs: 15_000 });
+      if (bomb.status === 502)
+        await waitFor(
+          () =>
+            anvil
+              .logLines()
+              .some(
+                (l) =>
+                  l.msg === 'cell died; restarting it' &&
+                  (l.runningTenantCode as string[]).includes(`${ATTACKER['public-host']}/dev/${key}`),
+              ),
+          { what: `the abort of ${key}`, timeoutMs: 15_000 },
+        );
       if (i === 0) {
         // The background load's requests in flight at the first abort failed with it; the rest must not.
         // Counted once each client has had replies since (a reply to a request in flight at the abort
         // may come after the log line says so: CI at 65f6836 saw its 502 just after).
         const before = load.replies.length;
-        await waitFor(() => load.replies.length >= before + 10, { what: 'the neighbour served again after its cell restarted', timeoutMs: 15_000 });
+        await waitFor(() => load.replies.length >= before + 10, {
+          what: 'the neighbour served again after its cell restarted',
+          timeoutMs: 15_000,
+        });
         pingsAtFirstAbort = load.replies.length;
       }
     }
@@ -119,11 +158,28 @@ describe('a host aborting its neighbour’s cell with fresh API keys', () => {
     expect(statuses.slice(pingsAtFirstAbort).filter((s) => s !== 200)).toEqual([]);
 
     // The host was told: log lines, its overview, the metrics.
-    const suspect = anvil.logLines().find((l) => l.msg === 'host suspect: its APIs that start from now on start in its quarantine cell');
+    const suspect = anvil
+      .logLines()
+      .find((l) => l.msg === 'host suspect: its APIs that start from now on start in its quarantine cell');
     expect(suspect).toMatchObject({ host: ATTACKER['public-host'], api: bombKeys[0], cell: neighbourCell });
-    const moved = anvil.logLines().find((l) => l.msg === 'host moved: its APIs aborted cells too often; all of them now run in its quarantine cell');
-    expect(moved).toMatchObject({ host: ATTACKER['public-host'], api: bombKeys[1], culprits: [bombKeys[0], bombKeys[1]], aborts: 2 });
-    expect(anvil.logLines().some((l) => l.msg === 'host paused: one more of its APIs aborted a cell' && l.host === ATTACKER['public-host'])).toBe(true);
+    const moved = anvil
+      .logLines()
+      .find(
+        (l) => l.msg === 'host moved: its APIs aborted cells too often; all of them now run in its quarantine cell',
+      );
+    expect(moved).toMatchObject({
+      host: ATTACKER['public-host'],
+      api: bombKeys[1],
+      culprits: [bombKeys[0], bombKeys[1]],
+      aborts: 2,
+    });
+    expect(
+      anvil
+        .logLines()
+        .some(
+          (l) => l.msg === 'host paused: one more of its APIs aborted a cell' && l.host === ATTACKER['public-host'],
+        ),
+    ).toBe(true);
     const overview = (await anvil.request('/anvil/overview', { host: 'admin.localhost', headers: ATTACKER })).json();
     expect(overview.faults).toMatchObject({ stage: 'all-apis', abortLimit: 2, windowSeconds: 600 });
     expect(overview.faults.culprits).toEqual(expect.arrayContaining([bombKeys[0], bombKeys[1]]));

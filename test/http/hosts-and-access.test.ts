@@ -17,16 +17,26 @@ const VERSION_3 = VERSION_1.replace('version: 1', 'version: 3');
 let anvil: TestInstance;
 
 beforeAll(async () => {
-  anvil = await startInstance({ apis: { ping: { 'api.yaml': 'key: ping\nendpoints:\n  get /ping:\n    Ping: { directive: Ping }\n' } } });
+  anvil = await startInstance({
+    apis: { ping: { 'api.yaml': 'key: ping\nendpoints:\n  get /ping:\n    Ping: { directive: Ping }\n' } },
+  });
 });
 afterAll(async () => anvil?.dispose());
 
 function deploy(yaml: string) {
-  return anvil.admin('/anvil/api', { method: 'POST', body: tarGz({ 'api.yaml': yaml }), headers: { 'content-type': 'application/gzip' } });
+  return anvil.admin('/anvil/api', {
+    method: 'POST',
+    body: tarGz({ 'api.yaml': yaml }),
+    headers: { 'content-type': 'application/gzip' },
+  });
 }
 
 function put(key: string, body: unknown) {
-  return anvil.admin(`/anvil/api/${key}`, { method: 'PUT', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+  return anvil.admin(`/anvil/api/${key}`, {
+    method: 'PUT',
+    body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json' },
+  });
 }
 
 describe('virtual hosts', () => {
@@ -126,7 +136,9 @@ describe('publishing, private and disabled APIs, rollback', () => {
   it('keeps the last 7 earlier releases', async () => {
     const releases: string[] = [];
     for (let i = 0; i < 9; i++) {
-      const reply = await deploy(VERSION_3.replace('version: 3', `version: ${100 + i}`).replace('key: shop', 'key: many'));
+      const reply = await deploy(
+        VERSION_3.replace('version: 3', `version: ${100 + i}`).replace('key: shop', 'key: many'),
+      );
       releases.push(reply.json().release);
     }
     const record = (await anvil.admin('/anvil/api/many')).json();
@@ -148,7 +160,10 @@ describe('publishing, private and disabled APIs, rollback', () => {
 
     const wrong = await put('strict', { active: 'yes', release: 7, public: true });
     expect(wrong.status).toBe(400);
-    expect(wrong.json().errors).toEqual([expect.stringContaining('"active" must be a boolean'), expect.stringContaining('"release" must be a string')]);
+    expect(wrong.json().errors).toEqual([
+      expect.stringContaining('"active" must be a boolean'),
+      expect.stringContaining('"release" must be a string'),
+    ]);
 
     const notJson = await anvil.admin('/anvil/api/strict', { method: 'PUT', body: '{oops' });
     expect(notJson.status).toBe(400);
@@ -164,17 +179,40 @@ describe('publishing, private and disabled APIs, rollback', () => {
 describe('a public host with a path', () => {
   it('serves exactly one API, with the full request path as the endpoint path', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'anvil-data-'));
-    const added = anvilCli(['hosts', 'add-public', 'shop.localhost', '--env', 'pro', '--key', 'shop-host-key-0123456789', '--path', '/shop', '--data', dataDir]);
+    const added = anvilCli([
+      'hosts',
+      'add-public',
+      'shop.localhost',
+      '--env',
+      'pro',
+      '--key',
+      'shop-host-key-0123456789',
+      '--path',
+      '/shop',
+      '--data',
+      dataDir,
+    ]);
     expect(added.status).toBe(0);
     // An instance of its own, the host added to its data dir before it starts.
     const own = await startInstance({ dataDir });
     try {
-      const yaml = 'key: shop\nendpoints:\n  get /products/{id}:\n    Reply: { directive: ModifyMessage, body: { product: $.message.pathParam.id, env: $.memory.anvil-env, path: $.message.path } }\n';
+      const yaml =
+        'key: shop\nendpoints:\n  get /products/{id}:\n    Reply: { directive: ModifyMessage, body: { product: $.message.pathParam.id, env: $.memory.anvil-env, path: $.message.path } }\n';
       const shopAdmin = { 'public-host': 'shop.localhost', 'public-host-key': 'shop-host-key-0123456789' };
-      const deployed = await own.request('/anvil/api', { host: 'admin.localhost', method: 'POST', body: tarGz({ 'api.yaml': yaml }), headers: { ...shopAdmin, 'content-type': 'application/gzip' } });
+      const deployed = await own.request('/anvil/api', {
+        host: 'admin.localhost',
+        method: 'POST',
+        body: tarGz({ 'api.yaml': yaml }),
+        headers: { ...shopAdmin, 'content-type': 'application/gzip' },
+      });
       expect(deployed.status).toBe(201);
       const release = deployed.json().release;
-      const publish = await own.request('/anvil/api/shop', { host: 'admin.localhost', method: 'PUT', body: JSON.stringify({ active: true, release, public: true }), headers: shopAdmin });
+      const publish = await own.request('/anvil/api/shop', {
+        host: 'admin.localhost',
+        method: 'PUT',
+        body: JSON.stringify({ active: true, release, public: true }),
+        headers: shopAdmin,
+      });
       expect(publish.status).toBe(204);
 
       const reply = await own.request('/products/42', { host: 'shop.localhost' });
@@ -190,10 +228,23 @@ describe('a public host with a path', () => {
 
   it('is picked up by a running instance when added with the CLI', async () => {
     expect((await anvil.request('/x', { host: 'late.localhost' })).status).toBe(404);
-    const added = anvilCli(['hosts', 'add-public', 'late.localhost', '--env', 'dev', '--key', 'late-host-key-0123456789', '--data', anvil.dataDir]);
+    const added = anvilCli([
+      'hosts',
+      'add-public',
+      'late.localhost',
+      '--env',
+      'dev',
+      '--key',
+      'late-host-key-0123456789',
+      '--data',
+      anvil.dataDir,
+    ]);
     expect(added.status).toBe(0);
     const health = await eventually(async () => {
-      const reply = await anvil.request('/anvil/api', { host: 'admin.localhost', headers: { 'public-host': 'late.localhost', 'public-host-key': 'late-host-key-0123456789' } });
+      const reply = await anvil.request('/anvil/api', {
+        host: 'admin.localhost',
+        headers: { 'public-host': 'late.localhost', 'public-host-key': 'late-host-key-0123456789' },
+      });
       return reply.status === 200 ? reply : null;
     });
     expect(health.json()).toEqual([]);

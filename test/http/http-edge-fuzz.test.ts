@@ -32,14 +32,71 @@ const token = fc.stringMatching(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,12}$/);
 // reach the API untouched, the others probe the parser, the front door and the framing.
 const oddMethod = fc.oneof(fc.constantFrom('PATCH', 'CONNECT', 'TRACE', 'get', 'PRI', 'M-SEARCH'), token, bytes(8));
 const oddTarget = fc.oneof(
-  fc.constantFrom('/edge/../edge/ping', '//edge/ping', '/edge/%2e%2e/ping', '/edge/%zz', '/edge/\u00e9', '*', 'edge/ping', 'http://localhost/edge/ping', '/', '/anvil/health', '/edge/ping?a=%00&b', '/other/ping'),
+  fc.constantFrom(
+    '/edge/../edge/ping',
+    '//edge/ping',
+    '/edge/%2e%2e/ping',
+    '/edge/%zz',
+    '/edge/\u00e9',
+    '*',
+    'edge/ping',
+    'http://localhost/edge/ping',
+    '/',
+    '/anvil/health',
+    '/edge/ping?a=%00&b',
+    '/other/ping',
+  ),
   bytes(40).map((b) => `/edge/${b}`),
   bytes(20),
 );
-const oddVersion = fc.constantFrom('HTTP/2.0', 'HTTP/1.2', 'HTTP/01.1', 'http/1.1', '', 'HTTP/1.1 extra', 'HTTP/1.1\u0000');
-const oddHeaderName = fc.oneof(fc.constantFrom('Content-Length', 'Transfer-Encoding', 'Connection', 'Expect', 'Upgrade', 'Trailer', 'TE', 'Host', 'public-host', 'public-host-key', ''), bytes(10));
+const oddVersion = fc.constantFrom(
+  'HTTP/2.0',
+  'HTTP/1.2',
+  'HTTP/01.1',
+  'http/1.1',
+  '',
+  'HTTP/1.1 extra',
+  'HTTP/1.1\u0000',
+);
+const oddHeaderName = fc.oneof(
+  fc.constantFrom(
+    'Content-Length',
+    'Transfer-Encoding',
+    'Connection',
+    'Expect',
+    'Upgrade',
+    'Trailer',
+    'TE',
+    'Host',
+    'public-host',
+    'public-host-key',
+    '',
+  ),
+  bytes(10),
+);
 const oddHeaderValue = fc.oneof(
-  fc.constantFrom('0', '5', '-1', '1e3', '0x10', ' 7', '99999999999999999999', 'chunked', 'Chunked', 'gzip, chunked', 'chunked, identity', 'identity', ' chunked', '100-continue', 'close', 'keep-alive', 'websocket', 'h2c', 'admin.localhost', ''),
+  fc.constantFrom(
+    '0',
+    '5',
+    '-1',
+    '1e3',
+    '0x10',
+    ' 7',
+    '99999999999999999999',
+    'chunked',
+    'Chunked',
+    'gzip, chunked',
+    'chunked, identity',
+    'identity',
+    ' chunked',
+    '100-continue',
+    'close',
+    'keep-alive',
+    'websocket',
+    'h2c',
+    'admin.localhost',
+    '',
+  ),
   bytes(30),
   fc.constantFrom(8_000, 16_000, 16_300, 17_000).map((n) => 'v'.repeat(n)),
 );
@@ -52,15 +109,45 @@ const damage: fc.Arbitrary<Damage> = fc.oneof(
   oddTarget.map((value) => ({ part: 'target' as const, value })),
   oddVersion.map((value) => ({ part: 'version' as const, value })),
   fc.constantFrom('\n', '\r', '\n\r').map((value) => ({ part: 'lineEnd' as const, value })),
-  fc.constantFrom('both', 'short', 'long', 'bad-chunks', 'two-lengths').map((value) => ({ part: 'framing' as const, value })),
-  fc.record({ name: oddHeaderName, value: oddHeaderValue, repeat: fc.boolean() }).map((h) => ({ part: 'header' as const, ...h })),
+  fc
+    .constantFrom('both', 'short', 'long', 'bad-chunks', 'two-lengths')
+    .map((value) => ({ part: 'framing' as const, value })),
+  fc
+    .record({ name: oddHeaderName, value: oddHeaderValue, repeat: fc.boolean() })
+    .map((h) => ({ part: 'header' as const, ...h })),
   fc.constantFrom({ part: 'noHost' as const }, { part: 'hugeBody' as const }),
 );
 
 const sane = fc.record({
-  route: fc.constantFrom(['GET', '/edge/ping'], ['HEAD', '/edge/ping'], ['POST', '/edge/echo'], ['GET', '/edge/headers?constructor=1'], ['OPTIONS', '/edge/echo'], ['GET', '/edge/nothing'], ['DELETE', '/edge/ping']),
+  route: fc.constantFrom(
+    ['GET', '/edge/ping'],
+    ['HEAD', '/edge/ping'],
+    ['POST', '/edge/echo'],
+    ['GET', '/edge/headers?constructor=1'],
+    ['OPTIONS', '/edge/echo'],
+    ['GET', '/edge/nothing'],
+    ['DELETE', '/edge/ping'],
+  ),
   version: fc.constantFrom('HTTP/1.1', 'HTTP/1.0'),
-  headers: fc.array(fc.tuple(fc.oneof(fc.constantFrom('Content-Type', 'Accept', 'X-A', 'constructor', '__proto__', 'toString', 'api-key', 'User-Agent'), token), fc.stringMatching(/^[!-~]{0,20}$/)), { maxLength: 4 }),
+  headers: fc.array(
+    fc.tuple(
+      fc.oneof(
+        fc.constantFrom(
+          'Content-Type',
+          'Accept',
+          'X-A',
+          'constructor',
+          '__proto__',
+          'toString',
+          'api-key',
+          'User-Agent',
+        ),
+        token,
+      ),
+      fc.stringMatching(/^[!-~]{0,20}$/),
+    ),
+    { maxLength: 4 },
+  ),
   framing: fc.constantFrom('none', 'length', 'chunked'),
   body: bytes(200),
   close: fc.constant(true),
@@ -78,15 +165,36 @@ interface Request {
   damages: Damage[];
 }
 
-const damages = fc.oneof({ arbitrary: fc.constant([] as Damage[]), weight: 1 }, { arbitrary: fc.array(damage, { minLength: 1, maxLength: 3 }), weight: 2 });
+const damages = fc.oneof(
+  { arbitrary: fc.constant([] as Damage[]), weight: 1 },
+  { arbitrary: fc.array(damage, { minLength: 1, maxLength: 3 }), weight: 2 },
+);
 const request = fc.tuple(sane, damages).map(([r, damages]): Request => {
   const [method, target] = r.route as [string, string];
-  const out: Request = { method, target, version: r.version, framing: r.framing, body: r.body, close: r.close, headers: [['Host', 'localhost'], ...r.headers], lineEnd: '\r\n', damages };
+  const out: Request = {
+    method,
+    target,
+    version: r.version,
+    framing: r.framing,
+    body: r.body,
+    close: r.close,
+    headers: [['Host', 'localhost'], ...r.headers],
+    lineEnd: '\r\n',
+    damages,
+  };
   for (const d of damages) {
-    if (d.part === 'header') out.headers.push([d.name, d.value], ...(d.repeat ? [[d.name, d.value] as [string, string]] : []));
+    if (d.part === 'header')
+      out.headers.push([d.name, d.value], ...(d.repeat ? [[d.name, d.value] as [string, string]] : []));
     else if (d.part === 'noHost') out.headers = out.headers.filter(([n]) => n !== 'Host');
     else if (d.part === 'hugeBody') out.body = 'x'.repeat(1024 * 1024 + 1);
-    else if (d.part === 'method' || d.part === 'target' || d.part === 'version' || d.part === 'lineEnd' || d.part === 'framing') out[d.part] = d.value;
+    else if (
+      d.part === 'method' ||
+      d.part === 'target' ||
+      d.part === 'version' ||
+      d.part === 'lineEnd' ||
+      d.part === 'framing'
+    )
+      out[d.part] = d.value;
   }
   return out;
 });
@@ -106,7 +214,12 @@ function wire(r: Request): Buffer {
     'two-lengths': [[`Content-Length: ${length}`, `Content-Length: ${length + 1}`], r.body],
   };
   const [frameHeaders, payload] = framed[r.framing]!;
-  const head = [`${r.method} ${r.target} ${r.version}`, ...r.headers.map(([n, v]) => `${n}: ${v}`), ...frameHeaders, ...(r.close ? ['Connection: close'] : [])];
+  const head = [
+    `${r.method} ${r.target} ${r.version}`,
+    ...r.headers.map(([n, v]) => `${n}: ${v}`),
+    ...frameHeaders,
+    ...(r.close ? ['Connection: close'] : []),
+  ];
   return Buffer.from(`${head.join(r.lineEnd)}${r.lineEnd}${r.lineEnd}${payload}`, 'latin1');
 }
 
@@ -145,17 +258,38 @@ describe('the HTTP edge on random requests', () => {
     FUZZ_TEST_TIMEOUT_MS,
   );
 
-  it('well-formed requests with random header names and values get 200, the header names read as names', async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(fc.tuple(fc.constantFrom('X-A', 'constructor', '__proto__', 'toString', 'x-a'), fc.stringMatching(/^[!-~]{1,12}$/)), { maxLength: 4 }), async (list) => {
-        const head = list.map(([n, v]) => `${n}: ${v}\r\n`).join('');
-        const reply = await exchange(anvil.port, `GET /edge/headers HTTP/1.1\r\nHost: localhost\r\n${head}Connection: close\r\n\r\n`);
-        expect(reply.status, reply.raw).toBe(200);
-        const values = (name: string) => list.filter(([n]) => n.toLowerCase() === name).map(([, v]) => v);
-        const joined = (name: string) => (values(name).length === 0 ? null : values(name).join(', '));
-        expect(JSON.parse(reply.body)).toEqual({ a: joined('x-a'), proto: joined('__proto__'), ctor: joined('constructor'), q: null });
-      }),
-      fuzzParameters(60),
-    );
-  }, FUZZ_TEST_TIMEOUT_MS);
+  it(
+    'well-formed requests with random header names and values get 200, the header names read as names',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(
+            fc.tuple(
+              fc.constantFrom('X-A', 'constructor', '__proto__', 'toString', 'x-a'),
+              fc.stringMatching(/^[!-~]{1,12}$/),
+            ),
+            { maxLength: 4 },
+          ),
+          async (list) => {
+            const head = list.map(([n, v]) => `${n}: ${v}\r\n`).join('');
+            const reply = await exchange(
+              anvil.port,
+              `GET /edge/headers HTTP/1.1\r\nHost: localhost\r\n${head}Connection: close\r\n\r\n`,
+            );
+            expect(reply.status, reply.raw).toBe(200);
+            const values = (name: string) => list.filter(([n]) => n.toLowerCase() === name).map(([, v]) => v);
+            const joined = (name: string) => (values(name).length === 0 ? null : values(name).join(', '));
+            expect(JSON.parse(reply.body)).toEqual({
+              a: joined('x-a'),
+              proto: joined('__proto__'),
+              ctor: joined('constructor'),
+              q: null,
+            });
+          },
+        ),
+        fuzzParameters(60),
+      );
+    },
+    FUZZ_TEST_TIMEOUT_MS,
+  );
 });

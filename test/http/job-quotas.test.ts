@@ -20,7 +20,9 @@ endpoints:
 `;
 const APIS = {
   // asks for less than the instance allows: 1 KiB payloads, 2 queued jobs
-  modest: { 'api.yaml': `${queuing('modest', 'limits: { jobPayloadKb: 1, queuedJobs: 2 }')}after:\n  OnError: { directive: OnError, groups: [ERROR_FLOW] }\n` },
+  modest: {
+    'api.yaml': `${queuing('modest', 'limits: { jobPayloadKb: 1, queuedJobs: 2 }')}after:\n  OnError: { directive: OnError, groups: [ERROR_FLOW] }\n`,
+  },
   // asks for more than the instance allows: it gets the instance's 3 (and 2 KiB, the default)
   greedy: { 'api.yaml': queuing('greedy', 'limits: { queuedJobs: 50 }') },
   neighbour: { 'api.yaml': queuing('neighbour', '') },
@@ -29,7 +31,13 @@ const APIS = {
 function backends(): Array<[string, Record<string, string>]> {
   return [
     ['embedded queue', {}],
-    ['BullMQ on Redis', { REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', ANVIL_REDIS_PREFIX: `anvil-test-${randomBytes(4).toString('hex')}:` }],
+    [
+      'BullMQ on Redis',
+      {
+        REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+        ANVIL_REDIS_PREFIX: `anvil-test-${randomBytes(4).toString('hex')}:`,
+      },
+    ],
   ];
 }
 
@@ -39,7 +47,12 @@ for (const [name, env] of backends()) {
     const dataDir = mkdtempSync(join(tmpdir(), 'anvil-job-quotas-'));
 
     beforeAll(async () => {
-      anvil = await startInstance({ apis: APIS, dataDir, env, args: ['--max-job-payload', '2KiB', '--max-queued-jobs', '3'] });
+      anvil = await startInstance({
+        apis: APIS,
+        dataDir,
+        env,
+        args: ['--max-job-payload', '2KiB', '--max-queued-jobs', '3'],
+      });
     });
     afterAll(async () => {
       anvilCli(['jobs', 'flush', '--data', dataDir, '--json'], { env });
@@ -47,16 +60,22 @@ for (const [name, env] of backends()) {
     });
 
     const work = (api: string, value: string) =>
-      anvil.request(`/${api}/work`, { method: 'POST', body: JSON.stringify({ value }), headers: { 'content-type': 'application/json' } });
+      anvil.request(`/${api}/work`, {
+        method: 'POST',
+        body: JSON.stringify({ value }),
+        headers: { 'content-type': 'application/json' },
+      });
 
-    it('a payload over the API\'s quota is refused with 413 naming the limit; the request\'s own limit is the api.yaml one', async () => {
+    it("a payload over the API's quota is refused with 413 naming the limit; the request's own limit is the api.yaml one", async () => {
       const reply = await work('modest', 'x'.repeat(1500));
       expect(reply.status).toBe(413);
-      expect(reply.json().error).toMatch(/^the job is \d+ bytes, over this API's job payload quota of 1024 bytes \(api\.yaml limits\.jobPayloadKb, at most --max-job-payload\)$/);
+      expect(reply.json().error).toMatch(
+        /^the job is \d+ bytes, over this API's job payload quota of 1024 bytes \(api\.yaml limits\.jobPayloadKb, at most --max-job-payload\)$/,
+      );
       expect(await quotaRefusals(anvil, 'modest', 'job_payload')).toBe(1);
     });
 
-    it('an API without a payload limit of its own gets the instance\'s (2 KiB); a message without OnError says the same', async () => {
+    it("an API without a payload limit of its own gets the instance's (2 KiB); a message without OnError says the same", async () => {
       expect((await work('greedy', 'x'.repeat(500))).status).toBe(202);
       const reply = await work('greedy', 'x'.repeat(2500));
       expect(reply.status).toBe(413);
@@ -68,13 +87,15 @@ for (const [name, env] of backends()) {
       const full = await work('modest', 'one too many');
       expect(full.status).toBe(503);
       expect(full.headers['retry-after']).toBe('5');
-      expect(full.json().error).toBe('this API already has 2 jobs queued and not finished, its quota (api.yaml limits.queuedJobs, at most --max-queued-jobs); retry later');
+      expect(full.json().error).toBe(
+        'this API already has 2 jobs queued and not finished, its quota (api.yaml limits.queuedJobs, at most --max-queued-jobs); retry later',
+      );
       expect((await work('neighbour', 'mine')).status).toBe(202);
       expect(await quotaRefusals(anvil, 'modest', 'queued_jobs')).toBe(1);
       expect(await quotaRefusals(anvil, 'neighbour', 'queued_jobs')).toBe(0);
     });
 
-    it('an API asking for more queued jobs than the instance allows gets the instance\'s ceiling', async () => {
+    it("an API asking for more queued jobs than the instance allows gets the instance's ceiling", async () => {
       // greedy already has one job queued (the test above)
       for (let i = 0; i < 2; i++) expect((await work('greedy', `job ${i}`)).status).toBe(202);
       const full = await work('greedy', 'one too many');
@@ -82,7 +103,7 @@ for (const [name, env] of backends()) {
       expect(full.json().error).toMatch(/already has 3 jobs queued and not finished/);
     });
 
-    it('flushing the API\'s jobs makes room again', async () => {
+    it("flushing the API's jobs makes room again", async () => {
       const flushed = anvilCli(['jobs', 'flush', '--api', 'modest', '--data', dataDir, '--json'], { env });
       expect(flushed.status).toBe(0);
       expect((await work('modest', 'again')).status).toBe(202);

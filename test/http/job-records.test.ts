@@ -57,7 +57,13 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 function backends(): Array<[string, Record<string, string>]> {
   return [
     ['embedded queue and store', {}],
-    ['BullMQ and Redis', { REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', ANVIL_REDIS_PREFIX: `anvil-test-${randomBytes(4).toString('hex')}:` }],
+    [
+      'BullMQ and Redis',
+      {
+        REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+        ANVIL_REDIS_PREFIX: `anvil-test-${randomBytes(4).toString('hex')}:`,
+      },
+    ],
   ];
 }
 
@@ -65,7 +71,10 @@ for (const [name, env] of backends()) {
   describe(`job records on the ${name}`, () => {
     let anvil: TestInstance;
     beforeAll(async () => {
-      anvil = await startInstance({ apis: { reports: { 'api.yaml': API }, neighbour: { 'api.yaml': NEIGHBOUR } }, env });
+      anvil = await startInstance({
+        apis: { reports: { 'api.yaml': API }, neighbour: { 'api.yaml': NEIGHBOUR } },
+        env,
+      });
     });
     afterAll(async () => {
       await anvil?.dispose();
@@ -77,7 +86,11 @@ for (const [name, env] of backends()) {
     });
 
     const post = (path: string, body: unknown = {}) =>
-      anvil.request(`/reports${path}`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+      anvil.request(`/reports${path}`, {
+        method: 'POST',
+        body: JSON.stringify(body),
+        headers: { 'content-type': 'application/json' },
+      });
     const queue = async (path: string, body?: unknown): Promise<string> => {
       const reply = await post(path, body);
       expect(reply.status, reply.text).toBe(202);
@@ -92,7 +105,9 @@ for (const [name, env] of backends()) {
       const ns = 'localhost/dev/reports';
       if (env.REDIS_URL === undefined) {
         const db = new Database(join(anvil.dataDir, '.anvil', 'kv.sqlite'), { readonly: true });
-        const row = db.prepare('SELECT expires_at FROM kv WHERE ns = ? AND key = ?').get(ns, `job:${id}`) as { expires_at: number };
+        const row = db.prepare('SELECT expires_at FROM kv WHERE ns = ? AND key = ?').get(ns, `job:${id}`) as {
+          expires_at: number;
+        };
         db.close();
         return row.expires_at - Date.now();
       }
@@ -108,7 +123,11 @@ for (const [name, env] of backends()) {
         const now = await record(id);
         return now.body.state === 'done' ? now : null;
       });
-      expect(done).toEqual({ status: 200, body: { state: 'done', total: 7, job: id }, type: 'application/json; charset=utf-8' });
+      expect(done).toEqual({
+        status: 200,
+        body: { state: 'done', total: 7, job: id },
+        type: 'application/json; charset=utf-8',
+      });
       // Kept a day from the job's last write, not 600 s.
       expect(await msLeft(id)).toBeGreaterThan(DAY_MS - 60_000);
     });
@@ -147,7 +166,9 @@ for (const [name, env] of backends()) {
       expect((await anvil.request('/reports/peek/j-nope')).json()).toEqual({ record: null });
       const missing = await record('j-nope');
       expect(missing.status).toBe(404);
-      expect(missing.body).toEqual({ error: 'job "j-nope" not found (not queued by this API with identifier, or its record expired)' });
+      expect(missing.body).toEqual({
+        error: 'job "j-nope" not found (not queued by this API with identifier, or its record expired)',
+      });
     });
 
     it("another API cannot read the API's job records", async () => {
@@ -159,10 +180,14 @@ for (const [name, env] of backends()) {
     it('WriteToJob without a job, or with a null value, is an error of the API', async () => {
       const noJob = await post('/no-job');
       expect(noJob.status).toBe(500);
-      expect(noJob.json().error).toBe('WriteToJob: this flow has no job id (it runs in a job, or after ForTheWorker in the request that queued it)');
+      expect(noJob.json().error).toBe(
+        'WriteToJob: this flow has no job id (it runs in a job, or after ForTheWorker in the request that queued it)',
+      );
       const nothing = await post('/null-value');
       expect(nothing.status).toBe(500);
-      expect(nothing.json().error).toBe('WriteToJob: value is null; a job record is a map, a list, a string, a number or a boolean');
+      expect(nothing.json().error).toBe(
+        'WriteToJob: value is null; a job record is a map, a list, a string, a number or a boolean',
+      );
     });
   });
 }

@@ -45,7 +45,8 @@ endpoints:
     Read: { directive: DatabaseQuery, sql: "SELECT id, value FROM done WHERE id = ?", params: [$.message.pathParam.id], target: row, mode: get }
     Reply: { directive: ModifyMessage, body: $.memory.row }
 `,
-  'Assets/db/001.sql': "CREATE TABLE done (id TEXT PRIMARY KEY, value TEXT, ran_at INTEGER NOT NULL DEFAULT (CAST(unixepoch('subsec') * 1000 AS INTEGER)));\nCREATE TABLE switch (on_ INTEGER NOT NULL);\nINSERT INTO switch VALUES (0);\nCREATE TABLE runs (id TEXT NOT NULL);\n",
+  'Assets/db/001.sql':
+    "CREATE TABLE done (id TEXT PRIMARY KEY, value TEXT, ran_at INTEGER NOT NULL DEFAULT (CAST(unixepoch('subsec') * 1000 AS INTEGER)));\nCREATE TABLE switch (on_ INTEGER NOT NULL);\nINSERT INTO switch VALUES (0);\nCREATE TABLE runs (id TEXT NOT NULL);\n",
   'Directives/OnlyWhenOn.js': `export default function (state) {
   if (!state.db.get('SELECT on_ FROM switch').on_) state.fail(500, 'the switch is off');
 }
@@ -55,7 +56,13 @@ endpoints:
 function backends(): Array<[string, Record<string, string>]> {
   return [
     ['embedded queue', {}],
-    ['BullMQ on Redis', { REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', ANVIL_REDIS_PREFIX: `anvil-test-${randomBytes(4).toString('hex')}:` }],
+    [
+      'BullMQ on Redis',
+      {
+        REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+        ANVIL_REDIS_PREFIX: `anvil-test-${randomBytes(4).toString('hex')}:`,
+      },
+    ],
   ];
 }
 
@@ -76,7 +83,11 @@ for (const [name, env] of backends()) {
     });
 
     const post = (path: string, body?: unknown) =>
-      anvil.request(`/jobs${path}`, { method: 'POST', body: JSON.stringify(body ?? {}), headers: { 'content-type': 'application/json' } });
+      anvil.request(`/jobs${path}`, {
+        method: 'POST',
+        body: JSON.stringify(body ?? {}),
+        headers: { 'content-type': 'application/json' },
+      });
     const done = async (id: string) => {
       const reply = await anvil.request(`/jobs/done/${id}`);
       return reply.text === '' ? null : reply.json();

@@ -19,9 +19,13 @@ endpoints:
     Reply: { directive: ModifyMessage, body: { ok: true } }
 `;
 const APIS = {
-  source: { 'api.yaml': `key: source\nendpoints:\n  get /blob:\n    Reply: { directive: ModifyMessage, body: "${'x'.repeat(700)}" }\n` },
+  source: {
+    'api.yaml': `key: source\nendpoints:\n  get /blob:\n    Reply: { directive: ModifyMessage, body: "${'x'.repeat(700)}" }\n`,
+  },
   // 2 KiB: one cached answer fits, a second does not
-  modest: { 'api.yaml': `${cacher('modest', 'limits: { kvKb: 2 }')}after:\n  OnError: { directive: OnError, groups: [ERROR_FLOW] }\n` },
+  modest: {
+    'api.yaml': `${cacher('modest', 'limits: { kvKb: 2 }')}after:\n  OnError: { directive: OnError, groups: [ERROR_FLOW] }\n`,
+  },
   // asks for 100 KiB, gets the instance's 3 KiB: two answers fit, a third does not
   greedy: { 'api.yaml': cacher('greedy', 'limits: { kvKb: 100 }') },
   neighbour: { 'api.yaml': cacher('neighbour', '') },
@@ -30,7 +34,13 @@ const APIS = {
 function backends(): Array<[string, Record<string, string>]> {
   return [
     ['embedded store', {}],
-    ['Redis', { REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', ANVIL_REDIS_PREFIX: `anvil-test-${randomBytes(4).toString('hex')}:` }],
+    [
+      'Redis',
+      {
+        REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+        ANVIL_REDIS_PREFIX: `anvil-test-${randomBytes(4).toString('hex')}:`,
+      },
+    ],
   ];
 }
 
@@ -49,7 +59,7 @@ for (const [name, env] of backends()) {
       await redis.quit();
     });
 
-    it('a cache write past the API\'s quota fails the directive with 507 and a message naming the quota', async () => {
+    it("a cache write past the API's quota fails the directive with 507 and a message naming the quota", async () => {
       const first = await anvil.request('/modest/fetch/1');
       expect(first.status, first.text).toBe(200);
       expect(first.json()).toEqual({ ok: true });
@@ -70,7 +80,7 @@ for (const [name, env] of backends()) {
       expect(third.json().error).toMatch(/over its quota of 3072 bytes/);
     });
 
-    it('a full API does not touch its neighbour\'s room', async () => {
+    it("a full API does not touch its neighbour's room", async () => {
       for (const n of [1, 2]) expect((await anvil.request(`/neighbour/fetch/${n}`)).status).toBe(200);
       expect(await quotaRefusals(anvil, 'neighbour', 'kv_bytes')).toBe(0);
     });

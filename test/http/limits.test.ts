@@ -15,7 +15,10 @@ let anvil: TestInstance;
 
 beforeAll(async () => {
   anvil = await startInstance({
-    apis: { slow: { 'api.yaml': SLOW }, fast: { 'api.yaml': 'key: fast\nendpoints:\n  get /ping:\n    Ping: { directive: Ping }\n' } },
+    apis: {
+      slow: { 'api.yaml': SLOW },
+      fast: { 'api.yaml': 'key: fast\nendpoints:\n  get /ping:\n    Ping: { directive: Ping }\n' },
+    },
     // One thread taking one request at a time, one waiting place: the third concurrent request is refused.
     args: ['--max-threads', '1', '--thread-concurrency', '1', '--mailbox', '1', '--request-timeout', '1500ms'],
   });
@@ -28,9 +31,13 @@ describe('limits of SPEC §10', () => {
     const first = anvil.request('/slow/wait/700');
     await waitForStarted(anvil, 'slow', (l) => l.path.endsWith('/wait/700'), { what: 'GET /slow/wait/700' });
     const second = anvil.request('/slow/wait/10');
-    await waitFor(async () => sample(await scrapeMetrics(anvil), 'anvil_actor_mailbox_depth', { host: 'localhost', api: 'slow' }) === 1, {
-      what: 'GET /slow/wait/10 waiting in the mailbox (anvil_actor_mailbox_depth 1)',
-    });
+    await waitFor(
+      async () =>
+        sample(await scrapeMetrics(anvil), 'anvil_actor_mailbox_depth', { host: 'localhost', api: 'slow' }) === 1,
+      {
+        what: 'GET /slow/wait/10 waiting in the mailbox (anvil_actor_mailbox_depth 1)',
+      },
+    );
     const third = await anvil.request('/slow/wait/10');
     expect(third.status).toBe(503);
     expect(third.headers['retry-after']).toBe('1');

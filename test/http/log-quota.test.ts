@@ -22,7 +22,8 @@ const daysAgo = (days: number) => new Date(Date.now() - days * 86_400_000).toISO
 
 let anvil: TestInstance;
 const logsOf = (key: string) => join(anvil.dataDir, 'localhost', 'dev', key, 'logs');
-const sizes = (dir: string) => Object.fromEntries(readdirSync(dir).map((name) => [name, statSync(join(dir, name)).size]));
+const sizes = (dir: string) =>
+  Object.fromEntries(readdirSync(dir).map((name) => [name, statSync(join(dir, name)).size]));
 const loggedPaths = (dir: string) =>
   readdirSync(dir)
     .filter((name) => name.endsWith('.jsonl'))
@@ -60,17 +61,34 @@ describe('the request log under its quotas', () => {
     const paths = loggedPaths(logsOf('rotating'));
     const first = Number(paths[0]!.slice('/hit/'.length));
     expect(first).toBeGreaterThan(0);
-    expect(paths.sort((a, b) => Number(a.slice(5)) - Number(b.slice(5)))).toEqual(Array.from({ length: 60 - first }, (_, i) => `/hit/${first + i}`));
-    await eventually(async () => (sample(await scrapeMetrics(anvil), 'anvil_log_files_removed_total', { host: 'localhost', api: 'rotating', reason: 'size' }) ?? 0) >= 1);
+    expect(paths.sort((a, b) => Number(a.slice(5)) - Number(b.slice(5)))).toEqual(
+      Array.from({ length: 60 - first }, (_, i) => `/hit/${first + i}`),
+    );
+    await eventually(
+      async () =>
+        (sample(await scrapeMetrics(anvil), 'anvil_log_files_removed_total', {
+          host: 'localhost',
+          api: 'rotating',
+          reason: 'size',
+        }) ?? 0) >= 1,
+    );
   });
 
-  it('removes files older than the API\'s days when it opens its file, and keeps younger ones', async () => {
+  it("removes files older than the API's days when it opens its file, and keeps younger ones", async () => {
     const dir = logsOf('aging');
     mkdirSync(dir, { recursive: true });
-    for (const name of [`${daysAgo(40)}.jsonl`, `${daysAgo(3)}.1.jsonl`, `${daysAgo(1)}.jsonl`]) writeFileSync(join(dir, name), '{"path":"/old"}\n');
+    for (const name of [`${daysAgo(40)}.jsonl`, `${daysAgo(3)}.1.jsonl`, `${daysAgo(1)}.jsonl`])
+      writeFileSync(join(dir, name), '{"path":"/old"}\n');
     expect((await anvil.request('/aging/hit/1')).status).toBe(200);
     await eventually(() => loggedPaths(dir).includes('/hit/1'));
     expect(readdirSync(dir).sort()).toEqual([`${daysAgo(1)}.jsonl`, `${today()}.jsonl`]);
-    await eventually(async () => sample(await scrapeMetrics(anvil), 'anvil_log_files_removed_total', { host: 'localhost', api: 'aging', reason: 'age' }) === 2);
+    await eventually(
+      async () =>
+        sample(await scrapeMetrics(anvil), 'anvil_log_files_removed_total', {
+          host: 'localhost',
+          api: 'aging',
+          reason: 'age',
+        }) === 2,
+    );
   });
 });

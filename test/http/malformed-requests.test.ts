@@ -58,15 +58,30 @@ describe('garbage on a raw socket', () => {
       expectRefusedOrClosed(reply);
     }
     // Random bytes starting with a plausible request line, too.
-    const reply = await exchange(anvil.port, Buffer.concat([Buffer.from('GET /'), randomBytes(64), Buffer.from(' HTTP/1.1\r\n\r\n')]));
+    const reply = await exchange(
+      anvil.port,
+      Buffer.concat([Buffer.from('GET /'), randomBytes(64), Buffer.from(' HTTP/1.1\r\n\r\n')]),
+    );
     expectRefusedOrClosed(reply);
     await expectHealthy();
   });
 
   it('a header without a colon: 400', async () => {
-    expectJsonError(await exchange(anvil.port, `GET /ping/ping HTTP/1.1\r\n${HOST}ThisHeaderHasNoColon\r\n\r\n`), 400, 'ANVIL_ERR_BAD_REQUEST');
-    expectJsonError(await exchange(anvil.port, `GET /ping/ping HTTP/1.1\r\n${HOST}Bad Name: x\r\n\r\n`), 400, 'ANVIL_ERR_BAD_REQUEST');
-    expectJsonError(await exchange(anvil.port, `GET /ping/ping HTTP/1.1\r\n${HOST}X-Nul: a\0b\r\n\r\n`), 400, 'ANVIL_ERR_BAD_REQUEST');
+    expectJsonError(
+      await exchange(anvil.port, `GET /ping/ping HTTP/1.1\r\n${HOST}ThisHeaderHasNoColon\r\n\r\n`),
+      400,
+      'ANVIL_ERR_BAD_REQUEST',
+    );
+    expectJsonError(
+      await exchange(anvil.port, `GET /ping/ping HTTP/1.1\r\n${HOST}Bad Name: x\r\n\r\n`),
+      400,
+      'ANVIL_ERR_BAD_REQUEST',
+    );
+    expectJsonError(
+      await exchange(anvil.port, `GET /ping/ping HTTP/1.1\r\n${HOST}X-Nul: a\0b\r\n\r\n`),
+      400,
+      'ANVIL_ERR_BAD_REQUEST',
+    );
     await expectHealthy();
   });
 
@@ -74,23 +89,36 @@ describe('garbage on a raw socket', () => {
     const one = await exchange(anvil.port, `GET /ping/ping HTTP/1.1\r\n${HOST}X-Big: ${'a'.repeat(20 * 1024)}\r\n\r\n`);
     expectJsonError(one, 431, 'ANVIL_ERR_HEADERS_TOO_LARGE');
     const many = Array.from({ length: 400 }, (_, i) => `X-Header-${i}: ${'b'.repeat(50)}\r\n`).join('');
-    expectJsonError(await exchange(anvil.port, `GET /ping/ping HTTP/1.1\r\n${HOST}${many}\r\n`), 431, 'ANVIL_ERR_HEADERS_TOO_LARGE');
+    expectJsonError(
+      await exchange(anvil.port, `GET /ping/ping HTTP/1.1\r\n${HOST}${many}\r\n`),
+      431,
+      'ANVIL_ERR_HEADERS_TOO_LARGE',
+    );
     await expectHealthy();
   });
 
   it('an invalid content-length: 400', async () => {
     for (const value of ['abc', '-5', '1.5', '0x10', '99999999999999999999999']) {
-      const reply = await exchange(anvil.port, `POST /ping/echo HTTP/1.1\r\n${HOST}Content-Length: ${value}\r\n\r\nhello`);
+      const reply = await exchange(
+        anvil.port,
+        `POST /ping/echo HTTP/1.1\r\n${HOST}Content-Length: ${value}\r\n\r\nhello`,
+      );
       expectJsonError(reply, 400, 'ANVIL_ERR_BAD_REQUEST');
     }
-    const twoLengths = await exchange(anvil.port, `POST /ping/echo HTTP/1.1\r\n${HOST}Content-Length: 5\r\nContent-Length: 6\r\n\r\nhello!`);
+    const twoLengths = await exchange(
+      anvil.port,
+      `POST /ping/echo HTTP/1.1\r\n${HOST}Content-Length: 5\r\nContent-Length: 6\r\n\r\nhello!`,
+    );
     expectJsonError(twoLengths, 400, 'ANVIL_ERR_BAD_REQUEST');
     await expectHealthy();
   });
 
   it('a chunked body with a bad chunk size: 400', async () => {
     for (const size of ['zz', '-1', 'ffffffffffffffffffff', '']) {
-      const reply = await exchange(anvil.port, `POST /ping/echo HTTP/1.1\r\n${HOST}Transfer-Encoding: chunked\r\n\r\n${size}\r\nhello\r\n0\r\n\r\n`);
+      const reply = await exchange(
+        anvil.port,
+        `POST /ping/echo HTTP/1.1\r\n${HOST}Transfer-Encoding: chunked\r\n\r\n${size}\r\nhello\r\n0\r\n\r\n`,
+      );
       expectJsonError(reply, 400, 'ANVIL_ERR_BAD_REQUEST');
     }
     await expectHealthy();
@@ -98,7 +126,10 @@ describe('garbage on a raw socket', () => {
 
   it('content-length together with chunked: refused, and the smuggled request is not answered', async () => {
     const smuggled = `GET /ping/ping HTTP/1.1\r\n${HOST}\r\n`;
-    const reply = await exchange(anvil.port, `POST /ping/echo HTTP/1.1\r\n${HOST}Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n${smuggled}`);
+    const reply = await exchange(
+      anvil.port,
+      `POST /ping/echo HTTP/1.1\r\n${HOST}Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n${smuggled}`,
+    );
     expectRefusedOrClosed(reply);
     expect(reply.raw).not.toContain('pong');
     await expectHealthy();
@@ -114,21 +145,34 @@ describe('garbage on a raw socket', () => {
   it('a request target that is not a path: 400', async () => {
     // connection: close only so that we need not wait for the keep-alive timeout.
     const get = (target: string) => exchange(anvil.port, `GET ${target} HTTP/1.1\r\n${HOST}Connection: close\r\n\r\n`);
-    for (const target of ['*', 'ping/ping', 'http://localhost/ping/ping']) expectJsonError(await get(target), 400, expect.stringMatching(/^ANVIL_ERR_BAD_(TARGET|REQUEST)$/));
+    for (const target of ['*', 'ping/ping', 'http://localhost/ping/ping'])
+      expectJsonError(await get(target), 400, expect.stringMatching(/^ANVIL_ERR_BAD_(TARGET|REQUEST)$/));
     expectRefusedOrClosed(await get('//ping/ping'));
     await expectHealthy();
   });
 
   it('a client that disappears mid-body, on an API and on a deploy', async () => {
     for (let i = 0; i < 10; i++) {
-      await exchange(anvil.port, [`POST /ping/echo HTTP/1.1\r\n${HOST}Content-Length: 100000\r\n\r\n`, 'x'.repeat(1000)], { destroy: true });
-      await exchange(anvil.port, [`POST /ping/echo HTTP/1.1\r\n${HOST}Transfer-Encoding: chunked\r\n\r\n`, '100\r\n', 'y'.repeat(100)], { destroy: true });
+      await exchange(
+        anvil.port,
+        [`POST /ping/echo HTTP/1.1\r\n${HOST}Content-Length: 100000\r\n\r\n`, 'x'.repeat(1000)],
+        { destroy: true },
+      );
+      await exchange(
+        anvil.port,
+        [`POST /ping/echo HTTP/1.1\r\n${HOST}Transfer-Encoding: chunked\r\n\r\n`, '100\r\n', 'y'.repeat(100)],
+        { destroy: true },
+      );
     }
     const upload =
       `POST /anvil/api HTTP/1.1\r\nHost: admin.localhost\r\npublic-host: localhost\r\npublic-host-key: ${TEST_KEY}\r\n` +
       'Content-Type: application/gzip\r\nContent-Length: 200000\r\n\r\n';
     // A gzip header, then the connection is gone.
-    await exchange(anvil.port, [upload, Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0, 0, 0, 0, 0, 0x03]), randomBytes(5000)], { destroy: true });
+    await exchange(
+      anvil.port,
+      [upload, Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0, 0, 0, 0, 0, 0x03]), randomBytes(5000)],
+      { destroy: true },
+    );
     await expectHealthy();
     // The half upload left nothing behind.
     await eventually(() => readdirSync(join(anvil.dataDir, '.anvil', 'tmp')).length === 0);
@@ -144,7 +188,12 @@ describe('garbage on a raw socket', () => {
             const socket = net.connect(anvil.port, '127.0.0.1');
             socket.once('error', reject);
             // Half a request: the request line and part of the headers.
-            socket.write(i % 2 === 0 ? 'GET /ping/ping HTTP/1.1\r\nHost: loc' : 'POST /ping/echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 10\r\n\r\nabc', () => resolve(socket));
+            socket.write(
+              i % 2 === 0
+                ? 'GET /ping/ping HTTP/1.1\r\nHost: loc'
+                : 'POST /ping/echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 10\r\n\r\nabc',
+              () => resolve(socket),
+            );
           }),
       ),
     );
@@ -168,7 +217,14 @@ describe('request body limits (SPEC §10)', () => {
     // Headers and the first part of the body; the router must answer without waiting for the rest.
     // Half a second of silence after the answer ends the exchange (the connection would otherwise
     // wait for the rest of the body until the keep-alive timeout); a second response would show.
-    const reply = await exchange(anvil.port, [`POST /ping/echo HTTP/1.1\r\n${HOST}Content-Type: application/octet-stream\r\nContent-Length: ${2 * 1024 * 1024}\r\n\r\n`, Buffer.alloc(64 * 1024, 'a')], { endWhenIdleMs: 500 });
+    const reply = await exchange(
+      anvil.port,
+      [
+        `POST /ping/echo HTTP/1.1\r\n${HOST}Content-Type: application/octet-stream\r\nContent-Length: ${2 * 1024 * 1024}\r\n\r\n`,
+        Buffer.alloc(64 * 1024, 'a'),
+      ],
+      { endWhenIdleMs: 500 },
+    );
     expectJsonError(reply, 413, 'ANVIL_ERR_BODY_TOO_LARGE');
     await expectHealthy();
   });
@@ -176,7 +232,8 @@ describe('request body limits (SPEC §10)', () => {
   it('answers 413 with JSON {error} to a chunked body that grows over 1 MiB', async () => {
     const chunk = Buffer.alloc(64 * 1024, 'b');
     const chunks: Array<Buffer | string> = [`POST /ping/echo HTTP/1.1\r\n${HOST}Transfer-Encoding: chunked\r\n\r\n`];
-    for (let sent = 0; sent <= 1024 * 1024; sent += chunk.length) chunks.push(`${chunk.length.toString(16)}\r\n`, chunk, '\r\n');
+    for (let sent = 0; sent <= 1024 * 1024; sent += chunk.length)
+      chunks.push(`${chunk.length.toString(16)}\r\n`, chunk, '\r\n');
     const reply = await exchange(anvil.port, chunks, { endWhenIdleMs: 500 });
     expectJsonError(reply, 413, 'ANVIL_ERR_BODY_TOO_LARGE');
     await expectHealthy();
@@ -187,7 +244,10 @@ describe('request body limits (SPEC §10)', () => {
       Array.from({ length: 20 }, (_, i) =>
         anvil
           .request('/ping/echo', { method: 'POST', body: Buffer.alloc((i % 2 === 0 ? 2 : 5) * 1024 * 1024, 'd') })
-          .then((r) => r.status, (error: Error) => error.message),
+          .then(
+            (r) => r.status,
+            (error: Error) => error.message,
+          ),
       ),
     );
     expect(statuses).toEqual(Array(20).fill(413));
@@ -240,9 +300,16 @@ describe('request body limits (SPEC §10)', () => {
 
     it('the body limit does not apply to deploys (they have --upload-limit)', async () => {
       // A real archive bigger than 1 KiB.
-      const archive = tarGz({ 'api.yaml': 'key: big\nendpoints:\n  get /x:\n    P: { directive: Ping }\n', 'Assets/noise.bin': randomBytes(4096) });
+      const archive = tarGz({
+        'api.yaml': 'key: big\nendpoints:\n  get /x:\n    P: { directive: Ping }\n',
+        'Assets/noise.bin': randomBytes(4096),
+      });
       expect(archive.length).toBeGreaterThan(1024);
-      const reply = await small.admin('/anvil/api', { method: 'POST', body: archive, headers: { 'content-type': 'application/gzip' } });
+      const reply = await small.admin('/anvil/api', {
+        method: 'POST',
+        body: archive,
+        headers: { 'content-type': 'application/gzip' },
+      });
       expect(reply.status).toBe(201);
     });
   });

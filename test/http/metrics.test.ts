@@ -37,7 +37,10 @@ const ECHO = `export default (state) => {
 let anvil: TestInstance;
 beforeAll(async () => {
   anvil = await startInstance({
-    apis: { meter: { 'api.yaml': API, 'Directives/Echo.js': ECHO }, quiet: { 'api.yaml': 'key: quiet\nendpoints:\n  get /ok:\n    Ping: { directive: Ping }\n' } },
+    apis: {
+      meter: { 'api.yaml': API, 'Directives/Echo.js': ECHO },
+      quiet: { 'api.yaml': 'key: quiet\nendpoints:\n  get /ok:\n    Ping: { directive: Ping }\n' },
+    },
     // Long enough for a first request that starts the API's thread while other test files load the
     // machine (1 s was not, in CI), short enough for /slow to end in the router's 504.
     args: ['--request-timeout', '4s'],
@@ -57,7 +60,11 @@ function sample(text: string, name: string, labels: Record<string, string>): num
     const match = /^([a-z_]+)\{(.*)\} (\S+)$/.exec(line);
     if (match === null || match[1] !== name) continue;
     const found = Object.fromEntries([...match[2]!.matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]));
-    if (Object.keys(found).length === Object.keys(labels).length && Object.entries(labels).every(([k, v]) => found[k] === v)) return Number(match[3]);
+    if (
+      Object.keys(found).length === Object.keys(labels).length &&
+      Object.entries(labels).every(([k, v]) => found[k] === v)
+    )
+      return Number(match[3]);
   }
   return undefined;
 }
@@ -89,7 +96,9 @@ describe('/anvil/metrics', () => {
     expect(sample(text, 'anvil_requests_total', { ...meter, route: 'get /boom', class: '5xx' })).toBe(1);
     expect(sample(text, 'anvil_request_errors_total', { ...meter, route: '(none)', reason: 'timeout' })).toBe(1);
     // The log line travels through the instance's stdout: it may come after the metric was read.
-    const warning = await waitFor(() => anvil.logLines().find((l) => l.msg === 'request failed: timeout'), { what: "the 'request failed: timeout' log line" });
+    const warning = await waitFor(() => anvil.logLines().find((l) => l.msg === 'request failed: timeout'), {
+      what: "the 'request failed: timeout' log line",
+    });
     expect(warning).toMatchObject({ api: 'meter', status: 504, reason: 'timeout' });
     expect(warning!.correlationId).toMatch(/\S+/);
   });
@@ -136,10 +145,15 @@ describe('/anvil/metrics', () => {
       .flat()
       .find((i) => i !== undefined && i.family === 'IPv4' && !i.internal)?.address;
     if (address === undefined) throw new Error('this test needs a non-loopback IPv4 address on the machine');
-    const open = await startInstance({ args: ['--listen', '0.0.0.0'], env: { ANVIL_METRICS_TOKEN: 'metrics-token-for-the-test' } });
+    const open = await startInstance({
+      args: ['--listen', '0.0.0.0'],
+      env: { ANVIL_METRICS_TOKEN: 'metrics-token-for-the-test' },
+    });
     try {
       const get = async (headers: Record<string, string>) => {
-        const reply = await request(`http://${address}:${open.port}/anvil/metrics`, { headers: { host: 'admin.localhost', ...headers } });
+        const reply = await request(`http://${address}:${open.port}/anvil/metrics`, {
+          headers: { host: 'admin.localhost', ...headers },
+        });
         return { status: reply.statusCode, text: await reply.body.text() };
       };
       expect(await get({})).toEqual({ status: 401, text: '{"error":"Unauthorized"}' });

@@ -21,7 +21,11 @@ let upstream: Upstream;
 let anvil: TestInstance;
 beforeAll(async () => {
   upstream = await startUpstream();
-  anvil = await startInstance({ apis: { worker: { 'api.yaml': WORKER(upstream.port) } }, args: ['--job-backoff', '20ms'], env: { ANVIL_EGRESS_ALLOW: '127.0.0.1' } });
+  anvil = await startInstance({
+    apis: { worker: { 'api.yaml': WORKER(upstream.port) } },
+    args: ['--job-backoff', '20ms'],
+    env: { ANVIL_EGRESS_ALLOW: '127.0.0.1' },
+  });
 });
 afterAll(async () => {
   await anvil?.dispose();

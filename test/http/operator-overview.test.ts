@@ -36,13 +36,30 @@ beforeAll(async () => {
 });
 afterAll(async () => anvil?.dispose());
 
-type Figures = { requests: number; perSecond: number; errors: number; errorRate: number; rateLimited: number; p50Ms: number | null; p99Ms: number | null; sandboxBreaches: number; jobsFailed: number };
+type Figures = {
+  requests: number;
+  perSecond: number;
+  errors: number;
+  errorRate: number;
+  rateLimited: number;
+  p50Ms: number | null;
+  p99Ms: number | null;
+  sandboxBreaches: number;
+  jobsFailed: number;
+};
 
 describe('GET /anvil/overview and /anvil/api/<key>/stats', () => {
   it('refuses a caller without the admin credentials, as the management API does', async () => {
     for (const path of ['/anvil/overview', '/anvil/api/shop/stats']) {
       expect((await anvil.request(path, { host: 'admin.localhost' })).status).toBe(401);
-      expect((await anvil.request(path, { host: 'admin.localhost', headers: { 'public-host': 'localhost', 'public-host-key': 'wrong' } })).status).toBe(401);
+      expect(
+        (
+          await anvil.request(path, {
+            host: 'admin.localhost',
+            headers: { 'public-host': 'localhost', 'public-host-key': 'wrong' },
+          })
+        ).status,
+      ).toBe(401);
       // Not on a public host: there it is an API path like any other (no API "anvil").
       expect((await anvil.request(path)).status).toBe(404);
     }
@@ -71,7 +88,16 @@ describe('GET /anvil/overview and /anvil/api/<key>/stats', () => {
     expect(body.host).toBe('localhost');
 
     const shop = body.apis.find((a: { key: string }) => a.key === 'shop');
-    expect(shop).toMatchObject({ key: 'shop', host: 'localhost', release: record.release, status: 'public', active: true, public: true, pausedUntil: null, jobs: { waiting: 0, failed: 0 } });
+    expect(shop).toMatchObject({
+      key: 'shop',
+      host: 'localhost',
+      release: record.release,
+      status: 'public',
+      active: true,
+      public: true,
+      pausedUntil: null,
+      jobs: { waiting: 0, failed: 0 },
+    });
     expect(shop.threads).toBeGreaterThanOrEqual(1);
     const minute: Figures = shop.last1m;
     // 6 + 3 + 2 + 2 + 1 requests, of which the two /boom and the /burn ended >= 500.
@@ -90,8 +116,18 @@ describe('GET /anvil/overview and /anvil/api/<key>/stats', () => {
 
     // An API never called is listed, with empty windows.
     const quiet = body.apis.find((a: { key: string }) => a.key === 'quiet');
-    expect(quiet).toMatchObject({ status: 'public', threads: 0, last1m: { requests: 0, errorRate: 0, p50Ms: null, p99Ms: null } });
-    expect(body.totals).toMatchObject({ apis: 2, public: 2, paused: 0, disabled: 0, last1m: { requests: 14, errors: 3, rateLimited: 1, sandboxBreaches: 1 } });
+    expect(quiet).toMatchObject({
+      status: 'public',
+      threads: 0,
+      last1m: { requests: 0, errorRate: 0, p50Ms: null, p99Ms: null },
+    });
+    expect(body.totals).toMatchObject({
+      apis: 2,
+      public: 2,
+      paused: 0,
+      disabled: 0,
+      last1m: { requests: 14, errors: 3, rateLimited: 1, sandboxBreaches: 1 },
+    });
   });
 
   it('gives per route template figures and a 1-second series of the last five minutes', async () => {
@@ -100,7 +136,8 @@ describe('GET /anvil/overview and /anvil/api/<key>/stats', () => {
     expect(reply.headers['cache-control']).toBe('no-store');
     const stats = reply.json();
     expect(stats).toMatchObject({ key: 'shop', host: 'localhost', window: '5m', windowSeconds: 300 });
-    const route = (name: string): Figures & { route: string } => stats.routes.find((r: { route: string }) => r.route === name);
+    const route = (name: string): Figures & { route: string } =>
+      stats.routes.find((r: { route: string }) => r.route === name);
     expect(route('get /ok')).toMatchObject({ requests: 6, errors: 0, rateLimited: 0 });
     expect(route('get /items/{id}')).toMatchObject({ requests: 3, errors: 0 });
     expect(route('get /boom')).toMatchObject({ requests: 2, errors: 2, errorRate: 1 });
@@ -111,7 +148,8 @@ describe('GET /anvil/overview and /anvil/api/<key>/stats', () => {
     const { series } = stats;
     expect(series.stepSeconds).toBe(1);
     expect(series.t).toHaveLength(300);
-    for (const column of ['requests', 'errors', 'rateLimited', 'p50Ms', 'p99Ms']) expect(series[column]).toHaveLength(300);
+    for (const column of ['requests', 'errors', 'rateLimited', 'p50Ms', 'p99Ms'])
+      expect(series[column]).toHaveLength(300);
     expect(series.t[299] - series.t[0]).toBe(299);
     const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
     expect(sum(series.requests)).toBe(stats.totals.requests);
@@ -137,14 +175,23 @@ describe('GET /anvil/overview and /anvil/api/<key>/stats', () => {
 
   it('shows a rollback: the release answering, the status, and the release changes counted', async () => {
     const first = (await anvil.admin('/anvil/api/shop')).json().release as string;
-    const deployed = await anvil.admin('/anvil/api', { method: 'POST', body: tarGz({ 'api.yaml': SHOP('hi again'), 'Directives/Burn.js': BURN }), headers: { 'content-type': 'application/gzip' } });
+    const deployed = await anvil.admin('/anvil/api', {
+      method: 'POST',
+      body: tarGz({ 'api.yaml': SHOP('hi again'), 'Directives/Burn.js': BURN }),
+      headers: { 'content-type': 'application/gzip' },
+    });
     expect(deployed.status).toBe(201);
     const second = deployed.json().release as string;
     const put = (release: string, active = true) =>
-      anvil.admin('/anvil/api/shop', { method: 'PUT', body: JSON.stringify({ active, release, public: true }), headers: { 'content-type': 'application/json' } });
+      anvil.admin('/anvil/api/shop', {
+        method: 'PUT',
+        body: JSON.stringify({ active, release, public: true }),
+        headers: { 'content-type': 'application/json' },
+      });
     expect((await put(second)).status).toBe(204);
     expect((await anvil.request('/shop/ok')).json()).toEqual({ greeting: 'hi again' });
-    const overviewRelease = async () => (await anvil.admin('/anvil/overview')).json().apis.find((a: { key: string }) => a.key === 'shop');
+    const overviewRelease = async () =>
+      (await anvil.admin('/anvil/overview')).json().apis.find((a: { key: string }) => a.key === 'shop');
     expect(await overviewRelease()).toMatchObject({ release: second, status: 'public' });
 
     expect((await put(first)).status).toBe(204);
@@ -154,23 +201,45 @@ describe('GET /anvil/overview and /anvil/api/<key>/stats', () => {
     expect((await put('r-20200101-000000000-0000')).status).toBe(404);
 
     const quiet = (await anvil.admin('/anvil/api/quiet')).json().release as string;
-    const disable = await anvil.admin('/anvil/api/quiet', { method: 'PUT', body: JSON.stringify({ active: false, release: quiet, public: true }), headers: { 'content-type': 'application/json' } });
+    const disable = await anvil.admin('/anvil/api/quiet', {
+      method: 'PUT',
+      body: JSON.stringify({ active: false, release: quiet, public: true }),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(disable.status).toBe(204);
-    expect((await anvil.admin('/anvil/overview')).json().apis.find((a: { key: string }) => a.key === 'quiet').status).toBe('disabled');
+    expect(
+      (await anvil.admin('/anvil/overview')).json().apis.find((a: { key: string }) => a.key === 'quiet').status,
+    ).toBe('disabled');
 
     const text = await scrapeMetrics(anvil);
-    const changes = (api: string, change: string, result: string) => sample(text, 'anvil_release_changes_total', { host: 'localhost', api, change, result });
+    const changes = (api: string, change: string, result: string) =>
+      sample(text, 'anvil_release_changes_total', { host: 'localhost', api, change, result });
     expect(changes('shop', 'publish', 'ok')).toBe(1); // a newer release, active and public (releaseChange)
     expect(changes('shop', 'rollback', 'ok')).toBe(1);
     expect(changes('shop', 'rollback', 'unknown_release')).toBe(1);
     expect(changes('quiet', 'disable', 'ok')).toBe(1);
-    const ghost = await anvil.admin('/anvil/api/ghost', { method: 'PUT', body: JSON.stringify({ active: true, release: first, public: true }), headers: { 'content-type': 'application/json' } });
+    const ghost = await anvil.admin('/anvil/api/ghost', {
+      method: 'PUT',
+      body: JSON.stringify({ active: true, release: first, public: true }),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(ghost.status).toBe(404);
     const afterGhost = await scrapeMetrics(anvil);
-    expect(sample(afterGhost, 'anvil_release_changes_total', { host: 'localhost', api: '(unknown)', change: 'update', result: 'unknown_api' })).toBe(1);
+    expect(
+      sample(afterGhost, 'anvil_release_changes_total', {
+        host: 'localhost',
+        api: '(unknown)',
+        change: 'update',
+        result: 'unknown_api',
+      }),
+    ).toBe(1);
     expect(afterGhost).not.toContain('api="ghost"');
     expect(sample(text, 'anvil_deploys_total', { host: 'localhost', result: 'ok' })).toBe(1);
-    const refused = await anvil.admin('/anvil/api', { method: 'POST', body: tarGz({ 'api.yaml': 'key: broken\nendpoints: 12\n' }), headers: { 'content-type': 'application/gzip' } });
+    const refused = await anvil.admin('/anvil/api', {
+      method: 'POST',
+      body: tarGz({ 'api.yaml': 'key: broken\nendpoints: 12\n' }),
+      headers: { 'content-type': 'application/gzip' },
+    });
     expect(refused.status).toBe(400);
     expect(sample(await scrapeMetrics(anvil), 'anvil_deploys_total', { host: 'localhost', result: 'invalid' })).toBe(1);
   });
@@ -180,8 +249,12 @@ describe('GET /anvil/overview and /anvil/api/<key>/stats', () => {
       const t = await scrapeMetrics(anvil);
       return t.includes('anvil_cell_resident_memory_bytes{') ? t : null;
     }, 15_000);
-    expect(sample(text, 'anvil_requests_total', { host: 'localhost', api: 'shop', route: 'get /boom', class: '5xx' })).toBe(2);
-    expect(sample(text, 'anvil_requests_total', { host: 'localhost', api: 'shop', route: 'get /limited', class: '4xx' })).toBe(1);
+    expect(
+      sample(text, 'anvil_requests_total', { host: 'localhost', api: 'shop', route: 'get /boom', class: '5xx' }),
+    ).toBe(2);
+    expect(
+      sample(text, 'anvil_requests_total', { host: 'localhost', api: 'shop', route: 'get /limited', class: '4xx' }),
+    ).toBe(1);
     expect(sample(text, 'anvil_sandbox_breaches_total', { host: 'localhost', api: 'shop', kind: 'cpu' })).toBe(1);
     // The router's own process (prom-client's default metrics) and its event-loop lag.
     expect(sample(text, 'process_resident_memory_bytes', {})).toBeGreaterThan(0);

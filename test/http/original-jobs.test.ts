@@ -16,7 +16,9 @@ const queueing = (key: string, compat: string) => ({
 let anvil: TestInstance;
 
 beforeAll(async () => {
-  anvil = await startInstance({ apis: { legacy: queueing('legacy', ''), ported: queueing('ported', 'compat: hefesto\n'), jobs: fixture } });
+  anvil = await startInstance({
+    apis: { legacy: queueing('legacy', ''), ported: queueing('ported', 'compat: hefesto\n'), jobs: fixture },
+  });
 });
 afterAll(async () => anvil?.dispose());
 
@@ -32,14 +34,20 @@ describe('ForTheWorker with identifier (issue 28 item 6)', () => {
     const { id } = ported.json();
     expect(ported.json()).toEqual({ message: 'queued', id });
     // The job was queued all the same, and runs.
-    await eventually(() => JSON.parse(anvilCli(['jobs', 'get', id, '--data', anvil.dataDir, '--json']).stdout).state === 'completed');
+    await eventually(
+      () => JSON.parse(anvilCli(['jobs', 'get', id, '--data', anvil.dataDir, '--json']).stdout).state === 'completed',
+    );
   });
 });
 
 describe("an API in the original's style", () => {
   it("queues a job with the original's 200, its request normalised by two custom directives, read back with a cookie added", async () => {
     const body = JSON.stringify({ kind: ' Daily ', dates: ['2024-01-01'] });
-    const queued = await anvil.request('/jobs/jobs', { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+    const queued = await anvil.request('/jobs/jobs', {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(queued.status).toBe(200);
     const { id } = queued.json();
     expect(queued.json()).toEqual({ message: 'queued', id });

@@ -39,7 +39,11 @@ describe('the pause after an API kills its quarantine cell', () => {
       expect((await anvil.request(`/${key}/PropertyGrowth`)).status).toBe(502);
       // At once, as a client retrying would: no waiting for the log line.
       const next = await anvil.request(`/${key}/ping`);
-      expect({ key, status: next.status, body: next.json() }).toMatchObject({ key, status: 503, body: { error: expect.stringMatching(/paused/) } });
+      expect({ key, status: next.status, body: next.json() }).toMatchObject({
+        key,
+        status: 503,
+        body: { error: expect.stringMatching(/paused/) },
+      });
       expect(Number(next.headers['retry-after'])).toBeGreaterThanOrEqual(1);
       await eventually(() => logged('API killed its quarantine cell again; paused', key)[0]);
     }

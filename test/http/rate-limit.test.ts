@@ -47,8 +47,16 @@ async function awayFromWindowEnd(spanMs: number): Promise<void> {
 }
 
 /** Requests from another loopback address (127.0.0.2 is loopback too on Linux): another client IP. */
-async function requestFrom(agent: Agent, anvil: TestInstance, path: string, headers: Record<string, string> = {}): Promise<Reply> {
-  const response = await undiciRequest(`http://127.0.0.1:${anvil.port}${path}`, { headers: { host: 'localhost', ...headers }, dispatcher: agent });
+async function requestFrom(
+  agent: Agent,
+  anvil: TestInstance,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<Reply> {
+  const response = await undiciRequest(`http://127.0.0.1:${anvil.port}${path}`, {
+    headers: { host: 'localhost', ...headers },
+    dispatcher: agent,
+  });
   const text = await response.body.text();
   return { status: response.statusCode, headers: response.headers, text, json: () => JSON.parse(text) };
 }
@@ -92,7 +100,9 @@ const embedded: Backend = {
   counters: async (anvil, label) => {
     const db = new Database(`${anvil.dataDir}/.anvil/kv.sqlite`, { readonly: true, fileMustExist: true });
     try {
-      const rows = db.prepare('SELECT key, value FROM kv WHERE ns = ? AND key LIKE ?').all('localhost/dev/limits', `ratelimit:${label}:%`) as Array<{ key: string; value: string }>;
+      const rows = db
+        .prepare('SELECT key, value FROM kv WHERE ns = ? AND key LIKE ?')
+        .all('localhost/dev/limits', `ratelimit:${label}:%`) as Array<{ key: string; value: string }>;
       return Object.fromEntries(rows.map((r) => [r.key, windowCount(r.value)]));
     } finally {
       db.close();
@@ -107,14 +117,21 @@ const redisBackend: Backend = {
   env: { REDIS_URL },
   check: async () => {
     // Fails (never skips) when Redis is down: this suite exists to prove the Redis path.
-    redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2_000 });
+    redis = new Redis(REDIS_URL, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+      connectTimeout: 2_000,
+    });
     redis.on('error', () => {}); // the rejected connect() below carries the error
     try {
       await redis.connect();
       const pong = await redis.ping();
       if (pong !== 'PONG') throw new Error(`PING answered ${pong}`);
     } catch (error) {
-      throw new Error(`Redis at ${REDIS_URL} cannot be reached (${(error as Error).message}): this suite needs it, it does not skip`);
+      throw new Error(
+        `Redis at ${REDIS_URL} cannot be reached (${(error as Error).message}): this suite needs it, it does not skip`,
+      );
     }
   },
   counters: async (_anvil, label) => {
@@ -187,7 +204,9 @@ for (const backend of [embedded, redisBackend]) {
       expect({ ok: ok.length, refused: refused.length }).toEqual({ ok: 20, refused: 30 });
 
       // Each admitted request saw its own count: remaining 19, 18, … 0, each once.
-      expect(ok.map((r) => Number(header(r, 'ratelimit-remaining'))).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+      expect(ok.map((r) => Number(header(r, 'ratelimit-remaining'))).sort((a, b) => a - b)).toEqual(
+        Array.from({ length: 20 }, (_, i) => i),
+      );
       for (const reply of ok) {
         expect(reply.json()).toEqual({ message: 'pong' });
         expect(header(reply, 'ratelimit-limit')).toBe('20');
@@ -239,7 +258,9 @@ for (const backend of [embedded, redisBackend]) {
       }
       expect((await anvil.request('/limits/per-ip')).status).toBe(429);
       // A client cannot claim another address.
-      expect((await anvil.request('/limits/per-ip', { headers: { 'x-forwarded-for': '203.0.113.9' } })).status).toBe(429);
+      expect((await anvil.request('/limits/per-ip', { headers: { 'x-forwarded-for': '203.0.113.9' } })).status).toBe(
+        429,
+      );
 
       for (let i = 0; i < 3; i++) {
         const reply = await requestFrom(other, anvil, '/limits/per-ip');

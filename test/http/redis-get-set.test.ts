@@ -42,7 +42,13 @@ const OTHER = { 'public-host': 'other.localhost', 'public-host-key': 'other-host
 function backends(): Array<[string, Record<string, string>]> {
   return [
     ['embedded store', {}],
-    ['Redis', { REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', ANVIL_REDIS_PREFIX: `anvil-test-${randomBytes(4).toString('hex')}:` }],
+    [
+      'Redis',
+      {
+        REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+        ANVIL_REDIS_PREFIX: `anvil-test-${randomBytes(4).toString('hex')}:`,
+      },
+    ],
   ];
 }
 
@@ -51,7 +57,17 @@ for (const [name, env] of backends()) {
     let anvil: TestInstance;
     beforeAll(async () => {
       const dataDir = mkdtempSync(join(tmpdir(), 'anvil-data-'));
-      const added = anvilCli(['hosts', 'add-public', OTHER['public-host'], '--env', 'dev', '--key', OTHER['public-host-key'], '--data', dataDir]);
+      const added = anvilCli([
+        'hosts',
+        'add-public',
+        OTHER['public-host'],
+        '--env',
+        'dev',
+        '--key',
+        OTHER['public-host-key'],
+        '--data',
+        dataDir,
+      ]);
       expect(added.status, added.stderr).toBe(0);
       anvil = await startInstance({ apis: APIS, env, dataDir });
       const deployed = await anvil.request('/anvil/api', {
@@ -75,7 +91,9 @@ for (const [name, env] of backends()) {
     const msLeft = async (ns: string, key: string): Promise<number> => {
       if (env.REDIS_URL === undefined) {
         const db = new Database(join(anvil.dataDir, '.anvil', 'kv.sqlite'), { readonly: true });
-        const row = db.prepare('SELECT expires_at FROM kv WHERE ns = ? AND key = ?').get(ns, key) as { expires_at: number };
+        const row = db.prepare('SELECT expires_at FROM kv WHERE ns = ? AND key = ?').get(ns, key) as {
+          expires_at: number;
+        };
         db.close();
         return row.expires_at - Date.now();
       }
@@ -98,7 +116,14 @@ for (const [name, env] of backends()) {
     };
 
     it('keeps maps, lists and scalars as they were set', async () => {
-      const values = { map: { a: 1, b: [true, null, 'x'] }, list: [1, 2, 3], text: 'hello', number: 42.5, yes: true, zero: 0 };
+      const values = {
+        map: { a: 1, b: [true, null, 'x'] },
+        list: [1, 2, 3],
+        text: 'hello',
+        number: 42.5,
+        yes: true,
+        zero: 0,
+      };
       for (const [key, value] of Object.entries(values)) {
         const reply = await put(`/alpha/value/${key}`, value);
         expect(reply.status, reply.text).toBe(204);
@@ -120,7 +145,9 @@ for (const [name, env] of backends()) {
     it('forgets a value after `expire` seconds', async () => {
       expect((await put('/alpha/value/brief?expire=0.3', 'soon gone')).status).toBe(204);
       expect((await put('/alpha/default/kept', 'for 600 s')).status).toBe(204);
-      await waitFor(async () => (await get('/alpha/value/brief')) === null, { what: 'the value set with expire 0.3 to expire' });
+      await waitFor(async () => (await get('/alpha/value/brief')) === null, {
+        what: 'the value set with expire 0.3 to expire',
+      });
       expect(await get('/alpha/value/kept')).toBe('for 600 s');
       const left = await msLeft('localhost/dev/alpha', 'data:kept');
       expect(left).toBeGreaterThan(590_000);
@@ -152,7 +179,9 @@ for (const [name, env] of backends()) {
       for (const query of ['', '?global=true']) {
         const refused = await put(`/small/value/big${query}`, big);
         expect(refused.status).toBe(507);
-        expect(refused.json().error).toMatch(/over its quota of 1024 bytes \(api\.yaml limits\.kvKb, at most --max-kv-bytes\)$/);
+        expect(refused.json().error).toMatch(
+          /over its quota of 1024 bytes \(api\.yaml limits\.kvKb, at most --max-kv-bytes\)$/,
+        );
         expect(await get(`/small/value/big${query}`)).toBeNull();
       }
       // The larger quota of another API of the host lets it write there.

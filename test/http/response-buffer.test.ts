@@ -51,18 +51,21 @@ beforeAll(async () => {
   apis = mkdtempSync(join(tmpdir(), 'anvil-response-buffer-'));
   file = randomBytes(FILE_BYTES);
   writeApi(join(apis, 'site'), {
-    'api.yaml': 'key: site\nendpoints:\n  get /file/{name}:\n    Serve: { directive: ServeStatic, file: $.message.pathParam.name }\n',
+    'api.yaml':
+      'key: site\nendpoints:\n  get /file/{name}:\n    Serve: { directive: ServeStatic, file: $.message.pathParam.name }\n',
   });
   mkdirSync(join(apis, 'site', 'Assets'));
   writeFileSync(join(apis, 'site', 'Assets', 'big.bin'), file);
   // cpuMs: building and copying out 16 MiB can take more than the default 50 ms on a loaded machine.
   writeApi(join(apis, 'maker'), {
-    'api.yaml': 'key: maker\nlimits: { memoryMb: 256, cpuMs: 1000 }\nendpoints:\n  get /big:\n    Make: { directive: MakeBig }\n',
+    'api.yaml':
+      'key: maker\nlimits: { memoryMb: 256, cpuMs: 1000 }\nendpoints:\n  get /big:\n    Make: { directive: MakeBig }\n',
     'Directives/MakeBig.js': `export default (state) => { state.message.body = 'x'.repeat(${BIG_BODY_BYTES}); };\n`,
   });
   // Another API with a large answer made in memory: a victim of slow readers of `maker`.
   writeApi(join(apis, 'download'), {
-    'api.yaml': 'key: download\nlimits: { memoryMb: 256, cpuMs: 1000 }\nendpoints:\n  get /big:\n    Make: { directive: MakeBig }\n',
+    'api.yaml':
+      'key: download\nlimits: { memoryMb: 256, cpuMs: 1000 }\nendpoints:\n  get /big:\n    Make: { directive: MakeBig }\n',
     'Directives/MakeBig.js': `export default (state) => { state.message.body = 'd'.repeat(${BIG_BODY_BYTES}); };\n`,
   });
   writeFileSync(join(apis, 'site', 'Assets', 'mid.txt'), 'y'.repeat(100 * 1024));
@@ -77,7 +80,13 @@ endpoints:
 `,
   });
   anvil = await startInstance({
-    apis: { site: join(apis, 'site'), maker: join(apis, 'maker'), download: join(apis, 'download'), neighbour: join(apis, 'neighbour'), 'serve-static': join(import.meta.dirname, '../fixtures/apis/serve-static') },
+    apis: {
+      site: join(apis, 'site'),
+      maker: join(apis, 'maker'),
+      download: join(apis, 'download'),
+      neighbour: join(apis, 'neighbour'),
+      'serve-static': join(import.meta.dirname, '../fixtures/apis/serve-static'),
+    },
     args: ['--response-buffer', '40MiB'],
   });
 });
@@ -97,8 +106,14 @@ describe('response bytes held by the router', () => {
     // test/fixtures/apis/serve-static serves its data dir's storage/public (ServeStatic storage: true).
     const storage = join(anvil.dataDir, 'localhost/dev/serve-static/storage');
     mkdirSync(join(storage, 'public'), { recursive: true });
-    writeFileSync(join(storage, 'public/pixel.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0xff, 0x10, 0x80]));
-    const response = await request(`http://127.0.0.1:${anvil.port}/serve-static/storage/pixel.png`, { headers: { host: 'localhost' }, dispatcher: anvil.agent });
+    writeFileSync(
+      join(storage, 'public/pixel.png'),
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0xff, 0x10, 0x80]),
+    );
+    const response = await request(`http://127.0.0.1:${anvil.port}/serve-static/storage/pixel.png`, {
+      headers: { host: 'localhost' },
+      dispatcher: anvil.agent,
+    });
     const bytes = Buffer.from(await response.body.arrayBuffer());
     expect(response.statusCode).toBe(200);
     expect(bytes.equals(readFileSync(join(storage, 'public/pixel.png')))).toBe(true);
@@ -115,7 +130,7 @@ describe('response bytes held by the router', () => {
     expect(reply.json()).toEqual({ got: 'y'.repeat(100 * 1024) });
   });
 
-  it('40 readers that stop reading a large static file keep the router\'s memory bounded; a neighbour answers meanwhile', async () => {
+  it("40 readers that stop reading a large static file keep the router's memory bounded; a neighbour answers meanwhile", async () => {
     // Warm: the code paths and the buffers a stream uses exist before the baseline.
     await fetchBytes('/site/file/big.bin');
     const before = routerRssMb();
@@ -124,7 +139,9 @@ describe('response bytes held by the router', () => {
       await Promise.all(readers.map((r) => r.headed));
       // Every stream opened the file before its head; a stream whose reader has not taken its last
       // chunk for 100 ms closes it. None open: every stream has stalled (or ended), nothing more comes.
-      await waitFor(() => routerOpenFiles('big.bin') === 0, { what: 'the 40 streams of big.bin to stall (the router to close the file for each)' });
+      await waitFor(() => routerOpenFiles('big.bin') === 0, {
+        what: 'the 40 streams of big.bin to stall (the router to close the file for each)',
+      });
       const grown = routerRssMb() - before;
       expect(grown, `the router's RSS grew by ${grown.toFixed(1)} MB`).toBeLessThan(RSS_GROWTH_BOUND_MB);
       const started = Date.now();
@@ -207,9 +224,23 @@ describe('response bytes held for the APIs of several public hosts', () => {
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'anvil-data-'));
-    const added = anvilCli(['hosts', 'add-public', TENANT['public-host'], '--env', 'dev', '--key', TENANT['public-host-key'], '--data', dataDir]);
+    const added = anvilCli([
+      'hosts',
+      'add-public',
+      TENANT['public-host'],
+      '--env',
+      'dev',
+      '--key',
+      TENANT['public-host-key'],
+      '--data',
+      dataDir,
+    ]);
     expect(added.status, added.stderr).toBe(0);
-    two = await startInstance({ dataDir, apis: { download: join(apis, 'download') }, args: ['--response-buffer', '40MiB'] });
+    two = await startInstance({
+      dataDir,
+      apis: { download: join(apis, 'download') },
+      args: ['--response-buffer', '40MiB'],
+    });
     for (let i = 0; i < TENANT_APIS; i++) await deployTenantApi(`big-${i}`);
   });
   afterAll(async () => {
@@ -223,9 +254,19 @@ describe('response bytes held for the APIs of several public hosts', () => {
       'Directives/MakeBig.js': `export default (state) => { state.message.body = 't'.repeat(${TENANT_BODY_BYTES}); };\n`,
     };
     const admin = { host: 'admin.localhost' };
-    const deployed = await two.request('/anvil/api', { ...admin, method: 'POST', body: tarGz(files), headers: { ...TENANT, 'content-type': 'application/gzip' } });
+    const deployed = await two.request('/anvil/api', {
+      ...admin,
+      method: 'POST',
+      body: tarGz(files),
+      headers: { ...TENANT, 'content-type': 'application/gzip' },
+    });
     expect(deployed.status, deployed.text).toBe(201);
-    const publish = await two.request(`/anvil/api/${key}`, { ...admin, method: 'PUT', body: JSON.stringify({ active: true, release: deployed.json().release, public: true }), headers: { ...TENANT, 'content-type': 'application/json' } });
+    const publish = await two.request(`/anvil/api/${key}`, {
+      ...admin,
+      method: 'PUT',
+      body: JSON.stringify({ active: true, release: deployed.json().release, public: true }),
+      headers: { ...TENANT, 'content-type': 'application/json' },
+    });
     expect(publish.status, publish.text).toBe(204);
   }
 
@@ -251,7 +292,13 @@ describe('response bytes held for the APIs of several public hosts', () => {
       expect(cut.at(-1)).toBe(false);
       const metrics = await scrapeMetrics(two);
       let counted = 0;
-      for (let i = 0; i < TENANT_APIS; i++) counted += sample(metrics, 'anvil_quota_refusals_total', { host: TENANT['public-host'], api: `big-${i}`, quota: 'response_buffer' }) ?? 0;
+      for (let i = 0; i < TENANT_APIS; i++)
+        counted +=
+          sample(metrics, 'anvil_quota_refusals_total', {
+            host: TENANT['public-host'],
+            api: `big-${i}`,
+            quota: 'response_buffer',
+          }) ?? 0;
       expect(counted).toBe(cut.filter(Boolean).length);
     } finally {
       victim.destroy();

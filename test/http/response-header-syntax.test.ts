@@ -44,7 +44,9 @@ let anvil: TestInstance;
 
 beforeAll(async () => {
   const files = { 'Directives/SetHeader.js': SET_HEADER, 'Directives/TrySetHeader.js': TRY_SET_HEADER };
-  anvil = await startInstance({ apis: { headers: { 'api.yaml': API, ...files }, 'headers-debug': { 'api.yaml': DEBUG_API, ...files } } });
+  anvil = await startInstance({
+    apis: { headers: { 'api.yaml': API, ...files }, 'headers-debug': { 'api.yaml': DEBUG_API, ...files } },
+  });
 });
 afterAll(async () => anvil?.dispose());
 
@@ -105,18 +107,30 @@ describe('headers set by directives', () => {
     const value = await get('/headers/custom?name=x-custom&value=1%0d%0aX-Injected:%202');
     expectWellFormed500(value);
     expect(value.raw.toLowerCase()).not.toContain('x-injected');
-    expect(await logged(value)).toMatchObject({ label: 'SetIt', directive: 'SetHeader', status: 500, message: expect.stringContaining('carriage return') });
+    expect(await logged(value)).toMatchObject({
+      label: 'SetIt',
+      directive: 'SetHeader',
+      status: 500,
+      message: expect.stringContaining('carriage return'),
+    });
 
     for (const name of ['x:y', 'x%0d%0ay', '', 'x%20y', 'caf%C3%A9']) {
       const reply = await get(`/headers/custom?name=${name}&value=1`);
       expectWellFormed500(reply);
-      expect(await logged(reply)).toMatchObject({ label: 'SetIt', directive: 'SetHeader', message: expect.stringContaining('is not a token') });
+      expect(await logged(reply)).toMatchObject({
+        label: 'SetIt',
+        directive: 'SetHeader',
+        message: expect.stringContaining('is not a token'),
+      });
     }
   });
 
   it('with debug: true the client sees the reason', async () => {
     const reply = await get('/headers-debug/from-query?v=a%0d%0ab');
-    expectWellFormed500(reply, 'invalid response header: the value of header "x-echo" contains a carriage return (CR) at character 2');
+    expectWellFormed500(
+      reply,
+      'invalid response header: the value of header "x-echo" contains a carriage return (CR) at character 2',
+    );
   });
 
   it('a custom directive may catch the refusal; nothing of the bad value is sent', async () => {

@@ -60,7 +60,10 @@ function routerRssMb(): number {
 beforeAll(async () => {
   // The directives build 100 000 headers or a 10 MiB string: on a loaded machine the isolate's clock
   // (which counts waiting for a core) passes the default 1 s ceiling of cpuMs.
-  anvil = await startInstance({ apis: { heads: { 'api.yaml': API, ...DIRECTIVES } }, args: ['--max-directive-cpu', '10s'] });
+  anvil = await startInstance({
+    apis: { heads: { 'api.yaml': API, ...DIRECTIVES } },
+    args: ['--max-directive-cpu', '10s'],
+  });
 });
 afterAll(async () => anvil?.dispose());
 
@@ -77,14 +80,24 @@ describe('the size of a response head (--max-response-header-bytes, --max-respon
       const first = await readers[0]!.readRest();
       expect(first.status).toBe(500);
       expect(JSON.parse(first.body.toString())).toEqual({
-        error: expect.stringMatching(/^the response's header lines take \d+ bytes, over the limit of 65536 bytes per response \(--max-response-header-bytes\)$/),
+        error: expect.stringMatching(
+          /^the response's header lines take \d+ bytes, over the limit of 65536 bytes per response \(--max-response-header-bytes\)$/,
+        ),
       });
       expect(first.body.toString()).not.toContain('xxxx');
     } finally {
       for (const r of readers) r.destroy();
     }
     // The threads' log lines reach the instance log after the answers: wait for the last of them.
-    const logged = () => anvil.logLines().filter((l) => l.msg === 'directive error' && l.api === 'heads' && String(l.message).includes('ANVIL_ERR_QUOTA_RESPONSE_HEADER_BYTES')).length;
+    const logged = () =>
+      anvil
+        .logLines()
+        .filter(
+          (l) =>
+            l.msg === 'directive error' &&
+            l.api === 'heads' &&
+            String(l.message).includes('ANVIL_ERR_QUOTA_RESPONSE_HEADER_BYTES'),
+        ).length;
     await eventually(async () => logged() >= 40, 20_000);
     expect(logged()).toBe(40);
   }, 90_000);
@@ -94,7 +107,11 @@ describe('the size of a response head (--max-response-header-bytes, --max-respon
       const reply = await anvil.request(path);
       expect(reply.status, path).toBe(500);
       expect(reply.headers['set-cookie']).toBeUndefined();
-      expect(reply.json()).toEqual({ error: expect.stringMatching(/^the response has \d+ header lines, over the limit of 100 per response \(--max-response-headers; each set-cookie value is one\)$/) });
+      expect(reply.json()).toEqual({
+        error: expect.stringMatching(
+          /^the response has \d+ header lines, over the limit of 100 per response \(--max-response-headers; each set-cookie value is one\)$/,
+        ),
+      });
     }
     await eventually(async () => (await quotaRefusals(anvil, 'heads', 'response_headers')) === 2);
   });
@@ -113,12 +130,26 @@ describe('an informational status (1xx) as the final answer', () => {
       ['/heads/modify-103', 103],
     ] as const) {
       // Both requests on one connection: the second answer must start where the first one ends.
-      const reply = await exchange(anvil.port, `GET ${path} HTTP/1.1\r\nhost: localhost\r\n\r\nGET /heads/ping HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n`);
+      const reply = await exchange(
+        anvil.port,
+        `GET ${path} HTTP/1.1\r\nhost: localhost\r\n\r\nGET /heads/ping HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n`,
+      );
       const answers = parseAnswers(reply.raw);
-      expect(answers.map((a) => a.status), path).toEqual([500, 200]);
+      expect(
+        answers.map((a) => a.status),
+        path,
+      ).toEqual([500, 200]);
       expect(JSON.parse(answers[0]!.body)).toEqual({ error: 'Internal Server Error' });
       expect(JSON.parse(answers[1]!.body)).toEqual({ message: 'pong' });
-      const logged = await eventually(() => anvil.logLines().find((l) => l.msg === 'directive error' && String(l.message).includes(`ANVIL_ERR_INFORMATIONAL_STATUS: the response status is ${status}`)));
+      const logged = await eventually(() =>
+        anvil
+          .logLines()
+          .find(
+            (l) =>
+              l.msg === 'directive error' &&
+              String(l.message).includes(`ANVIL_ERR_INFORMATIONAL_STATUS: the response status is ${status}`),
+          ),
+      );
       expect(logged).toMatchObject({ api: 'heads', status: 500 });
     }
   });

@@ -11,7 +11,9 @@ import { waitFor } from '../helpers/wait-for.js';
 // limits { memoryMb: 32, cpuMs: 200, wallMs: 2000 }. Every attempt must fail, the router must never
 // restart, no cell may die, and an API in the other cell must answer every request meanwhile.
 const fixtures = join(import.meta.dirname, '../fixtures/apis');
-const neighbourKey = Array.from({ length: 50 }, (_, i) => `neighbour-${i}`).find((k) => cellOf(k, 2) !== cellOf('escapes', 2))!;
+const neighbourKey = Array.from({ length: 50 }, (_, i) => `neighbour-${i}`).find(
+  (k) => cellOf(k, 2) !== cellOf('escapes', 2),
+)!;
 
 let anvil: TestInstance;
 let routerPid: number;
@@ -24,10 +26,14 @@ beforeAll(async () => {
       [neighbourKey]: { 'api.yaml': `key: ${neighbourKey}\nendpoints:\n  get /ping:\n    Ping: { directive: Ping }\n` },
       // The same allocation bomb with CPU to spare: the memory limit is what stops it.
       bomb: {
-        'api.yaml': 'key: bomb\nlimits: { memoryMb: 16, cpuMs: 10000, wallMs: 20000 }\nendpoints:\n  get /:\n    Try: { directive: AllocationBomb }\n',
+        'api.yaml':
+          'key: bomb\nlimits: { memoryMb: 16, cpuMs: 10000, wallMs: 20000 }\nendpoints:\n  get /:\n    Try: { directive: AllocationBomb }\n',
         'Directives/AllocationBomb.js': readFileSync(join(fixtures, 'escapes/Directives/AllocationBomb.js'), 'utf8'),
       },
-      other: { 'api.yaml': 'key: other\nendpoints:\n  get /init:\n    Init: { directive: DatabaseQuery, sql: "CREATE TABLE IF NOT EXISTS secrets (v TEXT)", mode: run }\n' },
+      other: {
+        'api.yaml':
+          'key: other\nendpoints:\n  get /init:\n    Init: { directive: DatabaseQuery, sql: "CREATE TABLE IF NOT EXISTS secrets (v TEXT)", mode: run }\n',
+      },
     },
     // The bomb API asks for 10 s of CPU: allocating up to the memory limit takes ~240 ms of CPU
     // (garbage collection near the limit), which a loaded host may stretch past the default 1 s cap.
@@ -64,7 +70,11 @@ describe('the escape corpus', () => {
   });
 
   it('4. a Proxy handed to the host is refused and its traps never run', async () => {
-    expect((await attempt('ProxyValue')).json()).toEqual({ error: expect.stringMatching(/could not be cloned/), stored: null, trapped: 0 });
+    expect((await attempt('ProxyValue')).json()).toEqual({
+      error: expect.stringMatching(/could not be cloned/),
+      stored: null,
+      trapped: 0,
+    });
   });
 
   it('5. symbols, descriptors and monkey-patching of the facade change nothing', async () => {
@@ -82,7 +92,10 @@ describe('the escape corpus', () => {
   });
 
   it('6. a function handed to the host is refused', async () => {
-    expect((await attempt('CloneFunction')).json()).toEqual({ error: expect.stringMatching(/could not be cloned/), stored: null });
+    expect((await attempt('CloneFunction')).json()).toEqual({
+      error: expect.stringMatching(/could not be cloned/),
+      stored: null,
+    });
   });
 
   it('7. globals that are a way around a limit, and Node globals, do not exist', async () => {
@@ -119,7 +132,7 @@ describe('the escape corpus', () => {
     expect((await attempt('Globals')).status).toBe(200);
   });
 
-  it('12. SQL cannot reach another API\'s database or any other file', async () => {
+  it("12. SQL cannot reach another API's database or any other file", async () => {
     const otherDb = join(anvil.dataDir, 'localhost', 'dev', 'other', 'db.sqlite');
     expect((await anvil.request('/other/init')).status).toBe(200);
     expect(existsSync(otherDb)).toBe(true);
@@ -151,7 +164,10 @@ describe('the escape corpus', () => {
   it('17. an allocation bomb ends in an error for that request (memory, CPU or wall-time limit, whichever comes first)', async () => {
     // Wall time comes first on a starved thread: V8 does not stop for its timeout while it collects garbage near the limit.
     expect([500, 504]).toContain((await ran('AllocationBomb')).status);
-    await waitFor(() => /AllocationBomb (used more than its|ran longer than its)/.test(anvil.output()), { what: 'the bomb\'s breach in the instance\'s log', timeoutMs: 2_000 });
+    await waitFor(() => /AllocationBomb (used more than its|ran longer than its)/.test(anvil.output()), {
+      what: "the bomb's breach in the instance's log",
+      timeoutMs: 2_000,
+    });
     // A new isolate serves the next call.
     expect((await ran('Globals')).status).toBe(200);
     // With CPU to spare, the memory limit is what stops it.
@@ -163,7 +179,9 @@ describe('the escape corpus', () => {
     // Both cells answer after the last attempt (a cell that had died would be logged by then).
     expect((await attempt('Globals')).status).toBe(200);
     const answered = neighbour.statuses().length;
-    await waitFor(() => neighbour.statuses().length > answered + 4, { what: `5 more answers of /${neighbourKey}/ping` });
+    await waitFor(() => neighbour.statuses().length > answered + 4, {
+      what: `5 more answers of /${neighbourKey}/ping`,
+    });
     expect(anvil.pid).toBe(routerPid);
     expect(anvil.child.exitCode).toBeNull();
     expect(anvil.logLines().filter((l) => /cell died|quarantined|paused/.test(l.msg))).toEqual([]);

@@ -8,15 +8,23 @@ import { killerApi } from '../helpers/killer-api.js';
 // abort the whole process through isolated-vm. Cells contain them: the culprit is quarantined in a
 // cell of its own, then paused with a growing back-off. (A thread stuck in native code, which the
 // router's watchdog recycles, is in sandbox-stuck-native.test.ts, under a short request timeout.)
-const neighbourKey = Array.from({ length: 50 }, (_, i) => `calm-${i}`).find((k) => cellOf(k, 2) !== cellOf('killer', 2))!;
-const sameCellKey = Array.from({ length: 50 }, (_, i) => `roommate-${i}`).find((k) => cellOf(k, 2) === cellOf('killer', 2))!;
+const neighbourKey = Array.from({ length: 50 }, (_, i) => `calm-${i}`).find(
+  (k) => cellOf(k, 2) !== cellOf('killer', 2),
+)!;
+const sameCellKey = Array.from({ length: 50 }, (_, i) => `roommate-${i}`).find(
+  (k) => cellOf(k, 2) === cellOf('killer', 2),
+)!;
 
 let anvil: TestInstance;
 let neighbour: BackgroundLoad;
 
 beforeAll(async () => {
   anvil = await startInstance({
-    apis: { killer: killerApi('killer', ['ArrayFill', 'PropertyGrowth']), [neighbourKey]: pingApi(neighbourKey), [sameCellKey]: pingApi(sameCellKey) },
+    apis: {
+      killer: killerApi('killer', ['ArrayFill', 'PropertyGrowth']),
+      [neighbourKey]: pingApi(neighbourKey),
+      [sameCellKey]: pingApi(sameCellKey),
+    },
     // The API's own limits (5 s of CPU) must not cut the allocations short: raise the instance's maximum.
     // An allocation takes a while to abort its process on a loaded machine (seen past 6 s while the
     // whole suite ran, then a 504 instead of the 502): the request timeout leaves it room.
@@ -44,7 +52,11 @@ describe('process-aborting allocations', () => {
     expect(first.status).toBe(502);
     const quarantined = await eventually(() => logged('API quarantined in a cell of its own', 'killer')[0]);
     expect(quarantined).toMatchObject({ from: homeCell, cell: 2 });
-    expect(anvil.logLines().some((l) => l.msg === 'cell died; restarting it' && l.cell === homeCell && /SIGABRT/.test(l.reason))).toBe(true);
+    expect(
+      anvil
+        .logLines()
+        .some((l) => l.msg === 'cell died; restarting it' && l.cell === homeCell && /SIGABRT/.test(l.reason)),
+    ).toBe(true);
 
     // The home cell is back (a new process) and its other API serves; the killer now lives in cell 2.
     await eventually(() => cellPid(anvil.pid, homeCell) !== homePid);
@@ -63,7 +75,9 @@ describe('process-aborting allocations', () => {
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(refused.json().error).toMatch(/paused/);
     // Its quarantine cell is not kept for it while it is paused.
-    await eventually(() => anvil.logLines().some((l) => l.msg === 'quarantine cell stopped: no API needs it' && l.cell === 2));
+    await eventually(() =>
+      anvil.logLines().some((l) => l.msg === 'quarantine cell stopped: no API needs it' && l.cell === 2),
+    );
     await eventually(() => !cellPids(anvil.pid).includes(quarantinePid));
 
     // After the pause it may try again, in a new quarantine cell; a third abort doubles the pause.

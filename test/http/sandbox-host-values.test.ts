@@ -43,7 +43,9 @@ endpoints:
   // Each value is handed over again and again: only the host keeps copies of it.
   'Directives/Hoard.js': `const BIG = 'x'.repeat(${2 * MiB});
 const BUFFER = new ArrayBuffer(${2 * MiB});
-const make = { ${Object.entries(kinds).map(([kind, code]) => `${kind}: () => ${code}`).join(', ')} };
+const make = { ${Object.entries(kinds)
+    .map(([kind, code]) => `${kind}: () => ${code}`)
+    .join(', ')} };
 export default function Hoard(state, config) {
   for (let i = 0; i < Number(config.n); i++) state.memory.set('kept' + i, make[config.kind]());
   state.message.body = { stored: Number(config.n) };
@@ -86,7 +88,10 @@ export default function ManyGroups(state, config) {
 
 let anvil: TestInstance;
 beforeAll(async () => {
-  anvil = await startInstance({ apis: { hoard, neighbour: pingApi('neighbour') }, args: ['--max-directive-cpu', '5s', '--max-directive-wall', '20s'] });
+  anvil = await startInstance({
+    apis: { hoard, neighbour: pingApi('neighbour') },
+    args: ['--max-directive-cpu', '5s', '--max-directive-wall', '20s'],
+  });
 });
 afterAll(async () => anvil?.dispose());
 
@@ -96,7 +101,9 @@ describe('values stored in request memory are counted by what they hold', () => 
       expect((await anvil.request(`/hoard/hoard/${kind}/2`)).json()).toEqual({ stored: 2 });
       const refused = await anvil.request(`/hoard/hoard/${kind}/12`);
       expect(refused.status).toBe(500);
-      expect(refused.json().error).toMatch(/^memory limit: storing kept\d+ would make this request hold more than the API's 16 MiB outside its isolates$/);
+      expect(refused.json().error).toMatch(
+        /^memory limit: storing kept\d+ would make this request hold more than the API's 16 MiB outside its isolates$/,
+      );
       expect((await anvil.request('/hoard/ping')).status).toBe(200);
     });
   }
@@ -106,7 +113,9 @@ describe('what the headers and groups a directive sets hold counts too', () => {
   it('set-cookie values that add up past the limit are refused with the memory limit error, thrown to the directive', async () => {
     const reply = (await anvil.request('/hoard/cookies/24')).json();
     expect(reply.set).toBeLessThan(16);
-    expect(reply.error).toBe("memory limit: storing the response headers would make this request hold more than the API's 16 MiB outside its isolates");
+    expect(reply.error).toBe(
+      "memory limit: storing the response headers would make this request hold more than the API's 16 MiB outside its isolates",
+    );
     expect((await anvil.request('/hoard/ping')).status).toBe(200);
   });
 
@@ -114,7 +123,9 @@ describe('what the headers and groups a directive sets hold counts too', () => {
     expect((await anvil.request('/hoard/groups/2')).json()).toEqual({ enabled: 2 });
     const refused = await anvil.request('/hoard/groups/24');
     expect(refused.status).toBe(500);
-    expect(refused.json().error).toBe("memory limit: storing the enabled groups would make this request hold more than the API's 16 MiB outside its isolates");
+    expect(refused.json().error).toBe(
+      "memory limit: storing the enabled groups would make this request hold more than the API's 16 MiB outside its isolates",
+    );
   });
 });
 
@@ -129,7 +140,9 @@ describe('a value too big to hand to the host is refused before it is copied', (
       const pid = cellPid(anvil.pid, cellOf('hoard', 2));
       const reply = await anvil.request(path);
       expect(reply.status).toBe(500);
-      expect(reply.json().error).toBe(`${refused} would take more than the API's 16 MiB memory limit out of its sandbox (api.yaml limits.memoryMb)`);
+      expect(reply.json().error).toBe(
+        `${refused} would take more than the API's 16 MiB memory limit out of its sandbox (api.yaml limits.memoryMb)`,
+      );
       expect((await anvil.request('/hoard/ping')).status).toBe(200);
       expect((await anvil.request('/neighbour/ping')).status).toBe(200);
       expect(cellPid(anvil.pid, cellOf('hoard', 2))).toBe(pid);

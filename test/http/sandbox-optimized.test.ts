@@ -13,11 +13,14 @@ import { startInstance, type TestInstance } from '../helpers/instance.js';
 // background compiles turned back on (ANVIL_CELL_NODE_FLAGS += --concurrent-recompilation) this
 // test failed in 2 of 4 runs here (1 of 3 with a single function), never with the cells' flags.
 const FUNCTIONS = 8;
-const HOT = `${Array.from({ length: FUNCTIONS }, (_, k) => `function work${k}(n) {
+const HOT = `${Array.from(
+  { length: FUNCTIONS },
+  (_, k) => `function work${k}(n) {
   let x = ${k};
   for (let i = 0; i < n; i++) x = (x * 31 + i) | 0;
   return x;
-}`).join('\n')}
+}`,
+).join('\n')}
 const works = [${Array.from({ length: FUNCTIONS }, (_, k) => `work${k}`).join(', ')}];
 const status = new Function('f', 'return %GetOptimizationStatus(f)');
 let calls = 0;
@@ -36,7 +39,12 @@ let anvil: TestInstance;
 
 beforeAll(async () => {
   anvil = await startInstance({
-    apis: { hot: { 'api.yaml': 'key: hot\nendpoints:\n  get /work:\n    Work: { directive: Hot }\n', 'Directives/Hot.js': HOT } },
+    apis: {
+      hot: {
+        'api.yaml': 'key: hot\nendpoints:\n  get /work:\n    Work: { directive: Hot }\n',
+        'Directives/Hot.js': HOT,
+      },
+    },
     args: ['--cells', '1', '--max-threads', '1'],
     env: { ANVIL_CELL_NODE_FLAGS: '--allow-natives-syntax' },
   });
@@ -48,7 +56,8 @@ afterAll(async () => {
 
 describe('custom directive code in the sandbox', () => {
   it('is optimized once it is hot, and stays so', async () => {
-    const optimized = (body: { statuses: number[] }) => body.statuses.filter((status) => (status & TURBOFANNED) !== 0).length;
+    const optimized = (body: { statuses: number[] }) =>
+      body.statuses.filter((status) => (status & TURBOFANNED) !== 0).length;
     let body = { calls: 0, statuses: [] as number[] };
     // Each call runs each function once, briefly: a background compile would finish between calls.
     for (let i = 0; i < 3_000 && optimized(body) < FUNCTIONS; i++) {
@@ -58,6 +67,8 @@ describe('custom directive code in the sandbox', () => {
     }
     expect({ calls: body.calls, optimized: optimized(body) }).toEqual({ calls: body.calls, optimized: FUNCTIONS });
     for (let i = 0; i < 200; i++) body = (await anvil.request('/hot/work')).json();
-    expect(body.statuses.map((status) => status & (TURBOFANNED | OPTIMIZING_CONCURRENTLY))).toEqual(Array(FUNCTIONS).fill(TURBOFANNED));
+    expect(body.statuses.map((status) => status & (TURBOFANNED | OPTIMIZING_CONCURRENTLY))).toEqual(
+      Array(FUNCTIONS).fill(TURBOFANNED),
+    );
   });
 });

@@ -7,7 +7,8 @@ import { startInstance, type TestInstance } from '../helpers/instance.js';
 // fails with the sandbox's CPU (500) or wall (504) error, and its later state.db calls are refused.
 
 /** ~0.5 µs a row here: a million rows are hundreds of milliseconds of SQLite's own CPU. */
-const SLOW = 'with recursive c(x) as (select 1 union all select x + 1 from c limit 1000000) select count(*) as n from c';
+const SLOW =
+  'with recursive c(x) as (select 1 union all select x + 1 from c limit 1000000) select count(*) as n from c';
 
 const api = (key: string, limits: string) => ({
   'api.yaml': `key: ${key}

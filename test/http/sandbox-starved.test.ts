@@ -15,7 +15,8 @@ beforeAll(async () => {
   anvil = await startInstance({
     apis: {
       starved: {
-        'api.yaml': 'key: starved\nlimits: { cpuMs: 300, wallMs: 20000 }\nendpoints:\n  get /loop:\n    Loop: { directive: Loop }\n  get /ok:\n    Ok: { directive: Ok }\n',
+        'api.yaml':
+          'key: starved\nlimits: { cpuMs: 300, wallMs: 20000 }\nendpoints:\n  get /loop:\n    Loop: { directive: Loop }\n  get /ok:\n    Ok: { directive: Ok }\n',
         'Directives/Loop.js': 'export default function () { for (;;) {} }',
         'Directives/Ok.js': 'export default function (state) { state.message.body = { ok: true }; }',
       },
@@ -46,12 +47,19 @@ function starve(pid: number, stoppedMs: number): { end(): void } {
   };
 }
 
-const cpuBreaches = async () => sample(await scrapeMetrics(anvil), 'anvil_sandbox_breaches_total', { host: 'localhost', api: 'starved', kind: 'cpu' }) ?? 0;
+const cpuBreaches = async () =>
+  sample(await scrapeMetrics(anvil), 'anvil_sandbox_breaches_total', {
+    host: 'localhost',
+    api: 'starved',
+    kind: 'cpu',
+  }) ?? 0;
 
 describe('a runaway custom directive', () => {
   it('on a thread that runs: a CPU breach (500), counted', async () => {
     expect((await untilNotBusy(() => anvil.request('/starved/loop'))).status).toBe(500);
-    await waitFor(() => anvil.output().includes('Loop used more than its 300 ms of CPU time'), { what: 'the breach in the log' });
+    await waitFor(() => anvil.output().includes('Loop used more than its 300 ms of CPU time'), {
+      what: 'the breach in the log',
+    });
     // Breaches reach the metrics with the thread's next report (every 2 s).
     await waitFor(async () => (await cpuBreaches()) === 1, { what: 'one CPU breach counted', timeoutMs: 10_000 });
   });
@@ -65,9 +73,13 @@ describe('a runaway custom directive', () => {
       starving.end();
     }
     expect(reply.status).toBe(503);
-    await waitFor(() => /Loop was stopped after \d+ ms in which the busy host ran it for only [\d.]+ ms; retry/.test(anvil.output()), {
-      what: 'the busy stop in the log',
-    });
+    await waitFor(
+      () =>
+        /Loop was stopped after \d+ ms in which the busy host ran it for only [\d.]+ ms; retry/.test(anvil.output()),
+      {
+        what: 'the busy stop in the log',
+      },
+    );
     expect((await anvil.request('/starved/ok')).json()).toEqual({ ok: true });
     // A real-time wait: the thread's next report (every 2 s) would carry a breach, were one counted.
     await new Promise((resolve) => setTimeout(resolve, 2_500));

@@ -79,7 +79,8 @@ export default function (state) {
 // Its own API: near its memory limit V8 collects garbage again and again, which takes CPU time, so
 // a CPU limit as small as the state API's could come first.
 const GROWING_FILES = {
-  'api.yaml': 'key: growing\nlimits: { memoryMb: 16, cpuMs: 2000, wallMs: 5000 }\nendpoints:\n  get /grow:\n    Grow: { directive: Grow }\n  get /counter:\n    Count: { directive: Counter }\n',
+  'api.yaml':
+    'key: growing\nlimits: { memoryMb: 16, cpuMs: 2000, wallMs: 5000 }\nendpoints:\n  get /grow:\n    Grow: { directive: Grow }\n  get /counter:\n    Count: { directive: Counter }\n',
   'Directives/Counter.js': COUNTER,
   // 1 MiB more kept by the module on every call.
   'Directives/Grow.js': `const kept = [];
@@ -98,7 +99,10 @@ beforeAll(async () => {
     apis: {
       state: STATE_FILES,
       growing: GROWING_FILES,
-      twin: { 'api.yaml': 'key: twin\nendpoints:\n  get /counter:\n    Count: { directive: Counter }\n', 'Directives/Counter.js': COUNTER },
+      twin: {
+        'api.yaml': 'key: twin\nendpoints:\n  get /counter:\n    Count: { directive: Counter }\n',
+        'Directives/Counter.js': COUNTER,
+      },
       calm: { 'api.yaml': 'key: calm\nendpoints:\n  get /ping:\n    Ping: { directive: Ping }\n' },
     },
     args: ['--cells', '1', '--max-threads', '1'],
@@ -111,7 +115,8 @@ afterAll(async () => {
   await anvil?.dispose();
 });
 
-const counter = async (key = 'state') => (await anvil.request(`/${key}/counter`)).json() as { module: number; global: number };
+const counter = async (key = 'state') =>
+  (await anvil.request(`/${key}/counter`)).json() as { module: number; global: number };
 
 async function expectLogged(text: string): Promise<void> {
   await eventually(() => anvil.output().includes(text));
@@ -130,7 +135,13 @@ describe('a long-lived sandbox per API release per thread', () => {
   });
 
   it('lets ordinary code override inherited built-ins on its own objects, but never change a built-in', async () => {
-    expect((await anvil.request('/state/builtins')).json()).toEqual({ name: 'NotFound', text: 'NotFound: gone', point: 'point', legacy: true, extend: 'TypeError' });
+    expect((await anvil.request('/state/builtins')).json()).toEqual({
+      name: 'NotFound',
+      text: 'NotFound: gone',
+      point: 'point',
+      legacy: true,
+      extend: 'TypeError',
+    });
   });
 
   it('a call that awaits past its wall time fails with 504, and the sandbox (nothing of it was running) keeps its state', async () => {
@@ -138,8 +149,19 @@ describe('a long-lived sandbox per API release per thread', () => {
     const slow = await anvil.request('/state/slow/5000');
     expect(slow.status).toBe(504);
     await expectLogged('Slow ran longer than its 1500 ms');
-    const moves = anvil.logLines().filter((l) => /cell|thread|sandbox|reset/.test(String(l.msg)) && l.level !== 30).map((l) => JSON.stringify(l));
-    expect((await counter()).module, moves.join('\n') + anvil.logLines().slice(-15).map((l) => JSON.stringify(l)).join('\n')).toBe(before.module + 1);
+    const moves = anvil
+      .logLines()
+      .filter((l) => /cell|thread|sandbox|reset/.test(String(l.msg)) && l.level !== 30)
+      .map((l) => JSON.stringify(l));
+    expect(
+      (await counter()).module,
+      moves.join('\n') +
+        anvil
+          .logLines()
+          .slice(-15)
+          .map((l) => JSON.stringify(l))
+          .join('\n'),
+    ).toBe(before.module + 1);
   });
 
   it('after a CPU breach the state is gone: the next call gets a fresh sandbox', async () => {
@@ -160,10 +182,17 @@ describe('a long-lived sandbox per API release per thread', () => {
       statuses.push(reply.status);
       kept.push(reply.status === 200 ? (reply.json() as { kept: number }).kept : 0);
     }
-    const grown = `${statuses.join(',')}\n${anvil.output().split('\n').filter((l) => l.includes('Grow')).join('\n')}`;
+    const grown = `${statuses.join(',')}\n${anvil
+      .output()
+      .split('\n')
+      .filter((l) => l.includes('Grow'))
+      .join('\n')}`;
     // Every call before the last one succeeded (or was starved), and the one just before it had kept
     // several MiB: the limit was crossed by growth across calls, not by one call.
-    expect(statuses.slice(0, -1).every((s) => s === 200 || s === 503), grown).toBe(true);
+    expect(
+      statuses.slice(0, -1).every((s) => s === 200 || s === 503),
+      grown,
+    ).toBe(true);
     expect(kept.at(-2), grown).toBeGreaterThan(5);
     expect(statuses.at(-1)).toBe(500);
     await expectLogged('Grow used more than its 16 MiB of memory');

@@ -7,7 +7,9 @@ import { killerApi } from '../helpers/killer-api.js';
 // An endless recursive SQL query is native code no timeout interrupts: the router's watchdog
 // recycles the stuck thread, and kills its cell when terminating the thread cannot stop it.
 // (The process-aborting allocations are in sandbox-fatal.test.ts, under a longer request timeout.)
-const neighbourKey = Array.from({ length: 50 }, (_, i) => `calm-${i}`).find((k) => cellOf(k, 2) !== cellOf('stuck', 2))!;
+const neighbourKey = Array.from({ length: 50 }, (_, i) => `calm-${i}`).find(
+  (k) => cellOf(k, 2) !== cellOf('stuck', 2),
+)!;
 
 let anvil: TestInstance;
 let neighbour: BackgroundLoad;

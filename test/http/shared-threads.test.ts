@@ -46,13 +46,19 @@ let anvil: TestInstance;
 beforeAll(async () => {
   anvil = await startInstance({
     // delta asks for calls longer than a shared thread's slice (the default 50 ms of CPU).
-    apis: { alpha: FILES('alpha'), beta: FILES('beta'), gamma: FILES('gamma'), delta: FILES('delta', 'limits: { cpuMs: 200 }\n') },
+    apis: {
+      alpha: FILES('alpha'),
+      beta: FILES('beta'),
+      gamma: FILES('gamma'),
+      delta: FILES('delta', 'limits: { cpuMs: 200 }\n'),
+    },
     args: ['--cells', '1', '--shared-threads', '1'],
   });
 });
 afterAll(async () => anvil?.dispose());
 
-const placeOnSharedThread = async (api: string) => sample(await scrapeMetrics(anvil), 'anvil_actor_shared_threads', { host: 'localhost', api }) ?? 0;
+const placeOnSharedThread = async (api: string) =>
+  sample(await scrapeMetrics(anvil), 'anvil_actor_shared_threads', { host: 'localhost', api }) ?? 0;
 
 describe('APIs on one shared thread', () => {
   it('are each served from the one shared thread of the cell', async () => {
@@ -88,8 +94,19 @@ describe('APIs on one shared thread', () => {
     expect(await calls('beta')).toBe(betaBefore + 1);
     // A call that long on a shared thread: gamma now has a thread of its own; the others stay.
     await eventually(async () => (await placeOnSharedThread('gamma')) === 0);
-    expect(sample(await scrapeMetrics(anvil), 'anvil_actor_threads', { host: 'localhost', api: 'gamma' })).toBeGreaterThanOrEqual(1);
-    expect(anvil.logLines().some((line) => line.msg === 'API keeps a shared thread busy; it now has threads of its own' && line.api === 'gamma' && line.reason === 'a long custom directive call on a shared thread')).toBe(true);
+    expect(
+      sample(await scrapeMetrics(anvil), 'anvil_actor_threads', { host: 'localhost', api: 'gamma' }),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      anvil
+        .logLines()
+        .some(
+          (line) =>
+            line.msg === 'API keeps a shared thread busy; it now has threads of its own' &&
+            line.api === 'gamma' &&
+            line.reason === 'a long custom directive call on a shared thread',
+        ),
+    ).toBe(true);
     for (const api of ['alpha', 'beta']) expect(await placeOnSharedThread(api)).toBe(1);
   });
 });
@@ -99,8 +116,19 @@ describe('an API whose calls may be longer than a shared thread lets one be', ()
     const reply = await anvil.request('/delta/visit');
     expect(reply.status).toBe(200);
     expect(await placeOnSharedThread('delta')).toBe(0);
-    expect(sample(await scrapeMetrics(anvil), 'anvil_actor_threads', { host: 'localhost', api: 'delta' })).toBeGreaterThanOrEqual(1);
-    expect(anvil.logLines().some((line) => line.msg === 'API keeps a shared thread busy; it now has threads of its own' && line.api === 'delta' && line.reason === 'calls allowed longer than a shared thread gives')).toBe(true);
+    expect(
+      sample(await scrapeMetrics(anvil), 'anvil_actor_threads', { host: 'localhost', api: 'delta' }),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      anvil
+        .logLines()
+        .some(
+          (line) =>
+            line.msg === 'API keeps a shared thread busy; it now has threads of its own' &&
+            line.api === 'delta' &&
+            line.reason === 'calls allowed longer than a shared thread gives',
+        ),
+    ).toBe(true);
   });
 });
 
@@ -117,7 +145,11 @@ describe('an API with threads of its own that calms down', () => {
     await eventually(async () => (await placeOnSharedThread('gamma')) === 1, 30_000, 200);
     calm = true;
     await light;
-    expect(anvil.logLines().some((line) => line.msg === 'API is quiet again; it now runs on a shared thread' && line.api === 'gamma')).toBe(true);
+    expect(
+      anvil
+        .logLines()
+        .some((line) => line.msg === 'API is quiet again; it now runs on a shared thread' && line.api === 'gamma'),
+    ).toBe(true);
     expect((await anvil.request('/gamma/visit')).status).toBe(200);
   });
 });

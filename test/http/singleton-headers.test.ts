@@ -25,11 +25,16 @@ function expectBadRequest(reply: RawReply, says: string): void {
   expect(reply.statusLines, reply.raw).toEqual(['HTTP/1.1 400 Bad Request']);
   expect(reply.raw.toLowerCase()).toContain('content-type: application/json');
   // The router's own check (ANVIL_ERR_BAD_REQUEST_HEAD), or node:http's parser before it (ANVIL_ERR_BAD_REQUEST).
-  expect(JSON.parse(reply.body), reply.raw).toEqual({ error: expect.stringContaining(says), code: expect.stringMatching(/^ANVIL_ERR_BAD_REQUEST(_HEAD)?$/) });
+  expect(JSON.parse(reply.body), reply.raw).toEqual({
+    error: expect.stringContaining(says),
+    code: expect.stringMatching(/^ANVIL_ERR_BAD_REQUEST(_HEAD)?$/),
+  });
 }
 
 async function expectLogged(says: string): Promise<void> {
-  await eventually(() => anvil.logLines().some((l) => l.msg.startsWith('request refused: 400') && String(l.reason).includes(says)));
+  await eventually(() =>
+    anvil.logLines().some((l) => l.msg.startsWith('request refused: 400') && String(l.reason).includes(says)),
+  );
 }
 
 async function expectHealthy(): Promise<void> {
@@ -46,24 +51,33 @@ describe('singleton request headers', () => {
       expect(reply.raw).not.toContain('pong');
     }
     // Names are case-insensitive.
-    expectBadRequest(await exchange(anvil.port, 'GET /ping/ping HTTP/1.1\r\nhost: localhost\r\nHOST: localhost\r\n\r\n'), 'more than one Host header');
+    expectBadRequest(
+      await exchange(anvil.port, 'GET /ping/ping HTTP/1.1\r\nhost: localhost\r\nHOST: localhost\r\n\r\n'),
+      'more than one Host header',
+    );
     await expectLogged('more than one Host header');
     await expectHealthy();
   });
 
   it('two Host headers on the admin host cannot reach a management call', async () => {
     const request =
-      'GET /anvil/api HTTP/1.1\r\nHost: localhost\r\nHost: admin.localhost\r\n' + `public-host: localhost\r\npublic-host-key: ${TEST_KEY}\r\n\r\n`;
+      'GET /anvil/api HTTP/1.1\r\nHost: localhost\r\nHost: admin.localhost\r\n' +
+      `public-host: localhost\r\npublic-host-key: ${TEST_KEY}\r\n\r\n`;
     const reply = await exchange(anvil.port, request);
     expectBadRequest(reply, 'more than one Host header');
     expect(reply.raw).not.toContain('"ping"');
   });
 
   it('two Content-Length headers with different values: 400 (node:http answers it)', async () => {
-    const reply = await exchange(anvil.port, 'POST /ping/echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!');
+    const reply = await exchange(
+      anvil.port,
+      'POST /ping/echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!',
+    );
     expectBadRequest(reply, 'Content-Length');
     expect(reply.raw).not.toContain('hello');
-    await eventually(() => anvil.logLines().some((l) => l.msg === 'request refused: 400' && String(l.reason).includes('Content-Length')));
+    await eventually(() =>
+      anvil.logLines().some((l) => l.msg === 'request refused: 400' && String(l.reason).includes('Content-Length')),
+    );
     await expectHealthy();
   });
 
@@ -92,7 +106,10 @@ describe('singleton request headers', () => {
       ['public-host-key', TEST_KEY, other],
     ] as const) {
       const credentials = name === 'public-host' ? `public-host-key: ${TEST_KEY}\r\n` : 'public-host: localhost\r\n';
-      const reply = await exchange(anvil.port, `GET /anvil/api HTTP/1.1\r\nHost: admin.localhost\r\n${credentials}${name}: ${first}\r\n${name}: ${second}\r\n\r\n`);
+      const reply = await exchange(
+        anvil.port,
+        `GET /anvil/api HTTP/1.1\r\nHost: admin.localhost\r\n${credentials}${name}: ${first}\r\n${name}: ${second}\r\n\r\n`,
+      );
       expectBadRequest(reply, `the ${name} header is repeated with different values`);
     }
   });
@@ -107,7 +124,12 @@ describe('singleton request headers', () => {
     const reply = await anvil.request('/ping/echo', {
       method: 'POST',
       body: '{"a":1}',
-      headers: { 'content-type': 'application/json', authorization: 'Bearer x', 'api-key': 'k', 'x-correlation-id': 'c' },
+      headers: {
+        'content-type': 'application/json',
+        authorization: 'Bearer x',
+        'api-key': 'k',
+        'x-correlation-id': 'c',
+      },
     });
     expect(reply.status).toBe(200);
     expect(reply.json()).toEqual({ a: 1 });

@@ -21,7 +21,12 @@ describe('SPEC §6 publishing and disabling', () => {
     const record = await anvil.admin('/anvil/api/notes');
     expect(record.status).toBe(200);
     const { release } = record.json();
-    const put = (body: object) => anvil.admin('/anvil/api/notes', { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const put = (body: object) =>
+      anvil.admin('/anvil/api/notes', {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     expect((await put({ active: false, release, public: false })).status).toBe(204);
     expect((await anvil.request('/notes/notes')).status).toBe(404);
     expect((await anvil.admin('/notes/notes')).status).toBe(404);
@@ -32,7 +37,11 @@ describe('SPEC §6 publishing and disabling', () => {
 
 describe('SPEC §8 jobs', () => {
   it("answers 202 with the job id, then runs the rest as a job with $.id the job id and the request's memory and message", async () => {
-    const reply = await anvil.request('/jobs/work', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"item":"report"}' });
+    const reply = await anvil.request('/jobs/work', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"item":"report"}',
+    });
     expect(reply.status, reply.text).toBe(202);
     const { message, id } = reply.json();
     expect(message).toBe('queued');

@@ -34,13 +34,20 @@ async function keysUnder(pattern: string): Promise<string[]> {
 }
 
 async function connectAdmin(): Promise<void> {
-  admin = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false, retryStrategy: () => null });
+  admin = new Redis(redisUrl, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+  });
   admin.on('error', () => {});
   try {
     await admin.connect();
     await admin.ping();
   } catch (error) {
-    throw new Error(`the BullMQ job queue tests need a Redis at ${shownUrl} (set REDIS_URL): ${(error as Error).message}`);
+    throw new Error(
+      `the BullMQ job queue tests need a Redis at ${shownUrl} (set REDIS_URL): ${(error as Error).message}`,
+    );
   }
 }
 
@@ -102,7 +109,12 @@ describe('BullMQ job queue', () => {
       expect(job.id).toBe(id);
       expect(job.name).toBe('localhost/dev/users');
       expect(job.data).toEqual({ api: 'localhost/dev/users', payload: '{"a":1}' });
-      expect(job.opts).toMatchObject({ delay: 250, removeOnComplete: { count: 1000 }, removeOnFail: false, backoff: { type: 'anvil' } });
+      expect(job.opts).toMatchObject({
+        delay: 250,
+        removeOnComplete: { count: 1000 },
+        removeOnFail: false,
+        backoff: { type: 'anvil' },
+      });
       expect(await job.getState()).toBe('delayed');
     });
   });
@@ -110,7 +122,13 @@ describe('BullMQ job queue', () => {
   it('a job waiting for its API’s turn is moved to delayed, not failed, and costs no attempt', async () => {
     const queue = await open();
     const release: Array<() => void> = [];
-    queue.start(() => new Promise((resolve) => release.push(() => resolve({ ok: true }))), { concurrency: 2, perApi: 1, retries: 0, backoffMs: 10, leaseMs: 5000 });
+    queue.start(() => new Promise((resolve) => release.push(() => resolve({ ok: true }))), {
+      concurrency: 2,
+      perApi: 1,
+      retries: 0,
+      backoffMs: 10,
+      leaseMs: 5000,
+    });
     const first = await queue.add({ api: 'a', payload: '1', delayMs: 0 });
     const second = await queue.add({ api: 'a', payload: '2', delayMs: 0 });
     await eventually(() => release.length === 1);
@@ -127,11 +145,14 @@ describe('BullMQ job queue', () => {
   it('a backlog of one API drains without churning: few deferrals per job', async () => {
     const queue = await open();
     const order: string[] = [];
-    queue.start(async (job) => {
-      order.push(job.payload);
-      await new Promise((resolve) => setTimeout(resolve, 20)); // a run that takes real time: the backlog waits its turn
-      return { ok: true };
-    }, { concurrency: 4, perApi: 1, retries: 0, backoffMs: 10, leaseMs: 5000 });
+    queue.start(
+      async (job) => {
+        order.push(job.payload);
+        await new Promise((resolve) => setTimeout(resolve, 20)); // a run that takes real time: the backlog waits its turn
+        return { ok: true };
+      },
+      { concurrency: 4, perApi: 1, retries: 0, backoffMs: 10, leaseMs: 5000 },
+    );
     const ids: string[] = [];
     for (let i = 0; i < 30; i++) ids.push(await queue.add({ api: 'a', payload: String(i), delayMs: 0 }));
     await eventually(async () => (await queue.counts('a')).completed === 30, 20_000);
@@ -166,17 +187,21 @@ describe('BullMQ job queue', () => {
     let maxRunning = 0;
     const runs: string[] = [];
     for (const queue of queues) {
-      queue.start(async (job) => {
-        running += 1;
-        maxRunning = Math.max(maxRunning, running);
-        await new Promise((resolve) => setTimeout(resolve, 30)); // a run that takes real time, so that two at once would overlap
-        running -= 1;
-        runs.push(job.payload);
-        return { ok: true };
-      }, { concurrency: 4, perApi: 1, retries: 0, backoffMs: 10, leaseMs: 5000 });
+      queue.start(
+        async (job) => {
+          running += 1;
+          maxRunning = Math.max(maxRunning, running);
+          await new Promise((resolve) => setTimeout(resolve, 30)); // a run that takes real time, so that two at once would overlap
+          running -= 1;
+          runs.push(job.payload);
+          return { ok: true };
+        },
+        { concurrency: 4, perApi: 1, retries: 0, backoffMs: 10, leaseMs: 5000 },
+      );
     }
     const ids: string[] = [];
-    for (let i = 0; i < 12; i++) ids.push(await queues[i % 3]!.add({ api: 'localhost/dev/shared', payload: String(i), delayMs: 0 }));
+    for (let i = 0; i < 12; i++)
+      ids.push(await queues[i % 3]!.add({ api: 'localhost/dev/shared', payload: String(i), delayMs: 0 }));
     await eventually(async () => (await queues[0]!.counts('localhost/dev/shared')).completed === 12, 20_000);
     expect(maxRunning).toBe(1);
     expect([...runs].sort()).toEqual(Array.from({ length: 12 }, (_, i) => String(i)).sort());
@@ -189,10 +214,13 @@ describe('BullMQ job queue', () => {
     // As if an instance had died holding the API's only slot for another job.
     await admin.zadd(`${prefix}:${queueName}:anvil-runs:localhost/dev/orphan`, Date.now() + 400, 'j-dead');
     const started: number[] = [];
-    queue.start(async () => {
-      started.push(Date.now());
-      return { ok: true };
-    }, { concurrency: 1, perApi: 1, retries: 0, backoffMs: 10, leaseMs: 5000 });
+    queue.start(
+      async () => {
+        started.push(Date.now());
+        return { ok: true };
+      },
+      { concurrency: 1, perApi: 1, retries: 0, backoffMs: 10, leaseMs: 5000 },
+    );
     const before = Date.now();
     const id = await queue.add({ api: 'localhost/dev/orphan', payload: 'x', delayMs: 0 });
     await eventually(async () => (await queue.get(id))?.state === 'completed', 10_000);
@@ -203,12 +231,19 @@ describe('BullMQ job queue', () => {
 
   it('openJobQueue rejects with a clear 503 when Redis cannot be reached, without the password', async () => {
     const started = Date.now();
-    const error = await openJobQueue({ dataDir: temp.path(), redisUrl: 'redis://user:s3cret@127.0.0.1:1', prefix, queueName }).then(
+    const error = await openJobQueue({
+      dataDir: temp.path(),
+      redisUrl: 'redis://user:s3cret@127.0.0.1:1',
+      prefix,
+      queueName,
+    }).then(
       () => undefined,
       (e: unknown) => e as Error & { code: string; status: number },
     );
     expect(error).toMatchObject({ code: 'ANVIL_ERR_JOBS_UNAVAILABLE', status: 503 });
-    expect(error?.message).toMatch(/job queue unavailable: cannot reach Redis at redis:\/\/\*\*\*:\*\*\*@127\.0\.0\.1:1/);
+    expect(error?.message).toMatch(
+      /job queue unavailable: cannot reach Redis at redis:\/\/\*\*\*:\*\*\*@127\.0\.0\.1:1/,
+    );
     expect(error?.message).not.toContain('s3cret');
     expect(Date.now() - started).toBeLessThan(5000);
   });

@@ -56,7 +56,13 @@ describe('embedded job queue', () => {
       expect(existsSync(file)).toBe(true);
       expect(inspect(file, (db) => db.pragma('journal_mode', { simple: true }))).toBe('wal');
       expect(inspect(file, (db) => (db.prepare('SELECT count(*) AS n FROM jobs').get() as { n: number }).n)).toBe(1);
-      const indexes = inspect(file, (db) => (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'jobs'`).all() as Array<{ name: string }>).map((r) => r.name));
+      const indexes = inspect(file, (db) =>
+        (
+          db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'jobs'`).all() as Array<{
+            name: string;
+          }>
+        ).map((r) => r.name),
+      );
       expect(indexes).toEqual(expect.arrayContaining(['jobs_due', 'jobs_api_due', 'jobs_api_state', 'jobs_lease']));
     } finally {
       await queue.close();
@@ -86,7 +92,11 @@ describe('embedded job queue', () => {
     const id = await queue.add({ api: 'a', payload: 'x', delayMs: 0 });
     const start = now;
     let due = start;
-    for (const [run, backoff] of [[1, 100], [2, 200], [3, 400]] as const) {
+    for (const [run, backoff] of [
+      [1, 100],
+      [2, 200],
+      [3, 400],
+    ] as const) {
       await eventually(() => runs.length === run);
       await eventually(async () => (await queue.get(id))?.state === 'delayed');
       due += backoff;
@@ -101,7 +111,7 @@ describe('embedded job queue', () => {
     expect(await queue.get(id)).toMatchObject({ state: 'failed', attempts: 4, error: 'e4', finishedAt: now });
   });
 
-  it('refuses a job that would make the payloads of its API\'s queued jobs pass maxQueuedBytes (503, retry later, nothing stored); finished jobs and other APIs do not count', async () => {
+  it("refuses a job that would make the payloads of its API's queued jobs pass maxQueuedBytes (503, retry later, nothing stored); finished jobs and other APIs do not count", async () => {
     const queue = keep(EmbeddedJobQueue.open({ dataDir: temp.path() }));
     const quota = { maxPayloadBytes: 100, maxQueued: 100, maxQueuedBytes: 10 };
     await queue.add({ api: 'a', payload: 'éééé', delayMs: 60_000 }, quota); // 8 bytes
@@ -109,24 +119,31 @@ describe('embedded job queue', () => {
       status: 503,
       code: 'ANVIL_ERR_QUOTA_QUEUED_JOB_BYTES',
       retryAfterSeconds: 5,
-      message: expect.stringMatching(/would make the payloads of the API's jobs queued and not finished 11 bytes, over its quota of 10 bytes/),
+      message: expect.stringMatching(
+        /would make the payloads of the API's jobs queued and not finished 11 bytes, over its quota of 10 bytes/,
+      ),
     });
     expect(await queue.add({ api: 'a', payload: 'ab', delayMs: 60_000 }, quota)).toMatch(/^j-/);
     expect(await queue.add({ api: 'b', payload: 'abcdefghij', delayMs: 60_000 }, quota)).toMatch(/^j-/);
     expect(await queue.counts('a')).toMatchObject({ delayed: 2 });
     expect(await queue.flush('a')).toBe(2);
     expect(await queue.add({ api: 'a', payload: 'abcdefghij', delayMs: 0 }, quota)).toMatch(/^j-/);
-    await expect(queue.add({ api: 'a', payload: 'x', delayMs: 0 }, { ...quota, maxQueuedBytes: 0 })).rejects.toMatchObject({ code: 'ANVIL_ERR_JOBS_BAD_ARGUMENT' });
+    await expect(
+      queue.add({ api: 'a', payload: 'x', delayMs: 0 }, { ...quota, maxQueuedBytes: 0 }),
+    ).rejects.toMatchObject({ code: 'ANVIL_ERR_JOBS_BAD_ARGUMENT' });
   });
 
   it('keeps the newest keepCompleted completed jobs of each API', async () => {
     let now = 1_700_000_000_000;
     const queue = keep(EmbeddedJobQueue.open({ dataDir: temp.path(), now: () => now++, keepCompleted: 3 }));
     const finished: string[] = [];
-    queue.start(async (job) => {
-      finished.push(job.id);
-      return { ok: true };
-    }, consumer({ concurrency: 1 }));
+    queue.start(
+      async (job) => {
+        finished.push(job.id);
+        return { ok: true };
+      },
+      consumer({ concurrency: 1 }),
+    );
     const a: string[] = [];
     for (let i = 0; i < 6; i++) a.push(await queue.add({ api: 'a', payload: String(i), delayMs: 0 }));
     const b = await queue.add({ api: 'b', payload: 'b', delayMs: 0 });
@@ -144,15 +161,20 @@ describe('embedded job queue', () => {
     const id = await first.add({ api: 'a', payload: 'x', delayMs: 0 });
     await eventually(async () => (await first.get(id))?.state === 'active');
     await first.close(0);
-    expect(inspect(embeddedQueueFile(temp.path()), (db) => db.prepare('SELECT state, lease_until FROM jobs').get())).toEqual({ state: 'active', lease_until: now + 10_000 });
+    expect(
+      inspect(embeddedQueueFile(temp.path()), (db) => db.prepare('SELECT state, lease_until FROM jobs').get()),
+    ).toEqual({ state: 'active', lease_until: now + 10_000 });
 
     let reads = 0;
     const second = keep(EmbeddedJobQueue.open({ dataDir: temp.path(), now: () => (reads++, now) }));
     const seen: JobInfo[] = [];
-    second.start(async (job) => {
-      seen.push(job);
-      return { ok: true };
-    }, consumer({ leaseMs: 10_000 }));
+    second.start(
+      async (job) => {
+        seen.push(job);
+        return { ok: true };
+      },
+      consumer({ leaseMs: 10_000 }),
+    );
     await polledTwice(() => reads);
     expect(seen).toHaveLength(0); // the lease still holds
     now += 10_000;

@@ -80,9 +80,24 @@ export function jobQueueContract(name: string, makeQueue: () => Promise<JobQueue
         expect(id).toMatch(/^j-[0-9a-z]+-[0-9a-f]+$/);
         await eventually(async () => (await stateOf(queue, id)) === 'completed');
         expect(seen).toHaveLength(1);
-        expect(seen[0]).toMatchObject({ id, api, state: 'active', payload: '{"memory":{"a":1}}', attempts: 1, error: null, finishedAt: null });
+        expect(seen[0]).toMatchObject({
+          id,
+          api,
+          state: 'active',
+          payload: '{"memory":{"a":1}}',
+          attempts: 1,
+          error: null,
+          finishedAt: null,
+        });
         const done = await queue.get(id);
-        expect(done).toMatchObject({ id, api, state: 'completed', payload: '{"memory":{"a":1}}', attempts: 1, error: null });
+        expect(done).toMatchObject({
+          id,
+          api,
+          state: 'completed',
+          payload: '{"memory":{"a":1}}',
+          attempts: 1,
+          error: null,
+        });
         expect(done!.createdAt).toBeGreaterThanOrEqual(before - 5);
         expect(done!.finishedAt).toBeGreaterThanOrEqual(done!.createdAt);
         expect(await queue.counts(api)).toEqual({ ...ZERO, completed: 1 });
@@ -116,9 +131,12 @@ export function jobQueueContract(name: string, makeQueue: () => Promise<JobQueue
 
       it('a run that throws is a failed run, with the thrown message as the error', async () => {
         const queue = await open();
-        queue.start(async () => {
-          throw new Error('kaboom');
-        }, options({ retries: 0 }));
+        queue.start(
+          async () => {
+            throw new Error('kaboom');
+          },
+          options({ retries: 0 }),
+        );
         const id = await queue.add({ api, payload: 'x', delayMs: 0 });
         await eventually(async () => (await stateOf(queue, id)) === 'failed');
         expect(await queue.get(id)).toMatchObject({ state: 'failed', attempts: 1, error: 'kaboom' });
@@ -130,11 +148,14 @@ export function jobQueueContract(name: string, makeQueue: () => Promise<JobQueue
         const queue = await open();
         const ranAt: number[] = [];
         const attempts: number[] = [];
-        queue.start(async (job) => {
-          ranAt.push(Date.now());
-          attempts.push(job.attempts);
-          return { ok: false, error: `boom ${ranAt.length}` };
-        }, options({ retries: 3, backoffMs: 40 }));
+        queue.start(
+          async (job) => {
+            ranAt.push(Date.now());
+            attempts.push(job.attempts);
+            return { ok: false, error: `boom ${ranAt.length}` };
+          },
+          options({ retries: 3, backoffMs: 40 }),
+        );
         const id = await queue.add({ api, payload: 'x', delayMs: 0 });
         await eventually(async () => (await stateOf(queue, id)) === 'failed');
         // A real-time quiet window: a run after the job failed (none must come) would show here.
@@ -180,7 +201,10 @@ export function jobQueueContract(name: string, makeQueue: () => Promise<JobQueue
       it('a job waiting for its retry is delayed, with the error of the failed run', async () => {
         const queue = await open();
         let runs = 0;
-        queue.start(async () => (++runs === 1 ? { ok: false, error: 'first' } : OK), options({ retries: 1, backoffMs: 400 }));
+        queue.start(
+          async () => (++runs === 1 ? { ok: false, error: 'first' } : OK),
+          options({ retries: 1, backoffMs: 400 }),
+        );
         const id = await queue.add({ api, payload: 'x', delayMs: 0 });
         await eventually(async () => (await stateOf(queue, id)) === 'delayed');
         const waiting = await queue.get(id);
@@ -194,10 +218,13 @@ export function jobQueueContract(name: string, makeQueue: () => Promise<JobQueue
         const queue = await open();
         let failing = true;
         const runs: string[] = [];
-        queue.start(async (job) => {
-          runs.push(job.id);
-          return failing ? { ok: false, error: 'down' } : OK;
-        }, options({ retries: 1, backoffMs: 10 }));
+        queue.start(
+          async (job) => {
+            runs.push(job.id);
+            return failing ? { ok: false, error: 'down' } : OK;
+          },
+          options({ retries: 1, backoffMs: 10 }),
+        );
         const a = await queue.add({ api, payload: 'a', delayMs: 0 });
         const b = await queue.add({ api: `${api}-other`, payload: 'b', delayMs: 0 });
         await eventually(async () => (await stateOf(queue, a)) === 'failed' && (await stateOf(queue, b)) === 'failed');
@@ -228,7 +255,15 @@ export function jobQueueContract(name: string, makeQueue: () => Promise<JobQueue
         await queue.add({ api: other, payload: 'w2', delayMs: 0 });
         const after = Date.now();
         const waiting = await queue.get(w1);
-        expect(waiting).toMatchObject({ id: w1, api, state: 'waiting', payload: 'w1', attempts: 0, error: null, finishedAt: null });
+        expect(waiting).toMatchObject({
+          id: w1,
+          api,
+          state: 'waiting',
+          payload: 'w1',
+          attempts: 0,
+          error: null,
+          finishedAt: null,
+        });
         expect(waiting!.createdAt).toBeGreaterThanOrEqual(before - 5);
         expect(waiting!.createdAt).toBeLessThanOrEqual(after + 5);
         expect(waiting!.runAt).toBeLessThanOrEqual(Date.now());
@@ -256,7 +291,12 @@ export function jobQueueContract(name: string, makeQueue: () => Promise<JobQueue
         const good = await queue.add({ api, payload: 'good', delayMs: 0 });
         const bad = await queue.add({ api, payload: 'bad', delayMs: 0 });
         const slow = await queue.add({ api, payload: 'slow', delayMs: 0 });
-        await eventually(async () => started.has('slow') && (await stateOf(queue, good)) === 'completed' && (await stateOf(queue, bad)) === 'failed');
+        await eventually(
+          async () =>
+            started.has('slow') &&
+            (await stateOf(queue, good)) === 'completed' &&
+            (await stateOf(queue, bad)) === 'failed',
+        );
         const active = await queue.get(slow);
         expect(active).toMatchObject({ state: 'active', attempts: 1, finishedAt: null });
         expect(await queue.get(bad)).toMatchObject({ state: 'failed', attempts: 1, error: 'bad payload' });
@@ -326,16 +366,19 @@ export function jobQueueContract(name: string, makeQueue: () => Promise<JobQueue
         let running = 0;
         let maxRunning = 0;
         const finished: string[] = [];
-        queue.start(async (job) => {
-          if (job.api === busy) {
-            running += 1;
-            maxRunning = Math.max(maxRunning, running);
-          }
-          await sleep(60); // a run that takes real time, so that two at once would overlap
-          if (job.api === busy) running -= 1;
-          finished.push(job.payload);
-          return OK;
-        }, options({ concurrency: 4, perApi: 1 }));
+        queue.start(
+          async (job) => {
+            if (job.api === busy) {
+              running += 1;
+              maxRunning = Math.max(maxRunning, running);
+            }
+            await sleep(60); // a run that takes real time, so that two at once would overlap
+            if (job.api === busy) running -= 1;
+            finished.push(job.payload);
+            return OK;
+          },
+          options({ concurrency: 4, perApi: 1 }),
+        );
         const ids: string[] = [];
         for (let i = 1; i <= 5; i++) ids.push(await queue.add({ api: busy, payload: `A${i}`, delayMs: 0 }));
         ids.push(await queue.add({ api: quiet, payload: 'B', delayMs: 0 }));
@@ -353,14 +396,17 @@ export function jobQueueContract(name: string, makeQueue: () => Promise<JobQueue
         let running = 0;
         let maxRunning = 0;
         let done = 0;
-        queue.start(async () => {
-          running += 1;
-          maxRunning = Math.max(maxRunning, running);
-          await sleep(40); // a run that takes real time, so that runs at once would overlap
-          running -= 1;
-          done += 1;
-          return OK;
-        }, options({ concurrency: 2, perApi: 2 }));
+        queue.start(
+          async () => {
+            running += 1;
+            maxRunning = Math.max(maxRunning, running);
+            await sleep(40); // a run that takes real time, so that runs at once would overlap
+            running -= 1;
+            done += 1;
+            return OK;
+          },
+          options({ concurrency: 2, perApi: 2 }),
+        );
         for (let i = 0; i < 8; i++) await queue.add({ api: `${api}-${i % 3}`, payload: String(i), delayMs: 0 });
         await eventually(() => done === 8, 10_000);
         expect(maxRunning).toBe(2);
@@ -386,10 +432,13 @@ export function jobQueueContract(name: string, makeQueue: () => Promise<JobQueue
         const other = `${api}-other`;
         const quota = { maxPayloadBytes: 1000, maxQueued: 3 };
         const hold = gate();
-        queue.start(async (job) => {
-          if (job.payload === 'slow') await hold.promise;
-          return OK;
-        }, options({ perApi: 1 }));
+        queue.start(
+          async (job) => {
+            if (job.payload === 'slow') await hold.promise;
+            return OK;
+          },
+          options({ perApi: 1 }),
+        );
         const slow = await queue.add({ api, payload: 'slow', delayMs: 0 }, quota);
         await eventually(async () => (await stateOf(queue, slow)) === 'active');
         await queue.add({ api, payload: 'later', delayMs: 60_000 }, quota);
@@ -406,17 +455,22 @@ export function jobQueueContract(name: string, makeQueue: () => Promise<JobQueue
         await eventually(async () => (await queue.counts(api)).completed === 2);
         await queue.add({ api, payload: 'a', delayMs: 60_000 }, quota);
         await queue.add({ api, payload: 'b', delayMs: 60_000 }, quota);
-        await expect(queue.add({ api, payload: 'c', delayMs: 0 }, quota)).rejects.toMatchObject({ code: 'ANVIL_ERR_QUOTA_QUEUED_JOBS' });
+        await expect(queue.add({ api, payload: 'c', delayMs: 0 }, quota)).rejects.toMatchObject({
+          code: 'ANVIL_ERR_QUOTA_QUEUED_JOBS',
+        });
       });
 
       it('concurrent adds never pass maxQueued together', async () => {
         const [first, second] = [await open(), await open()];
         const quota = { maxPayloadBytes: 1000, maxQueued: 5 };
         const results = await Promise.allSettled(
-          Array.from({ length: 20 }, (_, i) => (i % 2 ? first : second).add({ api, payload: String(i), delayMs: 60_000 }, quota)),
+          Array.from({ length: 20 }, (_, i) =>
+            (i % 2 ? first : second).add({ api, payload: String(i), delayMs: 60_000 }, quota),
+          ),
         );
         expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(5);
-        for (const r of results) if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'ANVIL_ERR_QUOTA_QUEUED_JOBS' });
+        for (const r of results)
+          if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'ANVIL_ERR_QUOTA_QUEUED_JOBS' });
         expect(await first.counts(api)).toEqual({ ...ZERO, delayed: 5 });
       });
 
@@ -428,7 +482,9 @@ export function jobQueueContract(name: string, makeQueue: () => Promise<JobQueue
         await eventually(async () => (await stateOf(queue, bad)) === 'failed');
         await queue.add({ api, payload: 'x', delayMs: 60_000 }, quota);
         await queue.add({ api, payload: 'y', delayMs: 60_000 }, quota);
-        await expect(queue.add({ api, payload: 'z', delayMs: 0 }, quota)).rejects.toMatchObject({ code: 'ANVIL_ERR_QUOTA_QUEUED_JOBS' });
+        await expect(queue.add({ api, payload: 'z', delayMs: 0 }, quota)).rejects.toMatchObject({
+          code: 'ANVIL_ERR_QUOTA_QUEUED_JOBS',
+        });
         expect(await queue.flush(api)).toBe(3);
         await queue.add({ api, payload: 'bad', delayMs: 0 }, quota);
         await eventually(async () => (await queue.counts(api)).failed === 1);
@@ -437,13 +493,19 @@ export function jobQueueContract(name: string, makeQueue: () => Promise<JobQueue
         // The requeued job runs and fails again; until then it counted.
         await eventually(async () => (await queue.counts(api)).failed === 1);
         await queue.add({ api, payload: 'v', delayMs: 60_000 }, quota);
-        await expect(queue.add({ api, payload: 'u', delayMs: 0 }, quota)).rejects.toMatchObject({ code: 'ANVIL_ERR_QUOTA_QUEUED_JOBS' });
+        await expect(queue.add({ api, payload: 'u', delayMs: 0 }, quota)).rejects.toMatchObject({
+          code: 'ANVIL_ERR_QUOTA_QUEUED_JOBS',
+        });
       });
 
       it('rejects a bad quota with a coded error', async () => {
         const queue = await open();
-        await expect(queue.add({ api, payload: 'x', delayMs: 0 }, { maxPayloadBytes: 0, maxQueued: 1 })).rejects.toMatchObject({ code: 'ANVIL_ERR_JOBS_BAD_ARGUMENT' });
-        await expect(queue.add({ api, payload: 'x', delayMs: 0 }, { maxPayloadBytes: 1, maxQueued: 1.5 })).rejects.toMatchObject({ code: 'ANVIL_ERR_JOBS_BAD_ARGUMENT' });
+        await expect(
+          queue.add({ api, payload: 'x', delayMs: 0 }, { maxPayloadBytes: 0, maxQueued: 1 }),
+        ).rejects.toMatchObject({ code: 'ANVIL_ERR_JOBS_BAD_ARGUMENT' });
+        await expect(
+          queue.add({ api, payload: 'x', delayMs: 0 }, { maxPayloadBytes: 1, maxQueued: 1.5 }),
+        ).rejects.toMatchObject({ code: 'ANVIL_ERR_JOBS_BAD_ARGUMENT' });
       });
     });
 
@@ -454,7 +516,13 @@ export function jobQueueContract(name: string, makeQueue: () => Promise<JobQueue
         const later = await first.add({ api, payload: 'later', delayMs: 60_000 });
         await first.close();
         const second = await open();
-        expect(await second.get(id)).toMatchObject({ id, api, state: 'waiting', payload: '{"kept":true}', attempts: 0 });
+        expect(await second.get(id)).toMatchObject({
+          id,
+          api,
+          state: 'waiting',
+          payload: '{"kept":true}',
+          attempts: 0,
+        });
         expect(await second.get(later)).toMatchObject({ state: 'delayed' });
         const seen: string[] = [];
         second.start(async (job) => {
@@ -468,10 +536,13 @@ export function jobQueueContract(name: string, makeQueue: () => Promise<JobQueue
       it('a job whose run was cut by a crash runs again in a new instance (at least once)', async () => {
         const first = await open();
         const started: JobInfo[] = [];
-        first.start(async (job) => {
-          started.push(job);
-          return new Promise<RunResult>(() => {}); // never ends: the instance "crashes" mid-run
-        }, options({ leaseMs: 300 }));
+        first.start(
+          async (job) => {
+            started.push(job);
+            return new Promise<RunResult>(() => {}); // never ends: the instance "crashes" mid-run
+          },
+          options({ leaseMs: 300 }),
+        );
         const id = await first.add({ api, payload: 'crash me', delayMs: 0 });
         await eventually(() => started.length === 1);
         await first.close(10); // gives up on the run: no result is ever written
@@ -479,10 +550,13 @@ export function jobQueueContract(name: string, makeQueue: () => Promise<JobQueue
 
         const second = await open();
         const rerun: JobInfo[] = [];
-        second.start(async (job) => {
-          rerun.push(job);
-          return OK;
-        }, options({ leaseMs: 300 }));
+        second.start(
+          async (job) => {
+            rerun.push(job);
+            return OK;
+          },
+          options({ leaseMs: 300 }),
+        );
         await eventually(async () => (await stateOf(second, id)) === 'completed', 10_000);
         expect(rerun).toHaveLength(1);
         expect(rerun[0]).toMatchObject({ id, payload: 'crash me', attempts: 2 });
@@ -521,7 +595,10 @@ export function jobQueueContract(name: string, makeQueue: () => Promise<JobQueue
         await eventually(async () => (await stateOf(first, id)) === 'active');
         await first.close(5000);
         expect(finished).toBe(true);
-        await expect(first.add({ api, payload: 'y', delayMs: 0 })).rejects.toMatchObject({ code: 'ANVIL_ERR_JOBS_CLOSED', status: 503 });
+        await expect(first.add({ api, payload: 'y', delayMs: 0 })).rejects.toMatchObject({
+          code: 'ANVIL_ERR_JOBS_CLOSED',
+          status: 503,
+        });
         expect(await (await open()).get(id)).toMatchObject({ state: 'completed', attempts: 1 });
       });
     });
@@ -537,7 +614,9 @@ export function jobQueueContract(name: string, makeQueue: () => Promise<JobQueue
         ]) {
           await expect(queue.add(job)).rejects.toMatchObject({ code: 'ANVIL_ERR_JOBS_BAD_ARGUMENT', status: 500 });
         }
-        expect(() => queue.start(async () => OK, options({ concurrency: 0 }))).toThrow(/concurrency must be an integer >= 1/);
+        expect(() => queue.start(async () => OK, options({ concurrency: 0 }))).toThrow(
+          /concurrency must be an integer >= 1/,
+        );
         expect(() => queue.start(async () => OK, options({ perApi: 1.5 }))).toThrow(/perApi must be an integer >= 1/);
         queue.start(async () => OK, options());
         expect(() => queue.start(async () => OK, options())).toThrow(/already called/);

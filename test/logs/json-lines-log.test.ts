@@ -67,7 +67,7 @@ describe('JsonLinesLog (the per-API request log)', () => {
     expect(readLines(dir).map((l) => l.n)).toEqual(Array.from({ length: 25 }, (_, n) => n));
   });
 
-  it('goes on in the day\'s newest file after a restart, and in a new one when that is full', async () => {
+  it("goes on in the day's newest file after a restart, and in a new one when that is full", async () => {
     const dir = join(temp.path(), 'logs');
     const first = new JsonLinesLog(dir, { fileBytes: 1000, totalBytes: 100_000, days: 14 });
     for (let n = 0; n < 15; n++) first.append(line100(n));
@@ -88,21 +88,40 @@ describe('JsonLinesLog (the per-API request log)', () => {
     writeFileSync(join(dir, `${daysAgo(1)}.jsonl`), 'y'.repeat(1000));
     writeFileSync(join(dir, 'notes.txt'), 'not a log file: left alone');
     const removed: Array<[string, number]> = [];
-    const log = new JsonLinesLog(dir, { fileBytes: 1000, totalBytes: 3000, days: 14 }, { removed: (reason, files) => removed.push([reason, files]) });
+    const log = new JsonLinesLog(
+      dir,
+      { fileBytes: 1000, totalBytes: 3000, days: 14 },
+      { removed: (reason, files) => removed.push([reason, files]) },
+    );
     for (let n = 0; n < 45; n++) log.append(line100(n));
     await log.close();
     // Each rotation keeps the older files within 3000 minus the 1000 the new file may take.
     expect(listed(dir)).toEqual([`${today()}.2.jsonl`, `${today()}.3.jsonl`, `${today()}.4.jsonl`, 'notes.txt']);
     expect(readLines(dir).map((l) => l.n)).toEqual(Array.from({ length: 25 }, (_, n) => n + 20));
-    expect(removed).toEqual([['size', 1], ['size', 1], ['size', 1]]);
+    expect(removed).toEqual([
+      ['size', 1],
+      ['size', 1],
+      ['size', 1],
+    ]);
   });
 
   it('removes files whose day ended more than `days` days ago when it opens a file', async () => {
     const dir = join(temp.path(), 'logs');
     mkdirSync(dir);
-    for (const name of [`${daysAgo(400)}.jsonl`, `${daysAgo(3)}.jsonl`, `${daysAgo(3)}.1.jsonl`, `${daysAgo(2)}.jsonl`, `${daysAgo(1)}.jsonl`]) writeFileSync(join(dir, name), '{}\n');
+    for (const name of [
+      `${daysAgo(400)}.jsonl`,
+      `${daysAgo(3)}.jsonl`,
+      `${daysAgo(3)}.1.jsonl`,
+      `${daysAgo(2)}.jsonl`,
+      `${daysAgo(1)}.jsonl`,
+    ])
+      writeFileSync(join(dir, name), '{}\n');
     const removed: Array<[string, number]> = [];
-    const log = new JsonLinesLog(dir, { fileBytes: 1000, totalBytes: 100_000, days: 2 }, { removed: (reason, files) => removed.push([reason, files]) });
+    const log = new JsonLinesLog(
+      dir,
+      { fileBytes: 1000, totalBytes: 100_000, days: 2 },
+      { removed: (reason, files) => removed.push([reason, files]) },
+    );
     log.append(line100(1));
     await log.close();
     expect(listed(dir)).toEqual([`${daysAgo(2)}.jsonl`, `${daysAgo(1)}.jsonl`, `${today()}.jsonl`]);
@@ -119,7 +138,11 @@ describe('JsonLinesLog (the per-API request log)', () => {
       if (n % 10 === 9) await new Promise((resolve) => setTimeout(resolve, 25));
     }
     await Promise.all([a.close(), b.close()]);
-    expect(readLines(dir).map((l) => l.n).sort((x, y) => x - y)).toEqual(Array.from({ length: 200 }, (_, n) => n));
+    expect(
+      readLines(dir)
+        .map((l) => l.n)
+        .sort((x, y) => x - y),
+    ).toEqual(Array.from({ length: 200 }, (_, n) => n));
     // Each writer reads the real size after every eighth of fileBytes it adds; the other's lines
     // not flushed yet (up to 20 ms of them) it cannot see.
     for (const file of listed(dir)) expect(statSync(join(dir, file)).size).toBeLessThanOrEqual(2000 * 1.5);

@@ -64,7 +64,9 @@ describe('recentLines', () => {
     for (let n = 0; n < 2_000; n++) log.append({ n, status: n % 10 === 0 ? 500 : 200, pad: 'ü'.repeat(500) });
     await log.close();
     expect((await recentLines(dir, all, 3)).map((l) => JSON.parse(l).n)).toEqual([1997, 1998, 1999]);
-    const failures = (await recentLines(dir, parseLogFilter(new URLSearchParams('status=5xx')) as LogFilter, 150)).map((l) => JSON.parse(l).n);
+    const failures = (await recentLines(dir, parseLogFilter(new URLSearchParams('status=5xx')) as LogFilter, 150)).map(
+      (l) => JSON.parse(l).n,
+    );
     expect(failures).toEqual(Array.from({ length: 150 }, (_, i) => 500 + i * 10));
     expect(await recentLines(join(dir, 'none'), all, 5)).toEqual([]);
   });

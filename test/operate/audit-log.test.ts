@@ -18,14 +18,25 @@ function api(key: string, variant: string): string {
 }
 
 async function deploy(on: TestInstance, yaml: string, headers: Record<string, string> = {}) {
-  return on.admin('/anvil/api', { method: 'POST', body: tarGz({ 'api.yaml': yaml }), headers: { 'content-type': 'application/gzip', ...headers } });
+  return on.admin('/anvil/api', {
+    method: 'POST',
+    body: tarGz({ 'api.yaml': yaml }),
+    headers: { 'content-type': 'application/gzip', ...headers },
+  });
 }
 
 function put(on: TestInstance, key: string, change: object) {
-  return on.admin(`/anvil/api/${key}`, { method: 'PUT', body: JSON.stringify(change), headers: { 'content-type': 'application/json' } });
+  return on.admin(`/anvil/api/${key}`, {
+    method: 'PUT',
+    body: JSON.stringify(change),
+    headers: { 'content-type': 'application/json' },
+  });
 }
 
-async function audit(on: TestInstance, query = ''): Promise<{ entries: Array<Record<string, any>>; next: number | null }> {
+async function audit(
+  on: TestInstance,
+  query = '',
+): Promise<{ entries: Array<Record<string, any>>; next: number | null }> {
   const reply = await on.admin(`/anvil/audit${query}`);
   expect(reply.status, reply.text).toBe(200);
   return reply.json();
@@ -34,7 +45,10 @@ async function audit(on: TestInstance, query = ''): Promise<{ entries: Array<Rec
 /** The bytes of the audit store on disk (the database and its write-ahead log). */
 function auditFileBytes(on: TestInstance): string {
   const base = join(on.dataDir, '.anvil', 'audit.sqlite');
-  return [base, `${base}-wal`].filter((f) => existsSync(f)).map((f) => readFileSync(f).toString('latin1')).join('');
+  return [base, `${base}-wal`]
+    .filter((f) => existsSync(f))
+    .map((f) => readFileSync(f).toString('latin1'))
+    .join('');
 }
 
 let anvil: TestInstance;
@@ -67,7 +81,13 @@ describe('the audit log of management actions', () => {
       ['deploy', 'ok', 201, first],
     ]);
     for (const entry of entries) {
-      expect(entry).toMatchObject({ host: 'localhost', api: 'audited', address: '127.0.0.1', keyFingerprint: FINGERPRINT, origin: 'http' });
+      expect(entry).toMatchObject({
+        host: 'localhost',
+        api: 'audited',
+        address: '127.0.0.1',
+        keyFingerprint: FINGERPRINT,
+        origin: 'http',
+      });
       expect(Date.parse(entry.time)).toBeGreaterThan(Date.now() - 120_000);
     }
     expect(entries[2]!.error).toMatch(/is active: disable it first/);
@@ -75,9 +95,16 @@ describe('the audit log of management actions', () => {
   });
 
   it('records failed actions with their status and message', async () => {
-    const broken = await deploy(anvil, 'key: broken\nendpoints:\n  get /x:\n    Nope: { directive: NoSuchDirective }\n');
+    const broken = await deploy(
+      anvil,
+      'key: broken\nendpoints:\n  get /x:\n    Nope: { directive: NoSuchDirective }\n',
+    );
     expect(broken.status).toBe(400);
-    const unknownRelease = await put(anvil, 'nothing-here', { active: true, public: true, release: 'r-20200101-000000000-abcd' });
+    const unknownRelease = await put(anvil, 'nothing-here', {
+      active: true,
+      public: true,
+      release: 'r-20200101-000000000-abcd',
+    });
     expect(unknownRelease.status).toBe(404);
     const badBody = await anvil.admin('/anvil/api/nothing-here', { method: 'PUT', body: '{not json' });
     expect(badBody.status).toBe(400);
@@ -98,7 +125,10 @@ describe('the audit log of management actions', () => {
     const pages: number[][] = [];
     let before: number | null = null;
     do {
-      const page: { entries: Array<Record<string, any>>; next: number | null } = await audit(anvil, `?limit=4${before === null ? '' : `&before=${before}`}`);
+      const page: { entries: Array<Record<string, any>>; next: number | null } = await audit(
+        anvil,
+        `?limit=4${before === null ? '' : `&before=${before}`}`,
+      );
       pages.push(page.entries.map((e) => e.id));
       before = page.next;
     } while (before !== null);
@@ -129,17 +159,39 @@ describe('the audit log of management actions', () => {
 
   it('answers only with the admin credentials', async () => {
     expect((await anvil.request('/anvil/audit', { host: 'admin.localhost' })).status).toBe(401);
-    expect((await anvil.request('/anvil/audit', { host: 'admin.localhost', headers: { 'public-host': 'localhost', 'public-host-key': 'wrong' } })).status).toBe(401);
+    expect(
+      (
+        await anvil.request('/anvil/audit', {
+          host: 'admin.localhost',
+          headers: { 'public-host': 'localhost', 'public-host-key': 'wrong' },
+        })
+      ).status,
+    ).toBe(401);
     expect((await anvil.request('/anvil/audit')).status).toBe(404);
   });
 
   it('writes each entry as a pino line, and the key itself nowhere', async () => {
-    const lines = await waitFor(() => {
-      const found = anvil.logLines().filter((l) => l.audit !== undefined && l.audit.api === 'audited');
-      return found.length >= 7 ? found : null;
-    }, { what: 'the audit lines of the instance log' });
-    expect(lines.map((l) => l.audit.action)).toEqual(['deploy', 'deploy', 'publish', 'rollback', 'delete', 'disable', 'delete']);
-    expect(lines[0]).toMatchObject({ level: 30, msg: 'audit: deploy ok', audit: { keyFingerprint: FINGERPRINT, address: '127.0.0.1', host: 'localhost' } });
+    const lines = await waitFor(
+      () => {
+        const found = anvil.logLines().filter((l) => l.audit !== undefined && l.audit.api === 'audited');
+        return found.length >= 7 ? found : null;
+      },
+      { what: 'the audit lines of the instance log' },
+    );
+    expect(lines.map((l) => l.audit.action)).toEqual([
+      'deploy',
+      'deploy',
+      'publish',
+      'rollback',
+      'delete',
+      'disable',
+      'delete',
+    ]);
+    expect(lines[0]).toMatchObject({
+      level: 30,
+      msg: 'audit: deploy ok',
+      audit: { keyFingerprint: FINGERPRINT, address: '127.0.0.1', host: 'localhost' },
+    });
     expect(lines[4]).toMatchObject({ level: 40, msg: 'audit: delete failed (409)' });
     expect(anvil.output()).not.toContain(TEST_KEY);
     expect(auditFileBytes(anvil)).toContain(FINGERPRINT);
@@ -154,11 +206,22 @@ describe('the audit log of management actions', () => {
 
     // An admin host serves every public host: its entry is instance-wide, shown to every host.
     const { entries } = await audit(anvil, '?action=host-add');
-    expect(entries[0]).toMatchObject({ action: 'host-add', host: null, result: 'ok', origin: 'cli', address: null, keyFingerprint: null, detail: { kind: 'admin', name: 'ops.localhost' } });
-    const logged = await waitFor(() => {
-      const found = anvil.logLines().filter((l) => l.audit?.origin === 'cli');
-      return found.length >= 2 ? found : null;
-    }, { what: 'the CLI actions in the instance log' });
+    expect(entries[0]).toMatchObject({
+      action: 'host-add',
+      host: null,
+      result: 'ok',
+      origin: 'cli',
+      address: null,
+      keyFingerprint: null,
+      detail: { kind: 'admin', name: 'ops.localhost' },
+    });
+    const logged = await waitFor(
+      () => {
+        const found = anvil.logLines().filter((l) => l.audit?.origin === 'cli');
+        return found.length >= 2 ? found : null;
+      },
+      { what: 'the CLI actions in the instance log' },
+    );
     expect(logged.map((l) => [l.audit.action, l.audit.result])).toEqual([
       ['host-add', 'ok'],
       ['host-remove', 'error'],
@@ -167,11 +230,27 @@ describe('the audit log of management actions', () => {
   });
 
   it('records a job action of the CLI for its host and API', async () => {
-    const flushed = anvilCli(['jobs', 'flush', '--api', 'gone', '--host', 'localhost', '--data', anvil.dataDir, '--json']);
+    const flushed = anvilCli([
+      'jobs',
+      'flush',
+      '--api',
+      'gone',
+      '--host',
+      'localhost',
+      '--data',
+      anvil.dataDir,
+      '--json',
+    ]);
     expect(flushed.status, flushed.stderr).toBe(0);
     const { entries } = await audit(anvil, '?action=jobs-flush');
     expect(entries).toHaveLength(1);
-    expect(entries[0]).toMatchObject({ host: 'localhost', api: 'gone', result: 'ok', origin: 'cli', detail: { removed: JSON.parse(flushed.stdout).removed } });
+    expect(entries[0]).toMatchObject({
+      host: 'localhost',
+      api: 'gone',
+      result: 'ok',
+      origin: 'cli',
+      detail: { removed: JSON.parse(flushed.stdout).removed },
+    });
     expect(typeof entries[0]!.detail.user).toBe('string');
   });
 });
@@ -180,7 +259,8 @@ describe('audit retention', () => {
   it('keeps the newest --audit-rows entries (and behind a trusted proxy records the client it names)', async () => {
     const small = await startInstance({ args: ['--audit-rows', '3', '--trusted-proxy', '127.0.0.1'] });
     try {
-      for (const variant of ['a', 'b', 'c', 'd', 'e']) expect((await deploy(small, api('kept', variant), { 'x-forwarded-for': '203.0.113.9' })).status).toBe(201);
+      for (const variant of ['a', 'b', 'c', 'd', 'e'])
+        expect((await deploy(small, api('kept', variant), { 'x-forwarded-for': '203.0.113.9' })).status).toBe(201);
       const { entries, next } = await audit(small);
       expect(entries).toHaveLength(3);
       expect(next).toBeNull();
@@ -192,21 +272,37 @@ describe('audit retention', () => {
     }
   });
 
-  it('keeps --audit-rows per host: a flood of failed actions from one host leaves another host\'s entries', async () => {
+  it("keeps --audit-rows per host: a flood of failed actions from one host leaves another host's entries", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'anvil-data-'));
     const otherKey = 'other-host-key-0123456789';
-    expect(anvilCli(['hosts', 'add-public', 'other.localhost', '--env', 'dev', '--key', otherKey, '--data', dataDir]).status).toBe(0);
+    expect(
+      anvilCli(['hosts', 'add-public', 'other.localhost', '--env', 'dev', '--key', otherKey, '--data', dataDir]).status,
+    ).toBe(0);
     expect(anvilCli(['hosts', 'add-admin', 'ops.localhost', '--data', dataDir]).status).toBe(0);
     const small = await startInstance({ dataDir, args: ['--audit-rows', '20'] });
     try {
       const other = { 'public-host': 'other.localhost', 'public-host-key': otherKey };
-      const deployed = await small.request('/anvil/api', { host: 'admin.localhost', method: 'POST', body: tarGz({ 'api.yaml': api('neighbour', 'one') }), headers: { ...other, 'content-type': 'application/gzip' } });
+      const deployed = await small.request('/anvil/api', {
+        host: 'admin.localhost',
+        method: 'POST',
+        body: tarGz({ 'api.yaml': api('neighbour', 'one') }),
+        headers: { ...other, 'content-type': 'application/gzip' },
+      });
       expect(deployed.status).toBe(201);
-      const published = await small.request('/anvil/api/neighbour', { host: 'admin.localhost', method: 'PUT', body: JSON.stringify({ active: true, public: true, release: deployed.json().release }), headers: other });
+      const published = await small.request('/anvil/api/neighbour', {
+        host: 'admin.localhost',
+        method: 'PUT',
+        body: JSON.stringify({ active: true, public: true, release: deployed.json().release }),
+        headers: other,
+      });
       expect(published.status).toBe(204);
 
       // The default host fails 60 PUTs: three times its rows.
-      for (let i = 0; i < 60; i++) expect((await put(small, `nothing-${i}`, { active: true, public: true, release: 'r-20200101-000000000-abcd' })).status).toBe(404);
+      for (let i = 0; i < 60; i++)
+        expect(
+          (await put(small, `nothing-${i}`, { active: true, public: true, release: 'r-20200101-000000000-abcd' }))
+            .status,
+        ).toBe(404);
 
       const listed = await small.request('/anvil/audit?limit=500', { host: 'admin.localhost', headers: other });
       expect(listed.status).toBe(200);

@@ -12,7 +12,21 @@ const tmp = useTempDir('anvil-audit-store-');
 const DAY = 24 * 60 * 60 * 1000;
 
 function record(timeMs: number, more: Partial<AuditRecord> = {}): AuditRecord {
-  return { timeMs, action: 'deploy', host: 'localhost', api: 'a', release: null, result: 'ok', status: 201, error: null, address: '127.0.0.1', keyFingerprint: 'abcdef012345', origin: 'http', detail: null, ...more };
+  return {
+    timeMs,
+    action: 'deploy',
+    host: 'localhost',
+    api: 'a',
+    release: null,
+    result: 'ok',
+    status: 201,
+    error: null,
+    address: '127.0.0.1',
+    keyFingerprint: 'abcdef012345',
+    origin: 'http',
+    detail: null,
+    ...more,
+  };
 }
 
 describe('SqliteAuditStore', () => {
@@ -61,7 +75,9 @@ describe('SqliteAuditStore', () => {
     const old = new Database(file);
     old.exec(`CREATE TABLE audit (id INTEGER PRIMARY KEY AUTOINCREMENT, time_ms INTEGER NOT NULL, action TEXT NOT NULL, host TEXT, api TEXT, release TEXT,
       result TEXT NOT NULL, status INTEGER, error TEXT, address TEXT, key_fingerprint TEXT, origin TEXT NOT NULL, detail TEXT)`);
-    const insert = old.prepare("INSERT INTO audit (time_ms, action, host, api, result, origin) VALUES (?, 'deploy', ?, ?, 'ok', 'http')");
+    const insert = old.prepare(
+      "INSERT INTO audit (time_ms, action, host, api, result, origin) VALUES (?, 'deploy', ?, ?, 'ok', 'http')",
+    );
     for (let i = 1; i <= 5; i++) insert.run(Date.now(), 'localhost', `a-${i}`);
     insert.run(Date.now(), 'b.localhost', 'b-1');
     old.close();
@@ -94,8 +110,13 @@ describe('SqliteAuditStore', () => {
     try {
       await store.append(record(1, { host: 'localhost' }));
       await store.append(record(2, { host: 'other.localhost' }));
-      const wide = await store.append(record(3, { host: null, action: 'host-add', origin: 'cli', address: null, keyFingerprint: null }));
-      expect((await store.list({ host: 'localhost', limit: 10 })).entries.map((e) => e.host)).toEqual([null, 'localhost']);
+      const wide = await store.append(
+        record(3, { host: null, action: 'host-add', origin: 'cli', address: null, keyFingerprint: null }),
+      );
+      expect((await store.list({ host: 'localhost', limit: 10 })).entries.map((e) => e.host)).toEqual([
+        null,
+        'localhost',
+      ]);
       expect((await store.since(0, 'cli', 10)).map((e) => e.id)).toEqual([wide]);
       expect(await store.since(wide, 'cli', 10)).toEqual([]);
       expect(await store.lastId()).toBe(wide);

@@ -25,7 +25,10 @@ describe('GET /anvil/api/<key>/jobs and its actions', () => {
     expect((await anvil.request('/worker/fail', { method: 'POST' })).status).toBe(202);
     await allFailed(1);
     const answer = await anvil.admin('/anvil/api/worker/jobs');
-    expect(answer.json()).toEqual({ key: 'worker', counts: { waiting: 0, delayed: 0, active: 0, completed: 0, failed: 1 } });
+    expect(answer.json()).toEqual({
+      key: 'worker',
+      counts: { waiting: 0, delayed: 0, active: 0, completed: 0, failed: 1 },
+    });
     expect(answer.headers['cache-control']).toBe('no-store');
   });
 
@@ -35,7 +38,16 @@ describe('GET /anvil/api/<key>/jobs and its actions', () => {
     expect(requeued.json()).toEqual({ key: 'worker', requeued: 1 });
     await allFailed(1);
     const [entry] = (await anvil.admin('/anvil/audit?action=jobs-requeue-failed')).json().entries;
-    expect(entry).toMatchObject({ action: 'jobs-requeue-failed', host: 'localhost', api: 'worker', result: 'ok', status: 200, origin: 'http', address: '127.0.0.1', detail: { requeued: 1 } });
+    expect(entry).toMatchObject({
+      action: 'jobs-requeue-failed',
+      host: 'localhost',
+      api: 'worker',
+      result: 'ok',
+      status: 200,
+      origin: 'http',
+      address: '127.0.0.1',
+      detail: { requeued: 1 },
+    });
     expect(entry.keyFingerprint).toMatch(/^[0-9a-f]{12}$/);
   });
 
@@ -62,7 +74,12 @@ describe('GET /anvil/api/<key>/jobs and its actions', () => {
     expect(get.status).toBe(405);
     expect(get.headers.allow).toBe('POST');
     expect((await anvil.admin('/anvil/api/worker/jobs', { method: 'DELETE' })).status).toBe(405);
-    expect((await anvil.request('/anvil/api/worker/jobs/flush', { method: 'POST', host: 'admin.localhost' })).status).toBe(401);
-    expect((await anvil.admin('/anvil/api/worker/jobs/flush', { method: 'POST', headers: { 'public-host-key': 'wrong' } })).status).toBe(401);
+    expect(
+      (await anvil.request('/anvil/api/worker/jobs/flush', { method: 'POST', host: 'admin.localhost' })).status,
+    ).toBe(401);
+    expect(
+      (await anvil.admin('/anvil/api/worker/jobs/flush', { method: 'POST', headers: { 'public-host-key': 'wrong' } }))
+        .status,
+    ).toBe(401);
   });
 });

@@ -25,11 +25,15 @@ after:
 let anvil: TestInstance;
 
 beforeAll(async () => {
-  anvil = await startInstance({ apis: { logger: { 'api.yaml': LOGGER } }, args: ['--log-followers', '3', '--log-follow-buffer', '64KiB'] });
+  anvil = await startInstance({
+    apis: { logger: { 'api.yaml': LOGGER } },
+    args: ['--log-followers', '3', '--log-follow-buffer', '64KiB'],
+  });
 });
 afterAll(async () => anvil?.dispose());
 
-const follow = (query = '', headers: Record<string, string> = ADMIN) => openSse(anvil.port, `/anvil/api/logger/logs?follow=1${query}`, 'admin.localhost', headers);
+const follow = (query = '', headers: Record<string, string> = ADMIN) =>
+  openSse(anvil.port, `/anvil/api/logger/logs?follow=1${query}`, 'admin.localhost', headers);
 
 function routerRssMb(): number {
   return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${anvil.pid}/status`, 'utf8'))![1]) / 1024;
@@ -81,12 +85,15 @@ describe('GET /anvil/api/<key>/logs?follow=1', () => {
       await refused.ended;
       expect(JSON.parse(refused.text()).error).toContain('as many followers as it may have');
       clients.shift()!.close();
-      const admitted = await waitFor(async () => {
-        const next = await follow();
-        if (next.status === 200) return next;
-        next.close();
-        return null;
-      }, { what: 'a follower admitted once one left' });
+      const admitted = await waitFor(
+        async () => {
+          const next = await follow();
+          if (next.status === 200) return next;
+          next.close();
+          return null;
+        },
+        { what: 'a follower admitted once one left' },
+      );
       clients.push(admitted);
     } finally {
       for (const client of clients) client.close();
@@ -104,10 +111,20 @@ describe('GET /anvil/api/<key>/logs?follow=1', () => {
     let sent = 0;
     try {
       while (!anvil.output().includes('request log follower dropped') && sent < 6000) {
-        await Promise.all(Array.from({ length: 100 }, () => request(`http://127.0.0.1:${anvil.port}/logger/hit/${long}`, { headers: { host: 'localhost' }, dispatcher: agent }).then((r) => r.body.dump())));
+        await Promise.all(
+          Array.from({ length: 100 }, () =>
+            request(`http://127.0.0.1:${anvil.port}/logger/hit/${long}`, {
+              headers: { host: 'localhost' },
+              dispatcher: agent,
+            }).then((r) => r.body.dump()),
+          ),
+        );
         sent += 100;
       }
-      await waitFor(() => anvil.output().includes('request log follower dropped'), { what: 'the slow follower dropped', timeoutMs: 15_000 });
+      await waitFor(() => anvil.output().includes('request log follower dropped'), {
+        what: 'the slow follower dropped',
+        timeoutMs: 15_000,
+      });
       const rest = await slow.readRest();
       // The server closed it: it got part of the stream, never all ~6 KiB × `sent` lines.
       expect(rest.status).toBe(200);
@@ -145,20 +162,26 @@ describe('GET /anvil/api/<key>/logs (no follow)', () => {
   it('answers the last lines as JSON, oldest first, filtered', async () => {
     for (let i = 0; i < 3; i++) await anvil.request(`/logger/hit/recent-${i}`);
     await anvil.request('/logger/fail');
-    const last = await waitFor(async () => {
-      const reply = await anvil.admin('/anvil/api/logger/logs?limit=4');
-      const lines = reply.json().lines as Array<Record<string, any>>;
-      return lines.at(-1)?.path === '/fail' ? lines : null;
-    }, { what: 'the newest lines in the log' });
+    const last = await waitFor(
+      async () => {
+        const reply = await anvil.admin('/anvil/api/logger/logs?limit=4');
+        const lines = reply.json().lines as Array<Record<string, any>>;
+        return lines.at(-1)?.path === '/fail' ? lines : null;
+      },
+      { what: 'the newest lines in the log' },
+    );
     expect(last.map((l) => l.path)).toEqual(['/hit/recent-0', '/hit/recent-1', '/hit/recent-2', '/fail']);
-    const failures = (await anvil.admin('/anvil/api/logger/logs?status=503')).json().lines as Array<Record<string, any>>;
+    const failures = (await anvil.admin('/anvil/api/logger/logs?status=503')).json().lines as Array<
+      Record<string, any>
+    >;
     expect(failures.length).toBeGreaterThanOrEqual(2);
     expect(failures.every((l) => l.status === 503)).toBe(true);
-    const texts = (await anvil.admin('/anvil/api/logger/logs?text=RECENT-1')).json().lines as Array<Record<string, any>>;
+    const texts = (await anvil.admin('/anvil/api/logger/logs?text=RECENT-1')).json().lines as Array<
+      Record<string, any>
+    >;
     expect(texts.map((l) => l.path)).toEqual(['/hit/recent-1']);
   });
 });
-
 
 describe('draining with followers', () => {
   it('ends the live streams: a follower does not hold the drain', async () => {

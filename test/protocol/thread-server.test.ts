@@ -22,7 +22,12 @@ async function listening(): Promise<{ path: string; arrived: ThreadHello[]; refu
   const path = join(dir.path(), 'router.sock');
   const arrived: ThreadHello[] = [];
   const refused: ThreadHello[] = [];
-  server = new ThreadServer(path, TOKEN, (hello) => refused.push(hello), (hello) => arrived.push(hello));
+  server = new ThreadServer(
+    path,
+    TOKEN,
+    (hello) => refused.push(hello),
+    (hello) => arrived.push(hello),
+  );
   await server.listen();
   return { path, arrived, refused };
 }
@@ -38,7 +43,14 @@ async function closedAfter(path: string, frame: Buffer, ms = 300): Promise<boole
   return Promise.race([closed, new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms))]);
 }
 
-const hello = (over: Partial<ThreadHello> = {}): ThreadHello => ({ version: WIRE_VERSION, token: TOKEN, cell: 2, actor: 'h/e/k@1', thread: 0, ...over });
+const hello = (over: Partial<ThreadHello> = {}): ThreadHello => ({
+  version: WIRE_VERSION,
+  token: TOKEN,
+  cell: 2,
+  actor: 'h/e/k@1',
+  thread: 0,
+  ...over,
+});
 
 describe('ThreadServer (the hello a thread opens its connection with)', () => {
   it('takes a thread with the token that speaks this wire version', async () => {

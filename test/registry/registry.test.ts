@@ -138,7 +138,17 @@ describe('hosts', () => {
 
   it('rejects invalid values with an error naming the field', () => {
     const r = openRegistry();
-    for (const name of ['', 'bad_host', 'has space', 'host:8080', '-lead.example', 'trail-.example', 'a..b', `${'a'.repeat(64)}.com`, `${'a.'.repeat(127)}aa`]) {
+    for (const name of [
+      '',
+      'bad_host',
+      'has space',
+      'host:8080',
+      '-lead.example',
+      'trail-.example',
+      'a..b',
+      `${'a'.repeat(64)}.com`,
+      `${'a.'.repeat(127)}aa`,
+    ]) {
       expectField(() => r.addAdminHost(name), 'name');
     }
     expectField(() => r.addPublicHost({ name: 'x.localhost', key: 'short', env: 'dev' }), 'key');
@@ -186,7 +196,13 @@ describe('apis and releases', () => {
     expect(r.getApi(HOST, 'nope')).toBeNull();
     expect(r.currentDigest(HOST, 'users')).toBe('d1');
     expect(r.currentDigest(HOST, 'nope')).toBeNull();
-    expect(r.getRelease(HOST, 'users', id)).toEqual({ host: HOST, key: 'users', release: id, digest: 'd1', created_at: record.created_at });
+    expect(r.getRelease(HOST, 'users', id)).toEqual({
+      host: HOST,
+      key: 'users',
+      release: id,
+      digest: 'd1',
+      created_at: record.created_at,
+    });
     expect(r.getRelease(HOST, 'users', 'r-20000101-000000000-0000')).toBeNull();
   });
 
@@ -206,7 +222,12 @@ describe('apis and releases', () => {
     // an inactive private API stays so
     expect(r.updateApi(HOST, 'users', { active: false, release: b, public: false })).toBe('ok');
     const c = newReleaseId();
-    expect(r.recordRelease(HOST, 'users', c, 'd3').record).toMatchObject({ release: c, active: false, public: false, releases: [b, a] });
+    expect(r.recordRelease(HOST, 'users', c, 'd3').record).toMatchObject({
+      release: c,
+      active: false,
+      public: false,
+      releases: [b, a],
+    });
   });
 
   it('9 deploys keep exactly 7 earlier releases; the 2 oldest are pruned by the 9th and 10th deploys', () => {
@@ -247,7 +268,9 @@ describe('apis and releases', () => {
     expect(r.updateApi(HOST, 'users', { active: true, release: a!, public: true })).toBe('ok');
     expect(r.getApi(HOST, 'users')).toMatchObject({ release: a, active: true, public: true, releases: [c, b] });
     expect(r.currentDigest(HOST, 'users')).toBe('digest-0');
-    expect(r.updateApi(HOST, 'users', { active: true, release: 'r-20000101-000000000-0000', public: true })).toBe('unknown-release');
+    expect(r.updateApi(HOST, 'users', { active: true, release: 'r-20000101-000000000-0000', public: true })).toBe(
+      'unknown-release',
+    );
     expect(r.updateApi(HOST, 'nope', { active: true, release: a!, public: true })).toBe('unknown-api');
     expect(r.updateApi('other.localhost', 'users', { active: true, release: a!, public: true })).toBe('unknown-api');
     expect(r.getApi(HOST, 'users')).toMatchObject({ release: a, releases: [c, b] });
@@ -301,7 +324,12 @@ describe('apis and releases', () => {
     expect(r.listApiKeys(HOST)).toEqual(['orders']);
     // the key can be deployed again from scratch
     const again = newReleaseId();
-    expect(r.recordRelease(HOST, 'users', again, 'x').record).toMatchObject({ release: again, active: true, public: false, releases: [] });
+    expect(r.recordRelease(HOST, 'users', again, 'x').record).toMatchObject({
+      release: again,
+      active: true,
+      public: false,
+      releases: [],
+    });
   });
 
   it('lists keys sorted and every API of every host', () => {
@@ -367,7 +395,11 @@ describe('persistence and other connections', () => {
     expect(again.currentDigest(HOST, 'users')).toBe('digest-1');
     // and keeps working: earlier releases stay ordered by age, newest first
     const next = newReleaseId();
-    expect(again.recordRelease(HOST, 'users', next, 'x').record).toMatchObject({ active: true, public: true, releases: [ids[2], ids[1], ids[0]] });
+    expect(again.recordRelease(HOST, 'users', next, 'x').record).toMatchObject({
+      active: true,
+      public: true,
+      releases: [ids[2], ids[1], ids[0]],
+    });
   });
 
   it('opening twice is idempotent and a newer schema is refused', async () => {

@@ -26,7 +26,12 @@ beforeAll(async () => {
     unpackUpload(req, dest, limits).then(
       async (result) => {
         const body = result.ok
-          ? { root: path.relative(dest, result.root), files: result.files, bytes: result.bytes, tree: await readdir(result.root) }
+          ? {
+              root: path.relative(dest, result.root),
+              files: result.files,
+              bytes: result.bytes,
+              tree: await readdir(result.root),
+            }
           : { errors: result.errors };
         res.writeHead(result.ok ? 201 : result.status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(body));
@@ -88,16 +93,21 @@ const archive = (): Buffer => tarGz({ 'api.yaml': API_YAML, 'Maps/main.json': '{
 describe('unpackUpload: raw body', () => {
   it('unpacks an application/gzip body', async () => {
     const answer = await post(archive(), { 'content-type': 'application/gzip' });
-    expect(answer).toEqual({ status: 201, body: { root: '', files: 2, bytes: Buffer.byteLength(API_YAML) + 11, tree: ['Maps', 'api.yaml'] } });
+    expect(answer).toEqual({
+      status: 201,
+      body: { root: '', files: 2, bytes: Buffer.byteLength(API_YAML) + 11, tree: ['Maps', 'api.yaml'] },
+    });
     expect(await readFile(path.join(lastDest, 'Maps/main.json'), 'utf8')).toBe('{"ok":true}');
   });
 
-  it.each(['application/x-gzip', 'application/x-tar+gzip', 'application/octet-stream', 'Application/GZIP; charset=binary'])(
-    'accepts content-type %s',
-    async (type) => {
-      expect((await post(archive(), { 'content-type': type })).status).toBe(201);
-    },
-  );
+  it.each([
+    'application/x-gzip',
+    'application/x-tar+gzip',
+    'application/octet-stream',
+    'Application/GZIP; charset=binary',
+  ])('accepts content-type %s', async (type) => {
+    expect((await post(archive(), { 'content-type': type })).status).toBe(201);
+  });
 
   it('accepts a body without content-type', async () => {
     expect((await post(archive())).status).toBe(201);
@@ -112,7 +122,9 @@ describe('unpackUpload: raw body', () => {
   });
 
   it('answers 400 naming the hostile entry', async () => {
-    const answer = await post(tarGz({ 'api.yaml': API_YAML, '../evil.js': 'x' }), { 'content-type': 'application/gzip' });
+    const answer = await post(tarGz({ 'api.yaml': API_YAML, '../evil.js': 'x' }), {
+      'content-type': 'application/gzip',
+    });
     expect(answer).toEqual({ status: 400, body: { errors: ['entry "../evil.js": path leaves the API folder'] } });
     expect(existsSync(lastDest)).toBe(false);
     expect(existsSync(path.join(base, 'evil.js'))).toBe(false);
@@ -136,11 +148,19 @@ describe('unpackUpload: multipart/form-data', () => {
         ['after', 'ignored too'],
       ]),
     );
-    expect(answer).toEqual({ status: 201, body: { root: 'myapi', files: 1, bytes: Buffer.byteLength(API_YAML), tree: ['api.yaml'] } });
+    expect(answer).toEqual({
+      status: 201,
+      body: { root: 'myapi', files: 1, bytes: Buffer.byteLength(API_YAML), tree: ['api.yaml'] },
+    });
   });
 
   it('answers 400 when there is no "file" field', async () => {
-    const answer = await post(form([['archive', { data: archive(), filename: 'x.tgz' }], ['file', 'not a file part']]));
+    const answer = await post(
+      form([
+        ['archive', { data: archive(), filename: 'x.tgz' }],
+        ['file', 'not a file part'],
+      ]),
+    );
     expect(answer).toEqual({ status: 400, body: { errors: [NO_FILE_FIELD_ERROR] } });
     expect(existsSync(lastDest)).toBe(false);
   });

@@ -53,11 +53,18 @@ function failure(result: UnpackResult): { status: number; errors: string[] } {
 }
 
 /** The unpack failed, with this status, nothing was left in dest and nothing was written next to it. */
-async function expectRefused(result: UnpackResult, status: number, ...patterns: (string | RegExp)[]): Promise<string[]> {
+async function expectRefused(
+  result: UnpackResult,
+  status: number,
+  ...patterns: (string | RegExp)[]
+): Promise<string[]> {
   const { status: got, errors } = failure(result);
   expect(got, JSON.stringify(errors)).toBe(status);
   for (const pattern of patterns) {
-    expect(errors.some((e) => (typeof pattern === 'string' ? e.includes(pattern) : pattern.test(e))), `${String(pattern)} in ${JSON.stringify(errors)}`).toBe(true);
+    expect(
+      errors.some((e) => (typeof pattern === 'string' ? e.includes(pattern) : pattern.test(e))),
+      `${String(pattern)} in ${JSON.stringify(errors)}`,
+    ).toBe(true);
   }
   // dest was created by unpackTarGz, so it is removed; nothing else may exist under base.
   expect(await tree(base)).toEqual([]);
@@ -120,7 +127,12 @@ describe('unpackTarGz: good archives', () => {
       'myapi/Maps/main.json': '{}',
     });
     const result = await unpackTarGz(archive, dest);
-    expect(result).toEqual({ ok: true, root: path.join(dest, 'myapi'), files: 2, bytes: Buffer.byteLength(API_YAML) + 2 });
+    expect(result).toEqual({
+      ok: true,
+      root: path.join(dest, 'myapi'),
+      files: 2,
+      bytes: Buffer.byteLength(API_YAML) + 2,
+    });
   });
 
   it('accepts ./-prefixed entries (tar czf x.tgz -C myapi .)', async () => {
@@ -157,7 +169,13 @@ describe('unpackTarGz: good archives', () => {
     ]);
     const result = await unpackTarGz(archive, dest);
     expect(result).toMatchObject({ ok: true, root: path.join(dest, 'myapi'), files: 2 });
-    expect(await tree(base)).toEqual(['dest/', 'dest/myapi/', 'dest/myapi/Maps/', 'dest/myapi/Maps/main.json', 'dest/myapi/api.yaml']);
+    expect(await tree(base)).toEqual([
+      'dest/',
+      'dest/myapi/',
+      'dest/myapi/Maps/',
+      'dest/myapi/Maps/main.json',
+      'dest/myapi/api.yaml',
+    ]);
   });
 
   it('reads a stream in odd-sized chunks and large files with back-pressure', async () => {
@@ -213,25 +231,41 @@ describe('unpackTarGz: hostile entries are refused (400), nothing written anywhe
   });
 
   it('refuses "a/../../x" and "a/../b"', async () => {
-    const result = await unpackTarGz(
-      tarGz({ 'api.yaml': API_YAML, 'a/../../x': 'pwned', 'a/../b': 'meh' }),
-      dest,
+    const result = await unpackTarGz(tarGz({ 'api.yaml': API_YAML, 'a/../../x': 'pwned', 'a/../b': 'meh' }), dest);
+    const errors = await expectRefused(
+      result,
+      400,
+      'entry "a/../../x": path leaves the API folder',
+      'entry "a/../b": ".." is not allowed in paths',
     );
-    const errors = await expectRefused(result, 400, 'entry "a/../../x": path leaves the API folder', 'entry "a/../b": ".." is not allowed in paths');
     expect(errors).toHaveLength(2);
     expect(existsSync(path.join(base, 'x'))).toBe(false);
   });
 
   it('refuses absolute paths', async () => {
     const target = evilAbs();
-    const result = await unpackTarGz(tarGz({ 'api.yaml': API_YAML, [`${target}/x`]: 'pwned', '/etc/x': 'pwned' }), dest);
-    await expectRefused(result, 400, `entry "${target}/x": absolute paths are not allowed`, 'entry "/etc/x": absolute paths are not allowed');
+    const result = await unpackTarGz(
+      tarGz({ 'api.yaml': API_YAML, [`${target}/x`]: 'pwned', '/etc/x': 'pwned' }),
+      dest,
+    );
+    await expectRefused(
+      result,
+      400,
+      `entry "${target}/x": absolute paths are not allowed`,
+      'entry "/etc/x": absolute paths are not allowed',
+    );
     expect(existsSync(target)).toBe(false);
   });
 
   it('refuses Windows drive letters and backslash tricks', async () => {
     const result = await unpackTarGz(
-      tarGz({ 'api.yaml': API_YAML, '..\\evil.js': 'x', 'C:\\Windows\\evil.js': 'x', 'C:evil.js': 'x', 'a\\..\\..\\b': 'x' }),
+      tarGz({
+        'api.yaml': API_YAML,
+        '..\\evil.js': 'x',
+        'C:\\Windows\\evil.js': 'x',
+        'C:evil.js': 'x',
+        'a\\..\\..\\b': 'x',
+      }),
       dest,
     );
     await expectRefused(
@@ -254,7 +288,12 @@ describe('unpackTarGz: hostile entries are refused (400), nothing written anywhe
       ]),
       dest,
     );
-    await expectRefused(result, 400, 'entry "Assets/link": links are not allowed', 'entry "etc": links are not allowed');
+    await expectRefused(
+      result,
+      400,
+      'entry "Assets/link": links are not allowed',
+      'entry "etc": links are not allowed',
+    );
     expect(existsSync(path.join(base, 'pwned.txt'))).toBe(false);
     expect(existsSync(path.join(os.tmpdir(), 'pwned.txt'))).toBe(false);
   });
@@ -300,7 +339,12 @@ describe('unpackTarGz: hostile entries are refused (400), nothing written anywhe
       ]),
       dest,
     );
-    await expectRefused(result, 400, 'entry "sparse.bin": entries of type "SparseFile" are not allowed', 'entry "volume": entries of type');
+    await expectRefused(
+      result,
+      400,
+      'entry "sparse.bin": entries of type "SparseFile" are not allowed',
+      'entry "volume": entries of type',
+    );
   });
 
   it('checks the path from a pax record, not the harmless-looking ustar name', async () => {
@@ -376,7 +420,11 @@ describe('unpackTarGz: limits (413)', () => {
     ]);
     expect(archive.length).toBeLessThan(200 * 1024);
     const result = await unpackTarGz(archive, dest);
-    await expectRefused(result, 413, `entry "Assets/zeros.bin": the archive unpacks to more than ${50 * 1024 * 1024} bytes`);
+    await expectRefused(
+      result,
+      413,
+      `entry "Assets/zeros.bin": the archive unpacks to more than ${50 * 1024 * 1024} bytes`,
+    );
   });
 
   it('refuses a bomb spread over many small files', async () => {
@@ -434,13 +482,27 @@ describe('unpackTarGz: not a .tar.gz (400)', () => {
   });
 
   it('names the entry whose header node-tar refuses (a device with a link target)', async () => {
-    const archive = tarGz([{ path: 'api.yaml', content: API_YAML }, { path: 'dev', type: 'blockdev', linkpath: 'api.yaml' }]);
-    await expectRefused(await unpackTarGz(archive, dest), 400, /^entry "dev": the archive is not a valid tar file: linkpath forbidden/);
+    const archive = tarGz([
+      { path: 'api.yaml', content: API_YAML },
+      { path: 'dev', type: 'blockdev', linkpath: 'api.yaml' },
+    ]);
+    await expectRefused(
+      await unpackTarGz(archive, dest),
+      400,
+      /^entry "dev": the archive is not a valid tar file: linkpath forbidden/,
+    );
   });
 
   it('refuses a truncated tar inside valid gzip', async () => {
-    const raw = tar([{ path: 'api.yaml', content: API_YAML }, { path: 'big.bin', zeros: 10_000 }]);
-    await expectRefused(await unpackTarGz(gzipSync(raw.subarray(0, 3000)), dest), 400, /^entry "big.bin": the archive is not a valid tar file: Truncated input/);
+    const raw = tar([
+      { path: 'api.yaml', content: API_YAML },
+      { path: 'big.bin', zeros: 10_000 },
+    ]);
+    await expectRefused(
+      await unpackTarGz(gzipSync(raw.subarray(0, 3000)), dest),
+      400,
+      /^entry "big.bin": the archive is not a valid tar file: Truncated input/,
+    );
   });
 
   it('refuses a .tar.gz.gz', async () => {
@@ -469,8 +531,16 @@ describe('unpackTarGz: api.yaml location', () => {
   });
 
   it('refuses two top-level folders, or a folder next to other top-level files', async () => {
-    await expectRefused(await unpackTarGz(tarGz({ 'a/api.yaml': API_YAML, 'b/api.yaml': API_YAML }), dest), 400, NO_API_YAML_ERROR);
-    await expectRefused(await unpackTarGz(tarGz({ 'a/api.yaml': API_YAML, 'notes.txt': 'x' }), dest), 400, NO_API_YAML_ERROR);
+    await expectRefused(
+      await unpackTarGz(tarGz({ 'a/api.yaml': API_YAML, 'b/api.yaml': API_YAML }), dest),
+      400,
+      NO_API_YAML_ERROR,
+    );
+    await expectRefused(
+      await unpackTarGz(tarGz({ 'a/api.yaml': API_YAML, 'notes.txt': 'x' }), dest),
+      400,
+      NO_API_YAML_ERROR,
+    );
   });
 
   it('refuses an api.yaml that is a directory', async () => {

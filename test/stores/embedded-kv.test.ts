@@ -27,7 +27,9 @@ kvStoreContract(
   () => ({ dataDir: temp.path() }),
 );
 
-windowCounterContract('embedded (SQLite), the store on the same clock', async (testClock) => EmbeddedKvBackend.open({ dataDir: temp.path(), now: () => testClock.now }));
+windowCounterContract('embedded (SQLite), the store on the same clock', async (testClock) =>
+  EmbeddedKvBackend.open({ dataDir: temp.path(), now: () => testClock.now }),
+);
 
 describe('embedded key-value store', () => {
   const opened: KvBackend[] = [];
@@ -71,7 +73,9 @@ describe('embedded key-value store', () => {
 
   it('sweeps expired rows every N writes, a bounded batch at a time', async () => {
     let now = 1_000_000;
-    const backend = keep(EmbeddedKvBackend.open({ dataDir: temp.path(), now: () => now, sweepEvery: 10, sweepBatch: 5 }));
+    const backend = keep(
+      EmbeddedKvBackend.open({ dataDir: temp.path(), now: () => now, sweepEvery: 10, sweepBatch: 5 }),
+    );
     const kv = backend.namespace('a');
     for (let i = 0; i < 20; i++) await kv.set(`old${i}`, 'v', 100); // writes 1..20: sweeps at 10 and 20 find nothing expired
     now += 100;
@@ -89,9 +93,19 @@ describe('embedded key-value store', () => {
   });
 
   it('six threads opening a fresh file at once all count exactly', async () => {
-    const perWorker = await raceIncrements(6, { options: { dataDir: temp.path() }, ns: 'fresh', key: 'hits', count: 20, ttlMs: 60_000 });
+    const perWorker = await raceIncrements(6, {
+      options: { dataDir: temp.path() },
+      ns: 'fresh',
+      key: 'hits',
+      count: 20,
+      ttlMs: 60_000,
+    });
     expect(perWorker.flat().sort((a, b) => a - b)).toEqual(Array.from({ length: 120 }, (_, i) => i + 1));
-    expect(await keep(openKvBackend({ dataDir: temp.path() })).namespace('fresh').get('hits')).toBe('120');
+    expect(
+      await keep(openKvBackend({ dataDir: temp.path() }))
+        .namespace('fresh')
+        .get('hits'),
+    ).toBe('120');
   });
 
   it('a store from before the quota counts the rows it already holds when first opened', async () => {
@@ -99,16 +113,23 @@ describe('embedded key-value store', () => {
     keep(EmbeddedKvBackend.open({ dataDir: temp.path() }));
     // As an earlier version left it: rows, and no accounting.
     const db = new Database(file);
-    db.exec('DROP TRIGGER kv_usage_insert; DROP TRIGGER kv_usage_update; DROP TRIGGER kv_usage_delete; DROP TABLE kv_usage; PRAGMA user_version = 0');
+    db.exec(
+      'DROP TRIGGER kv_usage_insert; DROP TRIGGER kv_usage_update; DROP TRIGGER kv_usage_delete; DROP TABLE kv_usage; PRAGMA user_version = 0',
+    );
     db.prepare("INSERT INTO kv (ns, key, value) VALUES ('old', 'k', 'xxxxxxxx'), ('old', 'n', 12)").run();
     db.close();
     const kv = keep(EmbeddedKvBackend.open({ dataDir: temp.path() })).namespace('old', { maxBytes: 14 });
-    await expect(kv.set('m', 'xx')).rejects.toMatchObject({ code: 'ANVIL_ERR_QUOTA_KV_BYTES', message: expect.stringContaining('15 bytes, over its quota of 14 bytes') });
+    await expect(kv.set('m', 'xx')).rejects.toMatchObject({
+      code: 'ANVIL_ERR_QUOTA_KV_BYTES',
+      message: expect.stringContaining('15 bytes, over its quota of 14 bytes'),
+    });
     await kv.set('m', 'x');
   });
 
   it('validates its options', () => {
     expect(() => EmbeddedKvBackend.open({ dataDir: '' })).toThrow(/dataDir must be a non-empty path/);
-    expect(() => EmbeddedKvBackend.open({ dataDir: temp.path(), sweepEvery: 0 })).toThrow(/sweepEvery must be an integer >= 1/);
+    expect(() => EmbeddedKvBackend.open({ dataDir: temp.path(), sweepEvery: 0 })).toThrow(
+      /sweepEvery must be an integer >= 1/,
+    );
   });
 });

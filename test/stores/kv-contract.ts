@@ -84,7 +84,19 @@ export function kvStoreContract(
 
       it('gives values back exactly as set', async () => {
         const kv = await store();
-        const values = ['', ' ', '0', '007', '-0', 'héllo 🌍', 'a\0b', '\r\n\t', '{"a":[1,2]}', '\uFEFFbom', 'x'.repeat(100_000)];
+        const values = [
+          '',
+          ' ',
+          '0',
+          '007',
+          '-0',
+          'héllo 🌍',
+          'a\0b',
+          '\r\n\t',
+          '{"a":[1,2]}',
+          '\uFEFFbom',
+          'x'.repeat(100_000),
+        ];
         for (const [i, value] of values.entries()) await kv.set(`v${i}`, value);
         for (const [i, value] of values.entries()) expect(await kv.get(`v${i}`)).toBe(value);
       });
@@ -105,12 +117,18 @@ export function kvStoreContract(
         await expect(kv.get('k')).rejects.toMatchObject({ code: 'ANVIL_ERR_KV_CLOSED' });
         await expect(kv.set('k', 'v')).rejects.toMatchObject({ code: 'ANVIL_ERR_KV_CLOSED' });
         await expect(kv.increment('k', 1, 1000)).rejects.toMatchObject({ code: 'ANVIL_ERR_KV_CLOSED' });
-        await expect(kv.countInWindow('k', 1, { endsAt: 60_000, spanMs: 60_000 }, 1000)).rejects.toMatchObject({ code: 'ANVIL_ERR_KV_CLOSED' });
+        await expect(kv.countInWindow('k', 1, { endsAt: 60_000, spanMs: 60_000 }, 1000)).rejects.toMatchObject({
+          code: 'ANVIL_ERR_KV_CLOSED',
+        });
         await expect(backend.close()).resolves.toBeUndefined();
       });
     });
 
-    setIfAbsentContract({ store, quotaOf: async (maxBytes, suffix) => (await open()).namespace(ns(suffix), { maxBytes }), elapse });
+    setIfAbsentContract({
+      store,
+      quotaOf: async (maxBytes, suffix) => (await open()).namespace(ns(suffix), { maxBytes }),
+      elapse,
+    });
 
     describe('expiry', () => {
       it('forgets a value once its ttl has passed', async () => {
@@ -237,7 +255,13 @@ export function kvStoreContract(
 
       it('counts exactly: 2 worker threads x 50 concurrent increments, each thread its own backend', async () => {
         const kv = await store('race'); // opens (and creates) the store before the workers race
-        const perWorker = await raceIncrements(2, { options: workerOptions(), ns: ns('race'), key: 'hits', count: 50, ttlMs: 60_000 });
+        const perWorker = await raceIncrements(2, {
+          options: workerOptions(),
+          ns: ns('race'),
+          key: 'hits',
+          count: 50,
+          ttlMs: 60_000,
+        });
         expect(perWorker.map((values) => values.length)).toEqual([50, 50]);
         const all = perWorker.flat().sort((a, b) => a - b);
         expect(all).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
@@ -247,7 +271,9 @@ export function kvStoreContract(
       it('counts exactly: 100 concurrent increments through two backend instances of one thread', async () => {
         const a = (await open()).namespace(ns());
         const b = (await open()).namespace(ns());
-        const results = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? a : b).increment('hits', 1, 60_000)));
+        const results = await Promise.all(
+          Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? a : b).increment('hits', 1, 60_000)),
+        );
         expect(results.map((r) => r.value).sort((x, y) => x - y)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
         expect(await a.get('hits')).toBe('100');
       });
@@ -260,19 +286,52 @@ export function kvStoreContract(
         // Pairs that collide under naive spellings: `ns:key`, `ns/key`, `ns\0key`, a path join,
         // `<len>:ns:key` without care, another namespace's encoded prefix as a key, Unicode forms.
         const pairs: Array<[string, string]> = [
-          ['a', 'b:c'], ['a:b', 'c'],
-          ['a', 'b/c'], ['a/b', 'c'],
-          ['a', '../b/c'], ['b', 'c'], ['a/..', 'b/c'], ['a/../b', 'c'], ['a', '..'], ['a/..', ''],
-          ['a', '\0b'], ['a\0', 'b'], ['a', 'b\0'], ['a\0b', ''],
-          ['a', ''], ['', 'a'], ['', ''], ['a', 'a'], ['', ':a'], [':', 'a'],
-          ['x:1:y', 'k'], ['x', '1:y:k'], ['1:a', 'b'], ['1', 'a:b'], ['a', '1:a:b'],
-          [x, 'k'], ['', `${Buffer.byteLength(x)}:${x}:k`], ['y', `${Buffer.byteLength(x)}:${x}:k`], ['y', `${x}:k`], ['y', `${x}/k`],
-          ['é', 'k'], ['e\u0301', 'k'], ['a', 'é'], ['a', 'e\u0301'],
-          ['a', '*'], ['a', '?'], ['a', '[a]'], ['a', '%'], ['a', '_'],
+          ['a', 'b:c'],
+          ['a:b', 'c'],
+          ['a', 'b/c'],
+          ['a/b', 'c'],
+          ['a', '../b/c'],
+          ['b', 'c'],
+          ['a/..', 'b/c'],
+          ['a/../b', 'c'],
+          ['a', '..'],
+          ['a/..', ''],
+          ['a', '\0b'],
+          ['a\0', 'b'],
+          ['a', 'b\0'],
+          ['a\0b', ''],
+          ['a', ''],
+          ['', 'a'],
+          ['', ''],
+          ['a', 'a'],
+          ['', ':a'],
+          [':', 'a'],
+          ['x:1:y', 'k'],
+          ['x', '1:y:k'],
+          ['1:a', 'b'],
+          ['1', 'a:b'],
+          ['a', '1:a:b'],
+          [x, 'k'],
+          ['', `${Buffer.byteLength(x)}:${x}:k`],
+          ['y', `${Buffer.byteLength(x)}:${x}:k`],
+          ['y', `${x}:k`],
+          ['y', `${x}/k`],
+          ['é', 'k'],
+          ['e\u0301', 'k'],
+          ['a', 'é'],
+          ['a', 'e\u0301'],
+          ['a', '*'],
+          ['a', '?'],
+          ['a', '[a]'],
+          ['a', '%'],
+          ['a', '_'],
         ];
         const spaced = pairs.map(([n, k]) => [n === x ? n : ns(n), k] as const);
         for (const [i, [n, k]] of spaced.entries()) await backend.namespace(n).set(k, `value ${i}`);
-        for (const [i, [n, k]] of spaced.entries()) expect(await backend.namespace(n).get(k), `ns ${JSON.stringify(n)} key ${JSON.stringify(k)}`).toBe(`value ${i}`);
+        for (const [i, [n, k]] of spaced.entries())
+          expect(await backend.namespace(n).get(k), `ns ${JSON.stringify(n)} key ${JSON.stringify(k)}`).toBe(
+            `value ${i}`,
+          );
         for (const [n, k] of spaced) await backend.namespace(n).delete(k);
         for (const [n, k] of spaced) expect(await backend.namespace(n).get(k)).toBeNull();
       });
@@ -300,7 +359,8 @@ export function kvStoreContract(
     });
 
     describe('quota per namespace', () => {
-      const quotaOf = async (maxBytes: number, suffix?: string): Promise<KvStore> => (await open()).namespace(ns(suffix), { maxBytes });
+      const quotaOf = async (maxBytes: number, suffix?: string): Promise<KvStore> =>
+        (await open()).namespace(ns(suffix), { maxBytes });
       const refused = (bytes: number, limit: number) => ({
         code: 'ANVIL_ERR_QUOTA_KV_BYTES',
         status: 507,
@@ -366,14 +426,22 @@ export function kvStoreContract(
 
       it('concurrent writes through two backends never pass the quota together', async () => {
         const [first, second] = [await quotaOf(50), await quotaOf(50)];
-        const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => (i % 2 ? first : second).set(`k${String(i).padStart(2, '0')}`, 'xxxxxxx')));
+        const results = await Promise.allSettled(
+          Array.from({ length: 20 }, (_, i) =>
+            (i % 2 ? first : second).set(`k${String(i).padStart(2, '0')}`, 'xxxxxxx'),
+          ),
+        );
         expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(5);
-        for (const r of results) if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'ANVIL_ERR_QUOTA_KV_BYTES' });
+        for (const r of results)
+          if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'ANVIL_ERR_QUOTA_KV_BYTES' });
       });
 
       it('refuses a bad quota', async () => {
         const backend = await open();
-        for (const maxBytes of [0, 1.5, Number.NaN]) expect(() => backend.namespace(ns(), { maxBytes })).toThrow(/the quota must be \{ maxBytes: an integer >= 1 \}/);
+        for (const maxBytes of [0, 1.5, Number.NaN])
+          expect(() => backend.namespace(ns(), { maxBytes })).toThrow(
+            /the quota must be \{ maxBytes: an integer >= 1 \}/,
+          );
       });
     });
 
@@ -399,8 +467,12 @@ export function kvStoreContract(
         const largest = 'v'.repeat(5 * MiB);
         await kv.set('big', largest);
         expect((await kv.get('big'))?.length).toBe(5 * MiB);
-        await expect(kv.set('bigger', `${largest}v`)).rejects.toThrow(/value is 5242881 bytes, the limit is 5242880 bytes/);
-        await expect(kv.set('wide', 'é'.repeat(2.5 * MiB + 1))).rejects.toMatchObject({ code: 'ANVIL_ERR_KV_VALUE_TOO_LARGE' });
+        await expect(kv.set('bigger', `${largest}v`)).rejects.toThrow(
+          /value is 5242881 bytes, the limit is 5242880 bytes/,
+        );
+        await expect(kv.set('wide', 'é'.repeat(2.5 * MiB + 1))).rejects.toMatchObject({
+          code: 'ANVIL_ERR_KV_VALUE_TOO_LARGE',
+        });
         expect(await kv.get('bigger')).toBeNull();
         await kv.delete('big');
       });

@@ -24,7 +24,9 @@ export interface IncrementRace {
  */
 export async function raceIncrements(workers: number, race: IncrementRace): Promise<number[][]> {
   if (!existsSync(compiledStore)) {
-    throw new Error(`the worker-thread tests load ${compiledStore}: build first with \`npx tsc -p tsconfig.build.json\` (npm test does it in pretest)`);
+    throw new Error(
+      `the worker-thread tests load ${compiledStore}: build first with \`npx tsc -p tsconfig.build.json\` (npm test does it in pretest)`,
+    );
   }
   const started: Worker[] = [];
   try {

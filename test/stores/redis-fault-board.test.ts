@@ -58,11 +58,15 @@ describe('fault decisions shared through Redis', () => {
     const two = board();
     const three = board();
     // All subscribed before the decision (the poll would find it anyway, a second later).
-    await waitFor(async () => (await admin.pubsub('NUMSUB', `${prefix}fault-decisions`))[1] === 3, { what: 'the three subscriptions' });
+    await waitFor(async () => (await admin.pubsub('NUMSUB', `${prefix}fault-decisions`))[1] === 3, {
+      what: 'the three subscriptions',
+    });
     const told = Date.now();
     one.board.tell(BOMB, { strikes: 2, pausedForMs: 2_000 });
     for (const other of [two, three]) {
-      const heard = await waitFor(() => other.adopted.find((a) => a.decision.pausedForMs > 0), { what: 'the pause to reach another instance' });
+      const heard = await waitFor(() => other.adopted.find((a) => a.decision.pausedForMs > 0), {
+        what: 'the pause to reach another instance',
+      });
       expect(heard.api).toEqual(BOMB);
       expect(heard.decision.strikes).toBe(2);
       expect(heard.at - told).toBeLessThan(900);
@@ -75,10 +79,14 @@ describe('fault decisions shared through Redis', () => {
     const one = board();
     const two = board();
     one.board.tell(BOMB, { strikes: 3, pausedForMs: 4_000 });
-    await waitFor(async () => (await admin.hget(`${prefix}fault-decisions`, 'localhost/dev/bomb')) !== null, { what: 'the record' });
+    await waitFor(async () => (await admin.hget(`${prefix}fault-decisions`, 'localhost/dev/bomb')) !== null, {
+      what: 'the record',
+    });
     two.board.tell(BOMB, { strikes: 1, pausedForMs: 1_000 });
     const late = board();
-    const learned = await waitFor(() => late.adopted.find((a) => a.api.key === 'bomb'), { what: 'the poll of an instance started later' });
+    const learned = await waitFor(() => late.adopted.find((a) => a.api.key === 'bomb'), {
+      what: 'the poll of an instance started later',
+    });
     expect(learned.decision.strikes).toBe(3);
     expect(learned.decision.pausedForMs).toBeGreaterThan(2_500);
   });
@@ -88,10 +96,14 @@ describe('fault decisions shared through Redis', () => {
     const two = board();
     const hostsHeard: Array<{ host: unknown; decision: HostFaultDecision }> = [];
     two.board.listenHosts((host, decision) => hostsHeard.push({ host, decision }));
-    await waitFor(async () => (await admin.pubsub('NUMSUB', `${prefix}fault-decisions`))[1] === 2, { what: 'the two subscriptions' });
+    await waitFor(async () => (await admin.pubsub('NUMSUB', `${prefix}fault-decisions`))[1] === 2, {
+      what: 'the two subscriptions',
+    });
     const HOST = { host: 'a.example', env: 'dev' };
     one.board.tellHost(HOST, { suspect: true, moved: true, strikes: 1, pausedForMs: 3_000 });
-    const heard = await waitFor(() => hostsHeard.find((h) => h.decision.moved), { what: 'the host decision on another instance' });
+    const heard = await waitFor(() => hostsHeard.find((h) => h.decision.moved), {
+      what: 'the host decision on another instance',
+    });
     expect(heard.host).toEqual(HOST);
     expect(heard.decision.strikes).toBe(1);
     expect(heard.decision.suspect).toBe(true);
@@ -109,16 +121,26 @@ describe('fault decisions shared through Redis', () => {
   it('an instance started later learns an earlier quarantine from the poll', async () => {
     const one = board();
     one.board.tell(BOMB, { strikes: 0, pausedForMs: 0 });
-    await waitFor(async () => (await admin.hget(`${prefix}fault-decisions`, 'localhost/dev/bomb')) !== null, { what: 'the record' });
+    await waitFor(async () => (await admin.hget(`${prefix}fault-decisions`, 'localhost/dev/bomb')) !== null, {
+      what: 'the record',
+    });
     const later = board();
     const learned = await waitFor(() => later.adopted[0], { what: 'the poll' });
     expect(learned).toMatchObject({ api: BOMB, decision: { strikes: 0, pausedForMs: 0 } });
   });
 
   it('ignores records it cannot read, and forgets them', async () => {
-    await admin.hset(`${prefix}fault-decisions`, 'localhost/dev/bomb', 'not json', 'nonsense', '{"strikes":1,"pausedUntil":0,"at":0}');
+    await admin.hset(
+      `${prefix}fault-decisions`,
+      'localhost/dev/bomb',
+      'not json',
+      'nonsense',
+      '{"strikes":1,"pausedUntil":0,"at":0}',
+    );
     const one = board();
-    await waitFor(async () => (await admin.hlen(`${prefix}fault-decisions`)) === 0, { what: 'the unreadable and the old records to go' });
+    await waitFor(async () => (await admin.hlen(`${prefix}fault-decisions`)) === 0, {
+      what: 'the unreadable and the old records to go',
+    });
     expect(one.adopted).toEqual([]);
   });
 });
@@ -133,13 +155,21 @@ describe('while Redis cannot be reached', () => {
     const two = board(redis.url);
     await redis.kill();
     expect(() => one.board.tell(BOMB, { strikes: 4, pausedForMs: 8_000 })).not.toThrow();
-    await waitFor(() => one.logs.some((l) => l.level === 'warn' && /not shared while Redis cannot be reached/.test(l.msg)), { what: 'the outage to be logged' });
+    await waitFor(
+      () => one.logs.some((l) => l.level === 'warn' && /not shared while Redis cannot be reached/.test(l.msg)),
+      { what: 'the outage to be logged' },
+    );
     expect(two.adopted).toEqual([]);
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     await redis.resume();
-    const heard = await waitFor(() => two.adopted.find((a) => a.decision.strikes === 4), { what: 'the decision after the outage', timeoutMs: 15_000 });
+    const heard = await waitFor(() => two.adopted.find((a) => a.decision.strikes === 4), {
+      what: 'the decision after the outage',
+      timeoutMs: 15_000,
+    });
     expect(heard.decision.pausedForMs).toBeLessThan(7_100);
     expect(heard.decision.pausedForMs).toBeGreaterThan(0);
-    await waitFor(() => one.logs.some((l) => l.msg === 'fault decisions are shared again'), { what: 'the recovery to be logged' });
+    await waitFor(() => one.logs.some((l) => l.msg === 'fault decisions are shared again'), {
+      what: 'the recovery to be logged',
+    });
   }, 30_000);
 });

@@ -32,13 +32,20 @@ async function keysUnderPrefix(): Promise<string[]> {
 }
 
 async function connectAdmin(): Promise<void> {
-  admin = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false, retryStrategy: () => null });
+  admin = new Redis(redisUrl, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+  });
   admin.on('error', () => {});
   try {
     await admin.connect();
     await admin.ping();
   } catch (error) {
-    throw new Error(`the Redis key-value store tests need a Redis at ${shownUrl} (set REDIS_URL): ${(error as Error).message}`);
+    throw new Error(
+      `the Redis key-value store tests need a Redis at ${shownUrl} (set REDIS_URL): ${(error as Error).message}`,
+    );
   }
 }
 
@@ -92,7 +99,12 @@ describe('Redis key-value store', () => {
     await backend.namespace('victim').set('k', 'secret');
     const victimKey = redisKey(redisPrefix, 'victim', 'k');
     const attacker = backend.namespace('attacker');
-    for (const hostile of [victimKey, victimKey.slice(redisPrefix.length), `../${victimKey.slice(redisPrefix.length)}`, '6:victim:k']) {
+    for (const hostile of [
+      victimKey,
+      victimKey.slice(redisPrefix.length),
+      `../${victimKey.slice(redisPrefix.length)}`,
+      '6:victim:k',
+    ]) {
       expect(await attacker.get(hostile)).toBeNull();
       await attacker.set(hostile, 'overwritten');
       await attacker.delete(hostile);
@@ -132,7 +144,9 @@ describe('Redis key-value store', () => {
         (e: unknown) => e as Error & { code: string; status: number },
       );
       expect(error).toMatchObject({ code: 'ANVIL_ERR_KV_UNAVAILABLE', status: 503 });
-      expect(error?.message).toMatch(/key-value store unavailable: cannot reach Redis at redis:\/\/\*\*\*:\*\*\*@127\.0\.0\.1:1/);
+      expect(error?.message).toMatch(
+        /key-value store unavailable: cannot reach Redis at redis:\/\/\*\*\*:\*\*\*@127\.0\.0\.1:1/,
+      );
       expect(error?.message).not.toContain('s3cret');
     }
     expect(Date.now() - started).toBeLessThan(5000);

@@ -122,13 +122,17 @@ export function windowCounterContract(name: string, makeBackend: (clock: TestClo
       opened.push(...backends);
       const limiters = backends.map((backend) => limiterOn(backend.namespace(name), clock));
       const used = await Promise.all(Array.from({ length: 60 }, (_, i) => limiters[i % 2]!.minute()));
-      expect(used.map((count) => count.used).sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
+      expect(used.map((count) => count.used).sort((a, b) => a - b)).toEqual(
+        Array.from({ length: 60 }, (_, i) => i + 1),
+      );
     });
 
     it('refuses a key that holds another kind of value, and leaves it as it was', async () => {
       const { kv } = await setup();
       await kv.set('ratelimit:x:minute', 'hello');
-      await expect(kv.countInWindow('ratelimit:x:minute', 1, { endsAt: START + 10_000, spanMs: MINUTE_MS }, MINUTE_MS)).rejects.toMatchObject({
+      await expect(
+        kv.countInWindow('ratelimit:x:minute', 1, { endsAt: START + 10_000, spanMs: MINUTE_MS }, MINUTE_MS),
+      ).rejects.toMatchObject({
         code: 'ANVIL_ERR_KV_FAILED',
         message: expect.stringMatching(/not a window counter/),
       });
@@ -157,7 +161,12 @@ export function windowCounterContract(name: string, makeBackend: (clock: TestClo
 
 /** RateLimit's two windows (a minute of MINUTE_LIMIT, a day of 3) on a store, at the clock's time. */
 function limiterOn(kv: KvStore, clock: TestClock) {
-  const window = (name: string, spanMs: number, max: number): LimitWindow => ({ name, max, key: `ratelimit:test:${name}`, ...spanWindow(spanMs, clock.now) });
+  const window = (name: string, spanMs: number, max: number): LimitWindow => ({
+    name,
+    max,
+    key: `ratelimit:test:${name}`,
+    ...spanWindow(spanMs, clock.now),
+  });
   const one = async (made: LimitWindow, count: boolean) => (await countAt(kv, [made], count, clock.now))[0]!;
   return {
     minute: (count = true) => one(window('minute', MINUTE_MS, MINUTE_LIMIT), count),

@@ -47,7 +47,10 @@ endpoints:
 }
 
 /** What the upstream received, as the chain hands its echo back: its request headers. */
-async function upstreamHeaders(anvil: TestInstance, headers: Record<string, string> = {}): Promise<Record<string, string>> {
+async function upstreamHeaders(
+  anvil: TestInstance,
+  headers: Record<string, string> = {},
+): Promise<Record<string, string>> {
   const reply = await anvil.request('/front/chain', { headers });
   expect(reply.status, reply.text).toBe(200);
   return reply.json<{ headers: Record<string, string> }>().headers;
@@ -68,8 +71,13 @@ function chain(env: Record<string, string>): { upstream: Upstream; receiver: Otl
   beforeAll(async () => {
     parts.upstream = await startUpstream();
     parts.receiver = await startOtlpReceiver();
-    const withReceiver = Object.fromEntries(Object.entries(env).map(([name, value]) => [name, value.replace('$RECEIVER', parts.receiver.url)]));
-    parts.anvil = await startInstance({ apis: apis(parts.upstream.port), env: { OTEL_BSP_SCHEDULE_DELAY: '100', ANVIL_EGRESS_ALLOW: '127.0.0.1', ...withReceiver } });
+    const withReceiver = Object.fromEntries(
+      Object.entries(env).map(([name, value]) => [name, value.replace('$RECEIVER', parts.receiver.url)]),
+    );
+    parts.anvil = await startInstance({
+      apis: apis(parts.upstream.port),
+      env: { OTEL_BSP_SCHEDULE_DELAY: '100', ANVIL_EGRESS_ALLOW: '127.0.0.1', ...withReceiver },
+    });
   });
   afterAll(async () => {
     await parts.anvil?.dispose();
@@ -92,7 +100,9 @@ describe('tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
     const spans = await waitFor(
       () => {
         const ofTrace = parts.receiver.spans().filter((s) => s.traceId === CLIENT_TRACE);
-        return ofTrace.some((s) => s.spanId === upstreamParent) && ofTrace.some((s) => s.name === 'GET /chain') ? ofTrace : null;
+        return ofTrace.some((s) => s.spanId === upstreamParent) && ofTrace.some((s) => s.name === 'GET /chain')
+          ? ofTrace
+          : null;
       },
       { what: 'the spans of the trace, the upstream hop and the request to A among them' },
     );
@@ -105,7 +115,7 @@ describe('tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
     expect(front.attributes['http.response.status_code']).toBe(200);
     expect(front.resource['service.name']).toBe('anvil');
 
-    const callBack = only(spans, 'A\'s Pull entry', (s) => s.parentSpanId === front.spanId && s.name === 'CallBack');
+    const callBack = only(spans, "A's Pull entry", (s) => s.parentSpanId === front.spanId && s.name === 'CallBack');
     expect(callBack.kind).toBe(INTERNAL);
     expect(callBack.attributes['anvil.directive']).toBe('Pull');
     expect(callBack.attributes['anvil.api']).toBe('front');
@@ -121,12 +131,16 @@ describe('tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
     expect(back.attributes['anvil.api']).toBe('back');
     expect(back.attributes['anvil.via_bus']).toBe(true);
 
-    const stamp = only(spans, 'B\'s custom directive', (s) => s.parentSpanId === back.spanId && s.name === 'Stamp');
+    const stamp = only(spans, "B's custom directive", (s) => s.parentSpanId === back.spanId && s.name === 'Stamp');
     expect(stamp.attributes['anvil.directive']).toBe('Stamp');
     expect(typeof stamp.attributes['anvil.sandbox.cpu_us']).toBe('number');
     expect(stamp.attributes['anvil.sandbox.cpu_us']).toBeGreaterThan(0);
 
-    const callUpstream = only(spans, 'B\'s Pull entry', (s) => s.parentSpanId === back.spanId && s.name === 'CallUpstream');
+    const callUpstream = only(
+      spans,
+      "B's Pull entry",
+      (s) => s.parentSpanId === back.spanId && s.name === 'CallUpstream',
+    );
     const hop = only(spans, 'the HTTP call to the upstream', (s) => s.parentSpanId === callUpstream.spanId);
     expect(hop.kind).toBe(CLIENT);
     expect(hop.spanId).toBe(upstreamParent);
@@ -139,7 +153,10 @@ describe('tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
     const [, traceId] = TRACEPARENT.exec(received.traceparent ?? '') ?? [];
     expect(traceId).toMatch(/^[0-9a-f]{32}$/);
     expect(traceId).not.toBe('0'.repeat(32));
-    const root = await waitFor(() => parts.receiver.spans().find((s) => s.traceId === traceId && s.name === 'GET /chain'), { what: 'the new trace\'s request span' });
+    const root = await waitFor(
+      () => parts.receiver.spans().find((s) => s.traceId === traceId && s.name === 'GET /chain'),
+      { what: "the new trace's request span" },
+    );
     expect(root.parentSpanId).toBe('');
   });
 
@@ -163,7 +180,7 @@ describe('tracing off', () => {
     expect(received.tracestate).toBeUndefined();
   });
 
-  it('passes the client\'s trace context on unchanged, and drops an invalid one', async () => {
+  it("passes the client's trace context on unchanged, and drops an invalid one", async () => {
     const received = await upstreamHeaders(parts.anvil, { traceparent: CLIENT_TRACEPARENT, tracestate: 'vendor=abc' });
     expect(received.traceparent).toBe(CLIENT_TRACEPARENT);
     expect(received.tracestate).toBe('vendor=abc');

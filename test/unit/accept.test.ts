@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { prefersHtml } from '../../src/directives/views/accept.js';
 
-const CHROME = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7';
+const CHROME =
+  'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7';
 const FIREFOX = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
 const SAFARI = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
 const OLD_IE = 'image/gif, image/jpeg, image/pjpeg, application/x-ms-application, application/xaml+xml, */*';
@@ -94,11 +95,36 @@ describe('prefersHtml: malformed headers are JSON, without throwing', () => {
   });
 
   it('never throws and always answers a boolean', () => {
-    const piece = fc.constantFrom(',', ';', '=', '"', '\\', '/', '*', ' ', '\t', 'q', '0.5', 'text', 'html', 'application', 'json', 'xhtml+xml', '__proto__', '\u00e9');
+    const piece = fc.constantFrom(
+      ',',
+      ';',
+      '=',
+      '"',
+      '\\',
+      '/',
+      '*',
+      ' ',
+      '\t',
+      'q',
+      '0.5',
+      'text',
+      'html',
+      'application',
+      'json',
+      'xhtml+xml',
+      '__proto__',
+      '\u00e9',
+    );
     fc.assert(
-      fc.property(fc.oneof(fc.array(piece, { maxLength: 40 }).map((p) => p.join('')), fc.string({ maxLength: 200 })), (accept) => {
-        expect(typeof prefersHtml(accept)).toBe('boolean');
-      }),
+      fc.property(
+        fc.oneof(
+          fc.array(piece, { maxLength: 40 }).map((p) => p.join('')),
+          fc.string({ maxLength: 200 }),
+        ),
+        (accept) => {
+          expect(typeof prefersHtml(accept)).toBe('boolean');
+        },
+      ),
       { numRuns: 2000 },
     );
   });
@@ -156,7 +182,9 @@ function expected(ranges: readonly { type: string; q: number }[]): boolean {
     }
     return result;
   };
-  const html = best((t) => (t === 'text/html' || t === 'application/xhtml+xml' ? 2 : t === 'text/*' ? 1 : t === '*/*' ? 0 : -1));
+  const html = best((t) =>
+    t === 'text/html' || t === 'application/xhtml+xml' ? 2 : t === 'text/*' ? 1 : t === '*/*' ? 0 : -1,
+  );
   const json = best((t) => (t === 'application/json' ? 2 : t === 'application/*' ? 1 : t === '*/*' ? 0 : -1));
   if (html.q <= 0) return false;
   return html.q !== json.q ? html.q > json.q : html.s > json.s;
@@ -164,8 +192,23 @@ function expected(ranges: readonly { type: string; q: number }[]): boolean {
 
 describe('prefersHtml: the rule of its comment, on generated headers', () => {
   const range = fc.record({
-    type: fc.constantFrom('text/html', 'TEXT/Html', 'application/json', 'Application/JSON', 'application/xhtml+xml', 'text/*', 'application/*', '*/*', 'image/png', 'text/plain'),
-    q: fc.oneof(fc.constant(1), fc.constantFrom(0, 0.5, 0.8), fc.integer({ min: 0, max: 1000 }).map((n) => n / 1000)),
+    type: fc.constantFrom(
+      'text/html',
+      'TEXT/Html',
+      'application/json',
+      'Application/JSON',
+      'application/xhtml+xml',
+      'text/*',
+      'application/*',
+      '*/*',
+      'image/png',
+      'text/plain',
+    ),
+    q: fc.oneof(
+      fc.constant(1),
+      fc.constantFrom(0, 0.5, 0.8),
+      fc.integer({ min: 0, max: 1000 }).map((n) => n / 1000),
+    ),
     written: fc.constantFrom('none', 'plain', 'spaced', 'padded'),
   });
 

@@ -22,14 +22,20 @@ describe('anonymizeIp (AnonymizeIp)', () => {
   });
 
   it('gives null for anything that is not an address', () => {
-    for (const bad of ['', 'localhost', '1.2.3', '1.2.3.256', '203.0.113.57:80', '2001:db8::g', '1.2.3.4/24']) expect(anonymizeIp(bad), bad).toBeNull();
+    for (const bad of ['', 'localhost', '1.2.3', '1.2.3.256', '203.0.113.57:80', '2001:db8::g', '1.2.3.4/24'])
+      expect(anonymizeIp(bad), bad).toBeNull();
   });
 
   it('masks every IPv4 and IPv6 address to an address of the same family with the low bits zero', () => {
     fc.assert(
       fc.property(fc.ipV4(), (ip) => {
         const masked = anonymizeIp(ip)!;
-        expect(masked.split('.').slice(0, 3)).toEqual(ip.split('.').slice(0, 3).map((o) => String(Number(o))));
+        expect(masked.split('.').slice(0, 3)).toEqual(
+          ip
+            .split('.')
+            .slice(0, 3)
+            .map((o) => String(Number(o))),
+        );
         expect(masked.endsWith('.0')).toBe(true);
       }),
     );

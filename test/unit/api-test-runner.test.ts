@@ -10,12 +10,13 @@ import { useTempDir } from '../helpers/temp-dir.js';
 
 const TESTED = fileURLToPath(new URL('../fixtures/apis/tested', import.meta.url));
 
-const failures = (run: TestRun) => run.cases.filter((c) => c.failure !== null).map((c) => `${c.name}: ${failureLines(c, c.failure!).join(' | ')}`);
+const failures = (run: TestRun) =>
+  run.cases.filter((c) => c.failure !== null).map((c) => `${c.name}: ${failureLines(c, c.failure!).join(' | ')}`);
 
-describe('anvil test runs an API folder\'s tests in this process, on the real engine and sandbox', () => {
+describe("anvil test runs an API folder's tests in this process, on the real engine and sandbox", () => {
   const work = useTempDir('anvil-runner-');
 
-  it('the fixture\'s cases pass: fixtures, mocks of an upstream and of a bus API, the test clock, Maps per env', async () => {
+  it("the fixture's cases pass: fixtures, mocks of an upstream and of a bus API, the test clock, Maps per env", async () => {
     const run = await runTests(TESTED);
     expect(run.errors).toEqual([]);
     expect(failures(run)).toEqual([]);
@@ -24,7 +25,7 @@ describe('anvil test runs an API folder\'s tests in this process, on the real en
     expect(run.cases).toHaveLength(16);
   });
 
-  it('an API under compat: hefesto answers a refused model in the original\'s words', async () => {
+  it("an API under compat: hefesto answers a refused model in the original's words", async () => {
     const run = await runTests(fileURLToPath(new URL('../fixtures/original', import.meta.url)));
     expect(run.errors).toEqual([]);
     expect(failures(run)).toEqual([]);
@@ -49,7 +50,10 @@ describe('anvil test runs an API folder\'s tests in this process, on the real en
         '',
       ].join('\n'),
     );
-    await work.put('tests/pro.yaml', 'env: pro\ncases:\n  - { name: fine, request: { path: /greeting, headers: { api-key: pro-key } }, expect: { status: 200 } }\n');
+    await work.put(
+      'tests/pro.yaml',
+      'env: pro\ncases:\n  - { name: fine, request: { path: /greeting, headers: { api-key: pro-key } }, expect: { status: 200 } }\n',
+    );
     const run = await runTests(work.path());
     const [wrong, unmocked, fine] = run.cases;
     expect(fine!.failure).toBeNull();
@@ -80,7 +84,10 @@ describe('anvil test runs an API folder\'s tests in this process, on the real en
     await rm(join(work.path(), 'tests/pro.yaml'));
     await work.put(
       'api.yaml',
-      (await readFile(join(TESTED, 'api.yaml'), 'utf8')).replace('queryParams: { city: $.message.pathParam.city }', 'queryParams: { units: metric, city: $.message.pathParam.city }'),
+      (await readFile(join(TESTED, 'api.yaml'), 'utf8')).replace(
+        'queryParams: { city: $.message.pathParam.city }',
+        'queryParams: { units: metric, city: $.message.pathParam.city }',
+      ),
     );
     await work.put(
       'tests/notes.yaml',
@@ -103,10 +110,20 @@ describe('anvil test runs an API folder\'s tests in this process, on the real en
     // An answer whose text holds newlines stays inside the TAP block, each line a comment.
     run.cases[1]!.failure!.answer = { status: 201, headers: [], body: Buffer.from('one\ntwo') };
     const tap = tapReport(run);
-    expect(tap.filter((l) => !/^(TAP version 13|1\.\.\d+|(not )?ok \d+ - .*| {2}---| {2}\.\.\.| {2}# .*)$/.test(l))).toEqual([]);
-    const bad = readTestFile("cases:\n  - name: a\n    request: { path: /x }\n    expect: { headers: { x: { matches: '(' } } }\n", 'tests/t.yaml', { env: 'dev', now: 0 });
-    expect(bad.ok ? [] : bad.errors.map((e) => e.message)).toEqual([expect.stringMatching(/^"matches" of header x is not a regular expression: /)]);
-    expect(junitReport({ files: ['tests/t.yaml'], errors: ['tests/t.yaml:1:1 broken'], cases: [], ms: 1 })[1]).toBe('<testsuites name="anvil test" tests="1" failures="1" time="0.001">');
+    expect(
+      tap.filter((l) => !/^(TAP version 13|1\.\.\d+|(not )?ok \d+ - .*| {2}---| {2}\.\.\.| {2}# .*)$/.test(l)),
+    ).toEqual([]);
+    const bad = readTestFile(
+      "cases:\n  - name: a\n    request: { path: /x }\n    expect: { headers: { x: { matches: '(' } } }\n",
+      'tests/t.yaml',
+      { env: 'dev', now: 0 },
+    );
+    expect(bad.ok ? [] : bad.errors.map((e) => e.message)).toEqual([
+      expect.stringMatching(/^"matches" of header x is not a regular expression: /),
+    ]);
+    expect(junitReport({ files: ['tests/t.yaml'], errors: ['tests/t.yaml:1:1 broken'], cases: [], ms: 1 })[1]).toBe(
+      '<testsuites name="anvil test" tests="1" failures="1" time="0.001">',
+    );
   });
 
   it('every case starts from a fresh data dir, removed once the case is over', async () => {
@@ -128,14 +145,17 @@ describe('anvil test runs an API folder\'s tests in this process, on the real en
     expect((await readdir(tmpdir())).filter((n) => n.startsWith('anvil-test-case-')).length).toBe(before);
   });
 
-  it('a folder that does not validate is reported once per env, with the loader\'s file:line:col', async () => {
+  it("a folder that does not validate is reported once per env, with the loader's file:line:col", async () => {
     await cp(TESTED, work.path(), { recursive: true });
     await work.put('api.yaml', 'key: tested\nendpoints:\n  get /x:\n    A: { directive: NoSuchThing }\n');
     const run = await runTests(work.path());
     expect(run.cases).toEqual([]);
     expect(run.errors[0]).toBe('the API is not valid for env dev:');
     expect(run.errors.join('\n')).toMatch(/api\.yaml:4:\d+ \[get \/x › A\] .*NoSuchThing/);
-    expect(run.errors.filter((e) => e.startsWith('the API is not valid'))).toEqual(['the API is not valid for env dev:', 'the API is not valid for env pro:']);
+    expect(run.errors.filter((e) => e.startsWith('the API is not valid'))).toEqual([
+      'the API is not valid for env dev:',
+      'the API is not valid for env pro:',
+    ]);
   });
 });
 
@@ -147,23 +167,49 @@ describe('test files are checked, and their mistakes point at file, line and col
   };
 
   it('unknown fields, wrong types, a case without a request, a bad duration', () => {
-    expect(messages('cases:\n  - name: a\n    request: { path: /x, verbb: GET }\n')).toEqual(['3:26 unknown field "verbb" in "cases.0.request" (allowed: verb, path, query, headers, body, ip)']);
-    expect(messages('cases:\n  - name: a\n    request: { path: x }\n')).toEqual(['3:22 "cases.0.request.path" must start with / (got "x")']);
-    expect(messages('cases:\n  - name: a\n    expect: { status: 200 }\n')).toEqual(['2:5 case "a" has no "request" (or "steps"): what should it send?']);
-    expect(messages('cases:\n  - name: a\n    steps:\n      - expect: { status: 200 }\n')).toEqual(['4:9 this step has no "request": what should it send?']);
-    expect(messages('cases:\n  - name: a\n')).toEqual(['2:5 case "a" has no "request" (or "steps"): what should it send?']);
-    expect(messages('cases:\n  - name: a\n    steps:\n      - advance: soon\n')).toEqual(['4:18 "advance" must be a duration such as 61s, 5m, 2h, 1d or 1500 (ms) (got "soon")']);
-    expect(messages('nope: 1\n')).toEqual(['1:1 the file needs the field "cases"', '1:1 unknown field "nope" in the file (allowed: env, clock, fixtures, mocks, cases)']);
+    expect(messages('cases:\n  - name: a\n    request: { path: /x, verbb: GET }\n')).toEqual([
+      '3:26 unknown field "verbb" in "cases.0.request" (allowed: verb, path, query, headers, body, ip)',
+    ]);
+    expect(messages('cases:\n  - name: a\n    request: { path: x }\n')).toEqual([
+      '3:22 "cases.0.request.path" must start with / (got "x")',
+    ]);
+    expect(messages('cases:\n  - name: a\n    expect: { status: 200 }\n')).toEqual([
+      '2:5 case "a" has no "request" (or "steps"): what should it send?',
+    ]);
+    expect(messages('cases:\n  - name: a\n    steps:\n      - expect: { status: 200 }\n')).toEqual([
+      '4:9 this step has no "request": what should it send?',
+    ]);
+    expect(messages('cases:\n  - name: a\n')).toEqual([
+      '2:5 case "a" has no "request" (or "steps"): what should it send?',
+    ]);
+    expect(messages('cases:\n  - name: a\n    steps:\n      - advance: soon\n')).toEqual([
+      '4:18 "advance" must be a duration such as 61s, 5m, 2h, 1d or 1500 (ms) (got "soon")',
+    ]);
+    expect(messages('nope: 1\n')).toEqual([
+      '1:1 the file needs the field "cases"',
+      '1:1 unknown field "nope" in the file (allowed: env, clock, fixtures, mocks, cases)',
+    ]);
     expect(messages('cases: [\n')[0]).toMatch(/^2:1 /);
   });
 
   it('a case keeps its line; defaults are filled in (GET, 127.0.0.1, status 200 for mocks)', () => {
-    const reading = read('mocks:\n  http: [{ url: "https://a.example/x" }]\ncases:\n  - name: a\n    request: { path: /x, query: { q: 1 } }\n');
+    const reading = read(
+      'mocks:\n  http: [{ url: "https://a.example/x" }]\ncases:\n  - name: a\n    request: { path: /x, query: { q: 1 } }\n',
+    );
     expect(reading.ok).toBe(true);
     if (!reading.ok) return;
     const [only] = reading.cases;
     expect(only!.at).toEqual({ line: 4, column: 11 });
-    expect(only!.steps).toEqual([{ kind: 'request', request: { verb: 'GET', path: '/x', query: 'q=1', headers: {}, body: undefined, ip: '127.0.0.1' }, expect: {}, at: { line: 5, column: 5 } }]);
-    expect(only!.mocks.http).toEqual([{ verb: 'GET', url: 'https://a.example/x', status: 200, headers: {}, body: undefined }]);
+    expect(only!.steps).toEqual([
+      {
+        kind: 'request',
+        request: { verb: 'GET', path: '/x', query: 'q=1', headers: {}, body: undefined, ip: '127.0.0.1' },
+        expect: {},
+        at: { line: 5, column: 5 },
+      },
+    ]);
+    expect(only!.mocks.http).toEqual([
+      { verb: 'GET', url: 'https://a.example/x', status: 200, headers: {}, body: undefined },
+    ]);
   });
 });

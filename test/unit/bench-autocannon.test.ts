@@ -15,7 +15,9 @@ describe('loading autocannon for anvil bench', () => {
   });
 
   it('says to install it when the package is missing', async () => {
-    const missing = loadAutocannon(() => Promise.reject(notFound("Cannot find package 'autocannon' imported from /x/bench.js")));
+    const missing = loadAutocannon(() =>
+      Promise.reject(notFound("Cannot find package 'autocannon' imported from /x/bench.js")),
+    );
     await expect(missing).rejects.toBeInstanceOf(CliError);
     await expect(missing).rejects.toThrow(AUTOCANNON_MISSING);
   });

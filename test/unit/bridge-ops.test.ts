@@ -25,9 +25,13 @@ describe('the bridge table (src/cell/sandbox-host/bridge-ops.ts) and sandbox/boo
     const read = codesRead();
     for (const [constant, table, name] of read) {
       expect(Object.keys(tables), `${constant}: no table "${table}"`).toContain(table);
-      expect(Object.keys(tables[table as keyof typeof tables]), `${constant}: ${table} has no "${name}"`).toContain(name);
+      expect(Object.keys(tables[table as keyof typeof tables]), `${constant}: ${table} has no "${name}"`).toContain(
+        name,
+      );
       // Declared, then used at least once.
-      expect(bootstrap.split(new RegExp(`\\b${constant}\\b`)).length - 1, `${constant} is never used`).toBeGreaterThan(1);
+      expect(bootstrap.split(new RegExp(`\\b${constant}\\b`)).length - 1, `${constant} is never used`).toBeGreaterThan(
+        1,
+      );
     }
     for (const [table, codes] of Object.entries(tables)) {
       const names = read.filter(([, t]) => t === table).map(([, , name]) => name);
@@ -46,10 +50,18 @@ describe('the bridge table (src/cell/sandbox-host/bridge-ops.ts) and sandbox/boo
       if (op === BridgeOp.run) return { ok: 1 };
       if (op === BridgeOp.refuse) return { error: { status: 500, message: 'too big' } };
       if (op === BridgeOp.groupsIsEnabled) return { ok: true };
-      if (op === BridgeOp.memoryGet || op === BridgeOp.messageGet || op === BridgeOp.map || op === BridgeOp.dbGet) return { ok: null };
+      if (op === BridgeOp.memoryGet || op === BridgeOp.messageGet || op === BridgeOp.map || op === BridgeOp.dbGet)
+        return { ok: null };
       return undefined;
     };
-    const box = new SandboxContext({ memoryMb: 32, valueMaxBytes: 32 * 2 ** 20, snapshot, lockdown, host, enter: () => {} });
+    const box = new SandboxContext({
+      memoryMb: 32,
+      valueMaxBytes: 32 * 2 ** 20,
+      snapshot,
+      lockdown,
+      host,
+      enter: () => {},
+    });
     try {
       const code = `var __anvilDirective = { default: async (state) => {
         state.memory.get('k'); state.memory.set('k', 1);

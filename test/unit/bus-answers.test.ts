@@ -16,8 +16,19 @@ import { Dispatcher, type RequestObserver } from '../../src/front/scheduling/dis
 import type { Job, JobOutcome } from '../../src/front/scheduling/job.js';
 
 const spec = (key: string) => ({ id: `h/e/${key}@1`, host: 'h', env: 'e', key, release: '1' }) as ActorSpec;
-const call = (path: string, body: Buffer | null = null): BusCall => ({ verb: 'POST', path, rawQuery: 'q=1', rawHeaders: ['x-a', 'b'], body, hop: 0, budget: 10 });
-const directory = { api: (_host: string, key: string) => (key === 'target' ? { record: { active: true }, spec: spec('target') } : undefined) } as unknown as ApiDirectory;
+const call = (path: string, body: Buffer | null = null): BusCall => ({
+  verb: 'POST',
+  path,
+  rawQuery: 'q=1',
+  rawHeaders: ['x-a', 'b'],
+  body,
+  hop: 0,
+  budget: 10,
+});
+const directory = {
+  api: (_host: string, key: string) =>
+    key === 'target' ? { record: { active: true }, spec: spec('target') } : undefined,
+} as unknown as ApiDirectory;
 
 let dispatcher: Dispatcher | undefined;
 afterEach(() => dispatcher?.close());
@@ -26,7 +37,11 @@ afterEach(() => dispatcher?.close());
 function busWith(onJob: (job: Job) => void): { bus: Bus; observed: JobOutcome[] } {
   const observed: JobOutcome[] = [];
   const observe: RequestObserver = (_spec, _request, outcome) => observed.push(outcome);
-  dispatcher = new Dispatcher({ dispatch: (_spec: ActorSpec, job: Job) => onJob(job) } as unknown as ActorTable, 30_000, observe);
+  dispatcher = new Dispatcher(
+    { dispatch: (_spec: ActorSpec, job: Job) => onJob(job) } as unknown as ActorTable,
+    30_000,
+    observe,
+  );
   return { bus: new Bus(directory, dispatcher), observed };
 }
 
@@ -37,20 +52,36 @@ function asCaller(answer: Buffer) {
 
 describe('the router’s bus answers', () => {
   it('forwards the target’s Response payload itself, unread but for status and route', () => {
-    const frame = encodeResponse(3, { status: 201, headers: ['content-type', 'text/plain'], body: 'made', route: 'post /things' });
+    const frame = encodeResponse(3, {
+      status: 201,
+      headers: ['content-type', 'text/plain'],
+      body: 'made',
+      route: 'post /things',
+    });
     const payload = frame.subarray(FRAME_HEADER);
     const sent: Buffer[] = [];
     const { bus, observed } = busWith((job) => {
       // What the thread receives: the call's body, one hop deeper.
-      const { request } = decodeRequest(Buffer.concat([encodeRequestHead(3, job.request), job.request.body as Buffer]).subarray(FRAME_HEADER));
-      expect([request.path, request.rawQuery, request.hop, request.viaBus, request.body?.toString()]).toEqual(['/things', 'q=1', 1, true, 'new']);
+      const { request } = decodeRequest(
+        Buffer.concat([encodeRequestHead(3, job.request), job.request.body as Buffer]).subarray(FRAME_HEADER),
+      );
+      expect([request.path, request.rawQuery, request.hop, request.viaBus, request.body?.toString()]).toEqual([
+        '/things',
+        'q=1',
+        1,
+        true,
+        'new',
+      ]);
       job.answer(payload);
     });
     bus.call(spec('caller'), call('/target/things', Buffer.from('new')), (answer) => sent.push(answer));
     expect(sent).toHaveLength(1);
     expect(sent[0]).toBe(payload);
     expect(observed).toEqual([{ ok: true, response: { status: 201, route: 'post /things', payload } }]);
-    expect(asCaller(sent[0]!)).toEqual({ number: 9, response: { status: 201, headers: ['content-type', 'text/plain'], body: Buffer.from('made'), budgetLeft: 0 } });
+    expect(asCaller(sent[0]!)).toEqual({
+      number: 9,
+      response: { status: 201, headers: ['content-type', 'text/plain'], body: Buffer.from('made'), budgetLeft: 0 },
+    });
   });
 
   it('encodes the answers it gives itself: an unknown API, a failed job', () => {

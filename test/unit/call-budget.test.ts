@@ -36,7 +36,10 @@ describe('the budget of bus calls', () => {
   });
 
   it('a chain as deep as hops allow gets through', () => {
-    expect(sequentialTree(new CallBudget(DEFAULT_BUS_CALLS_PER_REQUEST), 1, MAX_BUS_HOPS)).toEqual({ calls: MAX_BUS_HOPS, refused: 0 });
+    expect(sequentialTree(new CallBudget(DEFAULT_BUS_CALLS_PER_REQUEST), 1, MAX_BUS_HOPS)).toEqual({
+      calls: MAX_BUS_HOPS,
+      refused: 0,
+    });
   });
 
   it('16 calls at a time (a call’s runs running at once), 50 times: none refused, each costs one, the leases come back', () => {
@@ -55,7 +58,9 @@ describe('the budget of bus calls', () => {
       for (;;) leases.push(budget.take('/slow/x'));
     }).toThrow(/--max-bus-calls/);
     expect(leases.length).toBeGreaterThanOrEqual(40);
-    expect(leases.length + leases.reduce((sum, lease) => sum + lease, 0)).toBeLessThanOrEqual(DEFAULT_BUS_CALLS_PER_REQUEST);
+    expect(leases.length + leases.reduce((sum, lease) => sum + lease, 0)).toBeLessThanOrEqual(
+      DEFAULT_BUS_CALLS_PER_REQUEST,
+    );
   });
 
   it('a failed call spends its lease; an AFTER_FLOW pass keeps 16 of what it gives back', () => {

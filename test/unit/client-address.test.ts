@@ -3,7 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { clientAddresses, parseTrustedProxies } from '../../src/front/edge/client-address.js';
 
 function request(peer: string, forwardedFor?: string): IncomingMessage {
-  return { socket: { remoteAddress: peer }, headers: forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor } } as unknown as IncomingMessage;
+  return {
+    socket: { remoteAddress: peer },
+    headers: forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor },
+  } as unknown as IncomingMessage;
 }
 
 describe('the client address behind trusted proxies', () => {

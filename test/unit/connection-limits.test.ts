@@ -17,7 +17,7 @@ describe('connectionLimits', () => {
     expect(connectionLimits(undefined, 3, 20_000)).toEqual({ total: 15_000, perClient: 3 });
   });
 
-  it('reads this process\'s limit where /proc tells it', () => {
+  it("reads this process's limit where /proc tells it", () => {
     const limit = readOpenFilesLimit();
     if (process.platform === 'linux') expect(limit).toBeGreaterThan(0);
     else expect(limit).toBeNull();

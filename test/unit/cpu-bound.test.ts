@@ -18,7 +18,7 @@ function threadCpuMs(): number {
 }
 
 describe('CpuBound', () => {
-  it('bounds a long charge by the calling thread\'s CPU, not by what other threads of the process used', async () => {
+  it("bounds a long charge by the calling thread's CPU, not by what other threads of the process used", async () => {
     const bound = new CpuBound();
     bound.beforeStretch(performance.now());
     const spinner = new Worker(SPIN, { eval: true });
@@ -63,6 +63,8 @@ describe('CpuBound', () => {
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 6);
     }
     bound.close();
-    expect(charges.filter(([charged, refined]) => refined < (charged < 10_000_000n ? charged : 10_000_000n))).toEqual([]);
+    expect(charges.filter(([charged, refined]) => refined < (charged < 10_000_000n ? charged : 10_000_000n))).toEqual(
+      [],
+    );
   });
 });

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { BUSY_SHARE, BUSY_WINDOW_MS, CpuShares, LONG_STRETCH_MS, REPEAT_WITHIN_MS } from '../../src/cell/actors/cpu-shares.js';
+import {
+  BUSY_SHARE,
+  BUSY_WINDOW_MS,
+  CpuShares,
+  LONG_STRETCH_MS,
+  REPEAT_WITHIN_MS,
+} from '../../src/cell/actors/cpu-shares.js';
 import { BusyReason, busyReasonText } from '../../src/shared/protocol/busy-reasons.js';
 
 /** A thread CPU clock the test moves by hand (ms of CPU). */
@@ -9,7 +15,11 @@ function fakeClock() {
 }
 
 function actor() {
-  const a = { busy: 0, reasons: [] as BusyReason[], sayBusy: (reason: BusyReason) => void (a.busy++, a.reasons.push(reason)) };
+  const a = {
+    busy: 0,
+    reasons: [] as BusyReason[],
+    sayBusy: (reason: BusyReason) => void (a.busy++, a.reasons.push(reason)),
+  };
   return a;
 }
 

@@ -6,7 +6,12 @@ import { builtinDirectives } from '../../src/directives/catalogue.js';
 // api.yaml `database:` (sqlite, the default, or postgres), and what an instance without the
 // cluster's Postgres says of `database: postgres`.
 
-const ctx: ValidateContext = { file: 'api.yaml', mapNames: new Set(), customDirectives: new Set(), directives: builtinDirectives };
+const ctx: ValidateContext = {
+  file: 'api.yaml',
+  mapNames: new Set(),
+  customDirectives: new Set(),
+  directives: builtinDirectives,
+};
 const text = (database: string) => `key: notes\n${database}endpoints:\n  get /ping:\n    Pong: { directive: Ping }\n`;
 
 describe('api.yaml database:', () => {
@@ -18,7 +23,7 @@ describe('api.yaml database:', () => {
     }
   });
 
-  it('takes postgres on an instance with the cluster\'s Postgres', () => {
+  it("takes postgres on an instance with the cluster's Postgres", () => {
     const result = validateApiYaml(text('database: postgres\n'), { ...ctx, postgres: true });
     expect(result.errors).toEqual([]);
     expect(result.definition?.database).toBe('postgres');
@@ -26,7 +31,15 @@ describe('api.yaml database:', () => {
 
   it('refuses another value at its line and column', () => {
     const result = validateApiYaml(text('database: mysql\n'), ctx);
-    expect(result.errors).toEqual([{ file: 'api.yaml', line: 2, column: 11, label: null, message: '"database" must be one of: sqlite, postgres (got "mysql")' }]);
+    expect(result.errors).toEqual([
+      {
+        file: 'api.yaml',
+        line: 2,
+        column: 11,
+        label: null,
+        message: '"database" must be one of: sqlite, postgres (got "mysql")',
+      },
+    ]);
   });
 
   it('refuses postgres at its line on an instance without DATABASE_URL, and leaves it to the instance when not asked', () => {

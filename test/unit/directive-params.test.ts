@@ -17,7 +17,12 @@ describe('parameters typed by their schema', () => {
   });
 
   it('reads a union of types and an enum', () => {
-    const _schema = { type: 'object', properties: { key: { type: ['string', 'null'] }, mode: { enum: ['a', 'b'] } }, required: ['key'], additionalProperties: false } as const;
+    const _schema = {
+      type: 'object',
+      properties: { key: { type: ['string', 'null'] }, mode: { enum: ['a', 'b'] } },
+      required: ['key'],
+      additionalProperties: false,
+    } as const;
     expectTypeOf<ParamsOf<typeof _schema>>().toEqualTypeOf<{ key: string | null; mode?: 'a' | 'b' }>();
   });
 

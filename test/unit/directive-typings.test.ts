@@ -14,9 +14,24 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function diagnostics(files: Record<string, string>): string[] {
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
-  const roots = Object.keys(files).filter((name) => name.endsWith('.ts')).map((name) => join(dir, name));
-  const program = ts.createProgram(roots, { strict: true, noEmit: true, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler, skipLibCheck: false, types: [] });
-  return ts.getPreEmitDiagnostics(program).map((d) => `${d.file?.fileName.slice(dir.length + 1) ?? ''} TS${d.code}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+  const roots = Object.keys(files)
+    .filter((name) => name.endsWith('.ts'))
+    .map((name) => join(dir, name));
+  const program = ts.createProgram(roots, {
+    strict: true,
+    noEmit: true,
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.ESNext,
+    moduleResolution: ts.ModuleResolutionKind.Bundler,
+    skipLibCheck: false,
+    types: [],
+  });
+  return ts
+    .getPreEmitDiagnostics(program)
+    .map(
+      (d) =>
+        `${d.file?.fileName.slice(dir.length + 1) ?? ''} TS${d.code}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`,
+    );
 }
 
 describe('custom directive typings', () => {
@@ -37,6 +52,8 @@ const ReadUser: Directive<{ id: string }> = (state, config) => {
 export default ReadUser;
 `;
     expect(diagnostics({ 'directive.d.ts': typings, 'ReadUser.ts': directive('return state.fail') })).toEqual([]);
-    expect(diagnostics({ 'directive.d.ts': typings, 'ReadUser.ts': directive('state.fail') }).join('\n')).toContain("TS18047: 'user' is possibly 'null'.");
+    expect(diagnostics({ 'directive.d.ts': typings, 'ReadUser.ts': directive('state.fail') }).join('\n')).toContain(
+      "TS18047: 'user' is possibly 'null'.",
+    );
   });
 });

@@ -7,7 +7,12 @@ import { describe, expect, it } from 'vitest';
 // to hyphens, -1, -2… for repeats). Links inside code are not links.
 
 const root = join(import.meta.dirname, '../..');
-const pages = ['README.md', ...readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+const pages = [
+  'README.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+];
 
 /** The lines outside fenced code blocks, with inline code spans blanked. */
 function prose(text: string): string[] {
@@ -26,7 +31,11 @@ function anchors(text: string): Set<string> {
     if (line.startsWith('```')) fenced = !fenced;
     const heading = fenced ? null : /^#{1,6} (.*)$/.exec(line);
     if (!heading) continue;
-    const slug = heading[1]!.trim().toLowerCase().replace(/[^\p{L}\p{N}\p{M}_\s-]/gu, '').replace(/\s/g, '-');
+    const slug = heading[1]!
+      .trim()
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\p{M}_\s-]/gu, '')
+      .replace(/\s/g, '-');
     const count = seen.get(slug) ?? 0;
     seen.set(slug, count + 1);
     out.add(count === 0 ? slug : `${slug}-${count}`);
@@ -45,8 +54,13 @@ function brokenLinks(page: string): string[] {
       const file = path === '' ? join(root, page) : join(root, dirname(page), decodeURIComponent(path));
       const where = `${page}:${index + 1} ${target}`;
       if (!existsSync(file)) broken.push(`${where}: no file ${relative(root, file)}`);
-      else if (fragment !== undefined && file.endsWith('.md') && statSync(file).isFile()
-        && !anchors(readFileSync(file, 'utf8')).has(fragment)) broken.push(`${where}: no heading #${fragment}`);
+      else if (
+        fragment !== undefined &&
+        file.endsWith('.md') &&
+        statSync(file).isFile() &&
+        !anchors(readFileSync(file, 'utf8')).has(fragment)
+      )
+        broken.push(`${where}: no heading #${fragment}`);
     }
   }
   return broken;
@@ -54,8 +68,12 @@ function brokenLinks(page: string): string[] {
 
 describe('links between README.md and docs/', () => {
   it('makes anchors as GitHub does', () => {
-    expect([...anchors("## Metrics, logs and `anvil bench`\n## The API's files\n## Jobs\n## Jobs\n")])
-      .toEqual(['metrics-logs-and-anvil-bench', 'the-apis-files', 'jobs', 'jobs-1']);
+    expect([...anchors("## Metrics, logs and `anvil bench`\n## The API's files\n## Jobs\n## Jobs\n")]).toEqual([
+      'metrics-logs-and-anvil-bench',
+      'the-apis-files',
+      'jobs',
+      'jobs-1',
+    ]);
   });
 
   it.each(pages)('%s has no broken relative link', (page) => {

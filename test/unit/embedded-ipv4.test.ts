@@ -21,31 +21,73 @@ type Kind = keyof typeof IPV4;
 const TABLE: Array<{ form: string; addresses: Record<Kind, string> }> = [
   {
     form: 'IPv4-mapped',
-    addresses: { loopback: '::ffff:127.0.0.1', private: '::ffff:10.0.0.1', 'link-local': '::ffff:169.254.1.1', metadata: '::ffff:169.254.169.254', public: '::ffff:8.8.8.8' },
+    addresses: {
+      loopback: '::ffff:127.0.0.1',
+      private: '::ffff:10.0.0.1',
+      'link-local': '::ffff:169.254.1.1',
+      metadata: '::ffff:169.254.169.254',
+      public: '::ffff:8.8.8.8',
+    },
   },
   {
     form: 'IPv4-mapped',
-    addresses: { loopback: '::ffff:7f00:1', private: '0:0:0:0:0:ffff:a00:1', 'link-local': '::ffff:a9fe:101', metadata: '::FFFF:A9FE:A9FE', public: '::ffff:808:808' },
+    addresses: {
+      loopback: '::ffff:7f00:1',
+      private: '0:0:0:0:0:ffff:a00:1',
+      'link-local': '::ffff:a9fe:101',
+      metadata: '::FFFF:A9FE:A9FE',
+      public: '::ffff:808:808',
+    },
   },
   {
     form: 'IPv4-compatible',
-    addresses: { loopback: '::127.0.0.1', private: '::a00:1', 'link-local': '::169.254.1.1', metadata: '0:0:0:0:0:0:a9fe:a9fe', public: '::8.8.8.8' },
+    addresses: {
+      loopback: '::127.0.0.1',
+      private: '::a00:1',
+      'link-local': '::169.254.1.1',
+      metadata: '0:0:0:0:0:0:a9fe:a9fe',
+      public: '::8.8.8.8',
+    },
   },
   {
     form: 'IPv4-translated',
-    addresses: { loopback: '::ffff:0:127.0.0.1', private: '::ffff:0:a00:1', 'link-local': '::FFFF:0:169.254.1.1', metadata: '::ffff:0:a9fe:a9fe', public: '::ffff:0:8.8.8.8' },
+    addresses: {
+      loopback: '::ffff:0:127.0.0.1',
+      private: '::ffff:0:a00:1',
+      'link-local': '::FFFF:0:169.254.1.1',
+      metadata: '::ffff:0:a9fe:a9fe',
+      public: '::ffff:0:8.8.8.8',
+    },
   },
   {
     form: '6to4',
-    addresses: { loopback: '2002:7f00:1::', private: '2002:a00:1::1', 'link-local': '2002:a9fe:101:1::1', metadata: '2002:A9FE:A9FE::', public: '2002:808:808::1' },
+    addresses: {
+      loopback: '2002:7f00:1::',
+      private: '2002:a00:1::1',
+      'link-local': '2002:a9fe:101:1::1',
+      metadata: '2002:A9FE:A9FE::',
+      public: '2002:808:808::1',
+    },
   },
   {
     form: 'NAT64',
-    addresses: { loopback: '64:ff9b::127.0.0.1', private: '64:ff9b::a00:1', 'link-local': '64:FF9B::169.254.1.1', metadata: '64:ff9b:0:0:0:0:a9fe:a9fe', public: '64:ff9b::8.8.8.8' },
+    addresses: {
+      loopback: '64:ff9b::127.0.0.1',
+      private: '64:ff9b::a00:1',
+      'link-local': '64:FF9B::169.254.1.1',
+      metadata: '64:ff9b:0:0:0:0:a9fe:a9fe',
+      public: '64:ff9b::8.8.8.8',
+    },
   },
   {
     form: 'NAT64 local-use',
-    addresses: { loopback: '64:ff9b:1::7f00:1', private: '64:ff9b:1::10.0.0.1', 'link-local': '64:ff9b:1:abcd::169.254.1.1', metadata: '64:ff9b:1::a9fe:a9fe', public: '64:ff9b:1::808:808' },
+    addresses: {
+      loopback: '64:ff9b:1::7f00:1',
+      private: '64:ff9b:1::10.0.0.1',
+      'link-local': '64:ff9b:1:abcd::169.254.1.1',
+      metadata: '64:ff9b:1::a9fe:a9fe',
+      public: '64:ff9b:1::808:808',
+    },
   },
   {
     form: 'Teredo client',
@@ -111,15 +153,24 @@ describe('addresses that embed nothing keep their own rules', () => {
   });
 
   it('finds no embedded address in :: and ::1 themselves, nor in ordinary IPv6 and IPv4 addresses', () => {
-    for (const address of ['::', '::1', '2606:4700:4700::1111', 'fe80::1', '127.0.0.1', 'nonsense']) expect(embeddedIpv4(address)).toEqual([]);
+    for (const address of ['::', '::1', '2606:4700:4700::1111', 'fe80::1', '127.0.0.1', 'nonsense'])
+      expect(embeddedIpv4(address)).toEqual([]);
   });
 });
 
 describe('ANVIL_EGRESS_ALLOW and embedded forms', () => {
   it('an allowed IPv4 address allows its embedded forms, and nothing more', () => {
     const policy = egressPolicy('127.0.0.1');
-    for (const address of ['::ffff:7f00:1', '::127.0.0.1', '2002:7f00:1::', '64:ff9b::127.0.0.1', '2001:0:4137:9e76::80ff:fffe']) expect(policy.allowsAddress(address), address).toBe(true);
-    for (const address of ['::ffff:7f00:2', '2002:a00:1::', '64:ff9b::169.254.169.254']) expect(policy.allowsAddress(address), address).toBe(false);
+    for (const address of [
+      '::ffff:7f00:1',
+      '::127.0.0.1',
+      '2002:7f00:1::',
+      '64:ff9b::127.0.0.1',
+      '2001:0:4137:9e76::80ff:fffe',
+    ])
+      expect(policy.allowsAddress(address), address).toBe(true);
+    for (const address of ['::ffff:7f00:2', '2002:a00:1::', '64:ff9b::169.254.169.254'])
+      expect(policy.allowsAddress(address), address).toBe(false);
   });
 
   it('an allowed IPv4 CIDR allows the embedded forms of its addresses', () => {
@@ -157,6 +208,7 @@ describe('IPv6 expansion', () => {
   });
 
   it('is null for what is not an IPv6 address', () => {
-    for (const address of ['127.0.0.1', '1::2::3', '::ffff:1.2.3', '[::1]', '12345::', 'x']) expect(ipv6Words(address), address).toBeNull();
+    for (const address of ['127.0.0.1', '1::2::3', '::ffff:1.2.3', '[::1]', '12345::', 'x'])
+      expect(ipv6Words(address), address).toBeNull();
   });
 });

@@ -45,7 +45,6 @@ describe('FaultPolicy.judge', () => {
     expect(faults.judge(0, 1_000, [A])[0]!.verdict).toEqual({ action: 'quarantine' });
     expect(faults.placement(A)).toMatchObject({ cell: null, strikes: 0 });
   });
-
 });
 
 describe('FaultPolicy with other instances', () => {

@@ -32,7 +32,9 @@ describe('FileRef', () => {
     writeFileSync(join(temp.path(), 'secret'), 'checked bytes');
     const linked = join(temp.path(), 'link.bin');
     symlinkSync(join(temp.path(), 'secret'), linked);
-    await expect(openFileRef({ ...fileRefOf(linked, statSync(join(temp.path(), 'secret'))) })).rejects.toMatchObject(refused);
+    await expect(openFileRef({ ...fileRefOf(linked, statSync(join(temp.path(), 'secret'))) })).rejects.toMatchObject(
+      refused,
+    );
 
     const grown = join(temp.path(), 'grown.bin');
     writeFileSync(grown, 'short');

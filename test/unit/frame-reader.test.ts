@@ -4,7 +4,14 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { emptyFrame, envelopeFrame, FrameReader, FrameType, jsonFrame, u32Frame } from '../../src/shared/protocol/frames.js';
+import {
+  emptyFrame,
+  envelopeFrame,
+  FrameReader,
+  FrameType,
+  jsonFrame,
+  u32Frame,
+} from '../../src/shared/protocol/frames.js';
 
 interface Frame {
   type: number;
@@ -25,7 +32,8 @@ function read(chunks: readonly Buffer[]): Frame[] {
  * of kilobyte buffers, thousands of times, takes seconds.)
  */
 function expectFrames(got: readonly Frame[], want: readonly Frame[], how: string): void {
-  if (got.length === want.length && got.every((f, i) => f.type === want[i]!.type && f.payload.equals(want[i]!.payload))) return;
+  if (got.length === want.length && got.every((f, i) => f.type === want[i]!.type && f.payload.equals(want[i]!.payload)))
+    return;
   const hex = (list: readonly Frame[]) => list.map((f) => `${f.type}:${f.payload.toString('hex')}`);
   expect(hex(got), how).toEqual(hex(want));
 }
@@ -48,7 +56,13 @@ const frames: Buffer[] = [
   emptyFrame(FrameType.Ping),
   u32Frame(FrameType.Retire, 0xfffffffe),
   jsonFrame(FrameType.Hello, { version: 1, token: 'tök€n 🙂', cell: 3, actor: 'h/e/k@1', thread: 0 }),
-  envelopeFrame(FrameType.Request, 7, 0, ['id', 'GET', '/ü', '', ['a', 'b'], '127.0.0.1', 0, 0, 1], Buffer.from('body')),
+  envelopeFrame(
+    FrameType.Request,
+    7,
+    0,
+    ['id', 'GET', '/ü', '', ['a', 'b'], '127.0.0.1', 0, 0, 1],
+    Buffer.from('body'),
+  ),
   emptyFrame(FrameType.Pong),
   envelopeFrame(FrameType.Response, 8, 200, [[], ''], Buffer.alloc(3000, 0xab)),
   envelopeFrame(FrameType.CallResult, 9, 404, [], null),
@@ -85,7 +99,16 @@ describe('FrameReader (a byte stream cut anywhere)', () => {
   });
 
   it('reads the same frames fed one byte at a time', () => {
-    expectFrames(read(cut(stream, Array.from({ length: stream.length - 1 }, (_, i) => i + 1))), expected, 'byte by byte');
+    expectFrames(
+      read(
+        cut(
+          stream,
+          Array.from({ length: stream.length - 1 }, (_, i) => i + 1),
+        ),
+      ),
+      expected,
+      'byte by byte',
+    );
   });
 
   it('reads the same frames however the stream is chunked (random cuts, empty chunks included)', () => {
@@ -100,16 +123,20 @@ describe('FrameReader (a byte stream cut anywhere)', () => {
   it('reads any frames back however their stream is chunked', () => {
     const frame = fc.oneof(
       fc.constantFrom(...Object.values(FrameType)).map((type) => emptyFrame(type)),
-      fc.tuple(fc.constantFrom(...Object.values(FrameType)), fc.integer({ min: 0, max: 0xffff_ffff })).map(([type, n]) => u32Frame(type, n)),
-      fc.tuple(fc.constantFrom(...Object.values(FrameType)), fc.jsonValue({ maxDepth: 2 })).map(([type, value]) => jsonFrame(type, value)),
-      fc.tuple(fc.constantFrom(...Object.values(FrameType)), fc.uint8Array({ maxLength: 600 })).map(([type, body]) => envelopeFrame(type, 1, 2, [], Buffer.from(body))),
+      fc
+        .tuple(fc.constantFrom(...Object.values(FrameType)), fc.integer({ min: 0, max: 0xffff_ffff }))
+        .map(([type, n]) => u32Frame(type, n)),
+      fc
+        .tuple(fc.constantFrom(...Object.values(FrameType)), fc.jsonValue({ maxDepth: 2 }))
+        .map(([type, value]) => jsonFrame(type, value)),
+      fc
+        .tuple(fc.constantFrom(...Object.values(FrameType)), fc.uint8Array({ maxLength: 600 }))
+        .map(([type, body]) => envelopeFrame(type, 1, 2, [], Buffer.from(body))),
     );
-    const input = fc
-      .array(frame, { minLength: 1, maxLength: 12 })
-      .chain((list) => {
-        const whole = Buffer.concat(list);
-        return fc.tuple(fc.constant(list), fc.array(fc.integer({ min: 0, max: whole.length }), { maxLength: 30 }));
-      });
+    const input = fc.array(frame, { minLength: 1, maxLength: 12 }).chain((list) => {
+      const whole = Buffer.concat(list);
+      return fc.tuple(fc.constant(list), fc.array(fc.integer({ min: 0, max: whole.length }), { maxLength: 30 }));
+    });
     fc.assert(
       fc.property(input, ([list, cuts]) => {
         const want = list.map((f) => ({ type: f[4]!, payload: f.subarray(5) }));
@@ -142,7 +169,11 @@ describe('FrameReader copies a frame only when it arrived in several chunks', ()
   it('joins a frame cut across chunks into a buffer of its own, and reads what follows it in place', () => {
     const stream = Buffer.concat([small, big, small]);
     // Cut inside the large frame's length prefix, then inside its body.
-    const chunks = [stream.subarray(0, small.length + 2), stream.subarray(small.length + 2, small.length + 3000), stream.subarray(small.length + 3000)];
+    const chunks = [
+      stream.subarray(0, small.length + 2),
+      stream.subarray(small.length + 2, small.length + 3000),
+      stream.subarray(small.length + 3000),
+    ];
     const [first, joined, after] = payloads(chunks);
     expect(first!.buffer).toBe(chunks[0]!.buffer);
     expect(joined!.equals(big.subarray(5))).toBe(true);

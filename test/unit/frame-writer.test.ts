@@ -7,7 +7,16 @@
 import type { Socket } from 'node:net';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bodySize, envelopeHead, FrameReader, FrameType, FrameWriter, REQUEST_PATH_WRITE_AT_ONCE, u32Frame, type BodyBytes } from '../../src/shared/protocol/frames.js';
+import {
+  bodySize,
+  envelopeHead,
+  FrameReader,
+  FrameType,
+  FrameWriter,
+  REQUEST_PATH_WRITE_AT_ONCE,
+  u32Frame,
+  type BodyBytes,
+} from '../../src/shared/protocol/frames.js';
 
 /** What a socket was handed: each write, and whether it came between cork and uncork. */
 class RecordingSocket {
@@ -38,7 +47,8 @@ function writerOn(writeAtOnce?: number): { socket: RecordingSocket; writer: Fram
   return { socket, writer: new FrameWriter(socket as unknown as Socket, writeAtOnce) };
 }
 
-const head = (number: number, body: BodyBytes): Buffer => envelopeHead(FrameType.Request, number, 0, ['m'], bodySize(body));
+const head = (number: number, body: BodyBytes): Buffer =>
+  envelopeHead(FrameType.Request, number, 0, ['m'], bodySize(body));
 
 describe('FrameWriter.writeFrame (a body written as it is)', () => {
   it('hands the body buffers themselves to the socket, corked, in order, after their head', () => {
@@ -51,7 +61,15 @@ describe('FrameWriter.writeFrame (a body written as it is)', () => {
     writer.writeFrame(heads[2]!, null);
     writer.write(u32Frame(FrameType.Pong, 4));
     // The fourth frame makes a batch: written at once.
-    expect(socket.writes.map((w) => w.buffer)).toEqual([heads[0], body, heads[1], chunks[0], chunks[1], heads[2], u32Frame(FrameType.Pong, 4)]);
+    expect(socket.writes.map((w) => w.buffer)).toEqual([
+      heads[0],
+      body,
+      heads[1],
+      chunks[0],
+      chunks[1],
+      heads[2],
+      u32Frame(FrameType.Pong, 4),
+    ]);
     expect(socket.writes[1]!.buffer).toBe(body);
     expect(socket.writes[3]!.buffer).toBe(chunks[0]);
     expect(socket.writes.every((w) => w.corked)).toBe(true);
@@ -68,7 +86,8 @@ describe('FrameWriter.writeFrame (a body written as it is)', () => {
 
   it('skips an empty body; counts frames, not buffers, for a batch', () => {
     const { socket, writer } = writerOn();
-    for (let n = 1; n <= 3; n++) writer.writeFrame(head(n, [Buffer.from('x'), Buffer.from('y')]), [Buffer.from('x'), Buffer.from('y')]);
+    for (let n = 1; n <= 3; n++)
+      writer.writeFrame(head(n, [Buffer.from('x'), Buffer.from('y')]), [Buffer.from('x'), Buffer.from('y')]);
     expect(socket.writes).toEqual([]);
     writer.writeFrame(head(4, Buffer.alloc(0)), Buffer.alloc(0));
     expect(socket.writes).toHaveLength(3 * 3 + 1);
@@ -112,7 +131,10 @@ describe('FrameWriter.writeFrame (a body written as it is)', () => {
     const body: fc.Arbitrary<BodyBytes> = fc.oneof(
       fc.constant(null),
       fc.uint8Array({ maxLength: 300 }).map((a) => Buffer.from(a)),
-      fc.array(fc.uint8Array({ maxLength: 100 }).map((a) => Buffer.from(a)), { maxLength: 4 }),
+      fc.array(
+        fc.uint8Array({ maxLength: 100 }).map((a) => Buffer.from(a)),
+        { maxLength: 4 },
+      ),
     );
     fc.assert(
       fc.property(fc.array(body, { maxLength: 9 }), (bodies) => {
@@ -120,8 +142,18 @@ describe('FrameWriter.writeFrame (a body written as it is)', () => {
         bodies.forEach((b, i) => writer.writeFrame(head(i + 1, b), b));
         writer.flushNow();
         const read: Array<{ number: number; body: Buffer }> = [];
-        new FrameReader((_type, payload) => read.push({ number: payload.readUInt32LE(0), body: Buffer.from(payload.subarray(payload.length - bodySize(bodies[read.length]!))) })).push(socket.bytes);
-        expect(read).toEqual(bodies.map((b, i) => ({ number: i + 1, body: b === null ? Buffer.alloc(0) : Buffer.isBuffer(b) ? b : Buffer.concat(b) })));
+        new FrameReader((_type, payload) =>
+          read.push({
+            number: payload.readUInt32LE(0),
+            body: Buffer.from(payload.subarray(payload.length - bodySize(bodies[read.length]!))),
+          }),
+        ).push(socket.bytes);
+        expect(read).toEqual(
+          bodies.map((b, i) => ({
+            number: i + 1,
+            body: b === null ? Buffer.alloc(0) : Buffer.isBuffer(b) ? b : Buffer.concat(b),
+          })),
+        );
       }),
     );
   });

@@ -8,7 +8,7 @@ describe('hostBytes', () => {
     expect(hostBytes({ a: 'x'.repeat(1000) }, Infinity)).toBeGreaterThan(1000);
   });
 
-  it('counts a frozen value (the release\'s Maps, static parameters) as a reference', () => {
+  it("counts a frozen value (the release's Maps, static parameters) as a reference", () => {
     const shared = Object.freeze({ big: 'x'.repeat(100_000) });
     expect(hostBytes(shared, Infinity)).toBe(8);
     expect(hostBytes([shared, shared], Infinity)).toBeLessThan(100);
@@ -30,7 +30,8 @@ describe('hostBytes', () => {
       'a view of a big buffer': new Uint8Array(new ArrayBuffer(100_000), 0, 1),
       nested: { a: [new Map([['k', new Set([big])]])] },
     };
-    for (const [kind, value] of Object.entries(kinds)) expect(hostBytes(value, Infinity), kind).toBeGreaterThanOrEqual(100_000);
+    for (const [kind, value] of Object.entries(kinds))
+      expect(hostBytes(value, Infinity), kind).toBeGreaterThanOrEqual(100_000);
   });
 
   it('counts a buffer once for all its views', () => {
@@ -51,12 +52,14 @@ describe('hostBytes', () => {
 });
 
 describe('HostMemoryBudget with Memory', () => {
-  it('replaces a place\'s count when it is stored again, and lets go of everything on a breach', () => {
+  it("replaces a place's count when it is stored again, and lets go of everything on a breach", () => {
     const budget = new HostMemoryBudget(10_000);
     const memory = new Memory({}, budget);
     for (let i = 0; i < 20; i++) memory.set('same', 'x'.repeat(5_000));
     memory.set('other', 'y'.repeat(4_000));
-    expect(() => memory.set('third', 'z'.repeat(2_000))).toThrow(/memory limit: storing third would make this request hold more than/);
+    expect(() => memory.set('third', 'z'.repeat(2_000))).toThrow(
+      /memory limit: storing third would make this request hold more than/,
+    );
     expect(memory.get('same')).toBeNull();
     expect(memory.get('other')).toBeNull();
     memory.set('error', { status: 500, message: 'room again' });
@@ -67,6 +70,8 @@ describe('HostMemoryBudget with Memory', () => {
     const budget = new HostMemoryBudget(10_000);
     const memory = new Memory({}, budget);
     memory.set(RESPONSE_BODY, 'x'.repeat(6_000));
-    expect(() => budget.chargeOther(RESPONSE_BODY, 'y'.repeat(6_000))).toThrow(/memory limit: storing the response body/);
+    expect(() => budget.chargeOther(RESPONSE_BODY, 'y'.repeat(6_000))).toThrow(
+      /memory limit: storing the response body/,
+    );
   });
 });

@@ -17,7 +17,17 @@ const refusals: Array<string | null> = [];
 
 beforeAll(async () => {
   const buffer = new ResponseBuffer(64 * 1024 * 1024, () => {});
-  server = createServer((_req, res) => refusals.push(writeApiResponse(res, next, buffer, { host: 'localhost', key: 'test', quotas: { responseHeaders: 10, responseHeaderBytes: 1024 } }, 'corr-1')));
+  server = createServer((_req, res) =>
+    refusals.push(
+      writeApiResponse(
+        res,
+        next,
+        buffer,
+        { host: 'localhost', key: 'test', quotas: { responseHeaders: 10, responseHeaderBytes: 1024 } },
+        'corr-1',
+      ),
+    ),
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
 });
@@ -30,12 +40,19 @@ async function answer(response: OutgoingResponse) {
 
 describe('writeApiResponse', () => {
   it('a header value with CR/LF: 502 Bad Gateway with a proper status line, nothing of the header sent', async () => {
-    const reply = await answer({ status: 200, headers: ['x-ok', 'yes', 'x-bad', 'a\r\nset-cookie: stolen=1'], body: 'secret' });
+    const reply = await answer({
+      status: 200,
+      headers: ['x-ok', 'yes', 'x-bad', 'a\r\nset-cookie: stolen=1'],
+      body: 'secret',
+    });
     expect(reply.statusLines).toEqual(['HTTP/1.1 502 Bad Gateway']);
     expect(reply.raw.toLowerCase()).not.toContain('set-cookie');
     expect(reply.raw).not.toContain('secret');
     expect(reply.raw.toLowerCase()).toContain('x-correlation-id: corr-1');
-    expect(JSON.parse(reply.body)).toEqual({ error: 'Bad Gateway: the API produced an invalid response head', code: 'ANVIL_ERR_RESPONSE_HEAD' });
+    expect(JSON.parse(reply.body)).toEqual({
+      error: 'Bad Gateway: the API produced an invalid response head',
+      code: 'ANVIL_ERR_RESPONSE_HEAD',
+    });
     expect(refusals.at(-1)).toContain('x-bad');
   });
 
@@ -53,14 +70,20 @@ describe('writeApiResponse', () => {
   it('a head the engine should have refused (1xx, too many header lines, too many header bytes): 502, nothing of it sent', async () => {
     for (const [response, code] of [
       [{ status: 101, headers: ['x-ok', 'yes'], body: 'x' }, 'ANVIL_ERR_INFORMATIONAL_STATUS'],
-      [{ status: 200, headers: Array.from({ length: 11 }, (_, i) => ['set-cookie', `c${i}=1`]).flat(), body: 'x' }, 'ANVIL_ERR_QUOTA_RESPONSE_HEADERS'],
+      [
+        { status: 200, headers: Array.from({ length: 11 }, (_, i) => ['set-cookie', `c${i}=1`]).flat(), body: 'x' },
+        'ANVIL_ERR_QUOTA_RESPONSE_HEADERS',
+      ],
       [{ status: 200, headers: ['x-big', 'b'.repeat(1100)], body: 'x' }, 'ANVIL_ERR_QUOTA_RESPONSE_HEADER_BYTES'],
     ] as const) {
       const reply = await answer({ ...response, headers: [...response.headers] });
       expect(reply.statusLines).toEqual(['HTTP/1.1 502 Bad Gateway']);
       expect(reply.raw).not.toContain('set-cookie');
       expect(reply.raw).not.toContain('bbbb');
-      expect(JSON.parse(reply.body)).toEqual({ error: `Bad Gateway: the API produced a response head the router does not send (${code})`, code: 'ANVIL_ERR_RESPONSE_HEAD' });
+      expect(JSON.parse(reply.body)).toEqual({
+        error: `Bad Gateway: the API produced a response head the router does not send (${code})`,
+        code: 'ANVIL_ERR_RESPONSE_HEAD',
+      });
       expect(refusals.at(-1)).toContain(code);
     }
   });

@@ -4,7 +4,19 @@ import { InFlight } from '../../src/front/scheduling/in-flight.js';
 import { Job } from '../../src/front/scheduling/job.js';
 
 function job(id: string): Job {
-  const request: EngineRequest = { id, verb: 'GET', path: '/', rawQuery: '', rawHeaders: [], body: null, ip: '127.0.0.1', hop: 0, budget: 1000, viaBus: false, receivedAt: 0 };
+  const request: EngineRequest = {
+    id,
+    verb: 'GET',
+    path: '/',
+    rawQuery: '',
+    rawHeaders: [],
+    body: null,
+    ip: '127.0.0.1',
+    hop: 0,
+    budget: 1000,
+    viaBus: false,
+    receivedAt: 0,
+  };
   return new Job(request, 30_000, () => {});
 }
 

@@ -13,15 +13,35 @@ describe('counting windows', () => {
   });
 
   it('cuts months at the first instant of the next UTC month, December into January, February of a leap year', () => {
-    expect(monthWindow(Date.UTC(2024, 4, 31, 23, 59, 59, 999))).toEqual({ index: '2024-05', endsAt: Date.UTC(2024, 5, 1), spanMs: 31 * DAY_MS });
-    expect(monthWindow(Date.UTC(2024, 5, 1))).toEqual({ index: '2024-06', endsAt: Date.UTC(2024, 6, 1), spanMs: 30 * DAY_MS });
-    expect(monthWindow(Date.UTC(2024, 11, 15))).toEqual({ index: '2024-12', endsAt: Date.UTC(2025, 0, 1), spanMs: 31 * DAY_MS });
-    expect(monthWindow(Date.UTC(2024, 1, 29, 12))).toEqual({ index: '2024-02', endsAt: Date.UTC(2024, 2, 1), spanMs: 29 * DAY_MS });
+    expect(monthWindow(Date.UTC(2024, 4, 31, 23, 59, 59, 999))).toEqual({
+      index: '2024-05',
+      endsAt: Date.UTC(2024, 5, 1),
+      spanMs: 31 * DAY_MS,
+    });
+    expect(monthWindow(Date.UTC(2024, 5, 1))).toEqual({
+      index: '2024-06',
+      endsAt: Date.UTC(2024, 6, 1),
+      spanMs: 30 * DAY_MS,
+    });
+    expect(monthWindow(Date.UTC(2024, 11, 15))).toEqual({
+      index: '2024-12',
+      endsAt: Date.UTC(2025, 0, 1),
+      spanMs: 31 * DAY_MS,
+    });
+    expect(monthWindow(Date.UTC(2024, 1, 29, 12))).toEqual({
+      index: '2024-02',
+      endsAt: Date.UTC(2024, 2, 1),
+      spanMs: 29 * DAY_MS,
+    });
   });
 });
 
 describe('judge', () => {
-  const count = (name: string, max: number, used: number, msLeft: number): LimitCount => ({ window: { name, max, key: name, endsAt: 0, spanMs: 1 }, used, msLeft });
+  const count = (name: string, max: number, used: number, msLeft: number): LimitCount => ({
+    window: { name, max, key: name, endsAt: 0, spanMs: 1 },
+    used,
+    msLeft,
+  });
 
   it('shows the window with the fewest requests left while none is exceeded', () => {
     const day = count('day', 100, 10, 1_000);

@@ -83,7 +83,11 @@ describe('LiveFigures', () => {
     live.requests('h', 'a', 'get /x', 200, 5, [0, 5]);
     live.sandboxBreaches('h', 'a', 2);
     live.jobFailed('h', 'a');
-    expect(apiWindow(live.of('h', 'a'), live.now(), 60, 60)).toMatchObject({ requests: 5, sandboxBreaches: 2, jobsFailed: 1 });
+    expect(apiWindow(live.of('h', 'a'), live.now(), 60, 60)).toMatchObject({
+      requests: 5,
+      sandboxBreaches: 2,
+      jobsFailed: 1,
+    });
     at(301);
     live.sweep();
     expect(live.of('h', 'a')).toBeUndefined();

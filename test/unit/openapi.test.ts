@@ -24,7 +24,9 @@ async function expectValid(document: unknown): Promise<void> {
 
 /** `verb path` of every operation, sorted. */
 function operations(document: OpenApiDocument): string[] {
-  return Object.entries(document.paths).flatMap(([path, item]) => Object.keys(item).map((verb) => `${verb} ${path}`)).sort();
+  return Object.entries(document.paths)
+    .flatMap(([path, item]) => Object.keys(item).map((verb) => `${verb} ${path}`))
+    .sort();
 }
 
 describe('OpenAPI export', () => {
@@ -46,9 +48,19 @@ describe('OpenAPI export', () => {
       '  all /requests:',
       '    Ping: { directive: Ping }',
     ].join('\n');
-    const checked = validateApiYaml(yaml, { file: 'api.yaml', mapNames: new Set(['main']), customDirectives: new Set(), phpDirectives: new Set(), directives: builtinDirectives, maps: { main: { key: 'k' } } });
+    const checked = validateApiYaml(yaml, {
+      file: 'api.yaml',
+      mapNames: new Set(['main']),
+      customDirectives: new Set(),
+      phpDirectives: new Set(),
+      directives: builtinDirectives,
+      maps: { main: { key: 'k' } },
+    });
     expect(checked.errors).toEqual([]);
-    const document = exportOpenApi({ definition: checked.definition!, maps: { main: { key: 'k' } }, release: 'r7' }, builtinDirectives);
+    const document = exportOpenApi(
+      { definition: checked.definition!, maps: { main: { key: 'k' } }, release: 'r7' },
+      builtinDirectives,
+    );
     await expectValid(document);
     expect(document.info).toMatchObject({ title: 'shop', version: 'r7' });
     expect(document['x-anvil-catch-all']).toBe(true);
@@ -61,20 +73,34 @@ describe('OpenAPI export', () => {
     ]);
     expect(operation.security).toEqual([{ 'header.api-key': [] }]);
     expect(operation.responses['401']).toBeDefined();
-    expect(document.components).toEqual({ securitySchemes: { 'header.api-key': { type: 'apiKey', in: 'header', name: 'api-key' } } });
+    expect(document.components).toEqual({
+      securitySchemes: { 'header.api-key': { type: 'apiKey', in: 'header', name: 'api-key' } },
+    });
   });
 
   it('takes the request body schema from the model the endpoint validates, and the statuses of RateLimit and ThrowError', async () => {
     const orders = await exportFolder(join(apisDir, 'orders'));
     const order = JSON.parse(readFileSync(join(apisDir, 'orders/Maps/order.json'), 'utf8'));
-    const posts = Object.values(orders.paths).flatMap((item) => (item.post?.requestBody ? [item.post.requestBody] : []));
+    const posts = Object.values(orders.paths).flatMap((item) =>
+      item.post?.requestBody ? [item.post.requestBody] : [],
+    );
     expect(posts).toEqual([{ required: true, content: { 'application/json': { schema: order } } }]);
 
     const limited = await exportFolder(join(apisDir, 'limited'));
-    expect(Object.values(limited.paths).some((item) => Object.values(item).some((op) => op.responses['429'] !== undefined))).toBe(true);
+    expect(
+      Object.values(limited.paths).some((item) => Object.values(item).some((op) => op.responses['429'] !== undefined)),
+    ).toBe(true);
 
-    const yaml = 'key: fails\nendpoints:\n  get /gone:\n    Gone: { directive: ThrowError, status: 410, message: This is gone }\n';
-    const checked = validateApiYaml(yaml, { file: 'api.yaml', mapNames: new Set(), customDirectives: new Set(), phpDirectives: new Set(), directives: builtinDirectives, maps: {} });
+    const yaml =
+      'key: fails\nendpoints:\n  get /gone:\n    Gone: { directive: ThrowError, status: 410, message: This is gone }\n';
+    const checked = validateApiYaml(yaml, {
+      file: 'api.yaml',
+      mapNames: new Set(),
+      customDirectives: new Set(),
+      phpDirectives: new Set(),
+      directives: builtinDirectives,
+      maps: {},
+    });
     const document = exportOpenApi({ definition: checked.definition!, maps: {} }, builtinDirectives);
     expect(document.paths['/gone']!.get!.responses['410']).toEqual({ description: 'This is gone' });
   });
@@ -92,11 +118,24 @@ describe('OpenAPI import', () => {
       '/stores/{store-id}/orders: path parameter {store-id} is {store_id} in api.yaml',
       'TRACE /stores/{store-id}/orders: api.yaml has no "trace" verb; left out',
     ]);
-    const checked = validateApiYaml(imported.api.apiYaml, { file: 'api.yaml', mapNames: new Set(), customDirectives: new Set(), phpDirectives: new Set(), directives: builtinDirectives, maps: {} });
+    const checked = validateApiYaml(imported.api.apiYaml, {
+      file: 'api.yaml',
+      mapNames: new Set(),
+      customDirectives: new Set(),
+      phpDirectives: new Set(),
+      directives: builtinDirectives,
+      maps: {},
+    });
     expect(checked.errors).toEqual([]);
     const exported = exportOpenApi({ definition: checked.definition!, maps: {} }, builtinDirectives);
     await expectValid(exported);
-    expect(operations(exported)).toEqual(['delete /pets/{petId}', 'get /pets', 'get /pets/{petId}', 'get /stores/{store_id}/orders', 'post /pets']);
+    expect(operations(exported)).toEqual([
+      'delete /pets/{petId}',
+      'get /pets',
+      'get /pets/{petId}',
+      'get /stores/{store_id}/orders',
+      'post /pets',
+    ]);
 
     // And once more from the export (JSON this time): the same routes.
     const routes = (yaml: string) => yaml.split('\n').filter((line) => /^ {2}[a-z]+ \//.test(line));
@@ -105,9 +144,15 @@ describe('OpenAPI import', () => {
   });
 
   it.each([
-    ['swagger: "2.0"\ninfo: { title: old }\npaths: {}\n', '"openapi" must be a 3.0.x or 3.1.x version, found Swagger 2.0'],
+    [
+      'swagger: "2.0"\ninfo: { title: old }\npaths: {}\n',
+      '"openapi" must be a 3.0.x or 3.1.x version, found Swagger 2.0',
+    ],
     ['openapi: 3.1.0\ninfo: { title: empty }\npaths: {}\n', 'the document has no operations under "paths"'],
-    ['openapi: 3.1.0\ninfo: { title: "!!!" }\npaths: { /a: { get: {} } }\n', '"" is not a valid API key (1 to 63 lower-case letters, digits and "-"): name it with --key'],
+    [
+      'openapi: 3.1.0\ninfo: { title: "!!!" }\npaths: { /a: { get: {} } }\n',
+      '"" is not a valid API key (1 to 63 lower-case letters, digits and "-"): name it with --key',
+    ],
     ['- a list\n', 'the file must hold an OpenAPI document (a map at the top)'],
     ['openapi: [unclosed\n', 'the file is neither YAML nor JSON'],
   ])('refuses %j with a clear message', (text, message) => {

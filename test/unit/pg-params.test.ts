@@ -13,7 +13,10 @@ describe('? parameters in PostgreSQL mode', () => {
   });
 
   it('binds :name from a map (once per name), keeps casts, and $n as written', () => {
-    expect(bind('select :a::text, :b, :a', { a: 'x', ':b': true })).toEqual({ text: 'select $1::text, $2, $1', values: ['x', true] });
+    expect(bind('select :a::text, :b, :a', { a: 'x', ':b': true })).toEqual({
+      text: 'select $1::text, $2, $1',
+      values: ['x', true],
+    });
     expect(bind('select $2, $1', ['a', 'b'])).toEqual({ text: 'select $2, $1', values: ['a', 'b'] });
   });
 

@@ -8,11 +8,25 @@ import { keepsLocalState } from '../../src/deploy/releases/local-state.js';
 // the headers a forwarded request keeps.
 
 function entry(directive: string, params: Record<string, unknown> = {}): EntryDefinition {
-  return { label: directive, directive, groups: ['normal_flow'], params, where: { file: 'api.yaml', line: 1, column: 1 } };
+  return {
+    label: directive,
+    directive,
+    groups: ['normal_flow'],
+    params,
+    where: { file: 'api.yaml', line: 1, column: 1 },
+  };
 }
 
 function api(entries: EntryDefinition[], database?: 'postgres'): ApiDefinition {
-  return { key: 'x', debug: false, limits: {}, before: [], after: [], endpoints: [{ verb: 'get', path: '/', entries, where: { file: 'api.yaml', line: 1, column: 1 } }], ...(database ? { database } : {}) };
+  return {
+    key: 'x',
+    debug: false,
+    limits: {},
+    before: [],
+    after: [],
+    endpoints: [{ verb: 'get', path: '/', entries, where: { file: 'api.yaml', line: 1, column: 1 } }],
+    ...(database ? { database } : {}),
+  };
 }
 
 describe('which releases keep data on the instance (placed in cluster mode)', () => {
@@ -30,12 +44,21 @@ describe('which releases keep data on the instance (placed in cluster mode)', ()
     expect(keepsLocalState(api([entry('ModifyMessage', { body: 'x' }), entry('Ping')]), [])).toBe(false);
     expect(keepsLocalState(api([entry('ServeStatic', { file: 'index.html' })]), [])).toBe(false);
     expect(keepsLocalState(api([entry('CachedFileSet', { name: 'a', content: 'b' })]), [])).toBe(false);
-    expect(keepsLocalState(api([entry('DatabaseQuery', { sql: 'select 1', target: 'x' })], 'postgres'), ['Custom'])).toBe(false);
+    expect(
+      keepsLocalState(api([entry('DatabaseQuery', { sql: 'select 1', target: 'x' })], 'postgres'), ['Custom']),
+    ).toBe(false);
   });
 
   it('follows ExecuteIf to the directive it runs, and assumes state when an alias names it', () => {
-    expect(keepsLocalState(api([entry('ExecuteIf', { if: true, execute: 'DatabaseQuery', sql: 'select 1', mode: 'run' })]), [])).toBe(true);
-    expect(keepsLocalState(api([entry('ExecuteIf', { if: true, execute: 'SetMemory', target: 'a', value: 1 })]), [])).toBe(false);
+    expect(
+      keepsLocalState(
+        api([entry('ExecuteIf', { if: true, execute: 'DatabaseQuery', sql: 'select 1', mode: 'run' })]),
+        [],
+      ),
+    ).toBe(true);
+    expect(
+      keepsLocalState(api([entry('ExecuteIf', { if: true, execute: 'SetMemory', target: 'a', value: 1 })]), []),
+    ).toBe(false);
     expect(keepsLocalState(api([entry('ExecuteIf', { if: true, execute: '$.memory.which' })]), [])).toBe(true);
   });
 });
@@ -65,8 +88,29 @@ describe('rendezvous owner', () => {
 });
 
 describe('headers of a forwarded request or answer', () => {
-  it('keeps the message\'s headers (Host, length, repeats) and drops the connection\'s and the internal ones', () => {
-    const raw = ['Host', 'localhost', 'Content-Length', '3', 'Connection', 'keep-alive, x-hop', 'X-Hop', '1', 'Keep-Alive', 'timeout=5', 'Set-Cookie', 'a=1', 'set-cookie', 'b=2', 'Anvil-Cluster-Secret', 'guess', 'anvil-client-address', '10.0.0.1', 'TE', 'trailers'];
+  it("keeps the message's headers (Host, length, repeats) and drops the connection's and the internal ones", () => {
+    const raw = [
+      'Host',
+      'localhost',
+      'Content-Length',
+      '3',
+      'Connection',
+      'keep-alive, x-hop',
+      'X-Hop',
+      '1',
+      'Keep-Alive',
+      'timeout=5',
+      'Set-Cookie',
+      'a=1',
+      'set-cookie',
+      'b=2',
+      'Anvil-Cluster-Secret',
+      'guess',
+      'anvil-client-address',
+      '10.0.0.1',
+      'TE',
+      'trailers',
+    ];
     expect(passedOn(raw)).toEqual({ host: 'localhost', 'content-length': '3', 'set-cookie': ['a=1', 'b=2'] });
   });
 });

@@ -9,7 +9,10 @@ import { describe, expect, it } from 'vitest';
 import { readBody } from '../../src/shared/http/body.js';
 
 /** A request whose body arrives as `chunks`, once readBody listens. */
-function requestWith(chunks: readonly Buffer[], headers: Record<string, string> = { 'transfer-encoding': 'chunked' }): IncomingMessage {
+function requestWith(
+  chunks: readonly Buffer[],
+  headers: Record<string, string> = { 'transfer-encoding': 'chunked' },
+): IncomingMessage {
   const req = Object.assign(new EventEmitter(), { headers }) as unknown as IncomingMessage;
   setImmediate(() => {
     for (const chunk of chunks) req.emit('data', chunk);

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { bootstrapSnapshot, makeBootstrapSnapshot, type BootstrapSnapshot } from '../../src/cell/sandbox-host/bootstrap-snapshot.js';
+import {
+  bootstrapSnapshot,
+  makeBootstrapSnapshot,
+  type BootstrapSnapshot,
+} from '../../src/cell/sandbox-host/bootstrap-snapshot.js';
 import { ContextParts } from '../../src/cell/sandbox-host/sandbox-context.js';
 
 // The sandbox's lockdown, frozen mostly in the thread's snapshot and finished in each context
@@ -42,9 +46,24 @@ const OPEN_BUILTINS = `(() => {
 /** Evaluated into a snapshot after the bootstrap: an open object that only a frozen global leads to. */
 const HOLDER = 'globalThis.Holder = Object.freeze({ inner: { open: true } });';
 
-function installed(bootstrap: BootstrapSnapshot): { walked: number; open: string[]; writable: string[]; run: (code: string) => unknown; dispose: () => void } {
-  const parts = ContextParts.make({ memoryMb: 32, valueMaxBytes: 32 * 2 ** 20, snapshot: bootstrap.blob, lockdown: bootstrap.lockdown });
-  const found = JSON.parse(parts.context.evalSync(OPEN_BUILTINS) as string) as { walked: number; open: string[]; writable: string[] };
+function installed(bootstrap: BootstrapSnapshot): {
+  walked: number;
+  open: string[];
+  writable: string[];
+  run: (code: string) => unknown;
+  dispose: () => void;
+} {
+  const parts = ContextParts.make({
+    memoryMb: 32,
+    valueMaxBytes: 32 * 2 ** 20,
+    snapshot: bootstrap.blob,
+    lockdown: bootstrap.lockdown,
+  });
+  const found = JSON.parse(parts.context.evalSync(OPEN_BUILTINS) as string) as {
+    walked: number;
+    open: string[];
+    writable: string[];
+  };
   return { ...found, run: (code) => parts.context.evalSync(code), dispose: () => parts.dispose() };
 }
 
@@ -58,14 +77,39 @@ describe('the sandbox lockdown', () => {
       expect(context.open).toEqual([]);
       expect(context.writable).toEqual([]);
       // What V8 adds or reopens when it makes a context from a snapshot is frozen too.
-      for (const target of ['Array.prototype', 'Array.prototype[Symbol.unscopables]', 'RegExp.prototype', 'Error', 'ArrayBuffer.prototype', 'Object.getPrototypeOf(Uint8Array.prototype)', 'Intl.NumberFormat.prototype', 'Intl.PluralRules.prototype']) {
+      for (const target of [
+        'Array.prototype',
+        'Array.prototype[Symbol.unscopables]',
+        'RegExp.prototype',
+        'Error',
+        'ArrayBuffer.prototype',
+        'Object.getPrototypeOf(Uint8Array.prototype)',
+        'Intl.NumberFormat.prototype',
+        'Intl.PluralRules.prototype',
+      ]) {
         expect(context.run(`Object.isFrozen(${target})`), target).toBe(true);
       }
-      expect(context.run(`'use strict'; try { RegExp.prototype.exec = () => null; 'assigned' } catch (e) { e.constructor.name }`)).toBe('TypeError');
-      expect(context.run(`'use strict'; try { Array.prototype.toSorted = () => []; 'assigned' } catch (e) { e.constructor.name }`)).toBe('TypeError');
+      expect(
+        context.run(
+          `'use strict'; try { RegExp.prototype.exec = () => null; 'assigned' } catch (e) { e.constructor.name }`,
+        ),
+      ).toBe('TypeError');
+      expect(
+        context.run(
+          `'use strict'; try { Array.prototype.toSorted = () => []; 'assigned' } catch (e) { e.constructor.name }`,
+        ),
+      ).toBe('TypeError');
       // The override mistake stays fixed: an own property over a frozen prototype's.
-      expect(context.run(`'use strict'; class E extends Error { constructor() { super('m'); this.name = 'E'; } } const a = []; a.push = 1; String(new E()) + ' ' + a.push + ' ' + Object.getOwnPropertyNames(Error.prototype).includes('name')`)).toBe('E: m 1 true');
-      expect(context.run(`'use strict'; let seen; Error.prepareStackTrace = () => 'mine'; seen = new Error('x').stack; Error.prepareStackTrace = undefined; seen`)).toBe('mine');
+      expect(
+        context.run(
+          `'use strict'; class E extends Error { constructor() { super('m'); this.name = 'E'; } } const a = []; a.push = 1; String(new E()) + ' ' + a.push + ' ' + Object.getOwnPropertyNames(Error.prototype).includes('name')`,
+        ),
+      ).toBe('E: m 1 true');
+      expect(
+        context.run(
+          `'use strict'; let seen; Error.prepareStackTrace = () => 'mine'; seen = new Error('x').stack; Error.prepareStackTrace = undefined; seen`,
+        ),
+      ).toBe('mine');
     } finally {
       context.dispose();
     }
@@ -88,7 +132,9 @@ describe('the sandbox lockdown', () => {
         context.dispose();
       }
       await new Promise((resolve) => setImmediate(resolve)); // a warning is emitted on a later tick
-      expect(warnings.join('\n')).toMatch(/left 1 built-in\(s\) open .* every context now freezes all its built-ins itself/);
+      expect(warnings.join('\n')).toMatch(
+        /left 1 built-in\(s\) open .* every context now freezes all its built-ins itself/,
+      );
     } finally {
       process.off('warning', warn);
     }

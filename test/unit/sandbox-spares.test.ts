@@ -9,7 +9,12 @@ import { SandboxSpares } from '../../src/cell/sandbox-host/sandbox-spares.js';
 // sandbox only, and what runs in it reaches that sandbox's host function alone.
 
 const bootstrap = bootstrapSnapshot();
-const shape = (memoryMb = 32): ContextShape => ({ memoryMb, valueMaxBytes: memoryMb * 2 ** 20, snapshot: bootstrap.blob, lockdown: bootstrap.lockdown });
+const shape = (memoryMb = 32): ContextShape => ({
+  memoryMb,
+  valueMaxBytes: memoryMb * 2 ** 20,
+  snapshot: bootstrap.blob,
+  lockdown: bootstrap.lockdown,
+});
 /** A directive that writes its body and keeps a counter in a global. */
 const COUNTER = `var __anvilDirective = { default: (state) => { globalThis.calls = (globalThis.calls ?? 0) + 1; state.message.body = { calls: globalThis.calls }; } };`;
 
@@ -30,7 +35,10 @@ async function ready(memoryMb = 32): Promise<NonNullable<ReturnType<SandboxSpare
 }
 
 /** A sandbox on `parts` whose host records the bodies its calls set: [what it saw]. */
-function sandboxOn(parts: ReturnType<SandboxSpares['take']>, memoryMb = 32): { box: SandboxContext; bodies: unknown[] } {
+function sandboxOn(
+  parts: ReturnType<SandboxSpares['take']>,
+  memoryMb = 32,
+): { box: SandboxContext; bodies: unknown[] } {
   const bodies: unknown[] = [];
   const host = (op: BridgeOpCode, _callId: number, a: unknown, b: unknown) => {
     if (op === BridgeOp.messageSet) bodies.push(a === 'bodyJson' ? JSON.parse(String(b)) : b);
@@ -89,7 +97,9 @@ describe('spare sandbox contexts (src/cell/sandbox-host/sandbox-spares.ts)', () 
     // Each host saw its own sandbox's calls only, and the second's global started at nothing.
     expect(first.bodies).toEqual([{ calls: 1 }, { calls: 2 }]);
     expect(second.bodies).toEqual([{ calls: 1 }]);
-    expect(() => new SandboxContext({ ...shape(), host: () => undefined, enter: () => {} }, secondParts)).toThrow(/taken once/);
+    expect(() => new SandboxContext({ ...shape(), host: () => undefined, enter: () => {} }, secondParts)).toThrow(
+      /taken once/,
+    );
   });
 
   it('does not give a spare made for another memory limit: the next one is made like the last asked for', async () => {

@@ -41,7 +41,11 @@ describe('refused statements', () => {
     ['ATTACH', "ATTACH DATABASE '/tmp/other.db' AS other", /ATTACH is not allowed/],
     ['lower-case attach', "attach '/tmp/other.db' as other", /ATTACH is not allowed/],
     ['comment before', "/*x*/ATTACH '/tmp/other.db' AS o", /ATTACH is not allowed/],
-    ['line comment and newlines before', "-- first\n\n  \t/* two */\r\nAttach '/tmp/o.db' AS o", /ATTACH is not allowed/],
+    [
+      'line comment and newlines before',
+      "-- first\n\n  \t/* two */\r\nAttach '/tmp/o.db' AS o",
+      /ATTACH is not allowed/,
+    ],
     ['URI filename', "ATTACH 'file:/tmp/o.db?mode=rwc' AS o", /ATTACH is not allowed/],
     ['DETACH', 'DETACH DATABASE other', /DETACH is not allowed/],
     ['detach, lower case, comments', '/* a */ detach /* b */ other', /DETACH is not allowed/],
@@ -57,11 +61,27 @@ describe('refused statements', () => {
     ['upper-case pragma_ function', 'select file from PRAGMA_DATABASE_LIST', /PRAGMA_DATABASE_LIST is not allowed/],
     ['quoted pragma_ function', 'SELECT * FROM "pragma_database_list"', /pragma_database_list is not allowed/],
     ['bracketed pragma_ function', "SELECT * FROM [pragma_table_info]('users')", /pragma_table_info is not allowed/],
-    ['back-quoted pragma_ function', 'SELECT * FROM `pragma_index_list`(\'users\')', /pragma_index_list is not allowed/],
-    ['pragma_ function as a string literal', "SELECT * FROM 'pragma_database_list'", /pragma_database_list is not allowed/],
-    ['schema-qualified pragma_ function', 'SELECT * FROM main.pragma_database_list', /pragma_database_list is not allowed/],
-    ['pragma_ function in a CTE', 'WITH d AS (SELECT file FROM pragma_database_list) SELECT * FROM d', /pragma_database_list/],
-    ['pragma_ function in a subquery', 'SELECT (SELECT file FROM pragma_database_list LIMIT 1) AS f', /pragma_database_list/],
+    ['back-quoted pragma_ function', "SELECT * FROM `pragma_index_list`('users')", /pragma_index_list is not allowed/],
+    [
+      'pragma_ function as a string literal',
+      "SELECT * FROM 'pragma_database_list'",
+      /pragma_database_list is not allowed/,
+    ],
+    [
+      'schema-qualified pragma_ function',
+      'SELECT * FROM main.pragma_database_list',
+      /pragma_database_list is not allowed/,
+    ],
+    [
+      'pragma_ function in a CTE',
+      'WITH d AS (SELECT file FROM pragma_database_list) SELECT * FROM d',
+      /pragma_database_list/,
+    ],
+    [
+      'pragma_ function in a subquery',
+      'SELECT (SELECT file FROM pragma_database_list LIMIT 1) AS f',
+      /pragma_database_list/,
+    ],
     ['pragma_ function in a view', 'CREATE VIEW paths AS SELECT * FROM pragma_database_list', /pragma_database_list/],
     ['load_extension()', "SELECT load_extension('/tmp/evil.so')", /load_extension\(\) is not allowed/],
     ['LOAD_EXTENSION, comments', "SELECT /**/LOAD_EXTENSION/**/('/tmp/evil.so')", /load_extension\(\) is not allowed/],
@@ -73,10 +93,18 @@ describe('refused statements', () => {
     ['sqlite_dbpage quoted', 'SELECT data FROM "SQLITE_DBPAGE" WHERE pgno = 1', /sqlite_dbpage is not allowed/],
     ['two statements', 'SELECT 1; SELECT 2', /more than one statement/],
     ['two statements, the second an ATTACH', "SELECT 1;ATTACH '/tmp/x.db' AS x", /more than one statement/],
-    ['a statement after a comment', "SELECT 1 /* ; */; -- x\nDELETE FROM users", /more than one statement/],
+    ['a statement after a comment', 'SELECT 1 /* ; */; -- x\nDELETE FROM users', /more than one statement/],
     ['a statement after a string with a ;', "SELECT 'a;b'; DROP TABLE users", /more than one statement/],
-    ['ATTACH hidden after a trigger body', "CREATE TRIGGER t1 AFTER INSERT ON users BEGIN SELECT 1; END; ATTACH 'x' AS y", /more than one statement/],
-    ['ATTACH inside a trigger body', "CREATE TRIGGER t2 AFTER INSERT ON users BEGIN SELECT 1; ATTACH 'x' AS y; END", /ATTACH is not allowed/],
+    [
+      'ATTACH hidden after a trigger body',
+      "CREATE TRIGGER t1 AFTER INSERT ON users BEGIN SELECT 1; END; ATTACH 'x' AS y",
+      /more than one statement/,
+    ],
+    [
+      'ATTACH inside a trigger body',
+      "CREATE TRIGGER t2 AFTER INSERT ON users BEGIN SELECT 1; ATTACH 'x' AS y; END",
+      /ATTACH is not allowed/,
+    ],
     ['EXPLAIN', 'EXPLAIN SELECT 1', /EXPLAIN is not allowed/],
     ['BEGIN', 'BEGIN IMMEDIATE', /BEGIN/],
     ['COMMIT', 'commit', /COMMIT/],
@@ -158,9 +186,15 @@ describe('layer (b): what SQLite compiled', () => {
     const target = join(dir, 'attached.db');
     expect(() => checkSqlProgram(db, `ATTACH '${target}' AS other`)).toThrow('SQL refused: ATTACH is not allowed');
     expect(() => checkSqlProgram(db, 'DETACH other')).toThrow('SQL refused: DETACH is not allowed');
-    expect(() => checkSqlProgram(db, `VACUUM INTO '${join(dir, 'copy.db')}'`)).toThrow('SQL refused: VACUUM is not allowed');
-    expect(() => checkSqlProgram(db, "SELECT load_extension('x')")).toThrow('SQL refused: load_extension() is not allowed');
-    expect(() => checkSqlProgram(db, "SELECT upper(fts3_tokenizer('simple'))")).toThrow('SQL refused: fts3_tokenizer() is not allowed');
+    expect(() => checkSqlProgram(db, `VACUUM INTO '${join(dir, 'copy.db')}'`)).toThrow(
+      'SQL refused: VACUUM is not allowed',
+    );
+    expect(() => checkSqlProgram(db, "SELECT load_extension('x')")).toThrow(
+      'SQL refused: load_extension() is not allowed',
+    );
+    expect(() => checkSqlProgram(db, "SELECT upper(fts3_tokenizer('simple'))")).toThrow(
+      'SQL refused: fts3_tokenizer() is not allowed',
+    );
     expect(() => checkSqlProgram(db, 'BEGIN')).toThrow(/transaction control/);
     expect(existsSync(target)).toBe(false);
     expect(existsSync(join(dir, 'copy.db'))).toBe(false);
@@ -199,7 +233,10 @@ describe('the tokenizer and the splitter', () => {
   });
 
   it('reads numbers as SQLite does, hiding no name behind them', () => {
-    const tokens = (sql: string) => tokenizeSql(sql).filter((t) => t.kind !== 'space').map((t) => `${t.kind}:${t.text}`);
+    const tokens = (sql: string) =>
+      tokenizeSql(sql)
+        .filter((t) => t.kind !== 'space')
+        .map((t) => `${t.kind}:${t.text}`);
     expect(tokens('1.5e-3 .5 0x1F 1_000 7e 1.2.x 3abc')).toEqual([
       'number:1.5e-3',
       'number:.5',
@@ -242,10 +279,10 @@ describe('statements with parameters', () => {
       'SELECT ?, ?1',
       'SELECT ?3',
       'SELECT ?, :name, ?, @name',
-      "SELECT name FROM users WHERE id = ? AND name = :name",
+      'SELECT name FROM users WHERE id = ? AND name = :name',
     ]) {
       expect(() => policy.check(sql), sql).not.toThrow();
     }
-    expect(() => policy.check("SELECT ?, load_extension(:lib)")).toThrow('load_extension() is not allowed');
+    expect(() => policy.check('SELECT ?, load_extension(:lib)')).toThrow('load_extension() is not allowed');
   });
 });

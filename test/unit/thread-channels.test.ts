@@ -41,7 +41,9 @@ async function router(): Promise<{ path: string; arrivals: Arrival[]; wrongVersi
     (hello) => wrongVersions.push(hello),
     (hello, conduit, reader) => {
       const arrival: Arrival = { hello, conduit, frames: [], closed: false };
-      reader.replace((type, payload) => arrival.frames.push([type, payload.length >= 4 ? payload.readUInt32LE(0) : -1]));
+      reader.replace((type, payload) =>
+        arrival.frames.push([type, payload.length >= 4 ? payload.readUInt32LE(0) : -1]),
+      );
       conduit.onClose(() => (arrival.closed = true));
       arrivals.push(arrival);
     },
@@ -54,7 +56,8 @@ async function router(): Promise<{ path: string; arrivals: Arrival[]; wrongVersi
   return { path, arrivals, wrongVersions };
 }
 
-const hello = (actor: string, extra: Partial<ThreadHello> = {}): Buffer => encodeHello({ version: WIRE_VERSION, token: TOKEN, cell: 0, actor, thread: 3, ...extra });
+const hello = (actor: string, extra: Partial<ThreadHello> = {}): Buffer =>
+  encodeHello({ version: WIRE_VERSION, token: TOKEN, cell: 0, actor, thread: 3, ...extra });
 
 async function until(check: () => boolean): Promise<void> {
   for (let i = 0; i < 200 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
@@ -74,7 +77,10 @@ describe('a shared thread connection', () => {
     const got: Record<string, Array<[number, number]>> = { alpha: [], beta: [] };
     const lines = { alpha: connection.line(), beta: connection.line() };
     for (const name of ['alpha', 'beta'] as const) {
-      lines[name].listen((type, payload) => got[name]!.push([type, payload.readUInt32LE(0)]), () => {});
+      lines[name].listen(
+        (type, payload) => got[name]!.push([type, payload.readUInt32LE(0)]),
+        () => {},
+      );
       lines[name].writer.write(hello(name));
     }
     await until(() => arrivals.length === 2);
@@ -102,7 +108,10 @@ describe('a shared thread connection', () => {
     const closedAtThread: string[] = [];
     const lines = [connection.line(), connection.line(), connection.line()];
     lines.forEach((line, i) => {
-      line.listen(() => {}, () => closedAtThread.push(`actor-${i}`));
+      line.listen(
+        () => {},
+        () => closedAtThread.push(`actor-${i}`),
+      );
       line.writer.write(hello(`actor-${i}`));
     });
     await until(() => arrivals.length === 3);
@@ -113,7 +122,10 @@ describe('a shared thread connection', () => {
     expect(arrivals.map((a) => a.closed)).toEqual([true, false, false]);
     // A new channel on the same connection after one ended.
     const late = connection.line();
-    late.listen(() => {}, () => closedAtThread.push('late'));
+    late.listen(
+      () => {},
+      () => closedAtThread.push('late'),
+    );
     late.writer.write(hello('late'));
     await until(() => arrivals.length === 4);
     destroy();
@@ -133,10 +145,16 @@ describe('a shared thread connection', () => {
       const { connection } = sharedConnection(path);
       const good = connection.line();
       let goodClosed = false;
-      good.listen(() => {}, () => (goodClosed = true));
+      good.listen(
+        () => {},
+        () => (goodClosed = true),
+      );
       good.writer.write(hello('good'));
       const bad = connection.line();
-      bad.listen(() => {}, () => {});
+      bad.listen(
+        () => {},
+        () => {},
+      );
       bad.writer.write(first);
       await until(() => goodClosed);
     }

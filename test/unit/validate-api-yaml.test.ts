@@ -30,37 +30,112 @@ const cases: Array<[fixture: string, errors: Expected[]]> = [
   ['syntax-unclosed-flow-map', [{ line: 6, label: 'get /ping › Ping', message: 'Flow map' }]],
   ['syntax-bad-indentation', [{ line: 6, label: 'get /ping › Ping', message: 'same column' }]],
   ['tab-indentation', [{ line: 5, label: null, message: 'Tabs are not allowed' }]],
-  ['duplicate-label', [{ line: 6, label: 'get /ping › Ping', message: 'duplicate label "Ping" in "get /ping": Map keys must be unique' }]],
+  [
+    'duplicate-label',
+    [{ line: 6, label: 'get /ping › Ping', message: 'duplicate label "Ping" in "get /ping": Map keys must be unique' }],
+  ],
   ['missing-key', [{ line: 2, label: null, message: 'missing required field "key"' }]],
   ['bad-key-pattern', [{ line: 2, label: null, message: 'key "My_API" is not valid' }]],
   ['reserved-key', [{ line: 2, label: null, message: 'key "anvil" is reserved' }]],
   ['unknown-top-level-field', [{ line: 3, label: null, message: 'unknown top-level field "version"' }]],
   ['missing-endpoints', [{ line: 2, label: null, message: 'missing required field "endpoints"' }]],
   ['endpoints-not-a-map', [{ line: 4, label: null, message: '"endpoints" must be a map' }]],
-  ['endpoint-not-a-map', [{ line: 4, label: 'get /ping', message: 'endpoint "get /ping" must be a map of label to entry' }]],
-  ['entry-not-a-map', [{ line: 5, label: 'get /ping › Ping', message: 'entry "Ping" must be a map with a "directive" field' }]],
+  [
+    'endpoint-not-a-map',
+    [{ line: 4, label: 'get /ping', message: 'endpoint "get /ping" must be a map of label to entry' }],
+  ],
+  [
+    'entry-not-a-map',
+    [{ line: 5, label: 'get /ping › Ping', message: 'entry "Ping" must be a map with a "directive" field' }],
+  ],
   ['missing-directive', [{ line: 5, label: 'get /ping › Ping', message: 'missing field "directive" in entry "Ping"' }]],
-  ['unknown-directive-suggestion', [{ line: 5, label: 'get /ping › Ping', message: 'unknown directive "Pnig" (did you mean "Ping"?)' }]],
+  [
+    'unknown-directive-suggestion',
+    [{ line: 5, label: 'get /ping › Ping', message: 'unknown directive "Pnig" (did you mean "Ping"?)' }],
+  ],
   ['unknown-directive', [{ line: 6, label: 'get /ping › Frob', message: 'unknown directive "Frobnicate"' }]],
-  ['missing-required-param', [{ line: 4, label: 'before › CheckKey', message: 'parameter "expected" of CheckKey is required' }]],
+  [
+    'missing-required-param',
+    [{ line: 4, label: 'before › CheckKey', message: 'parameter "expected" of CheckKey is required' }],
+  ],
   ['unknown-param', [{ line: 7, label: 'get /ping › Ping', message: 'unknown parameter "foo" for Ping' }]],
-  ['wrong-type-param', [{ line: 5, label: 'all /requests › NotFound', message: 'parameter "status" of ThrowError must be integer' }]],
-  ['out-of-range-param', [{ line: 7, label: 'all /requests › NotFound', message: 'parameter "status" of ThrowError must be at most 599 (got 700)' }]],
-  ['wrong-type-nested-param', [{ line: 8, label: 'get /ping › Reply', message: 'parameter "headers.content-type" of ModifyMessage must be string, number, boolean or list' }]],
+  [
+    'wrong-type-param',
+    [{ line: 5, label: 'all /requests › NotFound', message: 'parameter "status" of ThrowError must be integer' }],
+  ],
+  [
+    'out-of-range-param',
+    [
+      {
+        line: 7,
+        label: 'all /requests › NotFound',
+        message: 'parameter "status" of ThrowError must be at most 599 (got 700)',
+      },
+    ],
+  ],
+  [
+    'wrong-type-nested-param',
+    [
+      {
+        line: 8,
+        label: 'get /ping › Reply',
+        message: 'parameter "headers.content-type" of ModifyMessage must be string, number, boolean or list',
+      },
+    ],
+  ],
   ['groups-not-a-list', [{ line: 7, label: 'after › OnError', message: '"groups" of entry "OnError" must be a list' }]],
   ['debug-not-boolean', [{ line: 3, label: null, message: '"debug" must be true or false' }]],
-  ['bad-verb', [{ line: 4, label: 'fetch /x', message: 'bad verb "fetch" in route "fetch /x" (expected one of get, post' }]],
+  [
+    'bad-verb',
+    [{ line: 4, label: 'fetch /x', message: 'bad verb "fetch" in route "fetch /x" (expected one of get, post' }],
+  ],
   ['path-without-leading-slash', [{ line: 4, label: 'get users/{id}', message: 'must start with "/"' }]],
   ['path-empty-segment', [{ line: 4, label: 'get /users//{id}', message: 'empty segment' }]],
   ['path-bad-param-name', [{ line: 4, label: 'get /users/{1st}', message: 'bad path parameter name "1st"' }]],
-  ['path-repeated-param', [{ line: 4, label: 'get /users/{id}/friends/{id}', message: 'path parameter "id" appears more than once' }]],
+  [
+    'path-repeated-param',
+    [{ line: 4, label: 'get /users/{id}/friends/{id}', message: 'path parameter "id" appears more than once' }],
+  ],
   ['all-not-requests', [{ line: 4, label: 'all /users', message: '"all" is only allowed with the path /requests' }]],
-  ['duplicate-route-shape', [{ line: 7, label: 'get /u/{name}', message: 'duplicate route: "get /u/{name}" has the same verb and path as "get /u/{id}" (line 4)' }]],
-  ['duplicate-route-trailing-slash', [{ line: 6, label: 'GET /a/', message: 'duplicate route: "GET /a/" has the same verb and path as "get /a" (line 4)' }]],
-  ['unknown-alias-form', [{ line: 8, label: 'get /ping › Remember', message: 'alias "$.message.cookie.session" is not of a known form' }]],
-  ['alias-in-list-bad-form', [{ line: 7, label: 'get /ping › Enable', message: 'alias "$.nothing" is not of a known form' }]],
+  [
+    'duplicate-route-shape',
+    [
+      {
+        line: 7,
+        label: 'get /u/{name}',
+        message: 'duplicate route: "get /u/{name}" has the same verb and path as "get /u/{id}" (line 4)',
+      },
+    ],
+  ],
+  [
+    'duplicate-route-trailing-slash',
+    [
+      {
+        line: 6,
+        label: 'GET /a/',
+        message: 'duplicate route: "GET /a/" has the same verb and path as "get /a" (line 4)',
+      },
+    ],
+  ],
+  [
+    'unknown-alias-form',
+    [{ line: 8, label: 'get /ping › Remember', message: 'alias "$.message.cookie.session" is not of a known form' }],
+  ],
+  [
+    'alias-in-list-bad-form',
+    [{ line: 7, label: 'get /ping › Enable', message: 'alias "$.nothing" is not of a known form' }],
+  ],
   ['alias-unknown-map', [{ line: 6, label: 'before › CheckKey', message: 'unknown map "secrets"' }]],
-  ['path-param-alias-not-in-path', [{ line: 8, label: 'get /users/{id} › Read', message: 'path parameter "userId", but the path "/users/{id}" has only {id}' }]],
+  [
+    'path-param-alias-not-in-path',
+    [
+      {
+        line: 8,
+        label: 'get /users/{id} › Read',
+        message: 'path parameter "userId", but the path "/users/{id}" has only {id}',
+      },
+    ],
+  ],
   ['empty-file', [{ line: 1, label: null, message: 'the file is empty' }]],
   ['not-a-map', [{ line: 2, label: null, message: 'the file must be a map' }]],
   [
@@ -115,7 +190,8 @@ describe('validateApiYaml: broken files', () => {
   });
 
   it('reports an alias to an unknown map inside a map parameter', () => {
-    const text = 'key: users\nendpoints:\n  get /u:\n    Reply: { directive: ModifyMessage, headers: { x-key: $.map.nope.key } }\n';
+    const text =
+      'key: users\nendpoints:\n  get /u:\n    Reply: { directive: ModifyMessage, headers: { x-key: $.map.nope.key } }\n';
     const [error] = validate(text).errors;
     expect(error).toMatchObject({ line: 4, label: 'get /u › Reply' });
     expect(error?.message).toContain('unknown map "nope"');
@@ -209,7 +285,8 @@ describe('validateApiYaml: valid files', () => {
   });
 
   it('accepts custom directives from Directives/ with any parameters', () => {
-    const text = 'key: users\nendpoints:\n  post /users:\n    Save: { directive: SaveUser, table: users, fields: [a, b], retry: 3 }\n';
+    const text =
+      'key: users\nendpoints:\n  post /users:\n    Save: { directive: SaveUser, table: users, fields: [a, b], retry: 3 }\n';
     expect(validate(text, { customDirectives: new Set(['SaveUser']) }).errors).toEqual([]);
     expect(validate(text).errors[0]?.message).toContain('unknown directive "SaveUser"');
   });

@@ -32,17 +32,23 @@ describe('xmlToModel (XmlToModel)', () => {
   });
 
   it('decodes the predefined entities and character references, CDATA as written, and expands nothing else', () => {
-    expect(convert('<r><a t="&quot;x&quot;">fish &amp; chips &#233;&#xE9; &lt;b&gt;</a><c><![CDATA[&amp; <raw>]]></c></r>')).toEqual({
+    expect(
+      convert('<r><a t="&quot;x&quot;">fish &amp; chips &#233;&#xE9; &lt;b&gt;</a><c><![CDATA[&amp; <raw>]]></c></r>'),
+    ).toEqual({
       a: { '@attributes': { t: '"x"' }, '#text': 'fish & chips éé <b>' },
       c: '&amp; <raw>',
     });
     const bomb = `<!DOCTYPE r [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]><r><x>&b;</x></r>`;
     expect(convert(bomb)).toEqual({ x: '&b;' });
-    expect(refusal('<!DOCTYPE r [<!ENTITY xxe SYSTEM "file:///etc/passwd">]><r>&xxe;</r>')).toMatch(/External entities are not supported/);
+    expect(refusal('<!DOCTYPE r [<!ENTITY xxe SYSTEM "file:///etc/passwd">]><r>&xxe;</r>')).toMatch(
+      /External entities are not supported/,
+    );
   });
 
   it('keeps names that are special in JavaScript as plain keys', () => {
-    const value = convert('<r><constructor>c</constructor><__proto__ polluted="yes">p</__proto__><toString>t</toString></r>') as Record<string, unknown>;
+    const value = convert(
+      '<r><constructor>c</constructor><__proto__ polluted="yes">p</__proto__><toString>t</toString></r>',
+    ) as Record<string, unknown>;
     expect(Object.keys(value)).toEqual(['constructor', '__proto__', 'toString']);
     expect(value.constructor).toBe('c');
     expect(JSON.parse(JSON.stringify(value))).toHaveProperty(['toString'], 't');
@@ -50,7 +56,9 @@ describe('xmlToModel (XmlToModel)', () => {
   });
 
   it('refuses malformed XML with the parser message and position', () => {
-    expect(refusal('<a><b></a>')).toBe("Expected closing tag 'b' (opened in line 1, col 4) instead of closing tag 'a'. (line 1, column 7)");
+    expect(refusal('<a><b></a>')).toBe(
+      "Expected closing tag 'b' (opened in line 1, col 4) instead of closing tag 'a'. (line 1, column 7)",
+    );
     expect(refusal('')).toMatch(/Start tag expected/);
     expect(refusal('not xml')).toMatch(/char 'n' is not expected/);
     expect(refusal('<a/><b/>')).toBe('there are 2 root elements, XML has one');

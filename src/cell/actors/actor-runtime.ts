@@ -97,7 +97,14 @@ export class ActorRuntime implements ApiRuntime {
 
   /** A namespace of the instance's store, on the thread's one connection, under the API's kv quota. */
   private kvView(namespace: string): KvStore {
-    const backend = this.resource('kv', () => openKvBackend({ dataDir: this.stores.dataRoot, now: () => this.now(), redisUrl: this.stores.redisUrl ?? undefined, redisPrefix: this.stores.redisPrefix }));
+    const backend = this.resource('kv', () =>
+      openKvBackend({
+        dataDir: this.stores.dataRoot,
+        now: () => this.now(),
+        redisUrl: this.stores.redisUrl ?? undefined,
+        redisPrefix: this.stores.redisPrefix,
+      }),
+    );
     return kvCountingRefusals(backend.namespace(namespace, { maxBytes: this.quotas.kvBytes }), this.refusals);
   }
 
@@ -105,15 +112,23 @@ export class ActorRuntime implements ApiRuntime {
   get requestLog(): JsonLinesLog {
     return this.resource('requestLog', () => {
       const { logFileBytes, logBytes, logDays } = this.quotas;
-      return new JsonLinesLog(join(this.dataDir, 'logs'), { fileBytes: logFileBytes, totalBytes: logBytes, days: logDays }, {
-        removed: (reason, files) => this.logFilesRemoved.add(reason, files),
-      });
+      return new JsonLinesLog(
+        join(this.dataDir, 'logs'),
+        { fileBytes: logFileBytes, totalBytes: logBytes, days: logDays },
+        {
+          removed: (reason, files) => this.logFilesRemoved.add(reason, files),
+        },
+      );
     });
   }
 
   enqueue(payload: string, delayMs: number): Promise<string> {
     if (this.bus === null) return Promise.reject(new Error('the in-process bus is not connected'));
-    return this.bus.enqueue(payload, delayMs, { maxPayloadBytes: this.quotas.jobPayloadBytes, maxQueued: this.quotas.queuedJobs, maxQueuedBytes: this.quotas.queuedJobBytes });
+    return this.bus.enqueue(payload, delayMs, {
+      maxPayloadBytes: this.quotas.jobPayloadBytes,
+      maxQueued: this.quotas.queuedJobs,
+      maxQueuedBytes: this.quotas.queuedJobBytes,
+    });
   }
 
   callLocal(call: BusCall, timeoutMs: number): Promise<BusResponse> {

@@ -52,7 +52,11 @@ async function openTracer(): Promise<void> {
   try {
     tracer = (await tracerModule).openTracer(tracing, { 'anvil.cell': spare.cell });
   } catch (error) {
-    toCell({ type: 'log', level: 'error', msg: `tracing is off in this thread: OpenTelemetry could not be loaded (${String(error)})` });
+    toCell({
+      type: 'log',
+      level: 'error',
+      msg: `tracing is off in this thread: OpenTelemetry could not be loaded (${String(error)})`,
+    });
   }
 }
 
@@ -85,7 +89,11 @@ async function assign(data: ThreadData): Promise<void> {
   const actorName = { actor: data.spec.id, thread: data.thread };
   let actor: ThreadActor;
   try {
-    actor = new ThreadActor(data, { shared, toCell, cpu: shares, peerSuffix: `${process.pid}.${threadId}.${nextPeer++}`, tracer }, lineFor(data));
+    actor = new ThreadActor(
+      data,
+      { shared, toCell, cpu: shares, peerSuffix: `${process.pid}.${threadId}.${nextPeer++}`, tracer },
+      lineFor(data),
+    );
     actors++;
     await actor.start();
   } catch (error) {
@@ -103,7 +111,8 @@ async function assign(data: ThreadData): Promise<void> {
 
 async function exit(): Promise<void> {
   cpu?.close();
-  if (tracer !== null) await Promise.race([tracer.close(), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+  if (tracer !== null)
+    await Promise.race([tracer.close(), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
   process.exit(0);
 }
 

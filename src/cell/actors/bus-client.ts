@@ -44,13 +44,20 @@ export class BusClient {
     if (this.hello === undefined || this.closed) return;
     const current = this.peers.get(offer.key);
     if (current !== undefined && current.actor === offer.actor && current.usable) return;
-    const link = new PeerLink(offer.actor, offer.address, this.hello, this.nextId, (call, timeoutMs) => {
-      // Not run by the peer: the router counts it.
-      this.peerCalls--;
-      return this.viaRouter(call, timeoutMs);
-    }, (unusable) => {
-      if (this.peers.get(offer.key) === unusable) this.peers.delete(offer.key);
-    });
+    const link = new PeerLink(
+      offer.actor,
+      offer.address,
+      this.hello,
+      this.nextId,
+      (call, timeoutMs) => {
+        // Not run by the peer: the router counts it.
+        this.peerCalls--;
+        return this.viaRouter(call, timeoutMs);
+      },
+      (unusable) => {
+        if (this.peers.get(offer.key) === unusable) this.peers.delete(offer.key);
+      },
+    );
     this.peers.set(offer.key, link);
     current?.abandon();
   }
@@ -98,7 +105,8 @@ export class BusClient {
     const entry = this.enqueues.take(number);
     if (entry === undefined) return;
     if (outcome.ok) entry.resolve(outcome.id);
-    else if (outcome.code !== undefined && isQuotaCode(outcome.code)) entry.reject(quotaErrorFromWire(outcome.code, outcome.status, outcome.error, outcome.retryAfter));
+    else if (outcome.code !== undefined && isQuotaCode(outcome.code))
+      entry.reject(quotaErrorFromWire(outcome.code, outcome.status, outcome.error, outcome.retryAfter));
     else entry.reject(Errors.enqueueRefused(outcome.status, outcome.error));
   }
 

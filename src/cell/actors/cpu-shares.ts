@@ -155,12 +155,19 @@ export class CpuShares {
     const cpuMs = share * elapsed;
     const busy = share >= BUSY_SHARE;
     for (const [actor, account] of this.accounts) {
-      const dominant = busy && (this.shared ? account.inWindow >= DOMINANT_SHARE * timed && account.inWindow >= MIN_OWN_SHARE * elapsed : this.accounts.size === 1);
+      const dominant =
+        busy &&
+        (this.shared
+          ? account.inWindow >= DOMINANT_SHARE * timed && account.inWindow >= MIN_OWN_SHARE * elapsed
+          : this.accounts.size === 1);
       const long = account.longest > 0 && cpuMs >= account.longest;
       account.inWindow = 0;
       account.longest = 0;
       if (!dominant && !long) continue;
-      if (!this.shared || now - account.seenBusyAt <= REPEAT_WITHIN_MS) actor.sayBusy(!this.shared ? BusyReason.OwnThreadFull : dominant ? BusyReason.Dominant : BusyReason.LongStretch);
+      if (!this.shared || now - account.seenBusyAt <= REPEAT_WITHIN_MS)
+        actor.sayBusy(
+          !this.shared ? BusyReason.OwnThreadFull : dominant ? BusyReason.Dominant : BusyReason.LongStretch,
+        );
       account.seenBusyAt = now;
     }
   }

@@ -105,7 +105,12 @@ export class PeerLink {
     const entry = this.pending.take(number);
     if (entry === undefined) return;
     clearTimeout(entry.timer);
-    entry.resolve({ status: response.status, headers: response.headers, body: response.body, budgetLeft: response.budgetLeft ?? 0 });
+    entry.resolve({
+      status: response.status,
+      headers: response.headers,
+      body: response.body,
+      budgetLeft: response.budgetLeft ?? 0,
+    });
     if (this.abandoned && this.pending.size === 0) this.socket.end();
   }
 

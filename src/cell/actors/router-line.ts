@@ -4,7 +4,14 @@
  * of all the actors a shared thread serves travel in the batches of one socket.
  */
 import type { Socket } from 'node:net';
-import { emptyFrame, FrameReader, FrameType, FrameWriter, REQUEST_PATH_WRITE_AT_ONCE, type FrameSink } from '../../shared/protocol/frames.js';
+import {
+  emptyFrame,
+  FrameReader,
+  FrameType,
+  FrameWriter,
+  REQUEST_PATH_WRITE_AT_ONCE,
+  type FrameSink,
+} from '../../shared/protocol/frames.js';
 import { ChannelWriter, openChannelFrame } from '../../shared/protocol/thread-channels.js';
 
 type OnFrame = (type: number, payload: Buffer) => void;

@@ -110,26 +110,52 @@ export class ThreadActor {
     this.runtime = runtime;
     runtime.tracer = services.tracer;
     this.reportError = (event) => {
-      toCell({ type: 'log', level: 'warn', msg: 'directive error', fields: { event: 'directive-error', api: spec.key, host: spec.host, release: spec.release, ...event } });
+      toCell({
+        type: 'log',
+        level: 'warn',
+        msg: 'directive error',
+        fields: { event: 'directive-error', api: spec.key, host: spec.host, release: spec.release, ...event },
+      });
     };
-    const marker = data.marker === null ? undefined : new SandboxMarker(data.marker.fd, data.marker.slot, data.marker.shared ? spec.id : undefined);
+    const marker =
+      data.marker === null
+        ? undefined
+        : new SandboxMarker(data.marker.fd, data.marker.slot, data.marker.shared ? spec.id : undefined);
     this.sandbox = createSandbox(
       release,
       spec.sandbox.maxima,
       (event) => {
         runtime.sandboxBreaches.add(event.kind);
-        toCell({ type: 'log', level: 'warn', msg: `custom directive ${event.kind === 'crash' ? 'broke its sandbox' : `over its ${event.kind} limit`}`, fields: { api: spec.key, host: spec.host, release: spec.release, ...event } });
+        toCell({
+          type: 'log',
+          level: 'warn',
+          msg: `custom directive ${event.kind === 'crash' ? 'broke its sandbox' : `over its ${event.kind} limit`}`,
+          fields: { api: spec.key, host: spec.host, release: spec.release, ...event },
+        });
       },
       marker?.enter,
     );
-    this.longCalls = this.sandbox !== null && effectiveLimits(release.definition.limits ?? {}, spec.sandbox.maxima).cpuMs > SHARED_SLICE_MS;
+    this.longCalls =
+      this.sandbox !== null &&
+      effectiveLimits(release.definition.limits ?? {}, spec.sandbox.maxima).cpuMs > SHARED_SLICE_MS;
     const sandbox = this.sandbox;
     if (sandbox !== null) runtime.resource('sandbox', () => sandbox);
     const customDirectives = sandbox?.directives() ?? new Map();
-    this.engine = new ApiEngine(release, runtime, (name) => builtinDirectives.get(name) ?? customDirectives.get(name), this.reportError);
+    this.engine = new ApiEngine(
+      release,
+      runtime,
+      (name) => builtinDirectives.get(name) ?? customDirectives.get(name),
+      this.reportError,
+    );
 
     this.writer = line.writer;
-    const hello: ThreadHello = { version: WIRE_VERSION, token: data.token, cell: data.cell, actor: spec.id, thread: data.thread };
+    const hello: ThreadHello = {
+      version: WIRE_VERSION,
+      token: data.token,
+      cell: data.cell,
+      actor: spec.id,
+      thread: data.thread,
+    };
     this.bus = new BusClient(this.writer, hello);
     runtime.bus = this.bus;
     this.peers = new PeerServer(
@@ -139,7 +165,12 @@ export class ThreadActor {
       () => {
         if (this.retiring) void this.exitWhenIdle();
       },
-      (peer) => runtime.log('error', `refused a peer thread of cell ${peer.cell}: it speaks wire version ${peer.version}, this thread speaks ${WIRE_VERSION}`, { peerActor: peer.actor, version: peer.version }),
+      (peer) =>
+        runtime.log(
+          'error',
+          `refused a peer thread of cell ${peer.cell}: it speaks wire version ${peer.version}, this thread speaks ${WIRE_VERSION}`,
+          { peerActor: peer.actor, version: peer.version },
+        ),
     );
     line.listen(
       (type, payload) => this.yieldIfLong(this.timed(() => this.frame(type, payload))),
@@ -157,7 +188,16 @@ export class ThreadActor {
   /** Listens for peers and says hello to the router: from here on the actor serves. */
   async start(): Promise<void> {
     const peerAddress = (await this.peers.listen()) ? this.peers.address : undefined;
-    this.writer.write(encodeHello({ version: WIRE_VERSION, token: this.data.token, cell: this.data.cell, actor: this.data.spec.id, thread: this.data.thread, peer: peerAddress }));
+    this.writer.write(
+      encodeHello({
+        version: WIRE_VERSION,
+        token: this.data.token,
+        cell: this.data.cell,
+        actor: this.data.spec.id,
+        thread: this.data.thread,
+        peer: peerAddress,
+      }),
+    );
     // On a shared thread, an API whose calls may run longer than the slice goes to threads of its
     // own at once: whatever the router sends here meanwhile goes back to it (take).
     if (this.services.shared && this.longCalls) this.sayBusy(BusyReason.LongCalls);
@@ -260,7 +300,8 @@ export class ThreadActor {
     try {
       pending = this.engine.handle(request, (response) => {
         to.write(encodeResponse(number, response));
-        if (fromPeer) this.served.observe(response.route ?? '', response.status, (performance.now() - startedAt) / 1000);
+        if (fromPeer)
+          this.served.observe(response.route ?? '', response.status, (performance.now() - startedAt) / 1000);
       });
     } catch (error) {
       this.failed(request, error);
@@ -279,7 +320,14 @@ export class ThreadActor {
 
   /** A defect of the engine (directive errors never land here). */
   private failed(request: EngineRequest, error: unknown): void {
-    this.reportError({ requestId: request.id, label: '(thread)', directive: '(thread)', status: 500, message: String(error), pass: 'main' });
+    this.reportError({
+      requestId: request.id,
+      label: '(thread)',
+      directive: '(thread)',
+      status: 500,
+      message: String(error),
+      pass: 'main',
+    });
   }
 
   /** A request is over (its AFTER_FLOW pass included). */
@@ -297,11 +345,24 @@ export class ThreadActor {
     const direct = this.directCounts();
     const sandboxCpu = this.sandbox?.takeCpu();
     if (isolates === 0 && cpuMs < 1 && !anythingToReport(direct, sandboxCpu)) return;
-    this.writer.write(encodeStats({ isolateHeapBytes: this.sandbox?.heapBytes() ?? 0, isolates, cpuMs, windowMs, requests, ...direct, sandboxCpu }));
+    this.writer.write(
+      encodeStats({
+        isolateHeapBytes: this.sandbox?.heapBytes() ?? 0,
+        isolates,
+        cpuMs,
+        windowMs,
+        requests,
+        ...direct,
+        sandboxCpu,
+      }),
+    );
   }
 
   /** What the router did not see and counts from the thread's report: peer calls, quota refusals. */
-  private directCounts(): Pick<ThreadStats, 'served' | 'peerCalls' | 'quotaRefusals' | 'logFilesRemoved' | 'sandboxBreaches' | 'outgoing'> {
+  private directCounts(): Pick<
+    ThreadStats,
+    'served' | 'peerCalls' | 'quotaRefusals' | 'logFilesRemoved' | 'sandboxBreaches' | 'outgoing'
+  > {
     const peerCalls = this.bus.takePeerCalls();
     const { runtime } = this;
     return {
@@ -335,7 +396,9 @@ export class ThreadActor {
     const direct = this.directCounts();
     const sandboxCpu = this.sandbox?.takeCpu();
     if (anythingToReport(direct, sandboxCpu)) {
-      this.writer.write(encodeStats({ isolateHeapBytes: 0, isolates: 0, cpuMs: 0, windowMs: 1, requests: 0, ...direct, sandboxCpu }));
+      this.writer.write(
+        encodeStats({ isolateHeapBytes: 0, isolates: 0, cpuMs: 0, windowMs: 1, requests: 0, ...direct, sandboxCpu }),
+      );
     }
     this.services.cpu.leave(this);
     this.peers.close();

@@ -19,10 +19,19 @@ import { isAbsolute } from 'node:path';
 
 const TCMALLOC = 'libtcmalloc_minimal.so.4';
 /** Where Debian/Ubuntu (both architectures), Fedora/RHEL and source builds put it. */
-export const TCMALLOC_FOLDERS: readonly string[] = ['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib64', '/usr/lib', '/usr/local/lib'];
+export const TCMALLOC_FOLDERS: readonly string[] = [
+  '/usr/lib/x86_64-linux-gnu',
+  '/usr/lib/aarch64-linux-gnu',
+  '/usr/lib64',
+  '/usr/lib',
+  '/usr/local/lib',
+];
 
 /** tcmalloc's minimal build in the first of TCMALLOC_FOLDERS that has it (only Linux is looked at), or undefined. */
-export function findTcmalloc(exists: (path: string) => boolean = existsSync, platform: NodeJS.Platform = process.platform): string | undefined {
+export function findTcmalloc(
+  exists: (path: string) => boolean = existsSync,
+  platform: NodeJS.Platform = process.platform,
+): string | undefined {
   if (platform !== 'linux') return undefined;
   return TCMALLOC_FOLDERS.map((folder) => `${folder}/${TCMALLOC}`).find((path) => exists(path));
 }
@@ -38,7 +47,12 @@ export interface CellAllocator {
  * Resolves ANVIL_CELL_MALLOC. Throws a message naming the variable when it cannot be honoured (a
  * path that is not there, a relative path, an unknown word).
  */
-export function cellAllocator(setting: string | null, inheritedPreload: string | null, exists: (path: string) => boolean = existsSync, platform: NodeJS.Platform = process.platform): CellAllocator {
+export function cellAllocator(
+  setting: string | null,
+  inheritedPreload: string | null,
+  exists: (path: string) => boolean = existsSync,
+  platform: NodeJS.Platform = process.platform,
+): CellAllocator {
   const value = (setting ?? '').trim();
   if (value === 'system') return { preload: null, description: 'the system allocator (ANVIL_CELL_MALLOC=system)' };
   if (value === '' || value === 'auto') {
@@ -46,15 +60,22 @@ export function cellAllocator(setting: string | null, inheritedPreload: string |
     if (inherited !== '') return { preload: null, description: `the LD_PRELOAD it was started with (${inherited})` };
     const found = findTcmalloc(exists, platform);
     if (found !== undefined) return { preload: found, description: `tcmalloc (${found})` };
-    return { preload: null, description: `the system allocator (no ${TCMALLOC} found: installing libtcmalloc-minimal4 saves ~10 % of a custom directive request's CPU)` };
+    return {
+      preload: null,
+      description: `the system allocator (no ${TCMALLOC} found: installing libtcmalloc-minimal4 saves ~10 % of a custom directive request's CPU)`,
+    };
   }
-  if (!isAbsolute(value)) throw new Error(`ANVIL_CELL_MALLOC: "${value}" is neither auto, system, nor an absolute path to a shared library`);
+  if (!isAbsolute(value))
+    throw new Error(`ANVIL_CELL_MALLOC: "${value}" is neither auto, system, nor an absolute path to a shared library`);
   if (!exists(value)) throw new Error(`ANVIL_CELL_MALLOC: ${value} does not exist`);
   return { preload: value, description: `${value} (ANVIL_CELL_MALLOC)` };
 }
 
 /** The cell's LD_PRELOAD: the allocator first (it must be loaded before anything allocates), then any inherited one. */
-export function cellPreloadEnv(allocator: CellAllocator | undefined, inheritedPreload: string | undefined): { LD_PRELOAD?: string } {
+export function cellPreloadEnv(
+  allocator: CellAllocator | undefined,
+  inheritedPreload: string | undefined,
+): { LD_PRELOAD?: string } {
   if (allocator === undefined || allocator.preload === null) return {};
   const rest = (inheritedPreload ?? '').trim();
   return { LD_PRELOAD: rest === '' ? allocator.preload : `${allocator.preload} ${rest}` };

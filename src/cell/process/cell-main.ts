@@ -4,7 +4,14 @@
  * drain once its threads are gone. A fatal error of tenant code kills this process, never the router.
  */
 import { Worker } from 'node:worker_threads';
-import type { CellToRouter, CellToThread, RouterToCell, SpareData, ThreadData, ThreadToCell } from '../../shared/protocol/cell-messages.js';
+import type {
+  CellToRouter,
+  CellToThread,
+  RouterToCell,
+  SpareData,
+  ThreadData,
+  ThreadToCell,
+} from '../../shared/protocol/cell-messages.js';
 import { numberArg } from './process-args.js';
 import { reportProcess } from './process-report.js';
 import { MarkerSlots } from './sandbox-markers.js';
@@ -97,7 +104,8 @@ function startSpares(): void {
     readySpares.add(worker);
     startSpares();
   };
-  const onError = (error: Error) => send({ type: 'log', level: 'error', msg: 'spare actor thread failed', fields: { error: error.message } });
+  const onError = (error: Error) =>
+    send({ type: 'log', level: 'error', msg: 'spare actor thread failed', fields: { error: error.message } });
   const onExit = () => {
     readySpares.delete(worker);
     const at = spares.indexOf(worker);
@@ -190,7 +198,13 @@ function host(worker: Worker, shared: boolean): Hosting {
   worker.on('error', (error) => {
     for (const [name, served] of hosting.actors) {
       const [actor, thread] = splitName(name);
-      if (served.started) send({ type: 'log', level: 'error', msg: 'actor thread crashed', fields: { actor, thread, shared, error: error.message } });
+      if (served.started)
+        send({
+          type: 'log',
+          level: 'error',
+          msg: 'actor thread crashed',
+          fields: { actor, thread, shared, error: error.message },
+        });
       else gone(name, { type: 'thread-failed', actor, thread, error: error.message });
     }
   });
@@ -227,7 +241,8 @@ function stopEmptySharedThreads(): void {
 process.on('message', (message: RouterToCell) => {
   if (message.type === 'spawn-thread') spawnThread(message);
   // On a shared thread this stops every actor it serves (stuck native code leaves no other way).
-  else if (message.type === 'terminate-thread') void byName.get(nameOf(message.actor, message.thread))?.worker.terminate();
+  else if (message.type === 'terminate-thread')
+    void byName.get(nameOf(message.actor, message.thread))?.worker.terminate();
   else if (message.type === 'drain') {
     draining = true;
     for (const spare of spares.splice(0)) void spare.terminate();

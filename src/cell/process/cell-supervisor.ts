@@ -80,7 +80,9 @@ export class CellSupervisor {
     private readonly events: CellEvents,
   ) {
     // The cells of quiet APIs start with their shared threads; a quarantine or low-priority cell gets them when used.
-    this.cells = Array.from({ length: options.count }, (_, index) => newCell(index, CELL_NICE, options.sharedThreads > 0));
+    this.cells = Array.from({ length: options.count }, (_, index) =>
+      newCell(index, CELL_NICE, options.sharedThreads > 0),
+    );
     this.markerDir = mkdtempSync(join(tmpdir(), 'anvil-cells-'));
   }
 
@@ -93,7 +95,10 @@ export class CellSupervisor {
   start(): Promise<void> {
     const allReady = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('cells did not start within 30 s')), 30_000);
-      this.firstStart = { waiting: new Set(this.cells.map((c) => c.index)), resolve: () => (clearTimeout(timer), resolve()) };
+      this.firstStart = {
+        waiting: new Set(this.cells.map((c) => c.index)),
+        resolve: () => (clearTimeout(timer), resolve()),
+      };
     });
     for (const cell of this.cells) this.startCell(cell);
     return allReady;
@@ -182,13 +187,34 @@ export class CellSupervisor {
     cell.ready = false;
     const markers = this.markerPath(cell);
     markerFile.reset(markers);
-    const child = fork(entry, ['--cell', String(cell.index), '--nice', String(cell.nice), '--spares', String(this.options.spareThreads), '--shared-threads', String(Math.max(1, this.options.sharedThreads)), '--shared-at-boot', cell.sharesAtBoot ? '1' : '0'], {
-      ...launcher(cell.nice > CELL_NICE, this.options.nodeFlags),
-      // An abstract socket name starts with a NUL byte, which the environment cannot carry: send it as '@'.
-      env: { ...process.env, ANVIL_ROUTER_SOCKET: this.options.socketPath.replace(/^\0/, '@'), ANVIL_CELL_TOKEN: this.options.token, ANVIL_CELL_MARKERS: markers, ...cellPreloadEnv(this.options.allocator, process.env.LD_PRELOAD) },
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      serialization: 'json',
-    });
+    const child = fork(
+      entry,
+      [
+        '--cell',
+        String(cell.index),
+        '--nice',
+        String(cell.nice),
+        '--spares',
+        String(this.options.spareThreads),
+        '--shared-threads',
+        String(Math.max(1, this.options.sharedThreads)),
+        '--shared-at-boot',
+        cell.sharesAtBoot ? '1' : '0',
+      ],
+      {
+        ...launcher(cell.nice > CELL_NICE, this.options.nodeFlags),
+        // An abstract socket name starts with a NUL byte, which the environment cannot carry: send it as '@'.
+        env: {
+          ...process.env,
+          ANVIL_ROUTER_SOCKET: this.options.socketPath.replace(/^\0/, '@'),
+          ANVIL_CELL_TOKEN: this.options.token,
+          ANVIL_CELL_MARKERS: markers,
+          ...cellPreloadEnv(this.options.allocator, process.env.LD_PRELOAD),
+        },
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+        serialization: 'json',
+      },
+    );
     cell.child = child;
     child.on('message', (message: CellToRouter) => this.onMessage(cell, message));
     child.on('error', (error) => this.events.log(cell.index, 'error', 'cell process error', { error: error.message }));
@@ -259,7 +285,8 @@ function newCell(index: number, nice: number, sharesAtBoot = false): Cell {
 export const CELL_V8_FLAGS: readonly string[] = ['--no-concurrent-recompilation'];
 export const CELL_NODE_FLAGS: readonly string[] = ['--no-node-snapshot', ...CELL_V8_FLAGS];
 
-const TASKSET = process.platform === 'linux' ? (['/usr/bin/taskset', '/bin/taskset'].find((path) => existsSync(path)) ?? null) : null;
+const TASKSET =
+  process.platform === 'linux' ? (['/usr/bin/taskset', '/bin/taskset'].find((path) => existsSync(path)) ?? null) : null;
 
 /**
  * How a cell process is started. The low-priority cell is confined to its own CPUs with Linux's

@@ -37,7 +37,8 @@ export const markerFile = {
     for (let at = 0; at + HEADER_BYTES <= bytes.length; at += SLOT_BYTES) {
       if (bytes[at] !== 1) continue;
       const length = bytes.readUInt16LE(at + 1);
-      if (length > 0 && at + HEADER_BYTES + length <= bytes.length) ids.add(bytes.toString('utf8', at + HEADER_BYTES, at + HEADER_BYTES + length));
+      if (length > 0 && at + HEADER_BYTES + length <= bytes.length)
+        ids.add(bytes.toString('utf8', at + HEADER_BYTES, at + HEADER_BYTES + length));
     }
     return [...ids];
   },

@@ -25,10 +25,15 @@ export function bootstrapSnapshot(): BootstrapSnapshot {
 
 /** A snapshot of the bootstrap, and of `more` scripts evaluated after it (tests), checked. */
 export function makeBootstrapSnapshot(more: readonly string[] = []): BootstrapSnapshot {
-  const blob = ivm.Isolate.createSnapshot([{ code: bootstrapSource, filename: 'file:///anvil/bootstrap.js' }, ...more.map((code) => ({ code }))]);
+  const blob = ivm.Isolate.createSnapshot([
+    { code: bootstrapSource, filename: 'file:///anvil/bootstrap.js' },
+    ...more.map((code) => ({ code })),
+  ]);
   const open = openBuiltins(blob);
   if (open > 0) {
-    process.emitWarning(`the sandbox's lockdown left ${open} built-in(s) open in a context made from its snapshot on this V8 (${process.versions.v8}); every context now freezes all its built-ins itself (slower, as safe)`);
+    process.emitWarning(
+      `the sandbox's lockdown left ${open} built-in(s) open in a context made from its snapshot on this V8 (${process.versions.v8}); every context now freezes all its built-ins itself (slower, as safe)`,
+    );
   }
   return { blob, lockdown: open === 0 ? 'snapshot' : 'thorough' };
 }

@@ -75,7 +75,10 @@ export interface BridgeOpShapes {
   groupsIsEnabled: { args: [group: string]; result: boolean };
   map: { args: [name: string]; result: unknown /* the map, null when there is none */ };
   dbAll: { args: [sql: string, params: unknown /* null: none */]; result: unknown };
-  dbGet: { args: [sql: string, params: unknown /* null: none */]; result: unknown /* the row, null when there is none */ };
+  dbGet: {
+    args: [sql: string, params: unknown /* null: none */];
+    result: unknown; /* the row, null when there is none */
+  };
   dbRun: { args: [sql: string, params: unknown /* null: none */]; result: unknown };
   /** Starts a directive (a built-in or the API's own); its reply comes later, through `entry(Settle, callId, ticket, reply)`. */
   run: { args: [directive: string, params: unknown]; result: number /* the ticket */ };

@@ -93,7 +93,8 @@ export class HostBridge {
       const { status, message } = toStatusError(error);
       this.noteRefusal(error);
       // The directive may catch it, and a 4xx it rethrows is not logged by the engine: log it here.
-      if (error instanceof AnvilError && error.logged) this.ctx.api.log('warn', 'directive error', { requestId: this.ctx.id, directive: this.name, status, message });
+      if (error instanceof AnvilError && error.logged)
+        this.ctx.api.log('warn', 'directive error', { requestId: this.ctx.id, directive: this.name, status, message });
       return { error: { status, message } };
     }
   }
@@ -110,7 +111,12 @@ export class HostBridge {
 
   private noteRefusal(error: unknown): void {
     if (this.refusals.length >= 8 || !(error instanceof AnvilError)) return;
-    if (error instanceof QuotaError || error.code === Errors.hostMemory.code || error.code === Errors.sandboxValueSize.code) this.refusals.push(error);
+    if (
+      error instanceof QuotaError ||
+      error.code === Errors.hostMemory.code ||
+      error.code === Errors.sandboxValueSize.code
+    )
+      this.refusals.push(error);
   }
 
   /**
@@ -145,7 +151,8 @@ export class HostBridge {
   }
 
   private start(a: unknown, b: unknown): number {
-    if (this.pendingRuns >= MAX_PENDING_RUNS) throw Errors.sandboxTooManyRuns(this.name, String(a).slice(0, 100), MAX_PENDING_RUNS);
+    if (this.pendingRuns >= MAX_PENDING_RUNS)
+      throw Errors.sandboxTooManyRuns(this.name, String(a).slice(0, 100), MAX_PENDING_RUNS);
     const ticket = this.nextTicket++;
     this.pendingRuns++;
     const begin = (): void => {
@@ -232,7 +239,9 @@ export class HostBridge {
       case BridgeOp.dbAll:
         return this.services.database(ctx).all(String(a), this.bounded(b, 'the parameters of db.all') ?? undefined);
       case BridgeOp.dbGet:
-        return this.services.database(ctx).get(String(a), this.bounded(b, 'the parameters of db.get') ?? undefined) ?? null;
+        return (
+          this.services.database(ctx).get(String(a), this.bounded(b, 'the parameters of db.get') ?? undefined) ?? null
+        );
       case BridgeOp.dbRun:
         return this.services.database(ctx).run(String(a), this.bounded(b, 'the parameters of db.run') ?? undefined);
       case BridgeOp.run:
@@ -275,15 +284,18 @@ export class HostBridge {
     if (field === 'headers' || field === 'query') this.bounded(value, `message.${field}`);
     switch (field) {
       case 'verb':
-        if (typeof value !== 'string' || !/^[A-Za-z]+$/.test(value)) throw bad(`${this.name}: message.verb must be a word such as "POST"`);
+        if (typeof value !== 'string' || !/^[A-Za-z]+$/.test(value))
+          throw bad(`${this.name}: message.verb must be a word such as "POST"`);
         message.verb = value.toUpperCase();
         return;
       case 'path':
-        if (typeof value !== 'string' || !value.startsWith('/')) throw bad(`${this.name}: message.path must be a string starting with "/"`);
+        if (typeof value !== 'string' || !value.startsWith('/'))
+          throw bad(`${this.name}: message.path must be a string starting with "/"`);
         message.path = value;
         return;
       case 'status':
-        if (!Number.isInteger(value) || (value as number) < 100 || (value as number) > 599) throw bad(`${this.name}: message.status must be an integer from 100 to 599`);
+        if (!Number.isInteger(value) || (value as number) < 100 || (value as number) > 599)
+          throw bad(`${this.name}: message.status must be an integer from 100 to 599`);
         message.status = value as number;
         return;
       case 'headers': {
@@ -297,11 +309,13 @@ export class HostBridge {
         return;
       case 'body':
         // The bootstrap sends any other value as `bodyJson`: the host never encodes a directive's value.
-        if (typeof value !== 'string' && value !== null) throw bad(`${this.name}: message.body: the bootstrap sent a value that is not text`);
+        if (typeof value !== 'string' && value !== null)
+          throw bad(`${this.name}: message.body: the bootstrap sent a value that is not text`);
         message.setBody(value);
         return;
       case 'bodyJson':
-        if (typeof value !== 'string') throw bad(`${this.name}: message.body: the bootstrap sent JSON that is not text`);
+        if (typeof value !== 'string')
+          throw bad(`${this.name}: message.body: the bootstrap sent JSON that is not text`);
         message.setJsonBody(value);
         return;
       default:
@@ -321,7 +335,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 function headerValue(value: unknown, header: string, name: string): string | string[] {
   if (Array.isArray(value)) return value.map(String);
-  if (value === null || value === undefined || typeof value === 'object') throw bad(`${name}: message.addHeader("${header}", …) takes a string or a list of strings`);
+  if (value === null || value === undefined || typeof value === 'object')
+    throw bad(`${name}: message.addHeader("${header}", …) takes a string or a list of strings`);
   return String(value);
 }
 

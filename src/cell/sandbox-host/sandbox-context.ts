@@ -64,7 +64,9 @@ export class ContextParts {
     const isolate = isolateOf(shape);
     try {
       const parts = new ContextParts(shape, isolate, isolate.createContextSync());
-      parts.installed = parts.context.evalClosureSync(INSTALL, parts.installArguments(), { result: { reference: true } });
+      parts.installed = parts.context.evalClosureSync(INSTALL, parts.installArguments(), {
+        result: { reference: true },
+      });
       return parts;
     } catch (error) {
       isolate.dispose();
@@ -80,7 +82,9 @@ export class ContextParts {
     const isolate = isolateOf(shape);
     try {
       const parts = new ContextParts(shape, isolate, await isolate.createContext());
-      parts.installed = await parts.context.evalClosure(INSTALL, parts.installArguments(), { result: { reference: true } });
+      parts.installed = await parts.context.evalClosure(INSTALL, parts.installArguments(), {
+        result: { reference: true },
+      });
       return parts;
     } catch (error) {
       if (!isolate.isDisposed) isolate.dispose();
@@ -101,12 +105,15 @@ export class ContextParts {
   }
 
   private installArguments(): unknown[] {
-    const host = new ivm.Callback((op: BridgeOpCode, callId: number, a: unknown, b: unknown) => this.host(op, callId, a, b));
+    const host = new ivm.Callback((op: BridgeOpCode, callId: number, a: unknown, b: unknown) =>
+      this.host(op, callId, a, b),
+    );
     return [host, codesCopy.copyInto(), this.shape.valueMaxBytes, this.shape.lockdown];
   }
 }
 
-const isolateOf = (shape: ContextShape): ivm.Isolate => new ivm.Isolate({ memoryLimit: shape.memoryMb, snapshot: shape.snapshot });
+const isolateOf = (shape: ContextShape): ivm.Isolate =>
+  new ivm.Isolate({ memoryLimit: shape.memoryMb, snapshot: shape.snapshot });
 
 const INSTALL = 'return __anvilInstall($0, $1, $2, $3)';
 
@@ -186,9 +193,12 @@ export class SandboxContext {
     if (known !== undefined) return known;
     // The module's own `var __anvilDirective` stays inside the function: no global is left behind.
     // The function starts on the first line, so positions in stack traces stay those of the file.
-    const script = this.isolate.compileScriptSync(`(function () {${code}\n;return typeof ${DIRECTIVE_GLOBAL} === 'undefined' ? undefined : ${DIRECTIVE_GLOBAL};\n})()`, {
-      filename: `file:///Directives/${name}.js`,
-    });
+    const script = this.isolate.compileScriptSync(
+      `(function () {${code}\n;return typeof ${DIRECTIVE_GLOBAL} === 'undefined' ? undefined : ${DIRECTIVE_GLOBAL};\n})()`,
+      {
+        filename: `file:///Directives/${name}.js`,
+      },
+    );
     let exported: ivm.Reference<unknown>;
     this.enter();
     try {

@@ -42,7 +42,8 @@ export class SandboxSpares {
    * same cores.
    */
   comingFor(shape: ContextShape, waitMs: number): Promise<void> | null {
-    if (this.making === null || this.ready !== null || this.shape === null || !sameShape(this.shape, shape)) return null;
+    if (this.making === null || this.ready !== null || this.shape === null || !sameShape(this.shape, shape))
+      return null;
     return Promise.race([this.making, new Promise<void>((resolve) => setTimeout(resolve, waitMs).unref())]);
   }
 
@@ -100,4 +101,5 @@ export class SandboxSpares {
 const WARM_CALLS = 1500;
 const WARM_STEP = 100;
 
-const sameShape = (a: ContextShape, b: ContextShape): boolean => a.memoryMb === b.memoryMb && a.valueMaxBytes === b.valueMaxBytes && a.snapshot === b.snapshot;
+const sameShape = (a: ContextShape, b: ContextShape): boolean =>
+  a.memoryMb === b.memoryMb && a.valueMaxBytes === b.valueMaxBytes && a.snapshot === b.snapshot;

@@ -93,7 +93,6 @@ const STARVED_SHARE = 0.1;
  */
 const HOST_CHECK_EVERY_MS = 1;
 
-
 export interface SandboxOptions {
   limits: SandboxLimits;
   directiveCode: Readonly<Record<string, string>>;
@@ -115,8 +114,6 @@ export interface SandboxOptions {
 const nothing = (): void => {};
 const noHostWork = (): number => 0;
 const msToNs = (ms: number): bigint => (ms > 0 ? BigInt(Math.round(ms * 1e6)) : 0n);
-
-
 
 export class Sandbox {
   /** The context calls share; null before the first call and after a breach disposed it. */
@@ -199,12 +196,23 @@ export class Sandbox {
    * a promise when it awaits; throws the directive's failure or the breach. `parent`: the call
    * whose `state.run` asked for this one.
    */
-  call(name: string, ctx: DirectiveContext, config: Record<string, unknown>, parent: Call | null = null): void | Promise<void> {
+  call(
+    name: string,
+    ctx: DirectiveContext,
+    config: Record<string, unknown>,
+    parent: Call | null = null,
+  ): void | Promise<void> {
     return this.begin(name, ctx, config, parent, true);
   }
 
   /** `call`; `mayWait`: it may first wait once for the thread's spare context (see below). */
-  private begin(name: string, ctx: DirectiveContext, config: Record<string, unknown>, parent: Call | null, mayWait: boolean): void | Promise<void> {
+  private begin(
+    name: string,
+    ctx: DirectiveContext,
+    config: Record<string, unknown>,
+    parent: Call | null,
+    mayWait: boolean,
+  ): void | Promise<void> {
     const code = this.options.directiveCode[name];
     if (code === undefined) throw Errors.sandboxUnknownDirective(name);
     if (this.closed) throw Errors.sandboxClosed();
@@ -213,7 +221,10 @@ export class Sandbox {
     // A request runs one custom directive at a time: none from inside another (state.run →
     // ExecuteIf would re-enter the isolate while it runs), except one its caller's state.run
     // started, which runs once the caller's stretch is over.
-    if (parent === null) for (const other of this.calls.values()) if (other.ctx === ctx && other.end === null) throw Errors.sandboxBadCall(`${name}: a custom directive cannot run from inside ${other.name}`);
+    if (parent === null)
+      for (const other of this.calls.values())
+        if (other.ctx === ctx && other.end === null)
+          throw Errors.sandboxBadCall(`${name}: a custom directive cannot run from inside ${other.name}`);
     if (mayWait && (this.current === null || this.current.disposed)) {
       // The thread's spare is on its way: the call waits for it once (another sandbox may take it
       // first) rather than make a context beside it; the checks above are made again after.
@@ -226,7 +237,14 @@ export class Sandbox {
       id,
       name,
       box,
-      bridge: new HostBridge(ctx, name, this.options.services, (ticket, reply) => this.settle(call, ticket, reply), this.nested, id),
+      bridge: new HostBridge(
+        ctx,
+        name,
+        this.options.services,
+        (ticket, reply) => this.settle(call, ticket, reply),
+        this.nested,
+        id,
+      ),
       ctx,
       budget: parent?.budget ?? { startedAt: performance.now(), cpuNs: 0n },
       parent,
@@ -263,7 +281,10 @@ export class Sandbox {
     enter();
     const shape = this.shape();
     const spare = threadSpares?.take(shape) ?? undefined;
-    this.current = new SandboxContext({ ...shape, host: (op, callId, a, b) => this.host(op, callId, a, b), enter }, spare);
+    this.current = new SandboxContext(
+      { ...shape, host: (op, callId, a, b) => this.host(op, callId, a, b), enter },
+      spare,
+    );
     return this.current;
   }
 
@@ -280,7 +301,8 @@ export class Sandbox {
       return undefined;
     }
     if (call === undefined) return { error: { status: 500, message: 'the call is over; state can no longer be used' } };
-    if (call.hostOverrun !== null) return { error: toStatusError(breachError(call.name, call.hostOverrun, this.options.limits, '')) };
+    if (call.hostOverrun !== null)
+      return { error: toStatusError(breachError(call.name, call.hostOverrun, this.options.limits, '')) };
     const reply = call.bridge.handle(op, a, b);
     const hostMs = this.hostWorkMs() - this.hostWorkAtStart;
     if (hostMs >= this.hostCheckAtMs) {
@@ -352,7 +374,6 @@ export class Sandbox {
     }
     return result;
   }
-
 
   /**
    * Counts to the call the CPU its stretch just used (isolated-vm's charge and the host's work for
@@ -441,7 +462,8 @@ export class Sandbox {
     const { box } = call;
     if (box.disposed) return;
     this.cpuSinceHeapCheckNs += call.cpuNs;
-    if (++this.callsSinceHeapCheck < HEAP_CHECK_EVERY_CALLS && this.cpuSinceHeapCheckNs < HEAP_CHECK_EVERY_CPU_NS) return;
+    if (++this.callsSinceHeapCheck < HEAP_CHECK_EVERY_CALLS && this.cpuSinceHeapCheckNs < HEAP_CHECK_EVERY_CPU_NS)
+      return;
     this.callsSinceHeapCheck = 0;
     this.cpuSinceHeapCheckNs = 0n;
     if (box.heapBytes() > this.options.limits.memoryMb * MiB) {
@@ -458,7 +480,8 @@ export class Sandbox {
   private watchWall(): void {
     const now = performance.now();
     for (const call of this.calls.values()) {
-      if (call.waiter !== null && call.end === null && now - call.budget.startedAt > this.options.limits.wallMs) this.expire(call);
+      if (call.waiter !== null && call.end === null && now - call.budget.startedAt > this.options.limits.wallMs)
+        this.expire(call);
     }
     this.finishEnded();
   }

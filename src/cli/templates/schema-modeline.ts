@@ -14,6 +14,7 @@ export function schemaModeline(folder: string): string {
   const schema = fileURLToPath(API_SCHEMA_URL);
   const root = fileURLToPath(new URL('../../../', import.meta.url));
   const inside = relative(root, folder);
-  const where = inside.startsWith('..') || isAbsolute(inside) ? API_SCHEMA_URL.href : relative(folder, schema).split(sep).join('/');
+  const where =
+    inside.startsWith('..') || isAbsolute(inside) ? API_SCHEMA_URL.href : relative(folder, schema).split(sep).join('/');
   return `# yaml-language-server: $schema=${where}\n`;
 }

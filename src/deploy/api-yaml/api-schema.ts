@@ -10,7 +10,16 @@ import { API_KEY_PATTERN } from './api-key.js';
 import { pointerToPath, type PathKey, type PointAt } from './yaml-positions.js';
 
 export { API_KEY_PATTERN, RESERVED_KEYS } from './api-key.js';
-export const TOP_LEVEL_FIELDS = ['key', 'debug', 'compat', 'database', 'limits', 'before', 'endpoints', 'after'] as const;
+export const TOP_LEVEL_FIELDS = [
+  'key',
+  'debug',
+  'compat',
+  'database',
+  'limits',
+  'before',
+  'endpoints',
+  'after',
+] as const;
 /** `compat:` values: the original system whose answers an API keeps where Anvil's differ. */
 export const COMPAT_MODES = ['hefesto'] as const;
 /** `database:` values: where the API's SQL data lives (docs/directives-in-practice.md, "The API's database"). */
@@ -26,13 +35,25 @@ export const LIMIT_FIELDS = {
   wallMs: { minimum: 1, maximum: 600_000, what: 'wall time per custom directive call (awaits included), in ms' },
   jobPayloadKb: { minimum: 1, maximum: 1024 * 1024, what: 'largest job payload, in KiB' },
   queuedJobs: { minimum: 1, maximum: 10_000_000, what: 'jobs queued and not finished' },
-  queuedJobsKb: { minimum: 1, maximum: 1024 * 1024 * 1024, what: 'payload bytes of the jobs queued and not finished, in KiB' },
+  queuedJobsKb: {
+    minimum: 1,
+    maximum: 1024 * 1024 * 1024,
+    what: 'payload bytes of the jobs queued and not finished, in KiB',
+  },
   kvKb: { minimum: 1, maximum: 64 * 1024 * 1024, what: 'bytes of keys and values in the key-value store, in KiB' },
   logFileKb: { minimum: 1, maximum: 64 * 1024 * 1024, what: 'size of one log file before the next is opened, in KiB' },
   logKb: { minimum: 1, maximum: 64 * 1024 * 1024, what: 'size of all log files together, in KiB' },
   logDays: { minimum: 1, maximum: 3650, what: 'days a log file is kept' },
-  filesKb: { minimum: 1, maximum: 1024 * 1024 * 1024, what: 'disk taken by the API\'s files (SaveFile, CachedFileSet), in KiB' },
-  databaseKb: { minimum: 256, maximum: 1024 * 1024 * 1024, what: 'disk taken by the API\'s SQLite database (its file and write-ahead log; the file holds at most half), in KiB' },
+  filesKb: {
+    minimum: 1,
+    maximum: 1024 * 1024 * 1024,
+    what: "disk taken by the API's files (SaveFile, CachedFileSet), in KiB",
+  },
+  databaseKb: {
+    minimum: 256,
+    maximum: 1024 * 1024 * 1024,
+    what: "disk taken by the API's SQLite database (its file and write-ahead log; the file holds at most half), in KiB",
+  },
 } as const;
 
 /** One problem found by a schema, before it gets a file position and a label. */
@@ -68,7 +89,9 @@ export const apiYamlSchema = {
     database: { enum: DATABASE_MODES },
     limits: {
       type: 'object',
-      properties: Object.fromEntries(Object.entries(LIMIT_FIELDS).map(([k, v]) => [k, { type: 'integer', minimum: v.minimum, maximum: v.maximum }])),
+      properties: Object.fromEntries(
+        Object.entries(LIMIT_FIELDS).map(([k, v]) => [k, { type: 'integer', minimum: v.minimum, maximum: v.maximum }]),
+      ),
       additionalProperties: false,
     },
     // `before:` with nothing under it (all entries commented out) is an empty list, not an error.
@@ -115,7 +138,11 @@ function structureIssue(error: ErrorObject): SchemaIssue {
     }
     if (error.keyword === 'additionalProperties') {
       const field = String(params.additionalProperty);
-      return { path: [field], at: 'key', message: `unknown top-level field "${field}" (allowed: ${TOP_LEVEL_FIELDS.join(', ')})` };
+      return {
+        path: [field],
+        at: 'key',
+        message: `unknown top-level field "${field}" (allowed: ${TOP_LEVEL_FIELDS.join(', ')})`,
+      };
     }
     if (error.keyword === 'type') {
       const message =
@@ -136,18 +163,30 @@ function structureIssue(error: ErrorObject): SchemaIssue {
     }
     return { path, at: 'value', message: `"key" must be a string${got}` };
   }
-  if (top === 'debug' && path.length === 1) return { path, at: 'value', message: `"debug" must be true or false${got}` };
-  if (top === 'compat' && path.length === 1) return { path, at: 'value', message: `"compat" must be one of: ${COMPAT_MODES.join(', ')}${got}` };
-  if (top === 'database' && path.length === 1) return { path, at: 'value', message: `"database" must be one of: ${DATABASE_MODES.join(', ')}${got}` };
+  if (top === 'debug' && path.length === 1)
+    return { path, at: 'value', message: `"debug" must be true or false${got}` };
+  if (top === 'compat' && path.length === 1)
+    return { path, at: 'value', message: `"compat" must be one of: ${COMPAT_MODES.join(', ')}${got}` };
+  if (top === 'database' && path.length === 1)
+    return { path, at: 'value', message: `"database" must be one of: ${DATABASE_MODES.join(', ')}${got}` };
   if (top === 'limits') {
     if (path.length === 1 && error.keyword === 'additionalProperties') {
       const field = String(params.additionalProperty);
-      return { path: ['limits', field], at: 'key', message: `unknown limit "${field}" (allowed: ${Object.keys(LIMIT_FIELDS).join(', ')})` };
+      return {
+        path: ['limits', field],
+        at: 'key',
+        message: `unknown limit "${field}" (allowed: ${Object.keys(LIMIT_FIELDS).join(', ')})`,
+      };
     }
-    if (path.length === 1) return { path, at: 'value', message: `"limits" must be a map such as { memoryMb: 64, cpuMs: 50 }${got}` };
+    if (path.length === 1)
+      return { path, at: 'value', message: `"limits" must be a map such as { memoryMb: 64, cpuMs: 50 }${got}` };
     const spec = LIMIT_FIELDS[second as keyof typeof LIMIT_FIELDS];
     if (spec !== undefined) {
-      return { path, at: 'value', message: `limit "${second}" (${spec.what}) must be an integer from ${spec.minimum} to ${spec.maximum}${got}` };
+      return {
+        path,
+        at: 'value',
+        message: `limit "${second}" (${spec.what}) must be an integer from ${spec.minimum} to ${spec.maximum}${got}`,
+      };
     }
   }
 
@@ -171,11 +210,17 @@ function structureIssue(error: ErrorObject): SchemaIssue {
       if (error.keyword === 'required') {
         return { path, at: 'key', message: `missing field "directive" in ${entry} (which directive should it run?)` };
       }
-      return { path, at: 'value', message: `${entry} must be a map with a "directive" field, e.g. { directive: Ping }${got}` };
+      return {
+        path,
+        at: 'value',
+        message: `${entry} must be a map with a "directive" field, e.g. { directive: Ping }${got}`,
+      };
     }
     if (field === 'directive') {
       const message =
-        error.keyword === 'minLength' ? `"directive" of ${entry} is empty` : `"directive" of ${entry} must be a directive name${got}`;
+        error.keyword === 'minLength'
+          ? `"directive" of ${entry} is empty`
+          : `"directive" of ${entry} must be a directive name${got}`;
       return { path, at: 'value', message };
     }
     if (field === 'groups' && path.length === entryDepth + 1) {

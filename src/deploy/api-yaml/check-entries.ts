@@ -58,7 +58,11 @@ function checkRoute(
   }
   const first = shapes.get(parsed.route.shape);
   if (first !== undefined) {
-    c.at(path, 'key', `duplicate route: "${routeKey}" has the same verb and path as "${first.key}" (line ${first.line})`);
+    c.at(
+      path,
+      'key',
+      `duplicate route: "${routeKey}" has the same verb and path as "${first.key}" (line ${first.line})`,
+    );
   } else {
     shapes.set(parsed.route.shape, { key: routeKey, line });
   }
@@ -69,7 +73,12 @@ function checkRoute(
  * Checks one list of entries. `route`: the parsed route for endpoint entries (null when the
  * route key is invalid), undefined for `before`/`after`.
  */
-export function checkEntries(value: unknown, base: PathKey[], route: ParsedRoute | null | undefined, c: Checker): EntryDefinition[] {
+export function checkEntries(
+  value: unknown,
+  base: PathKey[],
+  route: ParsedRoute | null | undefined,
+  c: Checker,
+): EntryDefinition[] {
   if (!isPlainObject(value)) return [];
   const out: EntryDefinition[] = [];
   for (const [label, entry] of Object.entries(value)) {
@@ -99,7 +108,8 @@ function paramsOf(entry: Record<string, unknown>): Record<string, unknown> {
   const params: Record<string, unknown> = {};
   for (const [field, v] of Object.entries(entry)) {
     // defineProperty: a field named `__proto__` stays a (reported) parameter, not a prototype.
-    if (field !== 'directive' && field !== 'groups') Object.defineProperty(params, field, { value: v, enumerable: true, writable: true, configurable: true });
+    if (field !== 'directive' && field !== 'groups')
+      Object.defineProperty(params, field, { value: v, enumerable: true, writable: true, configurable: true });
   }
   return params;
 }
@@ -128,9 +138,10 @@ function checkDirective(name: string, params: Record<string, unknown>, path: Pat
     return;
   }
   const suggestion = c.suggestDirective(name);
-  const message = suggestion !== null
-    ? `unknown directive "${name}" (did you mean "${suggestion}"?)`
-    : `unknown directive "${name}": it is not a built-in directive and there is no Directives/${name}.js or Directives/${name}.ts`;
+  const message =
+    suggestion !== null
+      ? `unknown directive "${name}" (did you mean "${suggestion}"?)`
+      : `unknown directive "${name}": it is not a built-in directive and there is no Directives/${name}.js or Directives/${name}.ts`;
   c.at([...path, 'directive'], 'value', message);
 }
 
@@ -144,21 +155,32 @@ function checkRunTarget(runs: RunsDirective, params: Record<string, unknown>, pa
   if (typeof target !== 'string' || target === '' || target.startsWith('$.')) return;
   const rest: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(params)) {
-    if (!runs.ownParams.includes(field)) Object.defineProperty(rest, field, { value, enumerable: true, writable: true, configurable: true });
+    if (!runs.ownParams.includes(field))
+      Object.defineProperty(rest, field, { value, enumerable: true, writable: true, configurable: true });
   }
   const builtin = c.ctx.directives.get(target);
   if (builtin !== undefined) {
-    for (const issue of checkParams(target, builtin.params, rest)) c.at([...path, ...issue.path], issue.at, issue.message);
+    for (const issue of checkParams(target, builtin.params, rest))
+      c.at([...path, ...issue.path], issue.at, issue.message);
     if (builtin.runs !== undefined) checkRunTarget(builtin.runs, rest, path, c);
     return;
   }
   if (c.ctx.customDirectives.has(target)) return;
   const suggestion = c.suggestDirective(target);
-  c.at([...path, runs.nameParam], 'value', `unknown directive "${target}"${suggestion !== null ? ` (did you mean "${suggestion}"?)` : ''}`);
+  c.at(
+    [...path, runs.nameParam],
+    'value',
+    `unknown directive "${target}"${suggestion !== null ? ` (did you mean "${suggestion}"?)` : ''}`,
+  );
 }
 
 /** Each alias in the parameters must be well formed, read a known map, and read a path parameter the route has. */
-function checkAliases(params: Record<string, unknown>, path: PathKey[], route: ParsedRoute | null | undefined, c: Checker): void {
+function checkAliases(
+  params: Record<string, unknown>,
+  path: PathKey[],
+  route: ParsedRoute | null | undefined,
+  c: Checker,
+): void {
   for (const found of findAliases(params)) {
     const at = [...path, ...found.path];
     const parsed = parseAlias(found.text);
@@ -171,8 +193,15 @@ function checkAliases(params: Record<string, unknown>, path: PathKey[], route: P
       c.at(at, 'value', `alias "${found.text}" reads unknown map "${ref.name}" (there is no Maps/${ref.name}.json)`);
     }
     if (ref.kind === 'pathParam' && route !== undefined && route !== null && !route.params.includes(ref.name)) {
-      const has = route.params.length === 0 ? 'has no path parameters' : `has only ${route.params.map((p) => `{${p}}`).join(', ')}`;
-      c.at(at, 'value', `alias "${found.text}" reads path parameter "${ref.name}", but the path "${route.path}" ${has}`);
+      const has =
+        route.params.length === 0
+          ? 'has no path parameters'
+          : `has only ${route.params.map((p) => `{${p}}`).join(', ')}`;
+      c.at(
+        at,
+        'value',
+        `alias "${found.text}" reads path parameter "${ref.name}", but the path "${route.path}" ${has}`,
+      );
     }
   }
 }

@@ -15,7 +15,12 @@ export type CompiledDirective = { ok: true; code: string; map: string } | { ok: 
 
 export async function compileDirective(file: string, source: string): Promise<CompiledDirective> {
   if (Buffer.byteLength(source) > DIRECTIVE_MAX_BYTES) {
-    return { ok: false, errors: [{ file, line: 1, column: 1, label: null, message: `${file} is larger than ${DIRECTIVE_MAX_BYTES} bytes` }] };
+    return {
+      ok: false,
+      errors: [
+        { file, line: 1, column: 1, label: null, message: `${file} is larger than ${DIRECTIVE_MAX_BYTES} bytes` },
+      ],
+    };
   }
   try {
     const result = await build({
@@ -37,7 +42,11 @@ export async function compileDirective(file: string, source: string): Promise<Co
           name: 'no-imports',
           setup(builder) {
             builder.onResolve({ filter: /.*/ }, (args) => ({
-              errors: [{ text: `imports are not available in directives ("${args.path}"): a directive is one self-contained file` }],
+              errors: [
+                {
+                  text: `imports are not available in directives ("${args.path}"): a directive is one self-contained file`,
+                },
+              ],
             }));
           },
         },

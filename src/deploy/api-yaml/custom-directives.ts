@@ -35,7 +35,9 @@ export async function findCustomDirectives(
     const file = `Directives/${fileName}`;
     const problem = (message: string) => errors.push({ file, line: 1, column: 1, label: null, message });
     if (!DIRECTIVE_NAME.test(name)) {
-      problem(`custom directive "${name}" has no valid name: a file name must be a letter or "_", then letters, digits or "_" (e.g. ReadUser.js)`);
+      problem(
+        `custom directive "${name}" has no valid name: a file name must be a letter or "_", then letters, digits or "_" (e.g. ReadUser.js)`,
+      );
     } else if (builtins.has(name)) {
       problem(`custom directive "${name}" has the name of a built-in directive; rename ${file}`);
     } else if (seen.has(name)) {

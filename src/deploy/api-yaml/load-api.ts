@@ -31,7 +31,15 @@ export interface ValidateResult {
 
 /** `warnings`: what does not stop a deploy but will not work as the author may think (a leftover Directives/*.php). */
 export type LoadApiResult =
-  | { ok: true; definition: ApiDefinition; maps: Record<string, unknown>; customDirectives: string[]; directiveCode: Record<string, string>; directiveMaps: Record<string, string>; warnings: ConfigError[] }
+  | {
+      ok: true;
+      definition: ApiDefinition;
+      maps: Record<string, unknown>;
+      customDirectives: string[];
+      directiveCode: Record<string, string>;
+      directiveMaps: Record<string, string>;
+      warnings: ConfigError[];
+    }
   | { ok: false; errors: ConfigError[]; warnings: ConfigError[] };
 
 /** Parses and checks the text of an api.yaml; returns the definition when there is no error. */
@@ -82,9 +90,24 @@ export async function loadApiFolder(
     errors.push(...result.errors);
     definition = result.definition;
   }
-  const warnings = custom.php.map((name): ConfigError => ({ file: `Directives/${name}.php`, line: 1, column: 1, label: null, message: phpNotRun(name) }));
-  if (errors.length > 0 || definition === null) return { ok: false, errors: sortConfigErrors(errors, 'api.yaml'), warnings };
-  return { ok: true, definition, maps: maps.maps, customDirectives: custom.names, directiveCode, directiveMaps, warnings };
+  const warnings = custom.php.map((name): ConfigError => ({
+    file: `Directives/${name}.php`,
+    line: 1,
+    column: 1,
+    label: null,
+    message: phpNotRun(name),
+  }));
+  if (errors.length > 0 || definition === null)
+    return { ok: false, errors: sortConfigErrors(errors, 'api.yaml'), warnings };
+  return {
+    ok: true,
+    definition,
+    maps: maps.maps,
+    customDirectives: custom.names,
+    directiveCode,
+    directiveMaps,
+    warnings,
+  };
 }
 
 /** Sorts by file (`first` before the others, then by name), then line, then column; stable otherwise. */
@@ -121,7 +144,9 @@ class Validator implements Checker {
   run(): ValidateResult {
     const reading = this.reading;
     for (const problem of reading.problems) {
-      const message = problem.duplicate ? `${describeDuplicate(problem.path)}: Map keys must be unique` : problem.message;
+      const message = problem.duplicate
+        ? `${describeDuplicate(problem.path)}: Map keys must be unique`
+        : problem.message;
       this.error(offsetToPosition(reading.lineCounter, problem.offset), labelForPath(problem.path), message);
     }
     // Duplicate keys leave usable data; any other problem would only make noise below.
@@ -132,10 +157,18 @@ class Validator implements Checker {
     if (!isPlainObject(data)) return this.result(null);
 
     if (data.database === 'postgres' && this.ctx.postgres === false) {
-      this.at(['database'], 'value', 'database: postgres needs the cluster\'s Postgres: start the instance with DATABASE_URL (or remove the line for the API\'s own SQLite file)');
+      this.at(
+        ['database'],
+        'value',
+        "database: postgres needs the cluster's Postgres: start the instance with DATABASE_URL (or remove the line for the API's own SQLite file)",
+      );
     }
     if (typeof data.key === 'string' && RESERVED_KEYS.has(data.key)) {
-      this.at(['key'], 'value', `key "${data.key}" is reserved for the platform (the management API lives under /${data.key}); choose another key`);
+      this.at(
+        ['key'],
+        'value',
+        `key "${data.key}" is reserved for the platform (the management API lives under /${data.key}); choose another key`,
+      );
     }
     const before = checkEntries(data.before, ['before'], undefined, this);
     const endpoints = checkEndpoints(data.endpoints, this);
@@ -145,7 +178,16 @@ class Validator implements Checker {
     const limits = isPlainObject(data.limits) ? (data.limits as Partial<ApiLimits>) : {};
     const compat = data.compat === 'hefesto' ? { compat: 'hefesto' as const } : {};
     const database = data.database === 'postgres' ? { database: 'postgres' as const } : {};
-    return this.result({ key: data.key, debug: data.debug === true, ...compat, ...database, limits, before, endpoints, after });
+    return this.result({
+      key: data.key,
+      debug: data.debug === true,
+      ...compat,
+      ...database,
+      limits,
+      before,
+      endpoints,
+      after,
+    });
   }
 
   where(path: readonly PathKey[], at: PointAt): SourcePosition {
@@ -162,7 +204,10 @@ class Validator implements Checker {
     if (suggestion === undefined) {
       // Each lookup compares with every directive name (custom ones included): past a hundred
       // different misspellings, a file gets no more suggestions, and its check stays linear.
-      suggestion = this.suggestions.size < MAX_SUGGESTIONS ? suggestName(name, [...this.ctx.directives.keys(), ...this.ctx.customDirectives]) : null;
+      suggestion =
+        this.suggestions.size < MAX_SUGGESTIONS
+          ? suggestName(name, [...this.ctx.directives.keys(), ...this.ctx.customDirectives])
+          : null;
       this.suggestions.set(name, suggestion);
     }
     return suggestion;
@@ -199,7 +244,8 @@ function releaseView(maps: Readonly<Record<string, unknown>>, mapNames: Readonly
 function labelForPath(path: readonly PathKey[]): string | null {
   const [top, first, second] = path;
   if ((top === 'before' || top === 'after') && first !== undefined) return `${top}${LABEL_SEPARATOR}${first}`;
-  if (top === 'endpoints' && first !== undefined) return second === undefined ? String(first) : `${first}${LABEL_SEPARATOR}${second}`;
+  if (top === 'endpoints' && first !== undefined)
+    return second === undefined ? String(first) : `${first}${LABEL_SEPARATOR}${second}`;
   return null;
 }
 

@@ -28,7 +28,9 @@ export async function loadMaps(apiDir: string, env: string, limits: MapsLimits =
   const reader = { errors, limits, bytesLeft: limits.maxTotalBytes };
   const base = await readJsonFolder(join(apiDir, 'Maps'), 'Maps', reader);
   // An env that is not a plain folder name (`..`, `a/b`) never selects a folder.
-  const overrides = ENV_NAME.test(env) ? await readJsonFolder(join(apiDir, 'Maps', env), `Maps/${env}`, reader) : new Map();
+  const overrides = ENV_NAME.test(env)
+    ? await readJsonFolder(join(apiDir, 'Maps', env), `Maps/${env}`, reader)
+    : new Map();
 
   const maps: Record<string, unknown> = {};
   const names = [...new Set([...base.keys(), ...overrides.keys()])].sort();
@@ -60,7 +62,11 @@ export function deepMerge(base: unknown, override: unknown): unknown {
  * Parses JSON text within `limits` (depth, keys per object); on failure, a ConfigError pointing at
  * the line and column of the problem.
  */
-export function parseJson(text: string, file: string, limits: JsonLimits = MAPS_LIMITS): { ok: true; value: unknown } | { ok: false; error: ConfigError } {
+export function parseJson(
+  text: string,
+  file: string,
+  limits: JsonLimits = MAPS_LIMITS,
+): { ok: true; value: unknown } | { ok: false; error: ConfigError } {
   // A byte-order mark is not JSON; a space keeps every offset where it was.
   const source = text.startsWith('\uFEFF') ? ` ${text.slice(1)}` : text;
   const shape = checkJsonShape(source, limits);
@@ -71,7 +77,10 @@ export function parseJson(text: string, file: string, limits: JsonLimits = MAPS_
   try {
     return { ok: true, value: JSON.parse(source) };
   } catch (error) {
-    const found = locateJsonError(source) ?? { offset: 0, message: error instanceof Error ? error.message : String(error) };
+    const found = locateJsonError(source) ?? {
+      offset: 0,
+      message: error instanceof Error ? error.message : String(error),
+    };
     const { line, column } = lineAndColumn(source, found.offset);
     return { ok: false, error: { file, line, column, label: null, message: `invalid JSON: ${found.message}` } };
   }
@@ -110,13 +119,25 @@ async function readJsonFolder(folder: string, shown: string, reader: MapsReader)
       reader.bytesLeft -= (await stat(join(folder, entry.name))).size;
       if (reader.bytesLeft < 0) {
         const max = formatBytes(limits.maxTotalBytes);
-        errors.push({ file, line: 1, column: 1, label: null, message: `with ${file}, the Maps files come to more than ${max}: the limit is ${max} of Maps per release` });
+        errors.push({
+          file,
+          line: 1,
+          column: 1,
+          label: null,
+          message: `with ${file}, the Maps files come to more than ${max}: the limit is ${max} of Maps per release`,
+        });
         out.set(name, INVALID);
         continue;
       }
       text = await readFile(join(folder, entry.name), 'utf8');
     } catch (error) {
-      errors.push({ file, line: 1, column: 1, label: null, message: `cannot read ${file}: ${(error as Error).message}` });
+      errors.push({
+        file,
+        line: 1,
+        column: 1,
+        label: null,
+        message: `cannot read ${file}: ${(error as Error).message}`,
+      });
       out.set(name, INVALID);
       continue;
     }
@@ -185,6 +206,7 @@ export function locateJsonError(text: string): { offset: number; message: string
   const code = printParseErrorCode(first.error);
   let message = JSON_ERRORS[code] ?? code;
   if (first.offset >= text.length) message = `unexpected end of file: ${message}`;
-  else if (code === 'InvalidSymbol') message = `${message} ${JSON.stringify(text.slice(first.offset, first.offset + Math.max(1, first.length)))}`;
+  else if (code === 'InvalidSymbol')
+    message = `${message} ${JSON.stringify(text.slice(first.offset, first.offset + Math.max(1, first.length)))}`;
   return { offset: first.offset, message };
 }

@@ -33,7 +33,14 @@ function wrapValue(schema: unknown): unknown {
 }
 
 const SCHEMA_MAPS = ['properties', 'patternProperties', 'dependentSchemas', '$defs', 'definitions'];
-const SCHEMA_ONE = ['additionalProperties', 'unevaluatedProperties', 'items', 'additionalItems', 'unevaluatedItems', 'contains'];
+const SCHEMA_ONE = [
+  'additionalProperties',
+  'unevaluatedProperties',
+  'items',
+  'additionalItems',
+  'unevaluatedItems',
+  'contains',
+];
 const SCHEMA_LISTS = ['prefixItems'];
 const COMBINATORS = ['anyOf', 'oneOf', 'allOf'];
 
@@ -90,7 +97,11 @@ function simplify(errors: ErrorObject[]): ErrorObject[] {
       e.keyword !== 'if',
   );
   const combinators = kept
-    .filter((e) => (e.keyword === 'anyOf' || e.keyword === 'oneOf') && (e.params as Record<string, unknown>).passingSchemas == null)
+    .filter(
+      (e) =>
+        (e.keyword === 'anyOf' || e.keyword === 'oneOf') &&
+        (e.params as Record<string, unknown>).passingSchemas == null,
+    )
     .sort((a, b) => a.schemaPath.length - b.schemaPath.length);
   const members = combinatorMembers(kept, combinators);
 
@@ -104,7 +115,9 @@ function simplify(errors: ErrorObject[]): ErrorObject[] {
   for (const combinator of combinators) {
     if (!order.has(combinator)) continue;
     const prefix = `${combinator.schemaPath}/`;
-    const subs = (members.get(combinator) ?? []).filter((e) => order.has(e)).sort((a, b) => order.get(a)! - order.get(b)!);
+    const subs = (members.get(combinator) ?? [])
+      .filter((e) => order.has(e))
+      .sort((a, b) => order.get(a)! - order.get(b)!);
     const branches = new Map<string, ErrorObject[]>();
     for (const e of subs) {
       const index = e.schemaPath.slice(prefix.length).split('/')[0] ?? '';
@@ -113,7 +126,12 @@ function simplify(errors: ErrorObject[]): ErrorObject[] {
       else branch.push(e);
     }
     const wrongType = (index: string, errs: ErrorObject[]) =>
-      errs.some((e) => e.keyword === 'type' && e.instancePath === combinator.instancePath && e.schemaPath === `${prefix}${index}/type`);
+      errs.some(
+        (e) =>
+          e.keyword === 'type' &&
+          e.instancePath === combinator.instancePath &&
+          e.schemaPath === `${prefix}${index}/type`,
+      );
     const closest = [...branches].find(([index, errs]) => !wrongType(index, errs));
 
     order.delete(combinator);
@@ -140,7 +158,10 @@ function simplify(errors: ErrorObject[]): ErrorObject[] {
  * than comparing every error with every combinator: a map of 10 000 values that each fail an anyOf
  * has 10 000 combinators.
  */
-function combinatorMembers(errors: readonly ErrorObject[], combinators: readonly ErrorObject[]): Map<ErrorObject, ErrorObject[]> {
+function combinatorMembers(
+  errors: readonly ErrorObject[],
+  combinators: readonly ErrorObject[],
+): Map<ErrorObject, ErrorObject[]> {
   const bySchemaPath = new Map<string, Map<string, ErrorObject[]>>();
   for (const c of combinators) {
     let byInstance = bySchemaPath.get(c.schemaPath);
@@ -208,18 +229,37 @@ function paramIssue(directive: string, schema: ParamSchema, error: ErrorObject):
     }
     case 'minimum':
     case 'exclusiveMinimum':
-      return { path, at: 'value', message: `${subject} must be ${error.keyword === 'minimum' ? 'at least' : 'more than'} ${String(params.limit)}${got}` };
+      return {
+        path,
+        at: 'value',
+        message: `${subject} must be ${error.keyword === 'minimum' ? 'at least' : 'more than'} ${String(params.limit)}${got}`,
+      };
     case 'maximum':
     case 'exclusiveMaximum':
-      return { path, at: 'value', message: `${subject} must be ${error.keyword === 'maximum' ? 'at most' : 'less than'} ${String(params.limit)}${got}` };
+      return {
+        path,
+        at: 'value',
+        message: `${subject} must be ${error.keyword === 'maximum' ? 'at most' : 'less than'} ${String(params.limit)}${got}`,
+      };
     case 'minLength':
-      return { path, at: 'value', message: params.limit === 1 ? `${subject} must not be empty` : `${subject} must be at least ${String(params.limit)} characters long` };
+      return {
+        path,
+        at: 'value',
+        message:
+          params.limit === 1
+            ? `${subject} must not be empty`
+            : `${subject} must be at least ${String(params.limit)} characters long`,
+      };
     case 'maxLength':
       return { path, at: 'value', message: `${subject} must be at most ${String(params.limit)} characters long` };
     case 'pattern':
       return { path, at: 'value', message: `${subject} must match the pattern ${String(params.pattern)}${got}` };
     case 'enum':
-      return { path, at: 'value', message: `${subject} must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}${got}` };
+      return {
+        path,
+        at: 'value',
+        message: `${subject} must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}${got}`,
+      };
     case 'const':
       return { path, at: 'value', message: `${subject} must be ${JSON.stringify(params.allowedValue)}${got}` };
     case 'minItems':
@@ -227,7 +267,11 @@ function paramIssue(directive: string, schema: ParamSchema, error: ErrorObject):
     case 'maxItems':
       return { path, at: 'value', message: `${subject} must have at most ${String(params.limit)} item(s)` };
     default:
-      return { path, at: path.length === 0 ? 'key' : 'value', message: `${path.length === 0 ? `parameters of ${directive}` : subject} ${error.message ?? 'are not valid'}` };
+      return {
+        path,
+        at: path.length === 0 ? 'key' : 'value',
+        message: `${path.length === 0 ? `parameters of ${directive}` : subject} ${error.message ?? 'are not valid'}`,
+      };
   }
 }
 

@@ -33,20 +33,30 @@ const MAX_SYNTAX_ERRORS = 20;
 export function readYaml(text: string, limits: YamlLimits): YamlReading {
   const lineCounter = new LineCounter();
   const parsed = parseTokens(text, lineCounter, limits);
-  if (!parsed.ok) return { ok: false, lineCounter, problems: [{ offset: parsed.problem.offset, path: [], message: parsed.problem.message }] };
+  if (!parsed.ok)
+    return {
+      ok: false,
+      lineCounter,
+      problems: [{ offset: parsed.problem.offset, path: [], message: parsed.problem.message }],
+    };
   const tokens = parsed.tokens;
 
   const shape = checkYamlShape(tokens, limits);
-  if (shape !== null) return { ok: false, lineCounter, problems: [{ offset: shape.offset, path: [], message: shape.message }] };
+  if (shape !== null)
+    return { ok: false, lineCounter, problems: [{ offset: shape.offset, path: [], message: shape.message }] };
 
   const doc = composeOne(tokens, text.length);
   if (doc.errors.length > 0) {
-    const problems = doc.errors.slice(0, MAX_SYNTAX_ERRORS).map((e) => ({ offset: e.pos[0], path: pathAtOffset(doc, e.pos[0]), message: e.message }));
+    const problems = doc.errors
+      .slice(0, MAX_SYNTAX_ERRORS)
+      .map((e) => ({ offset: e.pos[0], path: pathAtOffset(doc, e.pos[0]), message: e.message }));
     return { ok: false, lineCounter, problems };
   }
 
   const converted = yamlToData(doc, limits, tagPlaces(tokens));
-  const problems = converted.problems.map(({ offset, path, message, fatal }): YamlProblem => (fatal ? { offset, path, message } : { offset, path, message, duplicate: true }));
+  const problems = converted.problems.map(({ offset, path, message, fatal }): YamlProblem =>
+    fatal ? { offset, path, message } : { offset, path, message, duplicate: true },
+  );
   if (converted.problems.some((p) => p.fatal)) return { ok: false, lineCounter, problems };
   return { ok: true, doc, lineCounter, index: converted.index, data: converted.data, problems };
 }
@@ -60,7 +70,13 @@ function composeOne(tokens: readonly CST.Token[], end: number): Document {
   let first: Document | null = null;
   for (const doc of composer.compose(tokens, true, end)) {
     if (first !== null) {
-      first.errors.push(new YAMLParseError([doc.range[0], doc.range[1]], 'MULTIPLE_DOCS', 'a second YAML document starts here: the file must hold one'));
+      first.errors.push(
+        new YAMLParseError(
+          [doc.range[0], doc.range[1]],
+          'MULTIPLE_DOCS',
+          'a second YAML document starts here: the file must hold one',
+        ),
+      );
       break;
     }
     first = doc;

@@ -18,8 +18,7 @@ export interface ParsedRoute {
 export type RouteParse = { ok: true; route: ParsedRoute } | { ok: false; errors: string[] };
 
 export type PathParse =
-  | { ok: true; path: string; segments: PathSegment[]; params: string[] }
-  | { ok: false; errors: string[] };
+  { ok: true; path: string; segments: PathSegment[]; params: string[] } | { ok: false; errors: string[] };
 
 export type PathSegment = { kind: 'literal'; text: string } | { kind: 'param'; name: string };
 
@@ -50,7 +49,10 @@ export function parseRouteKey(key: string): RouteParse {
   }
   if (errors.length > 0 || verb === null || !parsed.ok) return { ok: false, errors };
 
-  return { ok: true, route: { verb, path: parsed.path, params: parsed.params, shape: routeShape(verb, parsed.segments) } };
+  return {
+    ok: true,
+    route: { verb, path: parsed.path, params: parsed.params, shape: routeShape(verb, parsed.segments) },
+  };
 }
 
 /** Validates and normalises a route path (`/a/{b}/`  →  `/a/{b}`). */
@@ -71,7 +73,9 @@ export function parseRoutePath(raw: string): PathParse {
     if (text.startsWith('{') && text.endsWith('}')) {
       const name = text.slice(1, -1);
       if (!PARAM_NAME.test(name)) {
-        errors.push(`bad path parameter name "${name}" in path "${raw}" (a letter or "_", then letters, digits or "_")`);
+        errors.push(
+          `bad path parameter name "${name}" in path "${raw}" (a letter or "_", then letters, digits or "_")`,
+        );
       } else if (params.includes(name)) {
         errors.push(`path parameter "${name}" appears more than once in path "${raw}"`);
       } else {

@@ -2,7 +2,18 @@
  * Maps a path of keys in a parsed YAML document to a 1-based line and column, so that every
  * configuration error can point at the most precise place of the file (and an offset back to a path).
  */
-import { isAlias, isMap, isScalar, isSeq, type Alias, type Document, type LineCounter, type Node, type Pair, type YAMLMap } from 'yaml';
+import {
+  isAlias,
+  isMap,
+  isScalar,
+  isSeq,
+  type Alias,
+  type Document,
+  type LineCounter,
+  type Node,
+  type Pair,
+  type YAMLMap,
+} from 'yaml';
 
 export interface LinePosition {
   line: number;

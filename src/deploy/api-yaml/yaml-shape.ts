@@ -20,7 +20,11 @@ type Item = CST.CollectionItem;
 const deeperThan = (limit: number) => `maps and lists nested deeper than ${limit} levels: the limit is ${limit}`;
 
 /** The tokens of `text`, read with yaml's parser, or the place where the nesting passed the limit. */
-export function parseTokens(text: string, lineCounter: LineCounter, limits: YamlLimits): { ok: true; tokens: CST.Token[] } | { ok: false; problem: ShapeProblem } {
+export function parseTokens(
+  text: string,
+  lineCounter: LineCounter,
+  limits: YamlLimits,
+): { ok: true; tokens: CST.Token[] } | { ok: false; problem: ShapeProblem } {
   const parser = new Parser(lineCounter.addNewLine);
   const tokens: CST.Token[] = [];
   lineCounter.addNewLine(0);
@@ -30,7 +34,8 @@ export function parseTokens(text: string, lineCounter: LineCounter, limits: Yaml
     // counting the collections is needed only once it is long, and costs at most twice the limit.
     if (parser.stack.length > limits.maxDepth) {
       const open = parser.stack.filter(isCollection);
-      if (open.length > limits.maxDepth) return { ok: false, problem: { offset: open[limits.maxDepth]!.offset, message: deeperThan(limits.maxDepth) } };
+      if (open.length > limits.maxDepth)
+        return { ok: false, problem: { offset: open[limits.maxDepth]!.offset, message: deeperThan(limits.maxDepth) } };
     }
   }
   for (const token of parser.end()) tokens.push(token);
@@ -53,7 +58,10 @@ export function checkYamlShape(tokens: readonly CST.Token[], limits: YamlLimits)
         continue;
       case 'alias':
         if (++aliases > limits.maxAliases) {
-          return { offset: token.offset, message: `more than ${limits.maxAliases} aliases (*name) in the file: the limit is ${limits.maxAliases}` };
+          return {
+            offset: token.offset,
+            message: `more than ${limits.maxAliases} aliases (*name) in the file: the limit is ${limits.maxAliases}`,
+          };
         }
         break;
       case 'scalar':
@@ -68,7 +76,10 @@ export function checkYamlShape(tokens: readonly CST.Token[], limits: YamlLimits)
         const items: readonly Item[] = token.items;
         if (isMap(token) && items.length > limits.maxKeysPerMap) {
           const extra = items[limits.maxKeysPerMap]!;
-          return { offset: itemOffset(extra, token.offset), message: `more than ${limits.maxKeysPerMap} keys in one map: the limit is ${limits.maxKeysPerMap} keys per map` };
+          return {
+            offset: itemOffset(extra, token.offset),
+            message: `more than ${limits.maxKeysPerMap} keys in one map: the limit is ${limits.maxKeysPerMap} keys per map`,
+          };
         }
         for (let i = items.length - 1; i >= 0; i--) {
           const item = items[i]!;
@@ -81,7 +92,10 @@ export function checkYamlShape(tokens: readonly CST.Token[], limits: YamlLimits)
         continue; // comments, directives, document ends, errors (reported by the parser)
     }
     if (++nodes > limits.maxNodes) {
-      return { offset: token.offset, message: `more than ${limits.maxNodes} YAML nodes (keys, values, maps and lists): the limit is ${limits.maxNodes}` };
+      return {
+        offset: token.offset,
+        message: `more than ${limits.maxNodes} YAML nodes (keys, values, maps and lists): the limit is ${limits.maxNodes}`,
+      };
     }
   }
   return null;

@@ -7,7 +7,19 @@
  * that crosses the limit. The pass also indexes each map's keys, so that errors find their position
  * without searching.
  */
-import { isAlias, isMap, isScalar, isSeq, type Alias, type Document, type Node, type Pair, type Scalar, type YAMLMap, type YAMLSeq } from 'yaml';
+import {
+  isAlias,
+  isMap,
+  isScalar,
+  isSeq,
+  type Alias,
+  type Document,
+  type Node,
+  type Pair,
+  type Scalar,
+  type YAMLMap,
+  type YAMLSeq,
+} from 'yaml';
 import type { YamlLimits } from '../../shared/api-model/input-limits.js';
 import type { NodeIndex, PathKey } from './yaml-positions.js';
 import type { TagPlaces } from './yaml-tags.js';
@@ -78,7 +90,11 @@ class Converter {
       this.anchors.set(anchor, node);
       this.open.add(node);
     }
-    const converted = isScalar(node) ? { value: plainScalar(node.value), height: 0 } : isMap(node) ? this.map(node, level) : this.list(node.items, level);
+    const converted = isScalar(node)
+      ? { value: plainScalar(node.value), height: 0 }
+      : isMap(node)
+        ? this.map(node, level)
+        : this.list(node.items, level);
     if (anchor !== undefined) {
       this.open.delete(node);
       this.anchored.set(node, { ...converted, size: this.nodes - before });
@@ -147,7 +163,12 @@ class Converter {
     if (target === null) return NOTHING;
     const named = this.anchored.get(target)!;
     if (level + named.height > this.limits.maxDepth) {
-      this.problem(alias, this.path, `alias *${alias.source} nests maps and lists deeper than ${this.limits.maxDepth} levels: the limit is ${this.limits.maxDepth}`, true);
+      this.problem(
+        alias,
+        this.path,
+        `alias *${alias.source} nests maps and lists deeper than ${this.limits.maxDepth} levels: the limit is ${this.limits.maxDepth}`,
+        true,
+      );
       return NOTHING;
     }
     if (!this.count(alias, named.size)) return NOTHING;
@@ -158,11 +179,21 @@ class Converter {
   private resolve(alias: Alias): Node | null {
     const target = this.anchors.get(alias.source);
     if (target === undefined) {
-      this.problem(alias, this.path, `alias *${alias.source} names no anchor: &${alias.source} must come before it`, true);
+      this.problem(
+        alias,
+        this.path,
+        `alias *${alias.source} names no anchor: &${alias.source} must come before it`,
+        true,
+      );
       return null;
     }
     if (this.open.has(target)) {
-      this.problem(alias, this.path, `alias *${alias.source} is inside the value it names (&${alias.source}): it would never end`, true);
+      this.problem(
+        alias,
+        this.path,
+        `alias *${alias.source} is inside the value it names (&${alias.source}): it would never end`,
+        true,
+      );
       return null;
     }
     this.index.addAlias(alias, target);
@@ -198,7 +229,12 @@ class Converter {
     this.nodes += nodes;
     if (this.nodes <= this.limits.maxNodes) return true;
     const what = isAlias(at) ? `alias *${at.source} expands the file to` : 'the file has';
-    this.problem(at, this.path, `${what} more than ${this.limits.maxNodes} YAML nodes: the limit is ${this.limits.maxNodes}`, true);
+    this.problem(
+      at,
+      this.path,
+      `${what} more than ${this.limits.maxNodes} YAML nodes: the limit is ${this.limits.maxNodes}`,
+      true,
+    );
     return false;
   }
 

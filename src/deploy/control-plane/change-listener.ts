@@ -33,7 +33,11 @@ export class ChangeListener {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.url, application_name: 'anvil-listen', connectionTimeoutMillis: 5_000 });
+    const client = new pg.Client({
+      connectionString: this.url,
+      application_name: 'anvil-listen',
+      connectionTimeoutMillis: 5_000,
+    });
     let lost = false;
     const onLost = (error?: Error): void => {
       if (lost) return;
@@ -41,7 +45,10 @@ export class ChangeListener {
       if (this.client === client) this.client = null;
       void client.end().catch(() => undefined);
       if (this.closed) return;
-      this.log.warn({ err: error }, 'control plane: the LISTEN connection was lost; reconnecting (the version poll covers the gap)');
+      this.log.warn(
+        { err: error },
+        'control plane: the LISTEN connection was lost; reconnecting (the version poll covers the gap)',
+      );
       this.scheduleReconnect();
     };
     client.on('error', onLost);

@@ -39,7 +39,8 @@ export async function installRelease(pool: pg.Pool, paths: DataPaths, ref: Relea
     const unpacked = await unpackTarGz(row.archive, join(workDir, 'unpacked'), limits);
     if (!unpacked.ok) throw Errors.controlPlaneRelease(name, unpacked.errors.join('; '));
     const digest = await releaseDigest(unpacked.root, await releaseFileList(unpacked.root), compiled.env);
-    if (digest !== row.digest) throw Errors.controlPlaneRelease(name, `its files have digest ${digest}, not ${row.digest}`);
+    if (digest !== row.digest)
+      throw Errors.controlPlaneRelease(name, `its files have digest ${digest}, not ${row.digest}`);
 
     const staged = join(workDir, 'release');
     await mkdir(staged);

@@ -72,7 +72,14 @@ export class PgControlPlane implements ControlPlane {
 
   /** Committed: this replica copies it before the write is answered (if Postgres went away meanwhile, the poll will). */
   private async applied(): Promise<void> {
-    await this.sync.syncNow().catch((error: unknown) => this.log.warn({ err: error }, 'control plane: a committed write is not in the local replica yet; the next poll copies it'));
+    await this.sync
+      .syncNow()
+      .catch((error: unknown) =>
+        this.log.warn(
+          { err: error },
+          'control plane: a committed write is not in the local replica yet; the next poll copies it',
+        ),
+      );
   }
 
   async close(): Promise<void> {

@@ -23,19 +23,28 @@ export async function ensureClusterDefaultHosts(
   await db.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_CLASS, HOSTS_LOCK]);
   let changed = false;
   let generatedKey: string | null = null;
-  const admin = await db.query(`INSERT INTO ${SCHEMA}.hosts (name, kind) VALUES ($1, 'admin') ON CONFLICT (name) DO NOTHING`, [DEFAULT_ADMIN_HOST]);
+  const admin = await db.query(
+    `INSERT INTO ${SCHEMA}.hosts (name, kind) VALUES ($1, 'admin') ON CONFLICT (name) DO NOTHING`,
+    [DEFAULT_ADMIN_HOST],
+  );
   changed ||= admin.rowCount === 1;
 
   let existing = await readHost(db);
   if (existing === null) {
     let key = options.keyFromEnv;
-    if (key === undefined && existsSync(paths.publicHostKeyFile)) key = readFileSync(paths.publicHostKeyFile, 'utf8').trim();
+    if (key === undefined && existsSync(paths.publicHostKeyFile))
+      key = readFileSync(paths.publicHostKeyFile, 'utf8').trim();
     if (key === undefined) key = generatedKey = generatePublicHostKey();
-    await db.query(`INSERT INTO ${SCHEMA}.hosts (name, kind, key, env, path) VALUES ($1, 'public', $2, $3, NULL)`, [DEFAULT_PUBLIC_HOST, checkHostKey(key), checkEnv(options.env)]);
+    await db.query(`INSERT INTO ${SCHEMA}.hosts (name, kind, key, env, path) VALUES ($1, 'public', $2, $3, NULL)`, [
+      DEFAULT_PUBLIC_HOST,
+      checkHostKey(key),
+      checkEnv(options.env),
+    ]);
     changed = true;
     existing = (await readHost(db))!;
   }
-  if (existing.kind !== 'public') throw new Error(`"${DEFAULT_PUBLIC_HOST}" is registered as an admin host; it must be the default public host`);
+  if (existing.kind !== 'public')
+    throw new Error(`"${DEFAULT_PUBLIC_HOST}" is registered as an admin host; it must be the default public host`);
   const key = options.keyFromEnv !== undefined ? checkHostKey(options.keyFromEnv) : existing.key;
   const env = options.envExplicit ? checkEnv(options.env) : existing.env;
   if (key !== existing.key || env !== existing.env) {
@@ -47,6 +56,9 @@ export async function ensureClusterDefaultHosts(
 }
 
 async function readHost(db: pg.ClientBase): Promise<(Omit<PublicHost, 'kind'> & { kind: string }) | null> {
-  const { rows } = await db.query<{ name: string; kind: string; key: string; env: string; path: string | null }>(`SELECT name, kind, key, env, path FROM ${SCHEMA}.hosts WHERE name = $1`, [DEFAULT_PUBLIC_HOST]);
+  const { rows } = await db.query<{ name: string; kind: string; key: string; env: string; path: string | null }>(
+    `SELECT name, kind, key, env, path FROM ${SCHEMA}.hosts WHERE name = $1`,
+    [DEFAULT_PUBLIC_HOST],
+  );
   return rows[0] ?? null;
 }

@@ -29,8 +29,18 @@ export class PgHostStore implements HostStore {
   }
 
   async listHosts(): Promise<HostRecord[]> {
-    const { rows } = await this.pool.query<{ name: string; kind: 'public' | 'admin'; key: string | null; env: string | null; path: string | null }>(`SELECT name, kind, key, env, path FROM ${SCHEMA}.hosts ORDER BY name`);
-    return rows.map((r) => (r.kind === 'admin' ? { name: r.name, kind: 'admin' } : { name: r.name, kind: 'public', key: r.key ?? '', env: r.env ?? '', path: r.path }));
+    const { rows } = await this.pool.query<{
+      name: string;
+      kind: 'public' | 'admin';
+      key: string | null;
+      env: string | null;
+      path: string | null;
+    }>(`SELECT name, kind, key, env, path FROM ${SCHEMA}.hosts ORDER BY name`);
+    return rows.map((r) =>
+      r.kind === 'admin'
+        ? { name: r.name, kind: 'admin' }
+        : { name: r.name, kind: 'public', key: r.key ?? '', env: r.env ?? '', path: r.path },
+    );
   }
 
   addAdminHost(name: string): Promise<void> {
@@ -45,8 +55,11 @@ export class PgHostStore implements HostStore {
     const n = name.toLowerCase();
     return inTransaction(this.pool, async (db) => {
       await db.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_CLASS, HOSTS_LOCK]);
-      const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${SCHEMA}.apis WHERE host = $1`, [n]);
-      if (rows[0]!.n > 0) throw Errors.registryInvalid('name', `host "${n}" still has ${rows[0]!.n} API(s); delete them first`);
+      const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${SCHEMA}.apis WHERE host = $1`, [
+        n,
+      ]);
+      if (rows[0]!.n > 0)
+        throw Errors.registryInvalid('name', `host "${n}" still has ${rows[0]!.n} API(s); delete them first`);
       const removed = await db.query(`DELETE FROM ${SCHEMA}.hosts WHERE name = $1`, [n]);
       if (removed.rowCount === 0) return false;
       await bumpVersion(db);
@@ -58,10 +71,19 @@ export class PgHostStore implements HostStore {
     await this.pool.end();
   }
 
-  private insert(name: string, kind: 'public' | 'admin', key: string | null, env: string | null, path: string | null): Promise<void> {
+  private insert(
+    name: string,
+    kind: 'public' | 'admin',
+    key: string | null,
+    env: string | null,
+    path: string | null,
+  ): Promise<void> {
     return inTransaction(this.pool, async (db) => {
       await db.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_CLASS, HOSTS_LOCK]);
-      const added = await db.query(`INSERT INTO ${SCHEMA}.hosts (name, kind, key, env, path) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) DO NOTHING`, [name, kind, key, env, path]);
+      const added = await db.query(
+        `INSERT INTO ${SCHEMA}.hosts (name, kind, key, env, path) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) DO NOTHING`,
+        [name, kind, key, env, path],
+      );
       if (added.rowCount === 0) throw Errors.registryInvalid('name', `host "${name}" already exists`);
       await bumpVersion(db);
     });

@@ -15,8 +15,12 @@ export function readContents(pool: pg.Pool): Promise<VersionedContents> {
     async (db) => {
       const state = await db.query<{ version: string }>(`SELECT version FROM ${SCHEMA}.state WHERE id = 1`);
       const hosts = await db.query(`SELECT name, kind, key, env, path FROM ${SCHEMA}.hosts ORDER BY name`);
-      const apis = await db.query(`SELECT host, key, release, active::int AS active, public::int AS public, created_at, updated_at FROM ${SCHEMA}.apis ORDER BY host, key`);
-      const releases = await db.query(`SELECT seq::int AS seq, host, key, release, digest, created_at FROM ${SCHEMA}.releases ORDER BY seq`);
+      const apis = await db.query(
+        `SELECT host, key, release, active::int AS active, public::int AS public, created_at, updated_at FROM ${SCHEMA}.apis ORDER BY host, key`,
+      );
+      const releases = await db.query(
+        `SELECT seq::int AS seq, host, key, release, digest, created_at FROM ${SCHEMA}.releases ORDER BY seq`,
+      );
       return {
         version: Number(state.rows[0]!.version),
         contents: { hosts: hosts.rows, apis: apis.rows, releases: releases.rows } as RegistryContents,
@@ -32,7 +36,12 @@ export async function readVersion(pool: pg.Pool): Promise<number> {
 }
 
 /** What a replica needs to put a release in its cache: the packed files and the compiled.json text. */
-export async function readReleaseFiles(pool: pg.Pool, host: string, key: string, release: string): Promise<{ digest: string; compiled: string; archive: Buffer } | null> {
+export async function readReleaseFiles(
+  pool: pg.Pool,
+  host: string,
+  key: string,
+  release: string,
+): Promise<{ digest: string; compiled: string; archive: Buffer } | null> {
   const { rows } = await pool.query<{ digest: string; compiled: string; archive: Buffer }>(
     `SELECT r.digest, r.compiled, b.archive FROM ${SCHEMA}.releases r JOIN ${SCHEMA}.blobs b ON b.digest = r.digest
      WHERE r.host = $1 AND r.key = $2 AND r.release = $3`,

@@ -89,15 +89,22 @@ export async function migrateControlPlane(pool: pg.Pool, appliedBy: string): Pro
     await client.query('SELECT pg_advisory_lock($1, $2)', [LOCK_CLASS, MIGRATION_LOCK]);
     try {
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${SCHEMA}`);
-      await client.query(`CREATE TABLE IF NOT EXISTS ${SCHEMA}.migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now(), applied_by TEXT NOT NULL)`);
-      const { rows } = await client.query<{ n: number }>(`SELECT coalesce(max(version), 0)::int AS n FROM ${SCHEMA}.migrations`);
+      await client.query(
+        `CREATE TABLE IF NOT EXISTS ${SCHEMA}.migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now(), applied_by TEXT NOT NULL)`,
+      );
+      const { rows } = await client.query<{ n: number }>(
+        `SELECT coalesce(max(version), 0)::int AS n FROM ${SCHEMA}.migrations`,
+      );
       const have = rows[0]!.n;
       if (have > MIGRATIONS.length) throw Errors.controlPlaneSchema(have, MIGRATIONS.length);
       for (let v = have; v < MIGRATIONS.length; v++) {
         await client.query('BEGIN');
         try {
           await client.query(MIGRATIONS[v]!);
-          await client.query(`INSERT INTO ${SCHEMA}.migrations (version, applied_by) VALUES ($1, $2)`, [v + 1, appliedBy]);
+          await client.query(`INSERT INTO ${SCHEMA}.migrations (version, applied_by) VALUES ($1, $2)`, [
+            v + 1,
+            appliedBy,
+          ]);
           await client.query('COMMIT');
         } catch (error) {
           await client.query('ROLLBACK').catch(() => undefined);
@@ -106,7 +113,9 @@ export async function migrateControlPlane(pool: pg.Pool, appliedBy: string): Pro
       }
       return MIGRATIONS.length - have;
     } finally {
-      await client.query('SELECT pg_advisory_unlock($1, $2)', [LOCK_CLASS, MIGRATION_LOCK]).catch(() => (broken = true));
+      await client
+        .query('SELECT pg_advisory_unlock($1, $2)', [LOCK_CLASS, MIGRATION_LOCK])
+        .catch(() => (broken = true));
     }
   } catch (error) {
     broken = true;

@@ -94,7 +94,10 @@ export class ReplicaSync {
       if (existsSync(this.paths.compiledFile(release.host, release.key, release.release))) continue;
       await installRelease(this.pool, this.paths, release).catch((error: unknown) => {
         this.incomplete = true;
-        this.log.error({ err: error, host: release.host, api: release.key, release: release.release }, 'a release could not be copied from the control plane; retrying');
+        this.log.error(
+          { err: error, host: release.host, api: release.key, release: release.release },
+          'a release could not be copied from the control plane; retrying',
+        );
       });
     }
     const before = this.currentContents();
@@ -105,7 +108,9 @@ export class ReplicaSync {
   }
 
   private currentContents(): { releases: Set<string>; apis: Array<{ host: string; env: string; key: string }> } {
-    const envs = new Map(this.registry.listHosts().flatMap((h) => (h.kind === 'public' ? [[h.name, h.env] as const] : [])));
+    const envs = new Map(
+      this.registry.listHosts().flatMap((h) => (h.kind === 'public' ? [[h.name, h.env] as const] : [])),
+    );
     const releases = new Set<string>();
     const apis: Array<{ host: string; env: string; key: string }> = [];
     for (const api of this.registry.listApis()) {
@@ -116,7 +121,10 @@ export class ReplicaSync {
   }
 
   /** Deletes the folders of releases the last registry had and this one has not (never a deploy's folder not yet recorded). */
-  private async dropLeftReleases(before: ReturnType<ReplicaSync['currentContents']>, after: RegistryContents): Promise<AppliedChange['removed']> {
+  private async dropLeftReleases(
+    before: ReturnType<ReplicaSync['currentContents']>,
+    after: RegistryContents,
+  ): Promise<AppliedChange['removed']> {
     const kept = new Set(after.releases.map((r) => `${r.host}/${r.key}/${r.release}`));
     for (const id of before.releases) {
       if (kept.has(id)) continue;
@@ -131,6 +139,10 @@ export class ReplicaSync {
     if (reachable === this.reachable) return;
     this.reachable = reachable;
     if (reachable) this.log.info({}, 'control plane reachable again: management writes are accepted');
-    else this.log.error({ err: error }, 'control plane (PostgreSQL) unreachable: management writes are refused, the APIs keep serving from the local replica');
+    else
+      this.log.error(
+        { err: error },
+        'control plane (PostgreSQL) unreachable: management writes are refused, the APIs keep serving from the local replica',
+      );
   }
 }

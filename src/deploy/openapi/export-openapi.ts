@@ -10,7 +10,10 @@ import { parseRoutePath } from '../api-yaml/route-path.js';
 import type { ApiDefinition, EntryDefinition } from '../../shared/api-model/types.js';
 import type { DirectiveChecks, OpenApiHints } from '../../engine/directive-types.js';
 
-export type OpenApiDocument = Record<string, unknown> & { openapi: string; paths: Record<string, Record<string, Operation>> };
+export type OpenApiDocument = Record<string, unknown> & {
+  openapi: string;
+  paths: Record<string, Record<string, Operation>>;
+};
 
 interface Operation {
   operationId: string;
@@ -39,7 +42,10 @@ export interface OpenApiSource {
 /** Headers a client does not send as an API parameter (the transport's own). */
 const TRANSPORT_HEADERS = new Set(['host', 'content-type', 'content-length', 'accept', 'connection', 'user-agent']);
 
-export function exportOpenApi(source: OpenApiSource, directives: ReadonlyMap<string, DirectiveChecks>): OpenApiDocument {
+export function exportOpenApi(
+  source: OpenApiSource,
+  directives: ReadonlyMap<string, DirectiveChecks>,
+): OpenApiDocument {
   const { definition } = source;
   const paths: Record<string, Record<string, Operation>> = {};
   const securitySchemes: Record<string, Record<string, unknown>> = {};
@@ -53,7 +59,14 @@ export function exportOpenApi(source: OpenApiSource, directives: ReadonlyMap<str
       continue;
     }
     const entries = [...definition.before, ...endpoint.entries, ...definition.after];
-    const operation = describeOperation(endpoint.verb, endpoint.path, entries, source.maps, directives, securitySchemes);
+    const operation = describeOperation(
+      endpoint.verb,
+      endpoint.path,
+      entries,
+      source.maps,
+      directives,
+      securitySchemes,
+    );
     let id = operation.operationId;
     for (let n = 2; operationIds.has(id); n++) id = `${operation.operationId}${n}`;
     operationIds.add(id);
@@ -62,7 +75,11 @@ export function exportOpenApi(source: OpenApiSource, directives: ReadonlyMap<str
 
   const document: OpenApiDocument = {
     openapi: '3.1.0',
-    info: { title: definition.key, version: source.release ?? '0.0.0-dev', description: `The Anvil API "${definition.key}" (generated from its api.yaml).` },
+    info: {
+      title: definition.key,
+      version: source.release ?? '0.0.0-dev',
+      description: `The Anvil API "${definition.key}" (generated from its api.yaml).`,
+    },
     servers: [{ url: source.basePath ?? `/${definition.key}` }],
     paths,
   };
@@ -82,7 +99,8 @@ function describeOperation(
   const responses: Record<string, { description: string }> = { 200: { description: 'OK' } };
   const parameters = new Map<string, Parameter>();
   const parsed = parseRoutePath(path);
-  for (const name of parsed.ok ? parsed.params : []) parameters.set(`path ${name}`, { name, in: 'path', required: true, schema: { type: 'string' } });
+  for (const name of parsed.ok ? parsed.params : [])
+    parameters.set(`path ${name}`, { name, in: 'path', required: true, schema: { type: 'string' } });
 
   const hints: OpenApiHints[] = [];
   for (const entry of entries) {
@@ -109,9 +127,19 @@ function describeOperation(
       if (!alias.ok) continue;
       const { ref } = alias;
       if (ref.kind === 'query' && !credentials.has(`query ${ref.name}`)) {
-        parameters.set(`query ${ref.name}`, { name: ref.name, in: 'query', required: false, schema: { type: 'string' } });
+        parameters.set(`query ${ref.name}`, {
+          name: ref.name,
+          in: 'query',
+          required: false,
+          schema: { type: 'string' },
+        });
       } else if (ref.kind === 'header' && !credentials.has(`header ${ref.name}`) && !TRANSPORT_HEADERS.has(ref.name)) {
-        parameters.set(`header ${ref.name}`, { name: ref.name, in: 'header', required: false, schema: { type: 'string' } });
+        parameters.set(`header ${ref.name}`, {
+          name: ref.name,
+          in: 'header',
+          required: false,
+          schema: { type: 'string' },
+        });
       }
     }
   }
@@ -125,25 +153,34 @@ function describeOperation(
 }
 
 /** The schema of the body model an endpoint validates: the map of that name; any JSON when it loads the body unvalidated. */
-function requestBodySchema(hints: readonly OpenApiHints[], maps: Readonly<Record<string, unknown>>): Record<string, unknown> | null {
+function requestBodySchema(
+  hints: readonly OpenApiHints[],
+  maps: Readonly<Record<string, unknown>>,
+): Record<string, unknown> | null {
   const loaded = new Set(hints.flatMap((h) => (h.bodyModel === undefined ? [] : [h.bodyModel])));
   if (loaded.size === 0) return null;
   for (const hint of hints) {
     const name = hint.validatesModel;
     if (name === undefined || !loaded.has(name)) continue;
     const schema = maps[name];
-    if (schema !== null && typeof schema === 'object' && !Array.isArray(schema)) return schema as Record<string, unknown>;
+    if (schema !== null && typeof schema === 'object' && !Array.isArray(schema))
+      return schema as Record<string, unknown>;
   }
   return {};
 }
 
 /** An apiKey scheme for a credential read from a header or the query string; null for any other alias. */
-function credentialScheme(alias: string): { id: string; scheme: { type: 'apiKey'; in: 'header' | 'query'; name: string } } | null {
+function credentialScheme(
+  alias: string,
+): { id: string; scheme: { type: 'apiKey'; in: 'header' | 'query'; name: string } } | null {
   const parsed = parseAlias(alias);
   if (!parsed.ok) return null;
   const { ref } = parsed;
   if (ref.kind !== 'header' && ref.kind !== 'query') return null;
-  return { id: `${ref.kind}.${ref.name.replace(/[^A-Za-z0-9._-]/g, '_')}`, scheme: { type: 'apiKey', in: ref.kind, name: ref.name } };
+  return {
+    id: `${ref.kind}.${ref.name.replace(/[^A-Za-z0-9._-]/g, '_')}`,
+    scheme: { type: 'apiKey', in: ref.kind, name: ref.name },
+  };
 }
 
 /** `get /users/{id}` → `getUsersById`: unique per verb and path within an API. */

@@ -28,7 +28,8 @@ export function importOpenApi(text: string, keyOverride?: string): ImportResult 
   }
   if (!isRecord(document)) return { ok: false, error: 'the file must hold an OpenAPI document (a map at the top)' };
   if (typeof document.openapi !== 'string' || !/^3\.[01]\./.test(document.openapi)) {
-    const found = typeof document.swagger === 'string' ? `Swagger ${document.swagger}` : JSON.stringify(document.openapi ?? null);
+    const found =
+      typeof document.swagger === 'string' ? `Swagger ${document.swagger}` : JSON.stringify(document.openapi ?? null);
     return { ok: false, error: `"openapi" must be a 3.0.x or 3.1.x version, found ${found}` };
   }
   if (!isRecord(document.paths)) return { ok: false, error: '"paths" must be a map of path to operations' };
@@ -36,7 +37,10 @@ export function importOpenApi(text: string, keyOverride?: string): ImportResult 
   const info = isRecord(document.info) ? document.info : {};
   const key = keyOverride ?? slug(typeof info.title === 'string' ? info.title : '');
   if (!new RegExp(API_KEY_PATTERN).test(key) || RESERVED_KEYS.has(key)) {
-    return { ok: false, error: `"${key}" is not a valid API key (1 to 63 lower-case letters, digits and "-"): name it with --key` };
+    return {
+      ok: false,
+      error: `"${key}" is not a valid API key (1 to 63 lower-case letters, digits and "-"): name it with --key`,
+    };
   }
 
   const notes: string[] = [];
@@ -59,7 +63,7 @@ export function importOpenApi(text: string, keyOverride?: string): ImportResult 
   const title = typeof info.title === 'string' ? info.title : key;
   const apiYaml = [
     `# ${key}: imported from the OpenAPI document "${oneLine(title)}" by \`anvil import openapi\`.`,
-    '# Every endpoint answers with a Ping placeholder: replace it with the endpoint\'s flow.',
+    "# Every endpoint answers with a Ping placeholder: replace it with the endpoint's flow.",
     `key: ${key}`,
     '',
     'endpoints:',

@@ -16,10 +16,20 @@ export interface BootDeployReport {
  * Deploys one sub-folder of `--apis` (a new release only if its files changed); with `publish` it
  * is made active and public. Used at boot and by `--watch`.
  */
-export async function deployApisFolder(apisDir: string, name: string, target: DeployTarget, publish: boolean): Promise<FolderDeploy> {
+export async function deployApisFolder(
+  apisDir: string,
+  name: string,
+  target: DeployTarget,
+  publish: boolean,
+): Promise<FolderDeploy> {
   const result = await deployFolder(join(apisDir, name), target, { reuseUnchanged: true });
   if (!result.ok) return { ok: false, folder: name, errors: result.errors };
-  if (publish) await target.controlPlane.updateApi(target.host.name, result.key, { active: true, public: true, release: result.release });
+  if (publish)
+    await target.controlPlane.updateApi(target.host.name, result.key, {
+      active: true,
+      public: true,
+      release: result.release,
+    });
   return { ok: true, folder: name, key: result.key, release: result.release, created: result.created };
 }
 
@@ -40,7 +50,8 @@ export async function bootDeploy(apisDir: string, target: DeployTarget, publish:
   const report: BootDeployReport = { deployed: [], invalid: [] };
   for (const name of await apiFolderNames(apisDir)) {
     const result = await deployApisFolder(apisDir, name, target, publish);
-    if (result.ok) report.deployed.push({ folder: name, key: result.key, release: result.release, created: result.created });
+    if (result.ok)
+      report.deployed.push({ folder: name, key: result.key, release: result.release, created: result.created });
     else report.invalid.push({ folder: name, errors: result.errors });
   }
   return report;

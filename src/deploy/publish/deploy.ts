@@ -37,12 +37,20 @@ export interface DeployTarget {
  * (boot deploys), keep the current release when the same files were deployed for this env already.
  * Releases beyond the kept ones are deleted from disk.
  */
-export function deployFolder(dir: string, target: DeployTarget, options: { reuseUnchanged: boolean }): Promise<DeployResult> {
+export function deployFolder(
+  dir: string,
+  target: DeployTarget,
+  options: { reuseUnchanged: boolean },
+): Promise<DeployResult> {
   return inWorkDir(target.paths, (workDir) => deploy({ kind: 'folder', dir }, workDir, target, options));
 }
 
 /** `POST /anvil/api`: receives the archive (bytes only, here), then deploys it like a folder; always a new release. */
-export async function deployUpload(req: IncomingMessage, limits: UnpackLimits, target: DeployTarget): Promise<DeployResult> {
+export async function deployUpload(
+  req: IncomingMessage,
+  limits: UnpackLimits,
+  target: DeployTarget,
+): Promise<DeployResult> {
   const leave = target.admission === undefined ? () => {} : target.admission.enter(target.host.name);
   if (leave === null) return busy(req, limits, target.admission!.maxPerHost);
   try {
@@ -60,14 +68,25 @@ export async function deployUpload(req: IncomingMessage, limits: UnpackLimits, t
 function busy(req: IncomingMessage, limits: UnpackLimits, maxPerHost: number): Busy {
   discardBody(req, Math.max(2 * limits.maxUploadBytes, 1024 * 1024));
   const error = Errors.deployQueueFull(maxPerHost);
-  return { ok: false, status: 429, errors: [error.message], code: error.code, retryAfterSeconds: DEPLOY_QUEUE_RETRY_AFTER_S };
+  return {
+    ok: false,
+    status: 429,
+    errors: [error.message],
+    code: error.code,
+    retryAfterSeconds: DEPLOY_QUEUE_RETRY_AFTER_S,
+  };
 }
 
 /**
  * The deploy worker reads, validates and stages the release in `workDir`; the router's part is to
  * move the staged folder into place and record it.
  */
-async function deploy(source: ReleaseSource, workDir: string, target: DeployTarget, options: { reuseUnchanged: boolean }): Promise<DeployResult> {
+async function deploy(
+  source: ReleaseSource,
+  workDir: string,
+  target: DeployTarget,
+  options: { reuseUnchanged: boolean },
+): Promise<DeployResult> {
   const { controlPlane, paths, host } = target;
   const release = newReleaseId();
   const pack = controlPlane.sharesReleaseFiles;
@@ -78,7 +97,12 @@ async function deploy(source: ReleaseSource, workDir: string, target: DeployTarg
     const refused = await provisionAtDeploy(target.databaseUrl, host, key);
     if (refused !== null) return refused;
   }
-  const shared = pack ? { archive: await readFile(staged.archiveFile!), compiled: await readFile(join(staged.releaseDir, COMPILED_FILE), 'utf8') } : null;
+  const shared = pack
+    ? {
+        archive: await readFile(staged.archiveFile!),
+        compiled: await readFile(join(staged.releaseDir, COMPILED_FILE), 'utf8'),
+      }
+    : null;
 
   // In place before it is recorded: a recorded release is served at once. Unrecorded, it goes.
   const releaseDir = paths.releaseDir(host.name, key, release);
@@ -86,13 +110,22 @@ async function deploy(source: ReleaseSource, workDir: string, target: DeployTarg
   await rename(staged.releaseDir, releaseDir);
   let recorded;
   try {
-    recorded = await controlPlane.recordRelease({ host: host.name, key, release, digest, reuseUnchanged: options.reuseUnchanged, shared });
+    recorded = await controlPlane.recordRelease({
+      host: host.name,
+      key,
+      release,
+      digest,
+      reuseUnchanged: options.reuseUnchanged,
+      shared,
+    });
   } catch (error) {
     await rm(releaseDir, { recursive: true, force: true });
     throw error;
   }
   if (!recorded.created) await rm(releaseDir, { recursive: true, force: true });
-  await Promise.all(recorded.pruned.map((old) => rm(paths.releaseDir(host.name, key, old), { recursive: true, force: true })));
+  await Promise.all(
+    recorded.pruned.map((old) => rm(paths.releaseDir(host.name, key, old), { recursive: true, force: true })),
+  );
   return { ok: true, key, release: recorded.release, created: recorded.created };
 }
 
@@ -105,7 +138,11 @@ async function provisionAtDeploy(databaseUrl: string, host: PublicHost, key: str
     return null;
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
-    return { ok: false, status: 503, errors: [`database: postgres: the API's schema and role could not be made in the cluster's Postgres (${why})`] };
+    return {
+      ok: false,
+      status: 503,
+      errors: [`database: postgres: the API's schema and role could not be made in the cluster's Postgres (${why})`],
+    };
   }
 }
 
@@ -129,4 +166,3 @@ function onFullDisk(error: unknown): unknown {
   const code = (error as { code?: unknown } | null)?.code;
   return code === 'ENOSPC' || code === 'EDQUOT' ? Errors.diskFull('the release could not be stored') : error;
 }
-

@@ -15,14 +15,24 @@ export function describeSchema(schema: unknown): string {
   const combined = (schema.anyOf ?? schema.oneOf) as unknown[] | undefined;
   if (Array.isArray(combined)) return combined.map(describeSchema).join(' or ');
 
-  const types = Array.isArray(schema.type) ? (schema.type as string[]) : typeof schema.type === 'string' ? [schema.type] : [];
+  const types = Array.isArray(schema.type)
+    ? (schema.type as string[])
+    : typeof schema.type === 'string'
+      ? [schema.type]
+      : [];
   const words = types.map((t) => {
-    if (t === 'array') return `list${isObject(schema.items) && Object.keys(schema.items).length > 0 ? ` of ${describeSchema(schema.items)}` : ''}`;
-    if (t === 'object') return `map${isObject(schema.additionalProperties) ? ` of ${describeSchema(schema.additionalProperties)}` : ''}`;
+    if (t === 'array')
+      return `list${isObject(schema.items) && Object.keys(schema.items).length > 0 ? ` of ${describeSchema(schema.items)}` : ''}`;
+    if (t === 'object')
+      return `map${isObject(schema.additionalProperties) ? ` of ${describeSchema(schema.additionalProperties)}` : ''}`;
     return TYPE_WORDS[t] ?? t;
   });
   const base = words.length === 0 ? 'any' : words.join(' or ');
-  const limits = [range(schema.minimum, schema.exclusiveMinimum, schema.maximum, schema.exclusiveMaximum), lengths(schema), items(schema)];
+  const limits = [
+    range(schema.minimum, schema.exclusiveMinimum, schema.maximum, schema.exclusiveMaximum),
+    lengths(schema),
+    items(schema),
+  ];
   if (typeof schema.pattern === 'string') limits.push(`matching \`${schema.pattern}\``);
   const extra = limits.filter((l) => l !== '');
   return extra.length === 0 ? base : `${base} (${extra.join(', ')})`;
@@ -31,7 +41,8 @@ export function describeSchema(schema: unknown): string {
 function range(min: unknown, exclusiveMin: unknown, max: unknown, exclusiveMax: unknown): string {
   const low = typeof min === 'number' ? `${min}` : typeof exclusiveMin === 'number' ? `more than ${exclusiveMin}` : '';
   const high = typeof max === 'number' ? `${max}` : typeof exclusiveMax === 'number' ? `less than ${exclusiveMax}` : '';
-  if (low !== '' && high !== '') return /^\d/.test(low) && /^\d/.test(high) ? `${low}–${high}` : `${low}, at most ${high}`;
+  if (low !== '' && high !== '')
+    return /^\d/.test(low) && /^\d/.test(high) ? `${low}–${high}` : `${low}, at most ${high}`;
   if (low !== '') return /^\d/.test(low) ? `at least ${low}` : low;
   return high === '' ? '' : /^\d/.test(high) ? `at most ${high}` : high;
 }
@@ -68,11 +79,17 @@ export function sampleValue(name: string, schema: unknown): unknown {
   switch (type) {
     case 'integer':
     case 'number':
-      return typeof schema.minimum === 'number' ? schema.minimum : typeof schema.exclusiveMinimum === 'number' ? Math.floor(schema.exclusiveMinimum) + 1 : 1;
+      return typeof schema.minimum === 'number'
+        ? schema.minimum
+        : typeof schema.exclusiveMinimum === 'number'
+          ? Math.floor(schema.exclusiveMinimum) + 1
+          : 1;
     case 'boolean':
       return true;
     case 'array':
-      return typeof schema.minItems === 'number' && schema.minItems > 0 ? Array.from({ length: schema.minItems }, () => sampleValue(name, schema.items)) : [];
+      return typeof schema.minItems === 'number' && schema.minItems > 0
+        ? Array.from({ length: schema.minItems }, () => sampleValue(name, schema.items))
+        : [];
     case 'object':
       return {};
     case 'null':

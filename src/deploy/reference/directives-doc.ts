@@ -6,7 +6,10 @@ import type { AnyDirectiveDefinition } from '../../engine/directive-types.js';
 import { describeSchema, sampleValue } from './describe-schema.js';
 import { yamlFlow } from './yaml-flow.js';
 
-type Directive = Pick<AnyDirectiveDefinition, 'name' | 'summary' | 'params' | 'runs' | 'memory' | 'failures' | 'example'>;
+type Directive = Pick<
+  AnyDirectiveDefinition,
+  'name' | 'summary' | 'params' | 'runs' | 'memory' | 'failures' | 'example'
+>;
 
 const INTRO = `# Built-in directives
 
@@ -24,7 +27,11 @@ Editors complete these names and parameters from [schema/api.schema.json](../sch
 /** The whole of docs/directives.md. */
 export function directivesDoc(directives: Iterable<Directive>): string {
   const sorted = [...directives].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const index = ['| directive | what it does |', '|---|---|', ...sorted.map((d) => `| [${d.name}](#${d.name.toLowerCase()}) | ${cell(d.summary)} |`)];
+  const index = [
+    '| directive | what it does |',
+    '|---|---|',
+    ...sorted.map((d) => `| [${d.name}](#${d.name.toLowerCase()}) | ${cell(d.summary)} |`),
+  ];
   return `${[INTRO.trimEnd(), index.join('\n'), ...sorted.map(section)].join('\n\n')}\n`;
 }
 
@@ -40,12 +47,17 @@ function section(d: Directive): string {
   const memory = d.memory;
   if (memory !== undefined) {
     const lines = [];
-    if (memory.reads !== undefined && memory.reads.length > 0) lines.push(`- reads ${memory.reads.map(code).join(', ')}`);
-    if (memory.writes !== undefined && memory.writes.length > 0) lines.push(`- writes ${memory.writes.map(code).join(', ')}`);
+    if (memory.reads !== undefined && memory.reads.length > 0)
+      lines.push(`- reads ${memory.reads.map(code).join(', ')}`);
+    if (memory.writes !== undefined && memory.writes.length > 0)
+      lines.push(`- writes ${memory.writes.map(code).join(', ')}`);
     if (lines.length > 0) parts.push(`**Memory** (\`<param>\`: the key the parameter names)\n\n${lines.join('\n')}`);
   }
   if (d.failures !== undefined && d.failures.length > 0) {
-    const failures = d.failures.map((f) => `- ${f.error.status === 'caller' ? 'the status it is given' : `\`${f.error.status}\``} (\`${f.error.code}\`) ${f.when}`);
+    const failures = d.failures.map(
+      (f) =>
+        `- ${f.error.status === 'caller' ? 'the status it is given' : `\`${f.error.status}\``} (\`${f.error.code}\`) ${f.when}`,
+    );
     parts.push(`**Fails with**\n\n${failures.join('\n')}`);
   }
   const label = d.example === undefined ? 'Example (its required parameters)' : 'Example';
@@ -56,9 +68,13 @@ function section(d: Directive): string {
 function parameters(d: Directive): string {
   const { properties, patternProperties, required = [], additionalProperties } = d.params;
   const rows = Object.entries(properties).map(([name, schema]) => row(code(name), schema, required.includes(name)));
-  for (const [pattern, schema] of Object.entries(patternProperties ?? {})) rows.push(row(`names matching \`${pattern}\``, schema, false));
+  for (const [pattern, schema] of Object.entries(patternProperties ?? {}))
+    rows.push(row(`names matching \`${pattern}\``, schema, false));
   const notes: string[] = [];
-  if (d.runs !== undefined) notes.push(`Every other parameter goes to the directive \`${d.runs.nameParam}\` names, and is checked against its parameters when the name is literal.`);
+  if (d.runs !== undefined)
+    notes.push(
+      `Every other parameter goes to the directive \`${d.runs.nameParam}\` names, and is checked against its parameters when the name is literal.`,
+    );
   else if (additionalProperties) notes.push('It takes other parameters too.');
   if (rows.length === 0) return ['No parameters.', ...notes].join(' ');
   const table = ['| parameter | type | required | default | notes |', '|---|---|---|---|---|', ...rows].join('\n');
@@ -67,7 +83,10 @@ function parameters(d: Directive): string {
 
 function row(name: string, schema: Record<string, unknown>, required: boolean): string {
   const defaultValue = 'default' in schema ? code(JSON.stringify(schema.default)) : '';
-  const notes = [typeof schema.description === 'string' ? schema.description : '', schema.writeOnly === true ? 'secret: hidden in debug traces' : ''].filter((n) => n !== '');
+  const notes = [
+    typeof schema.description === 'string' ? schema.description : '',
+    schema.writeOnly === true ? 'secret: hidden in debug traces' : '',
+  ].filter((n) => n !== '');
   return `| ${name} | ${cell(describeSchema(schema))} | ${required ? 'yes' : ''} | ${cell(defaultValue)} | ${cell(notes.join('; '))} |`;
 }
 

@@ -102,7 +102,8 @@ export class ApiRecords {
   recordRelease(host: string, key: string, release: string, digest: string): { record: ApiRecord; pruned: string[] } {
     checkApiKey(key);
     if (!isReleaseId(release)) throw Errors.registryInvalid('release', `"${release}" is not a release id`);
-    if (typeof digest !== 'string' || digest.length === 0) throw Errors.registryInvalid('digest', 'must be a non-empty string');
+    if (typeof digest !== 'string' || digest.length === 0)
+      throw Errors.registryInvalid('digest', 'must be a non-empty string');
     return this.txRecordRelease.immediate(host, key, release, digest);
   }
 

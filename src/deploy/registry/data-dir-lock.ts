@@ -29,7 +29,13 @@ const heldTokens = new Set<string>();
  * moved turns out to be a newer, live lock.
  */
 export function acquireDataDirLock(dataDir: string, lockFile: string): DataDirLock {
-  const me: LockHolder = { pid: process.pid, processStart: processStart(process.pid), startedAt: new Date().toISOString(), port: null, token: randomBytes(8).toString('hex') };
+  const me: LockHolder = {
+    pid: process.pid,
+    processStart: processStart(process.pid),
+    startedAt: new Date().toISOString(),
+    port: null,
+    token: randomBytes(8).toString('hex'),
+  };
   let tookOver = false;
   let tookOverFrom: LockHolder | null = null;
   // Each round either takes the lock, refuses, or saw the file change under it: a few rounds suffice.

@@ -19,7 +19,11 @@ export interface DefaultHostsResult {
  * it is generated once and stored in the data dir. An explicit env or key given at start updates
  * the default public host.
  */
-export function ensureDefaultHosts(registry: Registry, paths: DataPaths, options: { env: string; envExplicit: boolean; keyFromEnv: string | undefined }): DefaultHostsResult {
+export function ensureDefaultHosts(
+  registry: Registry,
+  paths: DataPaths,
+  options: { env: string; envExplicit: boolean; keyFromEnv: string | undefined },
+): DefaultHostsResult {
   let generatedKey: string | null = null;
   if (registry.getHost(DEFAULT_ADMIN_HOST) === null) registry.addAdminHost(DEFAULT_ADMIN_HOST);
   if (registry.getHost(DEFAULT_PUBLIC_HOST) === null) {

@@ -58,7 +58,13 @@ export class HostRecords {
     return this.txRemoveHost(name);
   }
 
-  private insertHost(name: string, kind: 'public' | 'admin', key: string | null, env: string | null, path: string | null) {
+  private insertHost(
+    name: string,
+    kind: 'public' | 'admin',
+    key: string | null,
+    env: string | null,
+    path: string | null,
+  ) {
     try {
       this.stmt.insertHost.run(name, kind, key, env, path);
     } catch (err) {

@@ -42,7 +42,10 @@ export function checkEnv(env: unknown): string {
 
 export function checkApiKey(key: unknown): string {
   if (typeof key !== 'string' || !API_KEY.test(key) || key === PLATFORM_SEGMENT) {
-    throw Errors.registryInvalid('key', `${JSON.stringify(key)} is not a valid API key (${API_KEY.source}, not "${PLATFORM_SEGMENT}")`);
+    throw Errors.registryInvalid(
+      'key',
+      `${JSON.stringify(key)} is not a valid API key (${API_KEY.source}, not "${PLATFORM_SEGMENT}")`,
+    );
   }
   return key;
 }

@@ -9,7 +9,15 @@ import { replaceContents, type RegistryContents } from './replica-contents.js';
 import { migrate } from './schema.js';
 import { prepareStatements, type Statements } from './statements.js';
 
-export type { AdminHost, ApiRecord, DeleteApiResult, HostRecord, PublicHost, StoredRelease, UpdateApiResult } from './records.js';
+export type {
+  AdminHost,
+  ApiRecord,
+  DeleteApiResult,
+  HostRecord,
+  PublicHost,
+  StoredRelease,
+  UpdateApiResult,
+} from './records.js';
 export { RegistryValidationError } from '../../shared/errors/anvil-error.js';
 export type { RegistryContents } from './replica-contents.js';
 

@@ -9,7 +9,10 @@ export type ReleaseChange = 'publish' | 'disable' | 'rollback' | 'update';
  * release is a rollback (release ids sort by time, release-id.ts); inactive is a disable; active and
  * public is a publish; anything else (active but private, an unknown API) is an update.
  */
-export function releaseChange(before: Pick<ApiRecord, 'release'> | null, after: { active: boolean; release: string; public: boolean }): ReleaseChange {
+export function releaseChange(
+  before: Pick<ApiRecord, 'release'> | null,
+  after: { active: boolean; release: string; public: boolean },
+): ReleaseChange {
   if (before === null) return 'update';
   if (after.release < before.release) return 'rollback';
   if (!after.active) return 'disable';

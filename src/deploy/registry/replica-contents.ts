@@ -11,9 +11,15 @@ export interface RegistryContents {
 
 /** Replaces the registry's rows by `contents`, in one transaction: readers see the old or the new registry. */
 export function replaceContents(db: Database.Database, contents: RegistryContents): void {
-  const insertHost = db.prepare('INSERT INTO hosts (name, kind, key, env, path) VALUES (@name, @kind, @key, @env, @path)');
-  const insertApi = db.prepare('INSERT INTO apis (host, key, release, active, public, created_at, updated_at) VALUES (@host, @key, @release, @active, @public, @created_at, @updated_at)');
-  const insertRelease = db.prepare('INSERT INTO releases (seq, host, key, release, digest, created_at) VALUES (@seq, @host, @key, @release, @digest, @created_at)');
+  const insertHost = db.prepare(
+    'INSERT INTO hosts (name, kind, key, env, path) VALUES (@name, @kind, @key, @env, @path)',
+  );
+  const insertApi = db.prepare(
+    'INSERT INTO apis (host, key, release, active, public, created_at, updated_at) VALUES (@host, @key, @release, @active, @public, @created_at, @updated_at)',
+  );
+  const insertRelease = db.prepare(
+    'INSERT INTO releases (seq, host, key, release, digest, created_at) VALUES (@seq, @host, @key, @release, @digest, @created_at)',
+  );
   db.transaction(() => {
     db.exec('DELETE FROM releases; DELETE FROM apis; DELETE FROM hosts;');
     for (const host of contents.hosts) insertHost.run(host);

@@ -2,8 +2,22 @@ import type Database from 'better-sqlite3';
 import type { StoredRelease } from './records.js';
 
 /** Rows as SQLite returns them (see schema.ts). */
-export interface HostRow { name: string; kind: 'public' | 'admin'; key: string | null; env: string | null; path: string | null }
-export interface ApiRow { host: string; key: string; release: string; active: number; public: number; created_at: string; updated_at: string }
+export interface HostRow {
+  name: string;
+  kind: 'public' | 'admin';
+  key: string | null;
+  env: string | null;
+  path: string | null;
+}
+export interface ApiRow {
+  host: string;
+  key: string;
+  release: string;
+  active: number;
+  public: number;
+  created_at: string;
+  updated_at: string;
+}
 
 export type Statements = ReturnType<typeof prepareStatements>;
 
@@ -36,9 +50,9 @@ export function prepareStatements(db: Database.Database) {
     deleteApi: db.prepare<[string, string]>('DELETE FROM apis WHERE host = ? AND key = ?'),
 
     /** Every stored release id of an API, newest first. */
-    releaseIds: db.prepare<[string, string], string>(
-      'SELECT release FROM releases WHERE host = ? AND key = ? ORDER BY seq DESC',
-    ).pluck(),
+    releaseIds: db
+      .prepare<[string, string], string>('SELECT release FROM releases WHERE host = ? AND key = ? ORDER BY seq DESC')
+      .pluck(),
     getRelease: db.prepare<[string, string, string], StoredRelease>(
       'SELECT host, key, release, digest, created_at FROM releases WHERE host = ? AND key = ? AND release = ?',
     ),
@@ -48,12 +62,16 @@ export function prepareStatements(db: Database.Database) {
     insertRelease: db.prepare<[string, string, string, string, string]>(
       'INSERT INTO releases (host, key, release, digest, created_at) VALUES (?, ?, ?, ?, ?)',
     ),
-    deleteRelease: db.prepare<[string, string, string]>('DELETE FROM releases WHERE host = ? AND key = ? AND release = ?'),
+    deleteRelease: db.prepare<[string, string, string]>(
+      'DELETE FROM releases WHERE host = ? AND key = ? AND release = ?',
+    ),
     deleteReleases: db.prepare<[string, string]>('DELETE FROM releases WHERE host = ? AND key = ?'),
-    currentDigest: db.prepare<[string, string], string>(
-      `SELECT r.digest FROM apis a JOIN releases r ON r.host = a.host AND r.key = a.key AND r.release = a.release
+    currentDigest: db
+      .prepare<[string, string], string>(
+        `SELECT r.digest FROM apis a JOIN releases r ON r.host = a.host AND r.key = a.key AND r.release = a.release
        WHERE a.host = ? AND a.key = ?`,
-    ).pluck(),
+      )
+      .pluck(),
 
     dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
   };

@@ -35,7 +35,8 @@ process.on('message', (message: ToDeployWorker) => {
   }
   stageRelease(message.task).then(
     (result) => send({ kind: 'result', result }),
-    (error: unknown) => send({ kind: 'failure', message: error instanceof Error ? (error.stack ?? error.message) : String(error) }),
+    (error: unknown) =>
+      send({ kind: 'failure', message: error instanceof Error ? (error.stack ?? error.message) : String(error) }),
   );
 });
 // The router went away: nothing is waiting for a result.

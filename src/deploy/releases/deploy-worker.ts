@@ -112,17 +112,31 @@ export class DeployWorker {
       };
       const timer = setTimeout(() => {
         done();
-        this.stop(running, 'kill').then(() => resolve(refusal(`validation took too long (${formatMs(budgetMs)})`)), reject);
+        this.stop(running, 'kill').then(
+          () => resolve(refusal(`validation took too long (${formatMs(budgetMs)})`)),
+          reject,
+        );
       }, budgetMs);
       const onMessage = (message: FromDeployWorker): void => {
         done();
         if (message.kind === 'result') resolve(message.result);
-        else reject(new Error(`the deploy worker failed: ${message.kind === 'failure' ? message.message : 'unexpected message'}`));
+        else
+          reject(
+            new Error(
+              `the deploy worker failed: ${message.kind === 'failure' ? message.message : 'unexpected message'}`,
+            ),
+          );
       };
       const onExit = (code: number | null, signal: NodeJS.Signals | null): void => {
         done();
-        if (/heap out of memory|allocation failed/i.test(running.stderr)) resolve(refusal(`validation needed more than ${memoryMb} MiB of memory`));
-        else reject(new Error(`the deploy worker stopped during a deploy (${signal ?? `exit code ${code}`}): ${running.stderr.trim().slice(-500)}`));
+        if (/heap out of memory|allocation failed/i.test(running.stderr))
+          resolve(refusal(`validation needed more than ${memoryMb} MiB of memory`));
+        else
+          reject(
+            new Error(
+              `the deploy worker stopped during a deploy (${signal ?? `exit code ${code}`}): ${running.stderr.trim().slice(-500)}`,
+            ),
+          );
       };
       child.on('message', onMessage);
       child.on('exit', onExit);
@@ -155,7 +169,11 @@ export class DeployWorker {
       };
       const onExit = (code: number | null, signal: NodeJS.Signals | null): void => {
         settle();
-        reject(new Error(`the deploy worker stopped before it was ready (${signal ?? `exit code ${code}`}): ${running.stderr.trim().slice(-500)}`));
+        reject(
+          new Error(
+            `the deploy worker stopped before it was ready (${signal ?? `exit code ${code}`}): ${running.stderr.trim().slice(-500)}`,
+          ),
+        );
       };
       const settle = (): void => {
         child.off('message', onReady);

@@ -4,10 +4,7 @@
 import type { ReadEntry } from 'tar';
 import { checkEntryPath, isMetadata } from './entry-path.js';
 
-export type Verdict =
-  | { kind: 'file' | 'dir'; segments: string[] }
-  | { skip: true }
-  | { reason: string };
+export type Verdict = { kind: 'file' | 'dir'; segments: string[] } | { skip: true } | { reason: string };
 
 export class EntryJudge {
   /** What each path seen so far is, its parent directories included. */

@@ -12,8 +12,7 @@ import { CONFLICT, Conflict, isConflict } from './write-conflict.js';
 
 const FILE_MODE = 0o644;
 export const DIR_MODE = 0o755;
-const OPEN_FLAGS =
-  fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | (fsConstants.O_NOFOLLOW ?? 0);
+const OPEN_FLAGS = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | (fsConstants.O_NOFOLLOW ?? 0);
 
 export class EntryWriter {
   /** File-system work runs strictly in archive order. Never rejects (errors go to fsError). */
@@ -126,7 +125,10 @@ export class EntryWriter {
       };
       const onAbort = (): void => {
         finish();
-        pending.then(() => resolve(), () => resolve());
+        pending.then(
+          () => resolve(),
+          () => resolve(),
+        );
       };
       const onEnd = (): void => {
         finish();
@@ -146,9 +148,11 @@ export class EntryWriter {
         // Writes are chained, not just paused between: a paused Minipass entry may still emit a
         // chunk it had buffered, and two writes in flight at once can land out of order.
         entry.pause();
-        pending = pending.then(() => writeAll(handle, chunk)).then(() => {
-          if (!this.failure.stopped) entry.resume();
-        });
+        pending = pending
+          .then(() => writeAll(handle, chunk))
+          .then(() => {
+            if (!this.failure.stopped) entry.resume();
+          });
         pending.catch((err: unknown) => {
           finish();
           reject(err);

@@ -7,7 +7,10 @@
  * of each other tenant, not for all thirty.
  */
 export class FairQueue<T> {
-  private readonly tenants = new Map<string, { items: Array<{ item: T; round: number; seq: number }>; lastRound: number }>();
+  private readonly tenants = new Map<
+    string,
+    { items: Array<{ item: T; round: number; seq: number }>; lastRound: number }
+  >();
   /** The round of the item last taken. */
   private round = 0;
   private seq = 0;
@@ -26,7 +29,8 @@ export class FairQueue<T> {
     // One entry per tenant with items waiting: a few public hosts, not their items.
     for (const [tenant, queue] of this.tenants) {
       const head = queue.items[0]!;
-      if (best === null || head.round < best.round || (head.round === best.round && head.seq < best.seq)) best = { tenant, round: head.round, seq: head.seq };
+      if (best === null || head.round < best.round || (head.round === best.round && head.seq < best.seq))
+        best = { tenant, round: head.round, seq: head.seq };
     }
     if (best === null) return undefined;
     const queue = this.tenants.get(best.tenant)!;

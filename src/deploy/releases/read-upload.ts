@@ -16,13 +16,21 @@ const refusal = (status: Refusal['status'], message: string): Refusal => ({ ok: 
 const noop = (): void => {};
 
 /** Unpacks the archive of a received upload into `destDir`. */
-export function unpackReceived(upload: Pick<ReceivedUpload, 'file' | 'contentType' | 'multipart'>, destDir: string, limits: UnpackLimits): Promise<UnpackResult> {
+export function unpackReceived(
+  upload: Pick<ReceivedUpload, 'file' | 'contentType' | 'multipart'>,
+  destDir: string,
+  limits: UnpackLimits,
+): Promise<UnpackResult> {
   if (!upload.multipart) return unpackTarGz(createReadStream(upload.file), destDir, limits);
   return readMultipart(upload.file, upload.contentType, destDir, limits);
 }
 
 /** Receives the body of `req` into a file beside `destDir` and unpacks it there; the file is removed. */
-export async function unpackUpload(req: IncomingMessage, destDir: string, limits: UnpackLimits = defaultUnpackLimits): Promise<UnpackResult> {
+export async function unpackUpload(
+  req: IncomingMessage,
+  destDir: string,
+  limits: UnpackLimits = defaultUnpackLimits,
+): Promise<UnpackResult> {
   const file = `${destDir}.upload`;
   try {
     const received = await receiveUpload(req, file, limits);
@@ -33,7 +41,12 @@ export async function unpackUpload(req: IncomingMessage, destDir: string, limits
   }
 }
 
-function readMultipart(file: string, contentType: string, destDir: string, limits: UnpackLimits): Promise<UnpackResult> {
+function readMultipart(
+  file: string,
+  contentType: string,
+  destDir: string,
+  limits: UnpackLimits,
+): Promise<UnpackResult> {
   return new Promise<UnpackResult>((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
@@ -63,11 +76,13 @@ function readMultipart(file: string, contentType: string, destDir: string, limit
       // fails and cleans up (a no-op when busboy has already finished).
       parser.destroy();
       const pending = unpacking ?? Promise.resolve(undefined);
-      pending.then(async (unpacked) => {
-        const result: UnpackResult = override ?? unpacked ?? refusal(400, NO_FILE_FIELD_ERROR);
-        if (unpacked?.ok && result !== unpacked) await rm(destDir, { recursive: true, force: true });
-        return result;
-      }).then(resolve, reject);
+      pending
+        .then(async (unpacked) => {
+          const result: UnpackResult = override ?? unpacked ?? refusal(400, NO_FILE_FIELD_ERROR);
+          if (unpacked?.ok && result !== unpacked) await rm(destDir, { recursive: true, force: true });
+          return result;
+        })
+        .then(resolve, reject);
     };
 
     parser.on('file', (name, stream) => {
@@ -79,7 +94,10 @@ function readMultipart(file: string, contentType: string, destDir: string, limit
       unpacking = unpackTarGz(stream, destDir, limits);
       // A failed unpack stopped reading early: no need to read the rest of the form. (A thrown
       // file-system error also ends here; conclude() passes it on as a rejection.)
-      unpacking.then((result) => (result.ok ? undefined : conclude()), () => conclude());
+      unpacking.then(
+        (result) => (result.ok ? undefined : conclude()),
+        () => conclude(),
+      );
     });
     parser.on('field', noop); // other fields are ignored
     parser.on('close', () => conclude());

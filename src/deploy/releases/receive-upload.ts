@@ -34,11 +34,16 @@ export interface ReceivedUpload {
 }
 
 const refusal = (status: Refusal['status'], message: string): Refusal => ({ ok: false, status, errors: [message] });
-export const uploadTooLarge = (limits: UnpackLimits): Refusal => refusal(413, `the upload is larger than ${limits.maxUploadBytes} bytes`);
+export const uploadTooLarge = (limits: UnpackLimits): Refusal =>
+  refusal(413, `the upload is larger than ${limits.maxUploadBytes} bytes`);
 const noop = (): void => {};
 
 /** Writes the request body to `file` (which must not exist), or refuses it. */
-export async function receiveUpload(req: IncomingMessage, file: string, limits: UnpackLimits): Promise<ReceivedUpload | Refusal> {
+export async function receiveUpload(
+  req: IncomingMessage,
+  file: string,
+  limits: UnpackLimits,
+): Promise<ReceivedUpload | Refusal> {
   req.on('error', noop); // a client that goes away mid-upload must not crash the process
   const contentType = req.headers['content-type'] ?? '';
   const type = contentType.split(';')[0]!.trim().toLowerCase();
@@ -83,7 +88,11 @@ function contentLength(req: IncomingMessage): number | undefined {
 const drainBudget = (limits: UnpackLimits): number => Math.max(2 * limits.maxUploadBytes, 1024 * 1024);
 
 /** Pipes the body into `file` until it ends, passes `allowance` bytes or the client goes away. */
-function spool(req: IncomingMessage, file: string, allowance: number): Promise<'complete' | 'too-large' | 'interrupted'> {
+function spool(
+  req: IncomingMessage,
+  file: string,
+  allowance: number,
+): Promise<'complete' | 'too-large' | 'interrupted'> {
   if (req.destroyed) return Promise.resolve('interrupted');
   return new Promise((resolve, reject) => {
     const out = createWriteStream(file, { flags: 'wx', mode: 0o600 });

@@ -105,7 +105,9 @@ export class TarReader {
 
   private wireParser(): void {
     this.parser.on('ignoredEntry', (entry: ReadEntry) => this.events.ignored(entry));
-    this.parser.on('error', (err: Error) => this.failure.fail(400, `the archive is not a valid tar file: ${err.message}`));
+    this.parser.on('error', (err: Error) =>
+      this.failure.fail(400, `the archive is not a valid tar file: ${err.message}`),
+    );
     this.parser.on('eof', () => {
       this.sawEof = true;
     });

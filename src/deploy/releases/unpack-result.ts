@@ -5,8 +5,7 @@ export type UnpackResult =
   | { ok: true; root: string; files: number; bytes: number } // root = directory that contains api.yaml
   | { ok: false; status: 400 | 413 | 415; errors: string[] };
 
-export const NO_API_YAML_ERROR =
-  'the archive has no api.yaml at its top level (or in a single top-level folder)';
+export const NO_API_YAML_ERROR = 'the archive has no api.yaml at its top level (or in a single top-level folder)';
 
 /** The directory of the unpacked api.yaml: `dest` itself, or its only child directory. */
 export async function findApiRoot(dest: string): Promise<string | undefined> {

@@ -2,7 +2,14 @@ import { createHash } from 'node:crypto';
 import type { DirectiveContext } from '../../engine/context.js';
 import type { ParamsOf } from '../../engine/directive-types.js';
 import { Errors } from '../../shared/errors.js';
-import { countWindows, judge, resetSeconds, setLimitHeaders, type LimitCount, type LimitWindow } from './limit-counters.js';
+import {
+  countWindows,
+  judge,
+  resetSeconds,
+  setLimitHeaders,
+  type LimitCount,
+  type LimitWindow,
+} from './limit-counters.js';
 import { DAY_MS, monthWindow, spanWindow } from './windows.js';
 
 const limit = { type: 'integer', minimum: 1, maximum: 1_000_000_000_000 } as const;
@@ -17,7 +24,11 @@ export const CLIENT_QUOTA_PROPERTIES = {
 } as const;
 
 /** Parameters Quota and QuotaIp share. */
-export type ClientQuotaParams = ParamsOf<{ type: 'object'; properties: typeof CLIENT_QUOTA_PROPERTIES; additionalProperties: false }>;
+export type ClientQuotaParams = ParamsOf<{
+  type: 'object';
+  properties: typeof CLIENT_QUOTA_PROPERTIES;
+  additionalProperties: false;
+}>;
 
 /** A quota needs at least one window. */
 export const CLIENT_QUOTA_WINDOWS_REQUIRED = { anyOf: [{ required: ['day'] }, { required: ['month'] }] } as const;
@@ -28,7 +39,12 @@ export const CLIENT_QUOTA_WINDOWS_REQUIRED = { anyOf: [{ required: ['day'] }, { 
  * UTC calendar month, in the store RateLimit uses. Over a limit: 429 with RateLimit's headers.
  * `target` receives the status; `count: false` only reads it.
  */
-export async function applyClientQuota(ctx: DirectiveContext, directive: string, params: ClientQuotaParams, subject: string): Promise<void> {
+export async function applyClientQuota(
+  ctx: DirectiveContext,
+  directive: string,
+  params: ClientQuotaParams,
+  subject: string,
+): Promise<void> {
   const now = ctx.api.now();
   const label = params.name ?? 'quota';
   const windows: LimitWindow[] = [];
@@ -42,7 +58,13 @@ export async function applyClientQuota(ctx: DirectiveContext, directive: string,
   if (windows.length === 0) return;
 
   const counting = params.count ?? true;
-  const counts = await countWindows(ctx, directive, windows, { count: counting, failOpen: params.failOpen ?? true }, now);
+  const counts = await countWindows(
+    ctx,
+    directive,
+    windows,
+    { count: counting, failOpen: params.failOpen ?? true },
+    now,
+  );
   if (counts === null) {
     if (params.target !== undefined) ctx.memory.set(params.target, null);
     return;
@@ -51,7 +73,11 @@ export async function applyClientQuota(ctx: DirectiveContext, directive: string,
   if (params.target !== undefined) ctx.memory.set(params.target, statusOf(counts, verdict.shown));
   if (!counting) return;
   setLimitHeaders(ctx.message, verdict);
-  if (verdict.exceeded) throw Errors.clientQuotaExceeded(verdict.shown.window.name === 'day' ? 'daily' : 'monthly', verdict.shown.window.max);
+  if (verdict.exceeded)
+    throw Errors.clientQuotaExceeded(
+      verdict.shown.window.name === 'day' ? 'daily' : 'monthly',
+      verdict.shown.window.max,
+    );
 }
 
 /** The key part of a client's counter: a digest of its key, so the store never holds the key itself. */

@@ -38,7 +38,9 @@ export async function countAt(kv: KvStore, windows: LimitWindow[], count: boolea
   return Promise.all(
     windows.map(async (window) => {
       const span = { endsAt: window.endsAt, spanMs: window.spanMs };
-      const counted = count ? await kv.countInWindow(window.key, 1, span, window.endsAt - now + window.spanMs) : seenWindowCount(stored(await kv.get(window.key)), span);
+      const counted = count
+        ? await kv.countInWindow(window.key, 1, span, window.endsAt - now + window.spanMs)
+        : seenWindowCount(stored(await kv.get(window.key)), span);
       return { window, used: counted.value, msLeft: Math.max(0, counted.endsAt - now) };
     }),
   );
@@ -54,12 +56,22 @@ function stored(text: string | null): WindowCount | null {
  * on (`failOpen`, the default: null is returned) or is refused: the API's own key-value quota
  * error as is, an unreachable store with 503.
  */
-export async function countWindows(ctx: DirectiveContext, directive: string, windows: LimitWindow[], options: { count: boolean; failOpen: boolean }, now: number): Promise<LimitCount[] | null> {
+export async function countWindows(
+  ctx: DirectiveContext,
+  directive: string,
+  windows: LimitWindow[],
+  options: { count: boolean; failOpen: boolean },
+  now: number,
+): Promise<LimitCount[] | null> {
   try {
     return await countAt(ctx.api.kv, windows, options.count, now);
   } catch (error) {
     const quota = error instanceof QuotaError;
-    ctx.api.log('warn', quota ? `${directive}: the API's key-value quota is full` : `${directive}: the store cannot be reached`, { error: (error as Error).message, failOpen: options.failOpen });
+    ctx.api.log(
+      'warn',
+      quota ? `${directive}: the API's key-value quota is full` : `${directive}: the store cannot be reached`,
+      { error: (error as Error).message, failOpen: options.failOpen },
+    );
     if (options.failOpen) return null;
     if (quota) throw error;
     throw Errors.rateStoreDown();

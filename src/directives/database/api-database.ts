@@ -105,7 +105,10 @@ export class ApiDatabase {
   private readonly policy: SqlPolicy;
   private readonly quota: DatabaseQuota | null;
   private readonly hostDisk: { check(): void } | null;
-  private readonly statements = sqlTextCache<Prepared>(DATABASE_LIMITS.statementCache, DATABASE_LIMITS.statementCacheChars);
+  private readonly statements = sqlTextCache<Prepared>(
+    DATABASE_LIMITS.statementCache,
+    DATABASE_LIMITS.statementCacheChars,
+  );
   private migratedDir: string | null = null;
   private writeCheck: (() => void) | null = null;
 
@@ -127,7 +130,8 @@ export class ApiDatabase {
       db.pragma('synchronous = NORMAL');
       db.pragma('foreign_keys = ON');
       db.pragma('trusted_schema = OFF');
-      if (quota !== null) limit = new DatabaseQuota(db, this.file, quota.maxBytes, quota.refusals, DATABASE_LIMITS.busyTimeoutMs);
+      if (quota !== null)
+        limit = new DatabaseQuota(db, this.file, quota.maxBytes, quota.refusals, DATABASE_LIMITS.busyTimeoutMs);
       db.defaultSafeIntegers(true);
       db.exec(`CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)`);
     } catch (error) {
@@ -176,7 +180,8 @@ export class ApiDatabase {
     const fail = (message: string) => Errors.migrationFailed(label, message);
     let sql: string;
     try {
-      if (statSync(path).size > DATABASE_LIMITS.maxMigrationBytes) throw fail(`larger than ${DATABASE_LIMITS.maxMigrationBytes} bytes`);
+      if (statSync(path).size > DATABASE_LIMITS.maxMigrationBytes)
+        throw fail(`larger than ${DATABASE_LIMITS.maxMigrationBytes} bytes`);
       sql = readFileSync(path, 'utf8').replace(/^\uFEFF/, '');
     } catch (error) {
       throw error instanceof AnvilError ? error : fail(fileProblem(error));
@@ -196,7 +201,9 @@ export class ApiDatabase {
           this.policy.checkOnce(statement.text);
           this.db.prepare(statement.text).run();
         }
-        this.db.prepare(`INSERT INTO ${MIGRATIONS_TABLE} (name, applied_at) VALUES (?, ?)`).run(name, new Date().toISOString());
+        this.db
+          .prepare(`INSERT INTO ${MIGRATIONS_TABLE} (name, applied_at) VALUES (?, ?)`)
+          .run(name, new Date().toISOString());
       }
       this.db.exec('COMMIT');
       return !done;
@@ -216,7 +223,9 @@ export class ApiDatabase {
     try {
       for (const values of prepared.statement.iterate(...args) as IterableIterator<unknown[]>) {
         if (rows.length >= DATABASE_LIMITS.maxRows) {
-          throw Errors.sqlLimit(`SQL result has more than ${DATABASE_LIMITS.maxRows} rows (the limit of one query): add a LIMIT`);
+          throw Errors.sqlLimit(
+            `SQL result has more than ${DATABASE_LIMITS.maxRows} rows (the limit of one query): add a LIMIT`,
+          );
         }
         // Read once a row is there: SQLite recompiles a statement whose tables changed when it runs it.
         names ??= columnNames(prepared);
@@ -254,7 +263,10 @@ export class ApiDatabase {
     const startedAt = performance.now();
     try {
       const result = prepared.statement.run(...args);
-      return { changes: Number(result.changes), lastInsertRowid: fromSqlite(BigInt(result.lastInsertRowid)) as number | string };
+      return {
+        changes: Number(result.changes),
+        lastInsertRowid: fromSqlite(BigInt(result.lastInsertRowid)) as number | string,
+      };
     } catch (error) {
       throw sqlError(error, this.quota);
     } finally {
@@ -348,7 +360,13 @@ export class ApiDatabase {
         // Rows as value arrays, named here: an object built by better-sqlite3 would lose a column
         // named __proto__ (or take its value for a prototype).
         if (statement.reader) statement.raw(true);
-        prepared = { statement, fixedColumns: !sql.includes('*'), writes: !statement.readonly, grows: !statement.readonly && !SHRINKING.test(sql), names: null };
+        prepared = {
+          statement,
+          fixedColumns: !sql.includes('*'),
+          writes: !statement.readonly,
+          grows: !statement.readonly && !SHRINKING.test(sql),
+          names: null,
+        };
       } catch (error) {
         throw sqlError(error, this.quota);
       }

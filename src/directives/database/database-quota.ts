@@ -56,7 +56,9 @@ export class DatabaseQuota {
     db.pragma(`max_page_count = ${this.maxPages}`);
     db.pragma(`temp.max_page_count = ${this.maxPages}`);
     db.pragma(`journal_size_limit = ${this.slackBytes}`);
-    db.pragma(`wal_autocheckpoint = ${Math.max(1, Math.min(AUTO_CHECKPOINT_PAGES, Math.floor(this.slackBytes / 2 / this.pageSize)))}`);
+    db.pragma(
+      `wal_autocheckpoint = ${Math.max(1, Math.min(AUTO_CHECKPOINT_PAGES, Math.floor(this.slackBytes / 2 / this.pageSize)))}`,
+    );
   }
 
   /** Before a write outside a transaction, or a transaction's BEGIN: the log is emptied if it is over its slack, or the write refused. */

@@ -28,7 +28,11 @@ export function requestDatabase(ctx: DirectiveContext): ApiDatabase {
  * request's transaction on this thread to end, at most DATABASE_LIMITS.busyTimeoutMs. Synchronous
  * when there is nothing to wait for.
  */
-export function withStatementDatabase<T>(ctx: DirectiveContext, sql: string, work: (db: ApiDatabase) => T): T | Promise<T> {
+export function withStatementDatabase<T>(
+  ctx: DirectiveContext,
+  sql: string,
+  work: (db: ApiDatabase) => T,
+): T | Promise<T> {
   const own = ctx.held.get<HeldTransaction>(HELD_AS);
   if (own !== undefined) return work(own.db);
   const db = apiDatabase(ctx.api);

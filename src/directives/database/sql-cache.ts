@@ -12,6 +12,9 @@ const keyChars = (_value: unknown, key: string) => key.length || 1;
  * keys in all (keys are SQL texts a tenant chooses: their total size is bounded, not only their number).
  * A key longer than `maxChars` is not kept. `get` makes an entry the most recently used one.
  */
-export function sqlTextCache<V extends NonNullable<unknown>>(maxEntries: number, maxChars: number): LRUCache<string, V> {
+export function sqlTextCache<V extends NonNullable<unknown>>(
+  maxEntries: number,
+  maxChars: number,
+): LRUCache<string, V> {
   return new LRUCache<string, V>({ max: maxEntries, maxSize: maxChars, sizeCalculation: keyChars });
 }

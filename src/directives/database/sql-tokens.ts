@@ -95,7 +95,12 @@ export function tokenizeSql(sql: string, dialect: SqlDialect = 'sqlite'): SqlTok
       push('comment', start, i);
     } else if (postgres && (c === 0x65 || c === 0x45) /* e E */ && sql.charCodeAt(i + 1) === 0x27) {
       throw Errors.sqlRefused("E'…' strings (backslash escapes) are not allowed: bind the value as a parameter");
-    } else if (postgres && (c === 0x75 || c === 0x55) /* u U */ && sql.charCodeAt(i + 1) === 0x26 /* & */ && (sql[i + 2] === "'" || sql[i + 2] === '"')) {
+    } else if (
+      postgres &&
+      (c === 0x75 || c === 0x55) /* u U */ &&
+      sql.charCodeAt(i + 1) === 0x26 /* & */ &&
+      (sql[i + 2] === "'" || sql[i + 2] === '"')
+    ) {
       // U&"\0073et_config" names set_config: escapes in names and strings would hide them from the policy.
       throw Errors.sqlRefused('U&… Unicode escapes are not allowed: write the characters themselves');
     } else if (postgres && c === 0x24 /* $ */ && !isDigit(sql.charCodeAt(i + 1))) {
@@ -145,7 +150,10 @@ export function tokenizeSql(sql: string, dialect: SqlDialect = 'sqlite'): SqlTok
           i++;
           while (i < n && (isDigit(at(i)) || at(i) === 0x5f)) i++;
         }
-        if ((at(i) === 0x65 || at(i) === 0x45) && (isDigit(at(i + 1)) || ((at(i + 1) === 0x2b || at(i + 1) === 0x2d) && isDigit(at(i + 2))))) {
+        if (
+          (at(i) === 0x65 || at(i) === 0x45) &&
+          (isDigit(at(i + 1)) || ((at(i + 1) === 0x2b || at(i + 1) === 0x2d) && isDigit(at(i + 2))))
+        ) {
           i += 2;
           while (i < n && (isDigit(at(i)) || at(i) === 0x5f)) i++;
         }

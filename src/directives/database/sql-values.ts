@@ -58,7 +58,13 @@ export function toRow(names: readonly string[], values: readonly unknown[]): Row
   for (let i = 0; i < names.length; i++) {
     const name = names[i]!;
     // An assignment to __proto__ would set the row's prototype instead of a column.
-    if (name === '__proto__') Object.defineProperty(row, name, { value: fromSqlite(values[i]), enumerable: true, writable: true, configurable: true });
+    if (name === '__proto__')
+      Object.defineProperty(row, name, {
+        value: fromSqlite(values[i]),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     else row[name] = fromSqlite(values[i]);
   }
   return row;

@@ -114,7 +114,8 @@ export class ThreadTransactions {
       throw error;
     }
     shared.guardWrites(() => {
-      if (this.open) throw Errors.transactionBusy("a write cannot wait for it here (a custom directive's state.db); retry");
+      if (this.open)
+        throw Errors.transactionBusy("a write cannot wait for it here (a custom directive's state.db); retry");
     });
     this.connection = own;
     return own;

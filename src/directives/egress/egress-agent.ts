@@ -17,13 +17,14 @@ export function undici(): typeof import('undici') {
   return (undiciModule ??= require('undici') as typeof import('undici'));
 }
 
-export const egressDenied = (host: string, address: string) =>
-  Errors.egressDenied(host, address, carried(address));
+export const egressDenied = (host: string, address: string) => Errors.egressDenied(host, address, carried(address));
 
 /** Names the IPv4 address behind an IPv6 form, so a refusal of `2002:7f00:1::` explains itself. */
 function carried(address: string): string {
   const embedded = embeddedIpv4(address);
-  return embedded.length === 0 ? '' : `; ${address} carries ${embedded.map((e) => `${e.ipv4} (${e.form})`).join(' and ')}`;
+  return embedded.length === 0
+    ? ''
+    : `; ${address} carries ${embedded.map((e) => `${e.ipv4} (${e.form})`).join(' and ')}`;
 }
 
 /**
@@ -38,15 +39,20 @@ export function egressAgent(policy: EgressPolicy, options: { connectTimeoutMs: n
       const list = addresses as unknown as LookupAddress[];
       if (!policy.allowsName(hostname)) {
         const refused = list.find((a) => !policy.allowsAddress(a.address));
-        if (refused !== undefined) return callback(egressDenied(hostname, refused.address) as unknown as NodeJS.ErrnoException, '', 0);
+        if (refused !== undefined)
+          return callback(egressDenied(hostname, refused.address) as unknown as NodeJS.ErrnoException, '', 0);
       }
-      if ((opts as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list);
+      if ((opts as { all?: boolean }).all)
+        return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list);
       const first = list[0];
       if (first === undefined) return callback(new Error(`${hostname} has no address`) as NodeJS.ErrnoException, '', 0);
       callback(null, first.address, first.family);
     });
   };
-  return new (undici().Agent)({ connect: { lookup: checkedLookup, timeout: options.connectTimeoutMs }, keepAliveTimeout: 4_000 });
+  return new (undici().Agent)({
+    connect: { lookup: checkedLookup, timeout: options.connectTimeoutMs },
+    keepAliveTimeout: 4_000,
+  });
 }
 
 /** Literal addresses skip DNS: check them before connecting. */

@@ -52,13 +52,15 @@ export function egressPolicy(allow: string | undefined): EgressPolicy {
     const [network, prefix] = entry.split('/');
     const family = isIP(network ?? '');
     if (family === 0) {
-      if (prefix !== undefined) throw new Error(`ANVIL_EGRESS_ALLOW: "${raw.trim()}" is neither a host name nor an address or CIDR`);
+      if (prefix !== undefined)
+        throw new Error(`ANVIL_EGRESS_ALLOW: "${raw.trim()}" is neither a host name nor an address or CIDR`);
       names.add(entry);
     } else if (prefix === undefined) {
       allowed.addAddress(network!, family === 4 ? 'ipv4' : 'ipv6');
     } else {
       const bits = Number(prefix);
-      if (!Number.isInteger(bits) || bits < 0 || bits > (family === 4 ? 32 : 128)) throw new Error(`ANVIL_EGRESS_ALLOW: bad prefix in "${raw.trim()}"`);
+      if (!Number.isInteger(bits) || bits < 0 || bits > (family === 4 ? 32 : 128))
+        throw new Error(`ANVIL_EGRESS_ALLOW: bad prefix in "${raw.trim()}"`);
       allowed.addSubnet(network!, bits, family === 4 ? 'ipv4' : 'ipv6');
     }
   }

@@ -1,7 +1,15 @@
 import { isIP } from 'node:net';
 
 /** The IPv6 forms that carry an IPv4 address, named as in their RFCs. */
-export type EmbeddingForm = 'IPv4-mapped' | 'IPv4-compatible' | 'IPv4-translated' | '6to4' | 'NAT64' | 'NAT64 local-use' | 'Teredo client' | 'Teredo server';
+export type EmbeddingForm =
+  | 'IPv4-mapped'
+  | 'IPv4-compatible'
+  | 'IPv4-translated'
+  | '6to4'
+  | 'NAT64'
+  | 'NAT64 local-use'
+  | 'Teredo client'
+  | 'Teredo server';
 
 export interface EmbeddedIpv4 {
   form: EmbeddingForm;

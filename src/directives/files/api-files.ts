@@ -69,12 +69,14 @@ export class ApiFiles {
         const { parent, missing } = planFolders(directive, rootReal, segments);
         const target = join(parent, segments[segments.length - 1]!);
         const before = existingFile(directive, target, segments);
-        let after = used - (before === null ? 0 : chargeOf(before.size)) + chargeOf(data.length) + missing.length * FOLDER_CHARGE;
+        let after =
+          used - (before === null ? 0 : chargeOf(before.size)) + chargeOf(data.length) + missing.length * FOLDER_CHARGE;
         if (after > used && after > this.maxBytes) {
           const freed = removeExpired(this.root('cache'), Date.now());
           used -= freed;
           after -= freed;
-          if (after > used && after > this.maxBytes) return { used, result: Errors.quotaFilesBytes(after, this.maxBytes) };
+          if (after > used && after > this.maxBytes)
+            return { used, result: Errors.quotaFilesBytes(after, this.maxBytes) };
         }
         for (const folder of missing) mkdirSync(folder);
         renameSync(tmp, target);
@@ -132,7 +134,10 @@ export class ApiFiles {
   }
 
   private ledger(): UsageLedger {
-    this.ledgerValue ??= new UsageLedger(join(this.dataDir, LEDGER_FILE), () => measureFolder(this.root('storage')) + measureFolder(this.root('cache')));
+    this.ledgerValue ??= new UsageLedger(
+      join(this.dataDir, LEDGER_FILE),
+      () => measureFolder(this.root('storage')) + measureFolder(this.root('cache')),
+    );
     return this.ledgerValue;
   }
 
@@ -205,9 +210,11 @@ function folderAt(directive: string, rootReal: string, path: string, found: Stat
   if (found.isSymbolicLink()) {
     const real = realpathSync(path);
     if (!isInside(rootReal, real)) throw Errors.fileOutside(directive, quoted(segments));
-    if (!statSync(real).isDirectory()) throw Errors.fileConflict(directive, `${quoted(segments)}: a part of the path is a file, not a folder`);
+    if (!statSync(real).isDirectory())
+      throw Errors.fileConflict(directive, `${quoted(segments)}: a part of the path is a file, not a folder`);
     return real;
   }
-  if (!found.isDirectory()) throw Errors.fileConflict(directive, `${quoted(segments)}: a part of the path is a file, not a folder`);
+  if (!found.isDirectory())
+    throw Errors.fileConflict(directive, `${quoted(segments)}: a part of the path is a file, not a folder`);
   return path;
 }

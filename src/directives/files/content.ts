@@ -33,11 +33,18 @@ export function contentBytes(directive: string, content: unknown, format: FileFo
 }
 
 /** The value of a file's bytes in `format`; JSON deeper than the API's `maxJsonDepth` is refused like a body. */
-export function fileValue(directive: string, name: string, bytes: Buffer, format: FileFormat, maxJsonDepth: number): unknown {
+export function fileValue(
+  directive: string,
+  name: string,
+  bytes: Buffer,
+  format: FileFormat,
+  maxJsonDepth: number,
+): unknown {
   if (format === 'base64') return bytes.toString('base64');
   const text = bytes.toString('utf8');
   if (format === 'text') return text;
-  if (isNestedDeeperThan(text, maxJsonDepth)) throw Errors.fileNotJson(directive, JSON.stringify(name), `nested deeper than ${maxJsonDepth} levels`);
+  if (isNestedDeeperThan(text, maxJsonDepth))
+    throw Errors.fileNotJson(directive, JSON.stringify(name), `nested deeper than ${maxJsonDepth} levels`);
   try {
     return JSON.parse(text);
   } catch (error) {

@@ -35,12 +35,14 @@ export function fileSegments(directive: string, name: unknown): string[] {
   if (name.length > MAX_FILE_NAME_LENGTH) return refuse(`it is longer than ${MAX_FILE_NAME_LENGTH} characters`);
   if (name.includes('\0')) return refuse('it holds a NUL byte');
   if (name.includes('\\')) return refuse('it holds a backslash (folders are separated by /)');
-  if (name.startsWith('/') || /^[A-Za-z]:/.test(name)) return refuse('it is an absolute path (names are relative to the API\'s folder)');
+  if (name.startsWith('/') || /^[A-Za-z]:/.test(name))
+    return refuse("it is an absolute path (names are relative to the API's folder)");
   const segments = name.split('/');
   for (const segment of segments) {
     if (segment === '..') return refuse('it climbs out of its folder with ".."');
     if (segment === '' || segment === '.') return refuse('it has an empty or "." segment');
-    if (Buffer.byteLength(segment) > MAX_SEGMENT_BYTES) return refuse(`a part of it is longer than ${MAX_SEGMENT_BYTES} bytes`);
+    if (Buffer.byteLength(segment) > MAX_SEGMENT_BYTES)
+      return refuse(`a part of it is longer than ${MAX_SEGMENT_BYTES} bytes`);
   }
   return segments;
 }

@@ -23,7 +23,9 @@ export class UsageLedger {
       this.db.pragma('journal_mode = WAL');
       this.db.exec('CREATE TABLE IF NOT EXISTS usage (id INTEGER PRIMARY KEY CHECK (id = 1), bytes INTEGER NOT NULL)');
       this.read = this.db.prepare('SELECT bytes FROM usage WHERE id = 1');
-      this.write = this.db.prepare('INSERT INTO usage (id, bytes) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET bytes = excluded.bytes');
+      this.write = this.db.prepare(
+        'INSERT INTO usage (id, bytes) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET bytes = excluded.bytes',
+      );
       this.db.transaction(() => this.write.run(measure())).immediate();
     } catch (error) {
       this.db.close();

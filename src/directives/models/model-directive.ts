@@ -18,7 +18,8 @@ export function validateModel(ctx: DirectiveContext, directive: string, name: st
   const value = ctx.memory.get(name);
   if (model.validate(value)) return;
   const first = model.validate.errors?.[0];
-  const original = ctx.api.compat === 'hefesto' && first !== undefined ? originalMessage(first, value, ctx.api.maps[name]) : null;
+  const original =
+    ctx.api.compat === 'hefesto' && first !== undefined ? originalMessage(first, value, ctx.api.maps[name]) : null;
   const message = original ?? describeInvalid(name, model.validate.errors);
   if (!serverSideError) throw Errors.modelInvalid(message);
   ctx.api.log('warn', `${directive}: the model is not valid (server-side-error: 502)`, { model: name, error: message });
@@ -34,7 +35,10 @@ export function checkModelName(param: string, name: unknown, release: ReleaseVie
 }
 
 /** How LoadModel and LoadAndValidateModel fail on a body that is not JSON (see modelValue). */
-export const BODY_NOT_JSON_FAILURE = { error: Errors.modelBodyNotJson, when: 'when `source` is `$.message.body` and the body starts like JSON but does not parse' };
+export const BODY_NOT_JSON_FAILURE = {
+  error: Errors.modelBodyNotJson,
+  when: 'when `source` is `$.message.body` and the body starts like JSON but does not parse',
+};
 
 /**
  * What LoadModel and LoadAndValidateModel store for `source`. `$.message.body` is the body as text

@@ -11,7 +11,8 @@ import { createRequire } from 'node:module';
 import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { nestedRepetition } from './pattern-guard.js';
 
-export type CompiledModel = { ok: true; validate: ValidateFunction } | { ok: false; reason: 'missing' | 'invalid'; message: string };
+export type CompiledModel =
+  { ok: true; validate: ValidateFunction } | { ok: false; reason: 'missing' | 'invalid'; message: string };
 
 const require = createRequire(import.meta.url);
 
@@ -48,16 +49,29 @@ export class ModelSchemas {
   }
 
   private compile(name: string): CompiledModel {
-    if (!Object.hasOwn(this.maps, name)) return { ok: false, reason: 'missing', message: `there is no map "${name}" (Maps/${name}.json) to validate against` };
+    if (!Object.hasOwn(this.maps, name))
+      return {
+        ok: false,
+        reason: 'missing',
+        message: `there is no map "${name}" (Maps/${name}.json) to validate against`,
+      };
     const schema = this.maps[name];
     if (typeof schema !== 'boolean' && (schema === null || typeof schema !== 'object' || Array.isArray(schema))) {
-      return { ok: false, reason: 'invalid', message: `map "${name}" is not a JSON Schema: a schema is an object or a boolean` };
+      return {
+        ok: false,
+        reason: 'invalid',
+        message: `map "${name}" is not a JSON Schema: a schema is an object or a boolean`,
+      };
     }
     try {
       this.ajv ??= newAjv();
       return { ok: true, validate: this.ajv.compile(schema as object) };
     } catch (error) {
-      return { ok: false, reason: 'invalid', message: `map "${name}" is not a valid JSON Schema: ${oneLine((error as Error).message)}` };
+      return {
+        ok: false,
+        reason: 'invalid',
+        message: `map "${name}" is not a valid JSON Schema: ${oneLine((error as Error).message)}`,
+      };
     }
   }
 }
@@ -74,15 +88,20 @@ export function describeInvalid(name: string, errors: readonly ErrorObject[] | n
   if (first === undefined) return `${name} is not valid`;
   let text = `${name}${first.instancePath} ${first.message ?? 'is not valid'}`;
   const params = first.params as { additionalProperty?: string; allowedValues?: unknown[]; allowedValue?: unknown };
-  if (first.keyword === 'additionalProperties' && params.additionalProperty !== undefined) text += `: ${JSON.stringify(params.additionalProperty)}`;
-  if (first.keyword === 'enum' && Array.isArray(params.allowedValues)) text += `: ${params.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+  if (first.keyword === 'additionalProperties' && params.additionalProperty !== undefined)
+    text += `: ${JSON.stringify(params.additionalProperty)}`;
+  if (first.keyword === 'enum' && Array.isArray(params.allowedValues))
+    text += `: ${params.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
   if (first.keyword === 'const') text += `: ${JSON.stringify(params.allowedValue)}`;
   return oneLine(text);
 }
 
 /** Control characters escaped (a property name may hold a newline), and at most MAX_MESSAGE characters. */
 function oneLine(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  const flat = text.replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const flat = text.replace(
+    // eslint-disable-next-line no-control-regex
+    /[\u0000-\u001f\u007f\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
   return flat.length > MAX_MESSAGE ? `${flat.slice(0, MAX_MESSAGE - 1)}…` : flat;
 }

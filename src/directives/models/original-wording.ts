@@ -26,11 +26,19 @@ export function originalMessage(error: ErrorObject, value: unknown, schema: unkn
 
 function throughRef(pointer: string, value: unknown, schema: unknown): string | null {
   const first = unescapePointer(pointer.split('/')[1] ?? '');
-  const root = (schema ?? {}) as { properties?: Record<string, unknown>; patternProperties?: Record<string, unknown>; prefixItems?: unknown[] };
-  if (Array.isArray(value)) return Number(first) < (root.prefixItems?.length ?? 0) ? 'Array items must match corresponding schemas' : 'All array items must match schema';
+  const root = (schema ?? {}) as {
+    properties?: Record<string, unknown>;
+    patternProperties?: Record<string, unknown>;
+    prefixItems?: unknown[];
+  };
+  if (Array.isArray(value))
+    return Number(first) < (root.prefixItems?.length ?? 0)
+      ? 'Array items must match corresponding schemas'
+      : 'All array items must match schema';
   if (Object.hasOwn(root.properties ?? {}, first)) return `The properties must match schema: ${first}`;
   const pattern = Object.keys(root.patternProperties ?? {}).find((p) => new RegExp(p, 'u').test(first));
-  if (pattern !== undefined) return `Object properties that match pattern '${pattern}' must also match pattern's schema`;
+  if (pattern !== undefined)
+    return `Object properties that match pattern '${pattern}' must also match pattern's schema`;
   return `All additional object properties must match schema: ${extraProperties(value, schema).join(', ')}`;
 }
 
@@ -65,7 +73,9 @@ function nestedMessage(path: readonly string[], error: ErrorObject, value: unkno
       return APPLICATORS[root] ?? null;
     case 'then':
     case 'else':
-      return error.keyword === 'false schema' && path.length === 2 ? `The data is never valid on '${root}' branch` : `The data is not valid on '${root}' branch`;
+      return error.keyword === 'false schema' && path.length === 2
+        ? `The data is never valid on '${root}' branch`
+        : `The data is not valid on '${root}' branch`;
     case 'propertyNames':
       return `Property '${String((error as { propertyName?: string }).propertyName ?? (error.params as { propertyName?: string }).propertyName ?? '')}' must match schema`;
     case 'dependentSchemas':
@@ -123,8 +133,10 @@ function leafMessage(error: ErrorObject, data: unknown, value: unknown, schema: 
     case 'contains': {
       // ajv reports minContains/maxContains as `contains` with their bounds.
       const { minContains, maxContains } = params as { minContains?: number; maxContains?: number };
-      if (maxContains !== undefined && maxContains !== Infinity) return `At most ${phpString(maxContains)} array items must match schema`;
-      if (minContains !== undefined && minContains > 1) return `At least ${phpString(minContains)} array items must match schema`;
+      if (maxContains !== undefined && maxContains !== Infinity)
+        return `At most ${phpString(maxContains)} array items must match schema`;
+      if (minContains !== undefined && minContains > 1)
+        return `At least ${phpString(minContains)} array items must match schema`;
       return APPLICATORS.contains!;
     }
     default:
@@ -164,7 +176,9 @@ function extraProperties(value: unknown, schema: unknown): string[] {
   const root = (schema ?? {}) as { properties?: Record<string, unknown>; patternProperties?: Record<string, unknown> };
   // The patterns passed ajv's compile and pattern-guard.ts (no nested repetition) already.
   const patterns = Object.keys(root.patternProperties ?? {}).map((p) => new RegExp(p, 'u'));
-  return Object.keys(value).filter((key) => !Object.hasOwn(root.properties ?? {}, key) && !patterns.some((p) => p.test(key)));
+  return Object.keys(value).filter(
+    (key) => !Object.hasOwn(root.properties ?? {}, key) && !patterns.some((p) => p.test(key)),
+  );
 }
 
 function valueAt(value: unknown, pointer: string): unknown {

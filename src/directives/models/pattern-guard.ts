@@ -16,7 +16,7 @@ export function nestedRepetition(pattern: string): string | null {
   const stack: Group[] = [{ repeats: false }];
   /** The group that just closed, if the previous atom was one. */
   let closed: Group | null = null;
-  for (let i = 0; i < pattern.length; ) {
+  for (let i = 0; i < pattern.length;) {
     const c = pattern[i]!;
     const quantifier = readQuantifier(pattern, i);
     if (quantifier !== null) {

@@ -62,7 +62,11 @@ export function xmlToModel(text: string, maxDepth: number): XmlResult {
     return { ok: false, message: (error as Error).message.replace(/^\[SECURITY\] /, '').replaceAll(MARK, '') };
   }
   const roots = nodes.filter((node) => elementName(node) !== null);
-  if (roots.length !== 1) return { ok: false, message: roots.length === 0 ? 'there is no root element' : `there are ${roots.length} root elements, XML has one` };
+  if (roots.length !== 1)
+    return {
+      ok: false,
+      message: roots.length === 0 ? 'there is no root element' : `there are ${roots.length} root elements, XML has one`,
+    };
   const root = roots[0]!;
   return { ok: true, value: element(root[elementName(root)!] as Node[], root[':@'] as Node | undefined) };
 }
@@ -123,11 +127,14 @@ const PREDEFINED: Readonly<Record<string, string>> = { lt: '<', gt: '>', amp: '&
 /** `&lt;` `&gt;` `&amp;` `&quot;` `&apos;`, `&#233;` and `&#xE9;` decoded; any other `&name;` left as written. */
 function decodeReferences(text: string): string {
   if (!text.includes('&')) return text;
-  return text.replace(/&(?:#(\d{1,7})|#x([0-9a-fA-F]{1,6})|(lt|gt|amp|quot|apos));/g, (whole, dec?: string, hex?: string, name?: string) => {
-    if (name !== undefined) return PREDEFINED[name]!;
-    const code = dec !== undefined ? Number(dec) : parseInt(hex!, 16);
-    return code > 0 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff) ? String.fromCodePoint(code) : whole;
-  });
+  return text.replace(
+    /&(?:#(\d{1,7})|#x([0-9a-fA-F]{1,6})|(lt|gt|amp|quot|apos));/g,
+    (whole, dec?: string, hex?: string, name?: string) => {
+      if (name !== undefined) return PREDEFINED[name]!;
+      const code = dec !== undefined ? Number(dec) : parseInt(hex!, 16);
+      return code > 0 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff) ? String.fromCodePoint(code) : whole;
+    },
+  );
 }
 
 /** An own property whatever the name (`__proto__` included). */

@@ -3,18 +3,23 @@ import type { DirectiveContext } from '../../engine/context.js';
 
 /** Parameter schemas shared by Pull and Push. */
 export const headerMap = { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } } as const;
-export const queryMap = { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean', 'null'] } } as const;
+export const queryMap = {
+  type: 'object',
+  additionalProperties: { type: ['string', 'number', 'boolean', 'null'] },
+} as const;
 
 /** `{ a: 1, b: null }` → `a=1` (null and undefined left out). */
 export function queryString(params: Record<string, unknown> | undefined): string {
   const query = new URLSearchParams();
-  for (const [key, value] of Object.entries(params ?? {})) if (value !== null && value !== undefined) query.append(key, String(value));
+  for (const [key, value] of Object.entries(params ?? {}))
+    if (value !== null && value !== undefined) query.append(key, String(value));
   return query.toString();
 }
 
 export function headerRecord(headers: Record<string, unknown> | undefined): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(headers ?? {})) if (value !== null && value !== undefined) out[key.toLowerCase()] = String(value);
+  for (const [key, value] of Object.entries(headers ?? {}))
+    if (value !== null && value !== undefined) out[key.toLowerCase()] = String(value);
   return out;
 }
 

@@ -43,7 +43,12 @@ export async function send(ctx: DirectiveContext, request: OutgoingRequest): Pro
   const correlationId = ctx.memory.get('correlationId');
   if (typeof correlationId === 'string' && headers[CORRELATION] === undefined) headers[CORRELATION] = correlationId;
   const viaBus = sameOrigin(request.host, ctx.api.localBaseUrl);
-  const hop = startHop(ctx.traceSpan, ctx.request.headers, { verb: request.verb, host: request.host, path: request.path, viaBus }, headers);
+  const hop = startHop(
+    ctx.traceSpan,
+    ctx.request.headers,
+    { verb: request.verb, host: request.host, path: request.path, viaBus },
+    headers,
+  );
   if (hop === null) return viaBus ? bus(ctx, request, headers) : timedNetwork(ctx, request, headers);
   let response: UpstreamResponse;
   try {
@@ -56,9 +61,14 @@ export async function send(ctx: DirectiveContext, request: OutgoingRequest): Pro
   return response;
 }
 
-async function bus(ctx: DirectiveContext, request: OutgoingRequest, headers: Record<string, string | string[]>): Promise<UpstreamResponse> {
+async function bus(
+  ctx: DirectiveContext,
+  request: OutgoingRequest,
+  headers: Record<string, string | string[]>,
+): Promise<UpstreamResponse> {
   const rawHeaders: string[] = [];
-  for (const [name, value] of Object.entries(headers)) for (const v of Array.isArray(value) ? value : [value]) rawHeaders.push(name, v);
+  for (const [name, value] of Object.entries(headers))
+    for (const v of Array.isArray(value) ? value : [value]) rawHeaders.push(name, v);
   const body = request.body === null ? null : Buffer.isBuffer(request.body) ? request.body : Buffer.from(request.body);
   let budget: number;
   try {
@@ -70,17 +80,36 @@ async function bus(ctx: DirectiveContext, request: OutgoingRequest, headers: Rec
   }
   let response: BusResponse;
   try {
-    response = await ctx.api.callLocal({ verb: request.verb.toUpperCase(), path: request.path, rawQuery: request.query, rawHeaders, body, hop: ctx.request.hop, budget }, request.timeoutMs);
+    response = await ctx.api.callLocal(
+      {
+        verb: request.verb.toUpperCase(),
+        path: request.path,
+        rawQuery: request.query,
+        rawHeaders,
+        body,
+        hop: ctx.request.hop,
+        budget,
+      },
+      request.timeoutMs,
+    );
   } catch (error) {
     // A call that failed (a timeout) keeps its lease spent: its callee may still be at work.
     ctx.busCalls.settle(budget, 0);
     throw error;
   }
   ctx.busCalls.settle(budget, response.budgetLeft);
-  return { status: response.status, headers: response.headers.map((h, i) => (i % 2 === 0 ? h.toLowerCase() : h)), body: response.body };
+  return {
+    status: response.status,
+    headers: response.headers.map((h, i) => (i % 2 === 0 ? h.toLowerCase() : h)),
+    body: response.body,
+  };
 }
 
-async function timedNetwork(ctx: DirectiveContext, request: OutgoingRequest, headers: Record<string, string | string[]>): Promise<UpstreamResponse> {
+async function timedNetwork(
+  ctx: DirectiveContext,
+  request: OutgoingRequest,
+  headers: Record<string, string | string[]>,
+): Promise<UpstreamResponse> {
   const startedAt = performance.now();
   try {
     return await network(ctx, request, headers);
@@ -89,7 +118,11 @@ async function timedNetwork(ctx: DirectiveContext, request: OutgoingRequest, hea
   }
 }
 
-async function network(ctx: DirectiveContext, request: OutgoingRequest, headers: Record<string, string | string[]>): Promise<UpstreamResponse> {
+async function network(
+  ctx: DirectiveContext,
+  request: OutgoingRequest,
+  headers: Record<string, string | string[]>,
+): Promise<UpstreamResponse> {
   let url: URL;
   try {
     url = new URL(request.path + (request.query ? `?${request.query}` : ''), request.host);
@@ -100,7 +133,9 @@ async function network(ctx: DirectiveContext, request: OutgoingRequest, headers:
   const policy = ctx.api.resource('egress-policy', () => egressPolicy(ctx.api.egressAllow ?? undefined));
   // One agent (connection pool) per connect timeout in use: the timeout is a property of the pool.
   const connectTimeoutMs = request.connectTimeoutMs ?? 5_000;
-  const agent = ctx.api.upstreams ?? ctx.api.resource(`egress-agent:${connectTimeoutMs}`, () => egressAgent(policy, { connectTimeoutMs }));
+  const agent =
+    ctx.api.upstreams ??
+    ctx.api.resource(`egress-agent:${connectTimeoutMs}`, () => egressAgent(policy, { connectTimeoutMs }));
   checkLiteralHost(policy, url.hostname);
   delete headers.host;
   // headersTimeout and bodyTimeout are idle timers (an upstream sending a byte a second keeps them

@@ -10,7 +10,12 @@ export const STATIC_TYPE_PATTERN = '^[a-z0-9]{1,16}$';
 /** Most files one URL may join. */
 export const MAX_COMPILED_FILES = 100;
 
-export function compiledStaticUrl(staticBasePath: string, type: string, release: string, files: readonly string[]): string {
+export function compiledStaticUrl(
+  staticBasePath: string,
+  type: string,
+  release: string,
+  files: readonly string[],
+): string {
   const base = staticBasePath.endsWith('/') ? staticBasePath : `${staticBasePath}/`;
   return `${base}${type}?r=${encodeURIComponent(release)}&f=${files.join(',')}`;
 }

@@ -48,14 +48,28 @@ export function isInside(root: string, real: string): boolean {
 
 function isNotFound(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException | null)?.code;
-  return code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP' || code === 'EACCES' || code === 'EPERM' || code === 'ENAMETOOLONG' || code === 'EISDIR' || code === 'ENXIO';
+  return (
+    code === 'ENOENT' ||
+    code === 'ENOTDIR' ||
+    code === 'ELOOP' ||
+    code === 'EACCES' ||
+    code === 'EPERM' ||
+    code === 'ENAMETOOLONG' ||
+    code === 'EISDIR' ||
+    code === 'ENXIO'
+  );
 }
 
 /**
  * Reads `root/<segments…>` if it is a regular file inside `root` of at most `maxBytes`; one larger
  * than `referAbove` is checked the same way and named, not read.
  */
-export async function readInside(root: string, segments: readonly string[], maxBytes: number, referAbove = Infinity): Promise<SafeRead> {
+export async function readInside(
+  root: string,
+  segments: readonly string[],
+  maxBytes: number,
+  referAbove = Infinity,
+): Promise<SafeRead> {
   let rootReal: string;
   let real: string;
   try {

@@ -19,7 +19,15 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { AnvilError, Errors } from '../../shared/errors.js';
-import { checkIncrement, checkKey, checkNamespace, checkQuota, checkTtl, checkValue, checkWindow } from './kv-checks.js';
+import {
+  checkIncrement,
+  checkKey,
+  checkNamespace,
+  checkQuota,
+  checkTtl,
+  checkValue,
+  checkWindow,
+} from './kv-checks.js';
 import type { KvBackend, KvQuota, KvStore } from '../../engine/kv-store.js';
 import { sqliteFailure } from '../database/sqlite-failure.js';
 import { decodeWindowCount, encodeWindowCount, nextWindowCount } from '../../engine/window-counter.js';
@@ -92,7 +100,10 @@ interface Statements {
   set: Database.Statement<{ ns: string; key: string; value: string; expires: bigint | null }>;
   setIfAbsent: Database.Statement<{ ns: string; key: string; value: string; expires: bigint | null; now: bigint }>;
   delete: Database.Statement<{ ns: string; key: string }>;
-  increment: Database.Statement<{ ns: string; key: string; by: bigint; now: bigint; ttl: bigint }, { value: number; expires_at: number }>;
+  increment: Database.Statement<
+    { ns: string; key: string; by: bigint; now: bigint; ttl: bigint },
+    { value: number; expires_at: number }
+  >;
   peek: Database.Statement<{ ns: string; key: string; now: bigint }, { countable: number }>;
   sweep: Database.Statement<{ now: bigint; limit: number }>;
   sweepNamespace: Database.Statement<{ ns: string; now: bigint }>;
@@ -140,7 +151,8 @@ export class EmbeddedKvBackend implements KvBackend {
   private closed = false;
 
   static open(options: EmbeddedKvOptions): EmbeddedKvBackend {
-    if (typeof options.dataDir !== 'string' || options.dataDir === '') throw Errors.kvBadArgument('dataDir must be a non-empty path');
+    if (typeof options.dataDir !== 'string' || options.dataDir === '')
+      throw Errors.kvBadArgument('dataDir must be a non-empty path');
     const file = embeddedKvFile(options.dataDir);
     mkdirSync(join(options.dataDir, '.anvil'), { recursive: true });
     const db = new Database(file, { timeout: EMBEDDED_KV_DEFAULTS.busyTimeoutMs });
@@ -318,6 +330,7 @@ export class EmbeddedKvBackend implements KvBackend {
 }
 
 function positiveInteger(name: string, value: number): number {
-  if (!Number.isSafeInteger(value) || value < 1) throw Errors.kvBadArgument(`${name} must be an integer >= 1, got ${value}`);
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw Errors.kvBadArgument(`${name} must be an integer >= 1, got ${value}`);
   return value;
 }

@@ -17,7 +17,11 @@ export const JOB_RECORD_RETENTION_MS = 24 * 60 * 60 * 1000;
  * a job out as soon as it is stored, which may be before this write. True when it was written.
  */
 export function recordQueued(kv: KvStore, jobId: string, delayMs: number): Promise<boolean> {
-  return kv.setIfAbsent(jobRecordKey(jobId), JSON.stringify({ message: 'queued', id: jobId }), delayMs + JOB_RECORD_RETENTION_MS);
+  return kv.setIfAbsent(
+    jobRecordKey(jobId),
+    JSON.stringify({ message: 'queued', id: jobId }),
+    delayMs + JOB_RECORD_RETENTION_MS,
+  );
 }
 
 export function writeJobRecord(kv: KvStore, jobId: string, value: unknown): Promise<void> {

@@ -13,13 +13,15 @@ const LONE_SURROGATE = /\p{Cs}/u;
 
 function checkText(what: string, text: unknown): asserts text is string {
   if (typeof text !== 'string') throw Errors.kvBadArgument(`${what} must be a string, got ${typeof text}`);
-  if (LONE_SURROGATE.test(text)) throw Errors.kvBadArgument(`${what} is not well-formed Unicode (it holds a lone surrogate)`);
+  if (LONE_SURROGATE.test(text))
+    throw Errors.kvBadArgument(`${what} is not well-formed Unicode (it holds a lone surrogate)`);
 }
 
 export function checkNamespace(ns: unknown): asserts ns is string {
   checkText('the namespace', ns);
   const bytes = Buffer.byteLength(ns);
-  if (bytes > KV_LIMITS.maxNamespaceBytes) throw Errors.kvBadArgument(`the namespace is ${bytes} bytes, the limit is ${KV_LIMITS.maxNamespaceBytes} bytes`);
+  if (bytes > KV_LIMITS.maxNamespaceBytes)
+    throw Errors.kvBadArgument(`the namespace is ${bytes} bytes, the limit is ${KV_LIMITS.maxNamespaceBytes} bytes`);
 }
 
 export function checkKey(key: unknown): asserts key is string {
@@ -62,7 +64,14 @@ export function checkQuota(quota: KvQuota | undefined): void {
 
 export function checkWindow(window: unknown): void {
   const { endsAt, spanMs } = (window ?? {}) as Record<string, unknown>;
-  if (!Number.isSafeInteger(endsAt) || (endsAt as number) < 0 || !Number.isSafeInteger(spanMs) || (spanMs as number) < 1) {
-    throw Errors.kvBadArgument(`the window must be { endsAt: epoch ms, spanMs: an integer >= 1 }, got ${JSON.stringify(window)}`);
+  if (
+    !Number.isSafeInteger(endsAt) ||
+    (endsAt as number) < 0 ||
+    !Number.isSafeInteger(spanMs) ||
+    (spanMs as number) < 1
+  ) {
+    throw Errors.kvBadArgument(
+      `the window must be { endsAt: epoch ms, spanMs: an integer >= 1 }, got ${JSON.stringify(window)}`,
+    );
   }
 }

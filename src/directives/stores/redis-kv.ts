@@ -27,7 +27,15 @@
 import { createRequire } from 'node:module';
 import type { Redis, RedisOptions } from 'ioredis';
 import { AnvilError, Errors } from '../../shared/errors.js';
-import { checkIncrement, checkKey, checkNamespace, checkQuota, checkTtl, checkValue, checkWindow } from './kv-checks.js';
+import {
+  checkIncrement,
+  checkKey,
+  checkNamespace,
+  checkQuota,
+  checkTtl,
+  checkValue,
+  checkWindow,
+} from './kv-checks.js';
 import type { KvBackend, KvQuota, KvStore } from '../../engine/kv-store.js';
 import { DELETE_LUA, INCREMENT_LUA, SET_LUA, WINDOW_COUNT_LUA } from './redis-kv-lua.js';
 
@@ -55,10 +63,40 @@ export function usageKeys(prefix: string, ns: string): { bytes: string; sizes: s
 }
 
 type ScriptedRedis = Redis & {
-  anvilSet(key: string, bytes: string, sizes: string, expiry: string, name: string, value: string, ttlMs: string, quota: string, onlyIfAbsent: string): Promise<[number, number]>;
+  anvilSet(
+    key: string,
+    bytes: string,
+    sizes: string,
+    expiry: string,
+    name: string,
+    value: string,
+    ttlMs: string,
+    quota: string,
+    onlyIfAbsent: string,
+  ): Promise<[number, number]>;
   anvilDelete(key: string, bytes: string, sizes: string, expiry: string, name: string): Promise<number>;
-  anvilIncrement(key: string, bytes: string, sizes: string, expiry: string, by: string, ttlMs: string, name: string, quota: string): Promise<[number, number]>;
-  anvilCountInWindow(key: string, bytes: string, sizes: string, expiry: string, name: string, by: string, endsAt: string, spanMs: string, keepMs: string, quota: string): Promise<[number, number]>;
+  anvilIncrement(
+    key: string,
+    bytes: string,
+    sizes: string,
+    expiry: string,
+    by: string,
+    ttlMs: string,
+    name: string,
+    quota: string,
+  ): Promise<[number, number]>;
+  anvilCountInWindow(
+    key: string,
+    bytes: string,
+    sizes: string,
+    expiry: string,
+    name: string,
+    by: string,
+    endsAt: string,
+    spanMs: string,
+    keepMs: string,
+    quota: string,
+  ): Promise<[number, number]>;
 };
 
 /** The URL without its credentials, for messages. */
@@ -81,7 +119,8 @@ export class RedisKvBackend implements KvBackend {
   private closed = false;
 
   static open(options: RedisKvOptions): RedisKvBackend {
-    if (typeof options.url !== 'string' || options.url === '') throw Errors.kvBadArgument('the Redis URL must be a non-empty string');
+    if (typeof options.url !== 'string' || options.url === '')
+      throw Errors.kvBadArgument('the Redis URL must be a non-empty string');
     const prefix = options.prefix ?? REDIS_KV_DEFAULTS.prefix;
     if (typeof prefix !== 'string') throw Errors.kvBadArgument('the Redis key prefix must be a string');
     return new RedisKvBackend(options.url, prefix);
@@ -121,12 +160,27 @@ export class RedisKvBackend implements KvBackend {
     const usage = usageKeys(this.prefix, ns);
     const max = quota === undefined ? '' : String(quota.maxBytes);
     /** One SET script; 1 when it wrote, 2 when `onlyIfAbsent` found a value. */
-    const write = async (key: string, value: string, ttlMs: number | undefined, onlyIfAbsent: '' | '1'): Promise<number> => {
+    const write = async (
+      key: string,
+      value: string,
+      ttlMs: number | undefined,
+      onlyIfAbsent: '' | '1',
+    ): Promise<number> => {
       checkKey(key);
       checkValue(value);
       const ttl = checkTtl(ttlMs, false);
       const [written, would] = await this.call(() =>
-        this.redis.anvilSet(at(key), usage.bytes, usage.sizes, usage.expiry, key, value, ttl === undefined ? '' : String(ttl), max, onlyIfAbsent),
+        this.redis.anvilSet(
+          at(key),
+          usage.bytes,
+          usage.sizes,
+          usage.expiry,
+          key,
+          value,
+          ttl === undefined ? '' : String(ttl),
+          max,
+          onlyIfAbsent,
+        ),
       );
       if (written === 0) throw Errors.quotaKvBytes(Number(would), quota!.maxBytes);
       return written;
@@ -148,7 +202,20 @@ export class RedisKvBackend implements KvBackend {
         checkKey(key);
         checkIncrement(by);
         const ttl = checkTtl(ttlMs, true) as number;
-        const [value, left] = await this.call(() => this.redis.anvilIncrement(at(key), usage.bytes, usage.sizes, usage.expiry, String(by), String(ttl), key, max), quota);
+        const [value, left] = await this.call(
+          () =>
+            this.redis.anvilIncrement(
+              at(key),
+              usage.bytes,
+              usage.sizes,
+              usage.expiry,
+              String(by),
+              String(ttl),
+              key,
+              max,
+            ),
+          quota,
+        );
         return { value: Number(value), ttlMs: Number(left) };
       },
       countInWindow: async (key, by, window, keepMs) => {
@@ -157,7 +224,19 @@ export class RedisKvBackend implements KvBackend {
         checkWindow(window);
         const keep = checkTtl(keepMs, true) as number;
         const [value, endsAt] = await this.call(
-          () => this.redis.anvilCountInWindow(at(key), usage.bytes, usage.sizes, usage.expiry, key, String(by), String(window.endsAt), String(window.spanMs), String(keep), max),
+          () =>
+            this.redis.anvilCountInWindow(
+              at(key),
+              usage.bytes,
+              usage.sizes,
+              usage.expiry,
+              key,
+              String(by),
+              String(window.endsAt),
+              String(window.spanMs),
+              String(keep),
+              max,
+            ),
           quota,
         );
         return { value: Number(value), endsAt: Number(endsAt) };
@@ -197,10 +276,14 @@ export class RedisKvBackend implements KvBackend {
       if (refused !== null && quota !== undefined) return Errors.quotaKvBytes(Number(refused[1]), quota.maxBytes);
       if (message.includes('ANVIL_OUT_OF_RANGE') || message.includes('overflow')) return Errors.kvOutOfRange();
       if (message.includes('not an integer')) return Errors.kvNotInteger();
-      if (message.includes('ANVIL_NOT_WINDOW')) return Errors.kvFailed('the key holds a value that is not a window counter');
+      if (message.includes('ANVIL_NOT_WINDOW'))
+        return Errors.kvFailed('the key holds a value that is not a window counter');
       return Errors.kvFailed(`Redis replied: ${message}`);
     }
-    const cause = this.lastError && this.lastError.message !== message ? `${message}; last connection error: ${this.lastError.message}` : message;
+    const cause =
+      this.lastError && this.lastError.message !== message
+        ? `${message}; last connection error: ${this.lastError.message}`
+        : message;
     return Errors.kvUnavailable(`cannot reach Redis at ${this.where} (${cause})`);
   }
 }

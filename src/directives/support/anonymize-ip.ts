@@ -28,7 +28,7 @@ function maskIpv4(address: string): string {
 export function formatIpv6(words: readonly number[]): string {
   let bestStart = -1;
   let bestLength = 1;
-  for (let i = 0; i < words.length; ) {
+  for (let i = 0; i < words.length;) {
     if (words[i] !== 0) {
       i++;
       continue;

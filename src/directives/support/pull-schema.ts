@@ -22,7 +22,11 @@ function ajv(): Ajv2020 {
 type Compiled = { validate: ValidateFunction } | { error: string };
 
 /** The map a Pull checks its answer against: `schema` names it (false: none); by default the map named like `target`, when there is one. */
-export function schemaName(ctx: DirectiveContext, schema: string | boolean | undefined, target: string | undefined): string | null {
+export function schemaName(
+  ctx: DirectiveContext,
+  schema: string | boolean | undefined,
+  target: string | undefined,
+): string | null {
   if (schema === false) return null;
   if (typeof schema === 'string') return schema;
   if (target === undefined) return null;
@@ -37,14 +41,18 @@ export function checkAgainstSchema(ctx: DirectiveContext, name: string, value: u
   if ('error' in compiled) throw Errors.pullSchemaBroken(name, compiled.error);
   if (compiled.validate(value)) return;
   const first = compiled.validate.errors?.[0];
-  const detail = first === undefined ? 'it is not valid' : `${first.instancePath === '' ? 'the answer' : first.instancePath} ${first.message ?? 'is not valid'}`;
+  const detail =
+    first === undefined
+      ? 'it is not valid'
+      : `${first.instancePath === '' ? 'the answer' : first.instancePath} ${first.message ?? 'is not valid'}`;
   throw Errors.pullSchemaMismatch(where, name, detail);
 }
 
 function compile(ctx: DirectiveContext, name: string): Compiled | null {
   if (!Object.hasOwn(ctx.api.maps, name)) return null;
   const schema = ctx.api.maps[name];
-  if (typeof schema !== 'boolean' && (schema === null || typeof schema !== 'object' || Array.isArray(schema))) return { error: 'a schema is an object (or true/false)' };
+  if (typeof schema !== 'boolean' && (schema === null || typeof schema !== 'object' || Array.isArray(schema)))
+    return { error: 'a schema is an object (or true/false)' };
   try {
     // The maps are frozen and shared; ajv may annotate what it compiles, so it gets a copy.
     return { validate: ajv().compile(structuredClone(schema) as object) };

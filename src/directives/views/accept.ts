@@ -60,7 +60,8 @@ function mediaRanges(header: string): string[] {
     // Stops at the comma that ends the range (one inside a quoted parameter value does not end it).
     const parsed = parseMediaRange(header, { comma: true, start: index });
     const text = header.slice(index, parsed.index);
-    if (parsed.type === XHTML_TYPE) ranges.push({ type: HTML_TYPE, text: HTML_TYPE + text.trimStart().slice(XHTML_TYPE.length) });
+    if (parsed.type === XHTML_TYPE)
+      ranges.push({ type: HTML_TYPE, text: HTML_TYPE + text.trimStart().slice(XHTML_TYPE.length) });
     else ranges.push({ type: parsed.type, text });
     index = parsed.index + 1;
   }

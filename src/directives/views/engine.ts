@@ -121,7 +121,8 @@ export class ViewSession {
     const file = templateFile(name);
     const where = `Assets/views/${file}`;
     try {
-      if (assetNameProblem(name) !== null || !files.existsSync(file)) throw Errors.viewFailed(`template ${where} not found`);
+      if (assetNameProblem(name) !== null || !files.existsSync(file))
+        throw Errors.viewFailed(`template ${where} not found`);
       const templates = await liquid.parseFile(name);
       const ctx = new Context(scope, liquid.options, { sync: false }, { liquid, ...this.limiters });
       if (this.limiters === null) {
@@ -202,27 +203,45 @@ function escapeOnce(this: FilterThis, value: unknown): SafeHtml {
 }
 
 function unescapeHtml(text: string): string {
-  return text.replace(/&(amp|lt|gt|quot|#39);/g, (_m, name: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[name] ?? _m);
+  return text.replace(
+    /&(amp|lt|gt|quot|#39);/g,
+    (_m, name: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[name] ?? _m,
+  );
 }
 
 /** A liquidjs failure as ANVIL_ERR_VIEW, whose message names the template and, for a limit, the limit. */
 function describe(error: unknown, where: string, limits: ViewLimits): AnvilError {
   const chain: unknown[] = [];
-  for (let e: unknown = error; e !== null && e !== undefined && chain.length < 8; e = (e as { originalError?: unknown }).originalError) chain.push(e);
+  for (
+    let e: unknown = error;
+    e !== null && e !== undefined && chain.length < 8;
+    e = (e as { originalError?: unknown }).originalError
+  )
+    chain.push(e);
   const messages = chain.map((e) => (e instanceof Error ? e.message : String(e)));
   const output = chain.find((e): e is OutputLimitError => e instanceof OutputLimitError);
   if (output !== undefined) {
     return output.message === 'emitted'
-      ? Errors.viewFailed(`${where}: text limit exceeded (templates may emit ${limits.emittedChars} characters per request, captures included)`)
+      ? Errors.viewFailed(
+          `${where}: text limit exceeded (templates may emit ${limits.emittedChars} characters per request, captures included)`,
+        )
       : Errors.viewFailed(`${where}: output limit exceeded (a page may be ${formatBytes(limits.outputBytes)})`);
   }
   const has = (text: string) => messages.some((m) => m.includes(text));
-  if (has('template render limit exceeded')) return Errors.viewFailed(`${where}: render time limit exceeded (${limits.renderMs} ms)`);
-  if (has('memory alloc limit exceeded')) return Errors.viewFailed(`${where}: memory limit exceeded (${limits.memoryUnits} array elements or characters)`);
-  if (has('parse length limit exceeded')) return Errors.viewFailed(`${where}: parse limit exceeded (a template may be ${formatBytes(limits.templateBytes)})`);
-  if (chain.some((e) => e instanceof NestingLimitError)) return Errors.viewFailed(`${where}: nesting limit exceeded (${limits.nestingDepth} levels of blocks and includes)`);
-  if (chain.some((e) => e instanceof RangeError && /call stack/i.test(e.message))) return Errors.viewFailed(`${where}: templates nested too deeply`);
+  if (has('template render limit exceeded'))
+    return Errors.viewFailed(`${where}: render time limit exceeded (${limits.renderMs} ms)`);
+  if (has('memory alloc limit exceeded'))
+    return Errors.viewFailed(`${where}: memory limit exceeded (${limits.memoryUnits} array elements or characters)`);
+  if (has('parse length limit exceeded'))
+    return Errors.viewFailed(`${where}: parse limit exceeded (a template may be ${formatBytes(limits.templateBytes)})`);
+  if (chain.some((e) => e instanceof NestingLimitError))
+    return Errors.viewFailed(`${where}: nesting limit exceeded (${limits.nestingDepth} levels of blocks and includes)`);
+  if (chain.some((e) => e instanceof RangeError && /call stack/i.test(e.message)))
+    return Errors.viewFailed(`${where}: templates nested too deeply`);
   // liquidjs says `ENOENT: Failed to lookup "x" in "."` for an include it could not (or may not) load.
-  const message = (messages[0] ?? 'render failed').replace(/ENOENT: Failed to lookup "(.*?)" in "[^"]*"/, 'no template "$1" under Assets/views');
+  const message = (messages[0] ?? 'render failed').replace(
+    /ENOENT: Failed to lookup "(.*?)" in "[^"]*"/,
+    'no template "$1" under Assets/views',
+  );
   return Errors.viewFailed(`${where}: ${message}`);
 }

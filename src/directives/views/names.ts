@@ -15,7 +15,8 @@ export function assetNameProblem(name: unknown): string | null {
   if (name.length > MAX_NAME_LENGTH) return `is longer than ${MAX_NAME_LENGTH} characters`;
   if (!ASSET_NAME.test(name)) return 'may only contain A-Z a-z 0-9 _ . / - and must start with a letter, a digit or _';
   if (name.includes('..')) return 'must not contain ".."';
-  if (name.split('/').some((segment) => segment === '' || segment === '.')) return 'must not contain an empty or "." segment';
+  if (name.split('/').some((segment) => segment === '' || segment === '.'))
+    return 'must not contain an empty or "." segment';
   return null;
 }
 

@@ -27,7 +27,9 @@ export interface AdminAnswer {
 type Answer = AdminAnswer | void | Promise<AdminAnswer | void>;
 
 /** One handler per endpoint: those with `auth: 'host'` get the authenticated host. */
-export type AdminHandlers = { [E in AdminEndpoint as E['id']]: E['auth'] extends 'host' ? (call: HostCall) => Answer : (call: OpenCall) => Answer };
+export type AdminHandlers = {
+  [E in AdminEndpoint as E['id']]: E['auth'] extends 'host' ? (call: HostCall) => Answer : (call: OpenCall) => Answer;
+};
 
 export interface AdminRouterDeps {
   handlers: AdminHandlers;
@@ -43,7 +45,12 @@ interface CompiledEndpoint {
 }
 
 const API_KEY = /^[a-z0-9][a-z0-9-]{0,62}$/;
-const COMPILED: CompiledEndpoint[] = ADMIN_ENDPOINTS.map(({ id, method, auth, path }) => ({ id, method, auth, segments: path.split('/').slice(1) }));
+const COMPILED: CompiledEndpoint[] = ADMIN_ENDPOINTS.map(({ id, method, auth, path }) => ({
+  id,
+  method,
+  auth,
+  segments: path.split('/').slice(1),
+}));
 
 /**
  * The admin host's `/anvil/…` requests: the endpoint table (admin-endpoints.ts) matched in order,
@@ -68,7 +75,9 @@ export class AdminRouter {
 
   private route(req: IncomingMessage, res: ServerResponse, path: string, rawQuery: string): Answer {
     const parts = path.split('/').slice(1);
-    const matches = COMPILED.map((endpoint) => ({ endpoint, params: matchPath(endpoint.segments, parts) })).filter((m) => m.params !== null);
+    const matches = COMPILED.map((endpoint) => ({ endpoint, params: matchPath(endpoint.segments, parts) })).filter(
+      (m) => m.params !== null,
+    );
     const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
     const open = matches.length > 0 && matches.every((m) => m.endpoint.auth !== 'host');
     const host = open ? null : this.deps.authenticate(req);
@@ -118,5 +127,7 @@ const SAID_IN_FULL = new Set([Errors.controlPlaneUnavailable.code, Errors.jobQue
 
 /** A 4xx as it is; a 5xx as its status text (`clientError`) unless it is one an operator acts on. */
 function operatorError(error: unknown): AnvilError {
-  return error instanceof AnvilError && (error.status < 500 || SAID_IN_FULL.has(error.code)) ? error : clientError(error);
+  return error instanceof AnvilError && (error.status < 500 || SAID_IN_FULL.has(error.code))
+    ? error
+    : clientError(error);
 }

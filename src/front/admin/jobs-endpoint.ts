@@ -23,7 +23,11 @@ export interface JobsEndpointDeps {
 
 const ACTIONS = {
   flush: { audit: 'jobs-flush', count: 'removed', run: (jobs: ApiJobs, api: string) => jobs.flush(api) },
-  'requeue-failed': { audit: 'jobs-requeue-failed', count: 'requeued', run: (jobs: ApiJobs, api: string) => jobs.requeueFailed(api) },
+  'requeue-failed': {
+    audit: 'jobs-requeue-failed',
+    count: 'requeued',
+    run: (jobs: ApiJobs, api: string) => jobs.requeueFailed(api),
+  },
 } as const;
 type ActionName = keyof typeof ACTIONS;
 
@@ -54,7 +58,11 @@ export function jobHandlers(deps: JobsEndpointDeps) {
   };
 }
 
-async function runAction({ req, host, params }: HostCall, name: ActionName, deps: JobsEndpointDeps): Promise<AdminAnswer> {
+async function runAction(
+  { req, host, params }: HostCall,
+  name: ActionName,
+  deps: JobsEndpointDeps,
+): Promise<AdminAnswer> {
   const key = params.key!;
   const action = ACTIONS[name];
   const note = deps.note(req, host);

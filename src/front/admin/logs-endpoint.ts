@@ -14,7 +14,13 @@ const PARAMETERS = ['follow', 'status', 'route', 'text', 'limit'];
  * (`{"lines": […]}`, oldest first), or with `follow=1` its new lines live as Server-Sent Events.
  * Filters: `status` (`5xx` or `503`), `route`, `text`. `dir` is the API's log folder.
  */
-export async function apiLogs(res: ServerResponse, params: URLSearchParams, key: string, dir: string, followers: LogFollowers): Promise<AdminAnswer | void> {
+export async function apiLogs(
+  res: ServerResponse,
+  params: URLSearchParams,
+  key: string,
+  dir: string,
+  followers: LogFollowers,
+): Promise<AdminAnswer | void> {
   for (const name of params.keys()) {
     if (!PARAMETERS.includes(name)) throw Errors.badQuery(`unknown parameter "${name}" (${PARAMETERS.join(', ')})`);
   }

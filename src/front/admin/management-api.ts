@@ -31,7 +31,12 @@ export interface ManagementDeps {
 
 export interface ManagementCounts {
   deploy(host: string, ok: boolean, status: number): void;
-  releaseChange(host: string, key: string, change: ReleaseChange, result: 'ok' | 'unknown_api' | 'unknown_release'): void;
+  releaseChange(
+    host: string,
+    key: string,
+    change: ReleaseChange,
+    result: 'ok' | 'unknown_api' | 'unknown_release',
+  ): void;
 }
 
 /**
@@ -49,7 +54,9 @@ export function managementHandlers(deps: ManagementDeps) {
     },
     updateApi: ({ req, host, params }: HostCall) => update(req, host, params.key!, deps),
     deleteApi: ({ req, host, params }: HostCall) => remove(host, params.key!, deps, deps.note(req, host)),
-    openApi: async ({ host, params }: HostCall): Promise<AdminAnswer> => ({ body: await openApiOf(host, params.key!, deps) }),
+    openApi: async ({ host, params }: HostCall): Promise<AdminAnswer> => ({
+      body: await openApiOf(host, params.key!, deps),
+    }),
   };
 }
 
@@ -67,10 +74,12 @@ async function deploy(req: IncomingMessage, host: PublicHost, deps: ManagementDe
   }
   deps.counted?.deploy(host.name, result.ok, result.ok ? 201 : result.status);
   if (!result.ok) {
-    const summary = result.errors.length === 1 ? result.errors[0]! : `${result.errors.length} errors: ${result.errors.join('; ')}`;
+    const summary =
+      result.errors.length === 1 ? result.errors[0]! : `${result.errors.length} errors: ${result.errors.join('; ')}`;
     await note({ action: 'deploy', status: result.status, error: summary });
     const code = result.status === 429 ? result.code : Errors.deployRefused.code;
-    const headers: Record<string, string> = result.status === 429 ? { 'retry-after': String(result.retryAfterSeconds) } : {};
+    const headers: Record<string, string> =
+      result.status === 429 ? { 'retry-after': String(result.retryAfterSeconds) } : {};
     return { status: result.status, body: { error: summary, code, errors: result.errors }, headers };
   }
   deps.directory.reload();
@@ -82,33 +91,66 @@ async function update(req: IncomingMessage, host: PublicHost, key: string, deps:
   const note = deps.note(req, host);
   const refuse = async (error: AnvilError, errors?: string[]): Promise<AdminAnswer> => {
     await note({ action: 'update', api: key, status: error.status, error: error.message });
-    return { status: error.status, body: { error: error.message, code: error.code, ...(errors === undefined ? {} : { errors }) } };
+    return {
+      status: error.status,
+      body: { error: error.message, code: error.code, ...(errors === undefined ? {} : { errors }) },
+    };
   };
   let body: unknown;
   try {
     const raw = await readBody(req, 64 * 1024);
     body = raw === null ? undefined : JSON.parse(raw.toString('utf8'));
   } catch (error) {
-    return refuse((error as { status?: number }).status === 413 ? Errors.managementBodyTooLarge() : Errors.badManagementBody('body is not valid JSON'));
+    return refuse(
+      (error as { status?: number }).status === 413
+        ? Errors.managementBodyTooLarge()
+        : Errors.badManagementBody('body is not valid JSON'),
+    );
   }
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    return refuse(Errors.badManagementBody('body must be a JSON object {"active": boolean, "release": string, "public": boolean}'));
+    return refuse(
+      Errors.badManagementBody('body must be a JSON object {"active": boolean, "release": string, "public": boolean}'),
+    );
   }
   const fields = body as Record<string, unknown>;
   const problems: string[] = [];
-  for (const [field, type] of [['active', 'boolean'], ['release', 'string'], ['public', 'boolean']] as const) {
+  for (const [field, type] of [
+    ['active', 'boolean'],
+    ['release', 'string'],
+    ['public', 'boolean'],
+  ] as const) {
     if (!(field in fields)) problems.push(`field "${field}" is missing (a ${type})`);
-    else if (typeof fields[field] !== type) problems.push(`field "${field}" must be a ${type}, got ${JSON.stringify(fields[field])}`);
+    else if (typeof fields[field] !== type)
+      problems.push(`field "${field}" must be a ${type}, got ${JSON.stringify(fields[field])}`);
   }
   if (problems.length > 0) return refuse(Errors.badManagementBody(problems.join('; ')), problems);
 
-  const change = { active: fields.active as boolean, release: fields.release as string, public: fields.public as boolean };
+  const change = {
+    active: fields.active as boolean,
+    release: fields.release as string,
+    public: fields.public as boolean,
+  };
   const before = deps.registry.getApi(host.name, key);
   const kind = releaseChange(before, change);
   const outcome = await deps.controlPlane.updateApi(host.name, key, change);
-  deps.counted?.releaseChange(host.name, key, kind, outcome === 'ok' ? 'ok' : outcome === 'unknown-api' ? 'unknown_api' : 'unknown_release');
-  const entry = { action: kind, api: key, release: change.release, detail: { ...change, previousRelease: before?.release ?? null } };
-  const failure = outcome === 'unknown-api' ? Errors.unknownApi(key) : outcome === 'unknown-release' ? Errors.unknownRelease(change.release, key) : null;
+  deps.counted?.releaseChange(
+    host.name,
+    key,
+    kind,
+    outcome === 'ok' ? 'ok' : outcome === 'unknown-api' ? 'unknown_api' : 'unknown_release',
+  );
+  const entry = {
+    action: kind,
+    api: key,
+    release: change.release,
+    detail: { ...change, previousRelease: before?.release ?? null },
+  };
+  const failure =
+    outcome === 'unknown-api'
+      ? Errors.unknownApi(key)
+      : outcome === 'unknown-release'
+        ? Errors.unknownRelease(change.release, key)
+        : null;
   if (failure !== null) {
     await note({ ...entry, status: failure.status, error: failure.message });
     throw failure;
@@ -122,7 +164,13 @@ async function remove(host: PublicHost, key: string, deps: ManagementDeps, note:
   const release = deps.registry.getApi(host.name, key)?.release ?? null;
   const outcome = await deps.controlPlane.deleteApi(host.name, key);
   const refusal = deleteRefusal(outcome, key);
-  await note({ action: 'delete', api: key, release, status: refusal?.status ?? 204, ...(refusal === null ? {} : { error: refusal.message }) });
+  await note({
+    action: 'delete',
+    api: key,
+    release,
+    status: refusal?.status ?? 204,
+    ...(refusal === null ? {} : { error: refusal.message }),
+  });
   if (refusal !== null) throw refusal;
   deps.retireApi(host.name, key);
   deps.directory.reload();

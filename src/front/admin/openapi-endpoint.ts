@@ -9,11 +9,23 @@ import { Errors } from '../../shared/errors.js';
  * read from its compiled.json (the api.yaml as deployed). The exporter and the directive catalogue
  * it asks are loaded on the first call only: the router does not need them to serve.
  */
-export async function openApiOf(host: PublicHost, key: string, deps: { registry: Registry; paths: DataPaths }): Promise<unknown> {
+export async function openApiOf(
+  host: PublicHost,
+  key: string,
+  deps: { registry: Registry; paths: DataPaths },
+): Promise<unknown> {
   const record = deps.registry.getApi(host.name, key);
   if (record === null) throw Errors.unknownApi(key);
-  const compiled = JSON.parse(await readFile(deps.paths.compiledFile(host.name, key, record.release), 'utf8')) as CompiledRelease;
-  const [{ exportOpenApi }, { builtinDirectives }] = await Promise.all([import('../../deploy/openapi/export-openapi.js'), import('../../directives/catalogue.js')]);
+  const compiled = JSON.parse(
+    await readFile(deps.paths.compiledFile(host.name, key, record.release), 'utf8'),
+  ) as CompiledRelease;
+  const [{ exportOpenApi }, { builtinDirectives }] = await Promise.all([
+    import('../../deploy/openapi/export-openapi.js'),
+    import('../../directives/catalogue.js'),
+  ]);
   const basePath = host.path === null ? `/${key}` : '/';
-  return exportOpenApi({ definition: compiled.definition, maps: compiled.maps, release: record.release, basePath }, builtinDirectives);
+  return exportOpenApi(
+    { definition: compiled.definition, maps: compiled.maps, release: record.release, basePath },
+    builtinDirectives,
+  );
 }

@@ -13,8 +13,12 @@ const ALLOWED_WINDOWS = Object.keys(WINDOWS).join(', ');
  */
 export function operatorHandlers(sources: OperatorSources) {
   return {
-    overview: async ({ host }: HostCall): Promise<AdminAnswer> => ({ body: await overview(sources, host), headers: NO_STORE }),
-    stats: ({ host, params, query }: HostCall): AdminAnswer => apiStats(host, params.key!, query.get('window'), sources),
+    overview: async ({ host }: HostCall): Promise<AdminAnswer> => ({
+      body: await overview(sources, host),
+      headers: NO_STORE,
+    }),
+    stats: ({ host, params, query }: HostCall): AdminAnswer =>
+      apiStats(host, params.key!, query.get('window'), sources),
   };
 }
 

@@ -34,7 +34,13 @@ export function operatorSources(parts: OperatorParts): OperatorSources {
       const state = parts.actors.hostFault({ host: host.name, env: host.env });
       if (state === null) return null;
       const { aborts, windowMs } = parts.actors.hostFaultLimits;
-      return { stage: state.stage, culprits: state.culprits, pausedUntil: state.pausedUntil > 0 ? new Date(state.pausedUntil).toISOString() : null, abortLimit: aborts, windowSeconds: Math.round(windowMs / 1000) };
+      return {
+        stage: state.stage,
+        culprits: state.culprits,
+        pausedUntil: state.pausedUntil > 0 ? new Date(state.pausedUntil).toISOString() : null,
+        abortLimit: aborts,
+        windowSeconds: Math.round(windowMs / 1000),
+      };
     },
     cells: parts.cells,
     jobCounts: (host) => {
@@ -58,7 +64,9 @@ async function readJobCounts(parts: OperatorParts, host: PublicHost): Promise<Ma
 function packageVersion(): string {
   try {
     // src/front/instance and dist/front/instance alike are two levels below the package root.
-    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+      version?: unknown;
+    };
     return typeof pkg.version === 'string' ? pkg.version : 'unknown';
   } catch {
     return 'unknown';

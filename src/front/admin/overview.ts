@@ -81,7 +81,15 @@ export async function overview(sources: OperatorSources, host: PublicHost): Prom
   const sums5m = emptySums();
   const apis: ApiOverview[] = [];
   for (const entry of sources.directory.apisOf(host.name)) {
-    apis.push(apiOverview(sources, entry, gauges.get(entry.record.key), jobs === null ? null : (jobs.get(entry.record.key) ?? EMPTY_COUNTS), { now, wall, uptimeSeconds, sums1m, sums5m }));
+    apis.push(
+      apiOverview(
+        sources,
+        entry,
+        gauges.get(entry.record.key),
+        jobs === null ? null : (jobs.get(entry.record.key) ?? EMPTY_COUNTS),
+        { now, wall, uptimeSeconds, sums1m, sums5m },
+      ),
+    );
   }
   apis.sort((a, b) => a.key.localeCompare(b.key));
   const count = (status: ApiStatus) => apis.filter((a) => a.status === status).length;
@@ -102,7 +110,13 @@ export async function overview(sources: OperatorSources, host: PublicHost): Prom
       paused: count('paused'),
       disabled: count('disabled'),
       threads: apis.reduce((n, a) => n + a.threads, 0),
-      jobs: jobs === null ? null : { waiting: apis.reduce((n, a) => n + (a.jobs?.waiting ?? 0), 0), failed: apis.reduce((n, a) => n + (a.jobs?.failed ?? 0), 0) },
+      jobs:
+        jobs === null
+          ? null
+          : {
+              waiting: apis.reduce((n, a) => n + (a.jobs?.waiting ?? 0), 0),
+              failed: apis.reduce((n, a) => n + (a.jobs?.failed ?? 0), 0),
+            },
       last1m: windowFigures(sums1m, covered(WINDOWS['1m'], uptimeSeconds)),
       last5m: windowFigures(sums5m, covered(WINDOWS['5m'], uptimeSeconds)),
     },
@@ -120,7 +134,13 @@ interface Moment {
 
 const EMPTY_COUNTS: QueueCounts = { waiting: 0, delayed: 0, active: 0, completed: 0, failed: 0 };
 
-function apiOverview(sources: OperatorSources, entry: ApiEntry, gauge: ActorGauges | undefined, jobs: QueueCounts | null, at: Moment): ApiOverview {
+function apiOverview(
+  sources: OperatorSources,
+  entry: ApiEntry,
+  gauge: ActorGauges | undefined,
+  jobs: QueueCounts | null,
+  at: Moment,
+): ApiOverview {
   const { record, host } = entry;
   const pausedUntil = record.active ? sources.pausedUntil(entry.spec) : 0;
   const paused = pausedUntil > at.wall;
@@ -146,6 +166,7 @@ function apiOverview(sources: OperatorSources, entry: ApiEntry, gauge: ActorGaug
 /** The seconds before `now` (the current one is still counting, so it would always dip). */
 function recentRequests(rings: ApiRings, now: number): number[] {
   const counts: number[] = [];
-  for (let second = now - RECENT_SECONDS; second < now; second++) counts.push(rings.api.at(second)?.[FIELD.requests] ?? 0);
+  for (let second = now - RECENT_SECONDS; second < now; second++)
+    counts.push(rings.api.at(second)?.[FIELD.requests] ?? 0);
   return counts;
 }

@@ -24,11 +24,19 @@ export class AuditLog {
     private readonly now: () => number,
   ) {}
 
-  static async open(store: AuditStore, log: InstanceLog, retention: AuditRetention, now: () => number = Date.now): Promise<AuditLog> {
+  static async open(
+    store: AuditStore,
+    log: InstanceLog,
+    retention: AuditRetention,
+    now: () => number = Date.now,
+  ): Promise<AuditLog> {
     const audit = new AuditLog(store, log, retention, now);
     audit.lastCliId = await store.lastId();
     await audit.prune();
-    audit.timers.push(setInterval(() => void audit.prune(), PRUNE_EVERY_MS), setInterval(() => void audit.logCliEntries(), CLI_POLL_MS));
+    audit.timers.push(
+      setInterval(() => void audit.prune(), PRUNE_EVERY_MS),
+      setInterval(() => void audit.logCliEntries(), CLI_POLL_MS),
+    );
     for (const timer of audit.timers) timer.unref();
     return audit;
   }
@@ -40,7 +48,10 @@ export class AuditLog {
       id = await this.store.append(full);
       await this.store.trim(full.host, this.retention.rows);
     } catch (error) {
-      this.log.warn({ err: error, action: record.action, host: record.host, api: record.api }, 'audit entry not stored');
+      this.log.warn(
+        { err: error, action: record.action, host: record.host, api: record.api },
+        'audit entry not stored',
+      );
     }
     const { timeMs, ...fields } = full;
     this.logEntry({ ...fields, id: id ?? 0, time: new Date(timeMs).toISOString() });

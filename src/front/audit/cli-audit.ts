@@ -16,7 +16,12 @@ export interface CliAction {
  * log (a running instance logs it within a second): ok, or failed with the command's message
  * (rethrown). The caller is the local user; there is no address and no key.
  */
-export async function auditedCliAction<T>(dataDir: string, action: CliAction, work: () => T | Promise<T>, describe: (result: T) => Record<string, unknown> = () => ({})): Promise<T> {
+export async function auditedCliAction<T>(
+  dataDir: string,
+  action: CliAction,
+  work: () => T | Promise<T>,
+  describe: (result: T) => Record<string, unknown> = () => ({}),
+): Promise<T> {
   try {
     const result = await work();
     await record(dataDir, action, null, describe(result));
@@ -27,7 +32,12 @@ export async function auditedCliAction<T>(dataDir: string, action: CliAction, wo
   }
 }
 
-async function record(dataDir: string, action: CliAction, error: string | null, more: Record<string, unknown>): Promise<void> {
+async function record(
+  dataDir: string,
+  action: CliAction,
+  error: string | null,
+  more: Record<string, unknown>,
+): Promise<void> {
   let store: SqliteAuditStore | null = null;
   try {
     store = SqliteAuditStore.open(new DataPaths(resolve(dataDir)).auditFile);
@@ -47,7 +57,9 @@ async function record(dataDir: string, action: CliAction, error: string | null, 
     });
   } catch (failure) {
     // The command did what it was asked; only its audit entry is missing, and it says so.
-    process.stderr.write(`warning: the audit log of ${dataDir} could not record this command: ${(failure as Error).message}\n`);
+    process.stderr.write(
+      `warning: the audit log of ${dataDir} could not record this command: ${(failure as Error).message}\n`,
+    );
   } finally {
     store?.close();
   }

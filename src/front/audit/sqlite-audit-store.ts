@@ -79,7 +79,11 @@ export class SqliteAuditStore implements AuditStore {
       db.exec(SCHEMA);
       // Immediate: an `anvil` command opening the same file at the same time adds the counts once.
       db.transaction(() => {
-        if (db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'audit_rows_by_host'").get() === undefined) db.exec(COUNTS);
+        if (
+          db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'audit_rows_by_host'").get() ===
+          undefined
+        )
+          db.exec(COUNTS);
       }).immediate();
       return new SqliteAuditStore(db);
     } catch (error) {
@@ -121,7 +125,9 @@ export class SqliteAuditStore implements AuditStore {
   }
 
   async since(afterId: number, origin: AuditOrigin, limit: number): Promise<AuditEntry[]> {
-    const rows = this.db.prepare('SELECT * FROM audit WHERE id > ? AND origin = ? ORDER BY id LIMIT ?').all(afterId, origin, limit) as Row[];
+    const rows = this.db
+      .prepare('SELECT * FROM audit WHERE id > ? AND origin = ? ORDER BY id LIMIT ?')
+      .all(afterId, origin, limit) as Row[];
     return rows.map(toEntry);
   }
 
@@ -132,7 +138,10 @@ export class SqliteAuditStore implements AuditStore {
 
   async prune(retention: AuditRetention, nowMs: number): Promise<number> {
     const byAge = this.db.prepare('DELETE FROM audit WHERE time_ms < ?').run(nowMs - retention.days * DAY_MS).changes;
-    const over = this.db.prepare("SELECT nullif(host, '') AS host FROM audit_rows_by_host WHERE rows > ?").pluck().all(retention.rows) as Array<string | null>;
+    const over = this.db
+      .prepare("SELECT nullif(host, '') AS host FROM audit_rows_by_host WHERE rows > ?")
+      .pluck()
+      .all(retention.rows) as Array<string | null>;
     let byCount = 0;
     for (const host of over) byCount += await this.trim(host, retention.rows);
     return byAge + byCount;

@@ -65,7 +65,13 @@ export function parseTrustedProxies(list: string | null): BlockList | null {
     const [network, prefix, extra] = entry.split('/');
     const family = isIP(network ?? '');
     const bits = prefix === undefined ? (family === 4 ? 32 : 128) : Number(prefix);
-    if (family === 0 || extra !== undefined || !Number.isInteger(bits) || bits < 0 || bits > (family === 4 ? 32 : 128)) {
+    if (
+      family === 0 ||
+      extra !== undefined ||
+      !Number.isInteger(bits) ||
+      bits < 0 ||
+      bits > (family === 4 ? 32 : 128)
+    ) {
       throw new Error(`--trusted-proxy: "${entry}" is not an IP address or CIDR`);
     }
     trusted.addSubnet(network!, bits, family === 4 ? 'ipv4' : 'ipv6');

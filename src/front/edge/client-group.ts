@@ -14,7 +14,8 @@ export function clientGroup(address: string): string {
   const gap = bare.indexOf('::');
   const head = groups(gap < 0 ? bare : bare.slice(0, gap));
   const tail = gap < 0 ? [] : groups(bare.slice(gap + 2));
-  const all = gap < 0 ? head : [...head, ...Array<string>(Math.max(0, 8 - head.length - tail.length)).fill('0'), ...tail];
+  const all =
+    gap < 0 ? head : [...head, ...Array<string>(Math.max(0, 8 - head.length - tail.length)).fill('0'), ...tail];
   const prefix = all.slice(0, 4).map((g) => parseInt(g, 16).toString(16));
   return prefix.length === 4 && prefix.every((g) => g !== 'NaN') ? `${prefix.join(':')}::/64` : address;
 }

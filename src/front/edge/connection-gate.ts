@@ -187,7 +187,8 @@ export class ConnectionGate {
 
   private holderOf(group: string): Holder {
     let holder = this.holders.get(group);
-    if (holder === undefined) this.holders.set(group, (holder = { group, count: 0, all: new Set(), evictable: new Set() }));
+    if (holder === undefined)
+      this.holders.set(group, (holder = { group, count: 0, all: new Set(), evictable: new Set() }));
     return holder;
   }
 

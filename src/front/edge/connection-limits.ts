@@ -19,10 +19,18 @@ export const MAX_DEFAULT_CONNECTIONS_PER_CLIENT = 256;
  * files, the cells' sockets), the rest goes to client connections, up to MAX_DEFAULT_CONNECTIONS;
  * one client may hold a quarter of the total, up to MAX_DEFAULT_CONNECTIONS_PER_CLIENT.
  */
-export function connectionLimits(total: number | undefined, perClient: number | undefined, openFiles: number | null): ConnectionLimits {
+export function connectionLimits(
+  total: number | undefined,
+  perClient: number | undefined,
+  openFiles: number | null,
+): ConnectionLimits {
   const files = openFiles ?? 1024;
-  const chosenTotal = total ?? Math.max(64, Math.min(MAX_DEFAULT_CONNECTIONS, files - Math.max(256, Math.floor(files / 4))));
-  return { total: chosenTotal, perClient: perClient ?? Math.max(1, Math.min(MAX_DEFAULT_CONNECTIONS_PER_CLIENT, Math.floor(chosenTotal / 4))) };
+  const chosenTotal =
+    total ?? Math.max(64, Math.min(MAX_DEFAULT_CONNECTIONS, files - Math.max(256, Math.floor(files / 4))));
+  return {
+    total: chosenTotal,
+    perClient: perClient ?? Math.max(1, Math.min(MAX_DEFAULT_CONNECTIONS_PER_CLIENT, Math.floor(chosenTotal / 4))),
+  };
 }
 
 /** The soft RLIMIT_NOFILE (node raises it to the hard limit at start) from /proc/self/limits; null where there is none. */

@@ -55,7 +55,8 @@ export class ConsoleFiles {
     const name = path === `${CONSOLE_PATH}/` ? 'index.html' : path.slice(CONSOLE_PATH.length + 1);
     const file = this.resolveFile(name);
     const body = file === null ? null : await readFile(file).catch(() => null);
-    if (file === null || body === null) return sendFailure(res, Errors.consoleFileMissing(name.slice(0, 200)), CONSOLE_SECURITY_HEADERS);
+    if (file === null || body === null)
+      return sendFailure(res, Errors.consoleFileMissing(name.slice(0, 200)), CONSOLE_SECURITY_HEADERS);
 
     const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
     const headers = { ...CONSOLE_SECURITY_HEADERS, etag, 'cache-control': 'no-cache' };
@@ -75,7 +76,8 @@ export class ConsoleFiles {
     } catch {
       return null;
     }
-    if (!SERVED_NAME.test(decoded) || decoded.includes('..') || CONTENT_TYPES[extname(decoded)] === undefined) return null;
+    if (!SERVED_NAME.test(decoded) || decoded.includes('..') || CONTENT_TYPES[extname(decoded)] === undefined)
+      return null;
     const file = join(this.root, decoded);
     return file.startsWith(this.root + sep) ? file : null;
   }

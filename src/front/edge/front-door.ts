@@ -65,7 +65,10 @@ export class FrontDoor {
   private route(req: IncomingMessage, res: ServerResponse): void {
     const head = scanRequestHead(req.rawHeaders);
     if (head.problem !== null) {
-      this.deps.log.info({ ip: this.deps.clientAddress(req), verb: req.method, reason: head.problem }, 'request refused: 400');
+      this.deps.log.info(
+        { ip: this.deps.clientAddress(req), verb: req.method, reason: head.problem },
+        'request refused: 400',
+      );
       // What else this client sends on the connection is not trusted either.
       return sendFailure(res, Errors.badRequestHead(head.problem), { connection: 'close' });
     }
@@ -96,7 +99,14 @@ export class FrontDoor {
     return this.forward(req, res, head.hasBody, api, endpointPath, rawQuery);
   }
 
-  private forward(req: IncomingMessage, res: ServerResponse, hasBody: boolean, api: ApiEntry, path: string, rawQuery: string): void {
+  private forward(
+    req: IncomingMessage,
+    res: ServerResponse,
+    hasBody: boolean,
+    api: ApiEntry,
+    path: string,
+    rawQuery: string,
+  ): void {
     const place = this.deps.place;
     if (place === undefined) return this.serve(req, res, hasBody, api, path, rawQuery);
     place(req, res, api, () => {
@@ -108,7 +118,14 @@ export class FrontDoor {
     });
   }
 
-  private serve(req: IncomingMessage, res: ServerResponse, hasBody: boolean, api: ApiEntry, path: string, rawQuery: string): void {
+  private serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    hasBody: boolean,
+    api: ApiEntry,
+    path: string,
+    rawQuery: string,
+  ): void {
     const receivedAt = Date.now();
     if (!hasBody) return this.dispatch(req, res, api, path, rawQuery, null, receivedAt);
     readBody(req, this.options.bodyLimit).then(
@@ -117,7 +134,15 @@ export class FrontDoor {
     );
   }
 
-  private dispatch(req: IncomingMessage, res: ServerResponse, api: ApiEntry, path: string, rawQuery: string, body: BodyBytes, receivedAt: number): void {
+  private dispatch(
+    req: IncomingMessage,
+    res: ServerResponse,
+    api: ApiEntry,
+    path: string,
+    rawQuery: string,
+    body: BodyBytes,
+    receivedAt: number,
+  ): void {
     const request: RoutedRequest = {
       id: this.deps.dispatcher.nextId(),
       verb: req.method ?? 'GET',
@@ -135,7 +160,11 @@ export class FrontDoor {
       if (res.writableEnded || res.destroyed) return;
       if (outcome.ok) {
         const refused = writeApiResponse(res, outcome.response, this.deps.responses, api.spec, request.id);
-        if (refused !== null) this.deps.log.warn({ correlationId: request.id, host: api.spec.host, api: api.spec.key, reason: refused }, 'API response refused: 502');
+        if (refused !== null)
+          this.deps.log.warn(
+            { correlationId: request.id, host: api.spec.host, api: api.spec.key, reason: refused },
+            'API response refused: 502',
+          );
       } else {
         const headers: Record<string, string> = { 'x-correlation-id': request.id };
         if (outcome.retryAfter !== undefined) headers['retry-after'] = String(outcome.retryAfter);
@@ -151,4 +180,3 @@ function splitKey(path: string): [string, string] {
   if (slash < 0) return [path.slice(1), '/'];
   return [path.slice(1, slash), path.slice(slash)];
 }
-

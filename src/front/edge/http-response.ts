@@ -6,7 +6,12 @@ import type { OutgoingResponse } from '../../shared/protocol/requests.js';
 import type { ResponseBuffer, ResponseOwner } from './response-buffer.js';
 import { streamFile } from './stream-file.js';
 
-export function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  value: unknown,
+  headers: Record<string, string> = {},
+): void {
   const body = JSON.stringify(value);
   // The reason phrase is given: a writeHead that threw (see writeApiResponse) has already set one.
   res.writeHead(status, STATUS_CODES[status] ?? '', {
@@ -23,8 +28,14 @@ export function sendJson(res: ServerResponse, status: number, value: unknown, he
  * (a refused deploy's `errors`). The message is sent as it is: hide a 5xx's first where a client
  * of an API gets it (`clientError`).
  */
-export function sendFailure(res: ServerResponse, error: AnvilError, headers: Record<string, string> = {}, extra: Record<string, unknown> = {}): void {
-  const retry: Record<string, string> = error.retryAfterSeconds === undefined ? {} : { 'retry-after': String(error.retryAfterSeconds) };
+export function sendFailure(
+  res: ServerResponse,
+  error: AnvilError,
+  headers: Record<string, string> = {},
+  extra: Record<string, unknown> = {},
+): void {
+  const retry: Record<string, string> =
+    error.retryAfterSeconds === undefined ? {} : { 'retry-after': String(error.retryAfterSeconds) };
   sendJson(res, error.status, { error: error.message, code: error.code, ...extra }, { ...retry, ...headers });
 }
 
@@ -32,7 +43,9 @@ export function sendFailure(res: ServerResponse, error: AnvilError, headers: Rec
 export function clientError(error: unknown): AnvilError {
   if (!(error instanceof AnvilError)) return Errors.internal();
   const message = publicMessage(error.status, error.message, false, error.code);
-  return message === error.message ? error : new AnvilError(error.code, error.status, message, error.logged, error.retryAfterSeconds);
+  return message === error.message
+    ? error
+    : new AnvilError(error.code, error.status, message, error.logged, error.retryAfterSeconds);
 }
 
 /**
@@ -44,9 +57,22 @@ export function clientError(error: unknown): AnvilError {
  * write (a newline in a value, say): the response becomes a 502. Returns why, or null when the
  * response was written.
  */
-export function writeApiResponse(res: ServerResponse, response: OutgoingResponse, buffer: ResponseBuffer, owner: ResponseOwner & { quotas: ResponseHeadLimits }, correlationId: string): string | null {
+export function writeApiResponse(
+  res: ServerResponse,
+  response: OutgoingResponse,
+  buffer: ResponseBuffer,
+  owner: ResponseOwner & { quotas: ResponseHeadLimits },
+  correlationId: string,
+): string | null {
   const { body, file } = response;
-  const size = file !== undefined ? file.size : body === null ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+  const size =
+    file !== undefined
+      ? file.size
+      : body === null
+        ? 0
+        : typeof body === 'string'
+          ? Buffer.byteLength(body)
+          : body.length;
   const source = response.headers;
   const unfit = responseHeadProblem(response.status, source, owner.quotas);
   if (unfit !== null) {

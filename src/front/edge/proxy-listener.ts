@@ -11,7 +11,12 @@ import { parseProxyV2 } from './proxy-protocol.js';
  * answered and closed it then). A connection without a valid header within `timeoutMs` is closed:
  * behind a balancer, anything else is someone going around it.
  */
-export function readProxyHeader(socket: Socket, timeoutMs: number, log: InstanceLog, handOver: (socket: Socket, client: string | null) => boolean): void {
+export function readProxyHeader(
+  socket: Socket,
+  timeoutMs: number,
+  log: InstanceLog,
+  handOver: (socket: Socket, client: string | null) => boolean,
+): void {
   let received: Buffer = Buffer.alloc(0);
   const timer = setTimeout(() => refuse('no PROXY protocol header in time'), timeoutMs);
   const onData = (chunk: Buffer) => {

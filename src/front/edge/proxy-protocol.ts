@@ -50,7 +50,7 @@ function ipv6Text(raw: Buffer): string {
   if (words.slice(0, 5).every((w) => w === 0) && words[5] === 0xffff) return [...raw.subarray(12, 16)].join('.');
   let bestAt = -1;
   let bestLength = 1;
-  for (let i = 0; i < 8; ) {
+  for (let i = 0; i < 8;) {
     let j = i;
     while (j < 8 && words[j] === 0) j++;
     if (j - i > bestLength) [bestAt, bestLength] = [i, j - i];

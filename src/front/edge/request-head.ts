@@ -14,7 +14,16 @@ export interface RequestHead {
  * to the API. Node's parser already refuses any repeated Content-Length (HPE_UNEXPECTED_CONTENT_LENGTH,
  * see client-error.ts); it is listed all the same, so this rule does not hang on that one.
  */
-const SINGLETONS = ['host', 'content-length', 'content-type', 'authorization', 'public-host', 'public-host-key', 'api-key', 'x-correlation-id'] as const;
+const SINGLETONS = [
+  'host',
+  'content-length',
+  'content-type',
+  'authorization',
+  'public-host',
+  'public-host-key',
+  'api-key',
+  'x-correlation-id',
+] as const;
 const HOST_SLOT = 0;
 const CONTENT_LENGTH_SLOT = 1;
 /**

@@ -23,9 +23,36 @@ export function requestObserver(metrics: Metrics, log: InstanceLog): RequestObse
     const route = outcome.ok ? (outcome.response.route ?? '') : '';
     metrics.observe({ host: spec.host, api: spec.key, route, status, failure, seconds });
     if (failure !== null && LOGGED_FAILURES.has(failure)) {
-      log.warn({ event: 'request', correlationId: request.id, host: spec.host, api: spec.key, verb: request.verb, path: request.path, status, reason: failure, ms: Math.round(seconds * 1000) }, `request failed: ${failure}`);
+      log.warn(
+        {
+          event: 'request',
+          correlationId: request.id,
+          host: spec.host,
+          api: spec.key,
+          verb: request.verb,
+          path: request.path,
+          status,
+          reason: failure,
+          ms: Math.round(seconds * 1000),
+        },
+        `request failed: ${failure}`,
+      );
     } else if (log.isLevelEnabled('debug')) {
-      log.debug({ event: 'request', correlationId: request.id, host: spec.host, api: spec.key, route, verb: request.verb, path: request.path, status, ms: seconds * 1000, bus: request.viaBus }, 'request');
+      log.debug(
+        {
+          event: 'request',
+          correlationId: request.id,
+          host: spec.host,
+          api: spec.key,
+          route,
+          verb: request.verb,
+          path: request.path,
+          status,
+          ms: seconds * 1000,
+          bus: request.viaBus,
+        },
+        'request',
+      );
     }
   };
 }

@@ -133,7 +133,13 @@ export class ResponseBuffer {
 }
 
 /** Within `host` (its share `share`; `askingKey` its API asking for `bytes` more, if any): the oldest connection of its API most over its share that has one besides `res`. */
-function oldestOfMostOver(host: HostHeld, share: number, askingKey: string | null, bytes: number, res: ServerResponse): ServerResponse | null {
+function oldestOfMostOver(
+  host: HostHeld,
+  share: number,
+  askingKey: string | null,
+  bytes: number,
+  res: ServerResponse,
+): ServerResponse | null {
   const apiShare = share / (host.apis.size + (askingKey === null || host.apis.has(askingKey) ? 0 : 1));
   let chosen: ServerResponse | null = null;
   let mostOver = 0;

@@ -18,7 +18,12 @@ const KEEP_OPEN_WHILE_WAITING_MS = 100;
  */
 export async function streamFile(
   res: ServerResponse,
-  head: { status: number; headers: OutgoingHttpHeaders | string[]; file: FileRef; /** What the head takes: it goes out with the first chunk, and counts with it. */ headBytes: number },
+  head: {
+    status: number;
+    headers: OutgoingHttpHeaders | string[];
+    file: FileRef;
+    /** What the head takes: it goes out with the first chunk, and counts with it. */ headBytes: number;
+  },
   held: { buffer: ResponseBuffer; owner: ResponseOwner; refuse: (res: ServerResponse, error: AnvilError) => void },
 ): Promise<void> {
   const { file } = head;
@@ -50,7 +55,9 @@ export async function streamFile(
       const held = bytesRead + unsentHead;
       unsentHead = 0;
       buffer.hold(res, held, owner);
-      const taken = res.write(bytesRead === chunk.length ? chunk : chunk.subarray(0, bytesRead), () => buffer.release(res, held));
+      const taken = res.write(bytesRead === chunk.length ? chunk : chunk.subarray(0, bytesRead), () =>
+        buffer.release(res, held),
+      );
       if (taken) continue;
       if (!(await drained(res, KEEP_OPEN_WHILE_WAITING_MS))) {
         await handle.close();

@@ -6,9 +6,23 @@ import type { InstanceOptions } from './instance-options.js';
 import type { ThreadEndpoint } from './thread-socket.js';
 
 /** Starts the cell processes; the actor table starts and stops threads in them, and hears of their deaths. */
-export async function startCells(options: InstanceOptions, log: InstanceLog, endpoint: ThreadEndpoint, actors: ActorTable, metrics: Metrics): Promise<CellSupervisor> {
+export async function startCells(
+  options: InstanceOptions,
+  log: InstanceLog,
+  endpoint: ThreadEndpoint,
+  actors: ActorTable,
+  metrics: Metrics,
+): Promise<CellSupervisor> {
   const cells = new CellSupervisor(
-    { count: options.cells, spareThreads: options.spareThreads, sharedThreads: options.sharedThreads, socketPath: endpoint.socketPath, token: endpoint.token, nodeFlags: options.cellNodeFlags, allocator: options.cellAllocator },
+    {
+      count: options.cells,
+      spareThreads: options.spareThreads,
+      sharedThreads: options.sharedThreads,
+      socketPath: endpoint.socketPath,
+      token: endpoint.token,
+      nodeFlags: options.cellNodeFlags,
+      allocator: options.cellAllocator,
+    },
     {
       ...actors.cellEvents,
       down: (cell, reason, running) => {

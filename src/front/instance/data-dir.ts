@@ -12,7 +12,12 @@ export function lockDataDir(paths: DataPaths, log: InstanceLog): DataDirLock {
   const lock = acquireDataDirLock(paths.root, paths.instanceLockFile);
   if (lock.tookOver) {
     const previous = lock.tookOverFrom;
-    log.warn({ lockFile: paths.instanceLockFile, previousPid: previous?.pid ?? null }, previous === null ? 'took over an unreadable instance lock' : `took over the instance lock of PID ${previous.pid}, which is no longer running`);
+    log.warn(
+      { lockFile: paths.instanceLockFile, previousPid: previous?.pid ?? null },
+      previous === null
+        ? 'took over an unreadable instance lock'
+        : `took over the instance lock of PID ${previous.pid}, which is no longer running`,
+    );
   }
   return lock;
 }

@@ -70,7 +70,11 @@ export async function drain(parts: RunningParts, drainTimeoutMs: number): Promis
 }
 
 /** Stops accepting connections and waits (until `deadline`) for open ones and the actors' work to end. */
-async function closeHttp(listening: ReadonlyArray<{ listener: NetServer; server: Server }>, actors: ActorTable, deadline: number): Promise<void> {
+async function closeHttp(
+  listening: ReadonlyArray<{ listener: NetServer; server: Server }>,
+  actors: ActorTable,
+  deadline: number,
+): Promise<void> {
   // close() calls back once every connection has ended: idle ones are closed below as soon
   // as their last response is written.
   let open = listening.length;

@@ -9,7 +9,12 @@ import type { ApiDirectory } from '../scheduling/api-directory.js';
  * its own write (the management API's reload), and an API deleted elsewhere stops here and its
  * data here is deleted too.
  */
-export function followControlPlane(sync: ReplicaSync | null, directory: ApiDirectory, actors: ActorTable, paths: DataPaths): void {
+export function followControlPlane(
+  sync: ReplicaSync | null,
+  directory: ApiDirectory,
+  actors: ActorTable,
+  paths: DataPaths,
+): void {
   sync?.whenApplied(({ removed }) => {
     directory.reload();
     for (const api of removed) {

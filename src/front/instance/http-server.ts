@@ -23,7 +23,13 @@ export interface ListeningServer {
  * The node HTTP server in front of `handle`, listening on `--listen`:`--port`; its client
  * connections bounded by `limits` (null: not bounded, the cluster's internal listener).
  */
-export async function listenHttp(options: InstanceOptions, handle: RequestListener, metrics: Metrics, log: InstanceLog, limits: ConnectionLimits | null): Promise<ListeningServer> {
+export async function listenHttp(
+  options: InstanceOptions,
+  handle: RequestListener,
+  metrics: Metrics,
+  log: InstanceLog,
+  limits: ConnectionLimits | null,
+): Promise<ListeningServer> {
   const server = createHttpServer(options.headersTimeoutMs, handle);
   const setUp = takeConnectionSetup(server);
   const gate = limits === null ? null : connectionGate(server, limits, options.trustedProxies, metrics);
@@ -61,7 +67,11 @@ export async function listenHttp(options: InstanceOptions, handle: RequestListen
     });
   }
   const address = server.address();
-  return { server, listener: server, port: typeof address === 'object' && address !== null ? address.port : options.port };
+  return {
+    server,
+    listener: server,
+    port: typeof address === 'object' && address !== null ? address.port : options.port,
+  };
 }
 
 /**
@@ -80,12 +90,21 @@ function takeConnectionSetup(server: Server): (socket: Socket) => void {
 }
 
 /** The gate, told which connections have a request in flight (evicted only from the client holding the most). */
-function connectionGate(server: Server, limits: ConnectionLimits, trustedProxies: string | null, metrics: Metrics): ConnectionGate {
+function connectionGate(
+  server: Server,
+  limits: ConnectionLimits,
+  trustedProxies: string | null,
+  metrics: Metrics,
+): ConnectionGate {
   const trusted = parseTrustedProxies(trustedProxies);
-  const gate = new ConnectionGate(limits, (address) => trusted !== null && trusted.check(address, address.includes(':') ? 'ipv6' : 'ipv4'), {
-    refused: (reason) => metrics.connectionsRefused.inc({ reason }),
-    evicted: (state) => metrics.connectionsEvicted.inc({ state }),
-  });
+  const gate = new ConnectionGate(
+    limits,
+    (address) => trusted !== null && trusted.check(address, address.includes(':') ? 'ipv6' : 'ipv4'),
+    {
+      refused: (reason) => metrics.connectionsRefused.inc({ reason }),
+      evicted: (state) => metrics.connectionsEvicted.inc({ state }),
+    },
+  );
   // The gate's own method: no closure per request (the hot path).
   server.on('request', gate.requestStarted.bind(gate));
   metrics.watchConnections(() => gate.open);

@@ -23,7 +23,11 @@ export interface JobsDeps {
 /** Opens the job queue (Redis or embedded) and its runner; threads enqueue through the actor table. Not started yet. */
 export async function openJobs(options: InstanceOptions, deps: JobsDeps): Promise<JobRunner> {
   const { directory, dispatcher, actors, metrics } = deps;
-  const queue = await openJobQueue({ dataDir: options.dataDir, redisUrl: options.redisUrl ?? undefined, prefix: options.redisPrefix });
+  const queue = await openJobQueue({
+    dataDir: options.dataDir,
+    redisUrl: options.redisUrl ?? undefined,
+    prefix: options.redisPrefix,
+  });
   const jobs = new JobRunner(
     queue,
     directory,
@@ -41,10 +45,19 @@ export async function openJobs(options: InstanceOptions, deps: JobsDeps): Promis
 }
 
 /** Every API's job counts, for the metrics. */
-async function queueCounts(queue: JobQueue, registry: Registry, directory: ApiDirectory): Promise<Array<{ host: string; api: string; counts: QueueCounts }>> {
+async function queueCounts(
+  queue: JobQueue,
+  registry: Registry,
+  directory: ApiDirectory,
+): Promise<Array<{ host: string; api: string; counts: QueueCounts }>> {
   const out: Array<{ host: string; api: string; counts: QueueCounts }> = [];
   for (const host of directory.publicHosts()) {
-    for (const key of registry.listApiKeys(host.name)) out.push({ host: host.name, api: key, counts: await queue.counts(formatApiId({ host: host.name, env: host.env, key })) });
+    for (const key of registry.listApiKeys(host.name))
+      out.push({
+        host: host.name,
+        api: key,
+        counts: await queue.counts(formatApiId({ host: host.name, env: host.env, key })),
+      });
   }
   return out;
 }

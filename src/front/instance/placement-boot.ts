@@ -28,7 +28,12 @@ export interface OpenedPlacement {
  * Cluster mode (DATABASE_URL) only: the placement of APIs that keep data on an instance's disk
  * (src/front/placement, loaded here so that one instance never loads it). Null without DATABASE_URL.
  */
-export async function openPlacement(options: InstanceOptions, directory: ApiDirectory, actors: ActorTable, log: InstanceLog): Promise<OpenedPlacement | null> {
+export async function openPlacement(
+  options: InstanceOptions,
+  directory: ApiDirectory,
+  actors: ActorTable,
+  log: InstanceLog,
+): Promise<OpenedPlacement | null> {
   if (options.databaseUrl === null) return null;
   const [{ Placement }, { internalClientAddress, internalDoor }, { internalOps }] = await Promise.all([
     import('../placement/placement.js'),
@@ -56,8 +61,17 @@ export async function openPlacement(options: InstanceOptions, directory: ApiDire
         callBus: (host, call, reply) => bus.callHere(host, call, reply),
         log,
       });
-      const internal = await listenHttp({ ...options, listen: internalListen, port: internalPort, proxyProtocol: false }, internalDoor(placement.secret, handle, ops, log), metrics, log, null);
-      const host = internalAdvertise.includes(':') && !internalAdvertise.startsWith('[') ? `[${internalAdvertise}]` : internalAdvertise;
+      const internal = await listenHttp(
+        { ...options, listen: internalListen, port: internalPort, proxyProtocol: false },
+        internalDoor(placement.secret, handle, ops, log),
+        metrics,
+        log,
+        null,
+      );
+      const host =
+        internalAdvertise.includes(':') && !internalAdvertise.startsWith('[')
+          ? `[${internalAdvertise}]`
+          : internalAdvertise;
       await placement.begin(`http://${host}:${internal.port}`);
       return internal;
     },

@@ -36,12 +36,20 @@ export interface OpenedRegistry {
  * Opens the registry with its default hosts (in cluster mode: migrates the control plane and makes
  * the registry its replica) and readies the deploy worker; `deployAtBoot` deploys `--apis`.
  */
-export async function openRegistry(options: InstanceOptions, log: InstanceLog, paths: DataPaths): Promise<OpenedRegistry> {
+export async function openRegistry(
+  options: InstanceOptions,
+  log: InstanceLog,
+  paths: DataPaths,
+): Promise<OpenedRegistry> {
   mkdirSync(paths.tmpDir, { recursive: true });
   const registry = Registry.open(paths.registryFile);
   try {
     sweepDeployLeftovers(paths, registry, log);
-    const defaults = { env: options.env, envExplicit: options.envExplicit, keyFromEnv: options.publicHostKey ?? undefined };
+    const defaults = {
+      env: options.env,
+      envExplicit: options.envExplicit,
+      keyFromEnv: options.publicHostKey ?? undefined,
+    };
     let controlPlane: ControlPlane;
     let sync: OpenedRegistry['sync'] = null;
     let hosts: DefaultHostsResult;
@@ -57,8 +65,18 @@ export async function openRegistry(options: InstanceOptions, log: InstanceLog, p
       log.info({}, 'cluster mode: the registry is a replica of the control plane in PostgreSQL (DATABASE_URL)');
     }
     const { publicHost, generatedKey } = hosts;
-    const deployWorker = new DeployWorker({ budgetMs: options.deployTimeoutMs, memoryMb: DEPLOY_WORKER_MEMORY_MB, postgres: options.databaseUrl !== null });
-    const target: DeployTarget = { controlPlane, paths, host: publicHost, worker: deployWorker, databaseUrl: options.databaseUrl };
+    const deployWorker = new DeployWorker({
+      budgetMs: options.deployTimeoutMs,
+      memoryMb: DEPLOY_WORKER_MEMORY_MB,
+      postgres: options.databaseUrl !== null,
+    });
+    const target: DeployTarget = {
+      controlPlane,
+      paths,
+      host: publicHost,
+      worker: deployWorker,
+      databaseUrl: options.databaseUrl,
+    };
     const { apisDir } = options;
     const deployAtBoot = async () => (apisDir === null ? null : deployFolders(apisDir, target, options.publish, log));
     return { registry, controlPlane, sync, publicHost, generatedKey, deployWorker, target, deployAtBoot };
@@ -68,8 +86,17 @@ export async function openRegistry(options: InstanceOptions, log: InstanceLog, p
   }
 }
 
-async function deployFolders(apisDir: string, target: DeployTarget, publish: boolean, log: InstanceLog): Promise<BootDeployReport> {
+async function deployFolders(
+  apisDir: string,
+  target: DeployTarget,
+  publish: boolean,
+  log: InstanceLog,
+): Promise<BootDeployReport> {
   const boot = await bootDeploy(apisDir, target, publish);
-  for (const bad of boot.invalid) log.error({ event: 'skipped', folder: bad.folder, errors: bad.errors }, `API folder "${bad.folder}" is invalid and was skipped`);
+  for (const bad of boot.invalid)
+    log.error(
+      { event: 'skipped', folder: bad.folder, errors: bad.errors },
+      `API folder "${bad.folder}" is invalid and was skipped`,
+    );
   return boot;
 }

@@ -68,20 +68,36 @@ export interface FrontDoors {
 const CONSOLE_ROOT = fileURLToPath(new URL('../../../console/', import.meta.url));
 
 /** The HTTP request handlers: APIs, the management API (deploys included) and the metrics. */
-export function createFrontDoor(options: InstanceOptions, parts: FrontDoorParts, placement: FrontDoorPlacement | null = null): FrontDoors {
+export function createFrontDoor(
+  options: InstanceOptions,
+  parts: FrontDoorParts,
+  placement: FrontDoorPlacement | null = null,
+): FrontDoors {
   const { registry, controlPlane, paths, directory, metrics, audit, followers } = parts;
   const addresses = clientAddresses(options.trustedProxies);
   const deployArchive = uploadDeployer(options, controlPlane, paths, parts.deployWorker);
-  const responses = new ResponseBuffer(options.responseBufferBytes, (owner) => metrics.quotaRefusals.inc({ host: owner.host, api: owner.key, quota: QUOTA_NAMES.responseBuffer }));
+  const responses = new ResponseBuffer(options.responseBufferBytes, (owner) =>
+    metrics.quotaRefusals.inc({ host: owner.host, api: owner.key, quota: QUOTA_NAMES.responseBuffer }),
+  );
   metrics.watchResponseBuffer(() => responses.bytes);
   const consoleFiles = new ConsoleFiles(CONSOLE_ROOT);
   const counted: ManagementCounts = {
-    deploy: (host, ok, status) => metrics.operations.deploys.inc({ host, result: OperationMeters.deployResult(ok, status) }),
+    deploy: (host, ok, status) =>
+      metrics.operations.deploys.inc({ host, result: OperationMeters.deployResult(ok, status) }),
     // Not the key of an API the host does not have: any caller could add labels without end.
-    releaseChange: (host, api, change, result) => metrics.operations.releaseChanges.inc({ host, api: result === 'unknown_api' ? '(unknown)' : api, change, result }),
+    releaseChange: (host, api, change, result) =>
+      metrics.operations.releaseChanges.inc({
+        host,
+        api: result === 'unknown_api' ? '(unknown)' : api,
+        change,
+        result,
+      }),
   };
   // The caller's address and key fingerprint are worked out only when an action is recorded, not for every admin request.
-  const noteFor = (req: IncomingMessage, host: PublicHost): NoteAction => (action) => noteActionsOf(audit, host, addresses.of(req))(action);
+  const noteFor =
+    (req: IncomingMessage, host: PublicHost): NoteAction =>
+    (action) =>
+      noteActionsOf(audit, host, addresses.of(req))(action);
   const admin = new AdminRouter({
     authenticate: (req) => authenticateAdmin(req, directory),
     handlers: adminHandlers({
@@ -115,13 +131,26 @@ export function createFrontDoor(options: InstanceOptions, parts: FrontDoorParts,
   if (placement === null) return { handle: new FrontDoor(deps, doorOptions).handle, internalHandle: null };
   return {
     handle: new FrontDoor({ ...deps, place: placement.place }, doorOptions).handle,
-    internalHandle: new FrontDoor({ ...deps, clientAddress: placement.internalClientAddress, place: placement.placeInternal }, doorOptions).handle,
+    internalHandle: new FrontDoor(
+      { ...deps, clientAddress: placement.internalClientAddress, place: placement.placeInternal },
+      doorOptions,
+    ).handle,
   };
 }
 
 /** Deploys an uploaded archive into a public host, within the upload limit. */
-function uploadDeployer(options: InstanceOptions, controlPlane: ControlPlane, paths: DataPaths, worker: DeployWorker): (req: IncomingMessage, host: PublicHost) => ReturnType<typeof deployUpload> {
-  const uploadLimits = { ...defaultUnpackLimits, maxUploadBytes: options.uploadLimit, maxUnpackedBytes: options.uploadLimit };
+function uploadDeployer(
+  options: InstanceOptions,
+  controlPlane: ControlPlane,
+  paths: DataPaths,
+  worker: DeployWorker,
+): (req: IncomingMessage, host: PublicHost) => ReturnType<typeof deployUpload> {
+  const uploadLimits = {
+    ...defaultUnpackLimits,
+    maxUploadBytes: options.uploadLimit,
+    maxUnpackedBytes: options.uploadLimit,
+  };
   const admission = new DeployAdmission(options.maxQueuedDeploys);
-  return (req, host) => deployUpload(req, uploadLimits, { controlPlane, paths, host, worker, databaseUrl: options.databaseUrl, admission });
+  return (req, host) =>
+    deployUpload(req, uploadLimits, { controlPlane, paths, host, worker, databaseUrl: options.databaseUrl, admission });
 }

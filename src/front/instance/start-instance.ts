@@ -43,8 +43,14 @@ export async function startInstance(options: InstanceOptions, log: InstanceLog):
   }
 }
 
-async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPaths, lock: DataDirLock): Promise<StartedInstance> {
-  const { registry, controlPlane, sync, publicHost, generatedKey, deployWorker, target, deployAtBoot } = await openRegistry(options, log, paths);
+async function serve(
+  options: InstanceOptions,
+  log: InstanceLog,
+  paths: DataPaths,
+  lock: DataDirLock,
+): Promise<StartedInstance> {
+  const { registry, controlPlane, sync, publicHost, generatedKey, deployWorker, target, deployAtBoot } =
+    await openRegistry(options, log, paths);
   logTracing(log);
   let port = options.port;
   const { actors, directory } = await createApiActors(options, log, registry, paths, () => `http://localhost:${port}`);
@@ -57,21 +63,52 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
   const [cells, boot] = await Promise.all([startCells(options, log, threads, actors, metrics), deployAtBoot()]);
 
   let serving = true;
-  const dispatcher = new Dispatcher(actors, options.requestTimeoutMs, requestObserver(metrics, log), options.maxBusCalls);
-  const hostDisk = new HostDiskWatch(options.dataDir, options.maxHostDiskBytes, (error) => log.warn({ err: (error as Error).message }, 'measuring the public hosts\' disk failed'));
+  const dispatcher = new Dispatcher(
+    actors,
+    options.requestTimeoutMs,
+    requestObserver(metrics, log),
+    options.maxBusCalls,
+  );
+  const hostDisk = new HostDiskWatch(options.dataDir, options.maxHostDiskBytes, (error) =>
+    log.warn({ err: (error as Error).message }, "measuring the public hosts' disk failed"),
+  );
   const jobs = await openJobs(options, { registry, directory, dispatcher, actors, metrics, hostDisk });
   const bus = wireBus(directory, dispatcher, actors, metrics);
   const audit = await AuditLog.open(SqliteAuditStore.open(paths.auditFile), log, options.auditRetention);
-  const followers = new LogFollowers(options.logFollow, (dir) => log.info({ dir }, 'request log follower dropped: it read too slowly'));
+  const followers = new LogFollowers(options.logFollow, (dir) =>
+    log.info({ dir }, 'request log follower dropped: it read too slowly'),
+  );
   const operator = operatorSources({ directory, actors, metrics, jobs, cells: () => cells.count });
   const placement = await openPlacement(options, directory, actors, log);
   if (placement !== null) {
     jobs.usePlacement(placement.placeJobRun);
     bus.usePlacement(placement.placeBusCall);
   }
-  const doors = createFrontDoor(options, { registry, controlPlane, paths, deployWorker, directory, dispatcher, actors, metrics, log, audit, followers, operator, jobs, ready: () => serving }, placement?.hooks ?? null);
+  const doors = createFrontDoor(
+    options,
+    {
+      registry,
+      controlPlane,
+      paths,
+      deployWorker,
+      directory,
+      dispatcher,
+      actors,
+      metrics,
+      log,
+      audit,
+      followers,
+      operator,
+      jobs,
+      ready: () => serving,
+    },
+    placement?.hooks ?? null,
+  );
   // Cluster mode: the internal listener and a first placement round, before any client request.
-  const internal = placement === null || doors.internalHandle === null ? null : await placement.listen(doors.internalHandle, metrics, { jobs, bus });
+  const internal =
+    placement === null || doors.internalHandle === null
+      ? null
+      : await placement.listen(doors.internalHandle, metrics, { jobs, bus });
   const http = await listenHttp(options, doors.handle, metrics, log, options.connections);
   port = http.port;
   notePort(lock, port, paths, log);
@@ -80,13 +117,37 @@ async function serve(options: InstanceOptions, log: InstanceLog, paths: DataPath
 
   // A live run renews its lease (every third of --job-lease); a run orphaned by a crash runs again
   // once its lease is out (at most --job-lease after the restart).
-  jobs.start({ concurrency: options.jobs.concurrency, retries: 3, backoffMs: options.jobs.backoffMs, leaseMs: options.jobs.leaseMs });
+  jobs.start({
+    concurrency: options.jobs.concurrency,
+    retries: 3,
+    backoffMs: options.jobs.backoffMs,
+    leaseMs: options.jobs.leaseMs,
+  });
   hostDisk.start();
   const refresher = setInterval(() => directory.refreshIfChanged(), 1_000);
   refresher.unref();
   const watcher = watchApis(options, log, target, directory, registry, boot);
 
-  const running: RunningParts = { server: http.server, listener: http.listener, internal, placement, refresher, hostDisk, watcher, actors, jobs, deployWorker, cells, threadServer: threads.server, dispatcher, registry, controlPlane, audit, followers, lock };
+  const running: RunningParts = {
+    server: http.server,
+    listener: http.listener,
+    internal,
+    placement,
+    refresher,
+    hostDisk,
+    watcher,
+    actors,
+    jobs,
+    deployWorker,
+    cells,
+    threadServer: threads.server,
+    dispatcher,
+    registry,
+    controlPlane,
+    audit,
+    followers,
+    lock,
+  };
   let stopping: Promise<void> | null = null;
   const stop = (): Promise<void> => {
     // Health turns 503 at once; requests are still served for the drain delay, until a balancer's

@@ -19,8 +19,17 @@ export interface ThreadEndpoint {
 /** The socket actor threads dial: a thread that says hello joins the actor table. */
 export async function openThreadServer(log: InstanceLog, actors: ActorTable): Promise<ThreadEndpoint> {
   const token = randomBytes(24).toString('base64url');
-  const socketPath = process.platform === 'linux' ? `\0anvil-${process.pid}-${randomBytes(6).toString('hex')}` : join(await mkdtemp(join(tmpdir(), 'anvil-')), 'router.sock');
-  const server = new ThreadServer(socketPath, token, refuseOtherVersion(log), (hello, conduit, reader) => actors.threadArrived(hello, conduit, reader), REQUEST_PATH_WRITE_AT_ONCE);
+  const socketPath =
+    process.platform === 'linux'
+      ? `\0anvil-${process.pid}-${randomBytes(6).toString('hex')}`
+      : join(await mkdtemp(join(tmpdir(), 'anvil-')), 'router.sock');
+  const server = new ThreadServer(
+    socketPath,
+    token,
+    refuseOtherVersion(log),
+    (hello, conduit, reader) => actors.threadArrived(hello, conduit, reader),
+    REQUEST_PATH_WRITE_AT_ONCE,
+  );
   await server.listen();
   return { server, socketPath, token };
 }
@@ -28,7 +37,13 @@ export async function openThreadServer(log: InstanceLog, actors: ActorTable): Pr
 function refuseOtherVersion(log: InstanceLog): WrongVersion {
   return (hello) =>
     log.error(
-      { cell: hello.cell, actor: hello.actor, thread: hello.thread, version: hello.version, routerVersion: WIRE_VERSION },
+      {
+        cell: hello.cell,
+        actor: hello.actor,
+        thread: hello.thread,
+        version: hello.version,
+        routerVersion: WIRE_VERSION,
+      },
       `refused an actor thread of cell ${hello.cell}: it speaks wire version ${hello.version}, this router speaks ${WIRE_VERSION} (the cell runs another build of anvil)`,
     );
 }

@@ -50,7 +50,10 @@ export class RedisErrors {
     if (error instanceof AnvilError) return error;
     const message = error instanceof Error ? error.message : String(error);
     if (error instanceof Error && error.name === 'ReplyError') return Errors.jobsFailed(`Redis replied: ${message}`);
-    const cause = this.lastError && this.lastError.message !== message ? `${message}; last connection error: ${this.lastError.message}` : message;
+    const cause =
+      this.lastError && this.lastError.message !== message
+        ? `${message}; last connection error: ${this.lastError.message}`
+        : message;
     return Errors.jobsUnavailable(`cannot reach Redis at ${this.where} (${cause})`);
   }
 }

@@ -9,8 +9,25 @@ import { STATE_OF, type AnvilQueue, type JobData } from './bullmq-jobs.js';
 import type { PendingJobSets } from './bullmq-pending-sets.js';
 import type { QueueCounts } from './job-queue.js';
 
-const ALL_TYPES: JobType[] = ['wait', 'paused', 'prioritized', 'waiting-children', 'delayed', 'active', 'completed', 'failed'];
-const FLUSHED_TYPES: JobType[] = ['wait', 'paused', 'prioritized', 'waiting-children', 'delayed', 'completed', 'failed'];
+const ALL_TYPES: JobType[] = [
+  'wait',
+  'paused',
+  'prioritized',
+  'waiting-children',
+  'delayed',
+  'active',
+  'completed',
+  'failed',
+];
+const FLUSHED_TYPES: JobType[] = [
+  'wait',
+  'paused',
+  'prioritized',
+  'waiting-children',
+  'delayed',
+  'completed',
+  'failed',
+];
 
 export class BullJobLists {
   constructor(

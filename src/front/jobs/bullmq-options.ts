@@ -27,12 +27,18 @@ export interface BullQueueOptions {
 
 /** The checked options, defaults applied. */
 export function checkBullOptions(options: BullQueueOptions): { redisUrl: string; prefix: string; queueName: string } {
-  if (options === null || typeof options !== 'object' || typeof options.redisUrl !== 'string' || options.redisUrl === '') {
+  if (
+    options === null ||
+    typeof options !== 'object' ||
+    typeof options.redisUrl !== 'string' ||
+    options.redisUrl === ''
+  ) {
     throw Errors.jobsBadArgument('the Redis URL must be a non-empty string');
   }
   const prefix = options.prefix ?? BULL_QUEUE_DEFAULTS.prefix;
   const queueName = options.queueName ?? BULL_QUEUE_DEFAULTS.queueName;
   if (typeof prefix !== 'string' || prefix === '') throw Errors.jobsBadArgument('prefix must be a non-empty string');
-  if (typeof queueName !== 'string' || queueName === '' || queueName.includes(':')) throw Errors.jobsBadArgument("queueName must be a non-empty string without ':'");
+  if (typeof queueName !== 'string' || queueName === '' || queueName.includes(':'))
+    throw Errors.jobsBadArgument("queueName must be a non-empty string without ':'");
   return { redisUrl: options.redisUrl, prefix, queueName };
 }

@@ -35,7 +35,9 @@ redis.call('SADD', KEYS[1], ARGV[1])
 return 1
 `;
 
-type ScriptedRedis = Redis & { anvilAdmitJob(pending: string, healed: string, id: string, max: string, jobPrefix: string): Promise<number> };
+type ScriptedRedis = Redis & {
+  anvilAdmitJob(pending: string, healed: string, id: string, max: string, jobPrefix: string): Promise<number>;
+};
 
 /** The per-API sets of the jobs not finished (see the header). */
 export class PendingJobSets {
@@ -53,7 +55,15 @@ export class PendingJobSets {
 
   /** Adds the id to its API's set if the set holds fewer than `max`; false when it is full. */
   async admit(api: string, id: string, max: number): Promise<boolean> {
-    return (await this.redis.anvilAdmitJob(this.key(api), this.toKey(`anvil-pending-healed:${api}`), id, String(max), this.toKey(''))) === 1;
+    return (
+      (await this.redis.anvilAdmitJob(
+        this.key(api),
+        this.toKey(`anvil-pending-healed:${api}`),
+        id,
+        String(max),
+        this.toKey(''),
+      )) === 1
+    );
   }
 
   /** Takes back an admission whose job could not be added. */

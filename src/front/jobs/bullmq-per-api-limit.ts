@@ -62,7 +62,15 @@ return next[1] or false
 `;
 
 type ScriptedRedis = Redis & {
-  anvilTakeRunSlot(slots: string, deferred: string, id: string, perApi: string, leaseMs: string, deferMs: string, maxDeferMs: string): Promise<number>;
+  anvilTakeRunSlot(
+    slots: string,
+    deferred: string,
+    id: string,
+    perApi: string,
+    leaseMs: string,
+    deferMs: string,
+    maxDeferMs: string,
+  ): Promise<number>;
   anvilRenewRunSlot(slots: string, id: string, leaseMs: string): Promise<number>;
   anvilGiveBackRunSlot(slots: string, deferred: string, id: string): Promise<string | null>;
 };
@@ -97,7 +105,15 @@ export class PerApiLimit {
     let deferMs: number;
     try {
       const { perApiDeferMs, perApiMaxDeferMs } = BULL_QUEUE_DEFAULTS;
-      deferMs = await this.redis.anvilTakeRunSlot(this.slots(api), this.deferred(api), id, String(this.perApi), String(this.leaseMs), String(perApiDeferMs), String(perApiMaxDeferMs));
+      deferMs = await this.redis.anvilTakeRunSlot(
+        this.slots(api),
+        this.deferred(api),
+        id,
+        String(this.perApi),
+        String(this.leaseMs),
+        String(perApiDeferMs),
+        String(perApiMaxDeferMs),
+      );
     } catch (error) {
       this.report(error);
       throw new DelayedError(`no run slot of ${api}: Redis cannot be reached; the job runs again after its lease`);
@@ -106,9 +122,14 @@ export class PerApiLimit {
       await job.moveToDelayed(Date.now() + deferMs, token);
       throw new DelayedError(`deferred: ${this.perApi} runs of ${api} in flight`);
     }
-    const renew = setInterval(() => {
-      this.redis.anvilRenewRunSlot(this.slots(api), id, String(this.leaseMs)).catch((error: unknown) => this.report(error));
-    }, Math.max(20, Math.floor(this.leaseMs / 3)));
+    const renew = setInterval(
+      () => {
+        this.redis
+          .anvilRenewRunSlot(this.slots(api), id, String(this.leaseMs))
+          .catch((error: unknown) => this.report(error));
+      },
+      Math.max(20, Math.floor(this.leaseMs / 3)),
+    );
     renew.unref();
     this.held.set(id, renew);
   }

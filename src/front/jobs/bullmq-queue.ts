@@ -66,7 +66,11 @@ export class BullJobQueue implements JobQueue {
     this.queueName = queueName;
     this.onError = onError ?? (() => {});
     this.redis = queueConnection(url);
-    this.pending = new PendingJobSets(this.redis, (name) => this.queue.toKey(name), (error) => this.report(error));
+    this.pending = new PendingJobSets(
+      this.redis,
+      (name) => this.queue.toKey(name),
+      (error) => this.report(error),
+    );
     this.errors.watch(this.redis);
     this.queue = new Queue<JobData, void, string>(queueName, { connection: this.redis, prefix });
     this.queue.on('error', (error: Error) => this.report(error));
@@ -82,7 +86,9 @@ export class BullJobQueue implements JobQueue {
     const admitted = await this.errors.call(() => this.pending.admit(job.api, id, max));
     if (!admitted) throw Errors.quotaQueuedJobs(max);
     try {
-      await this.errors.call(() => this.queue.add(job.api, { api: job.api, payload: job.payload }, newJobOptions(id, job.delayMs)));
+      await this.errors.call(() =>
+        this.queue.add(job.api, { api: job.api, payload: job.payload }, newJobOptions(id, job.delayMs)),
+      );
     } catch (error) {
       await this.pending.withdraw(job.api, id);
       throw error;

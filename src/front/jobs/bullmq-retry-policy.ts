@@ -20,11 +20,15 @@ export function retriedByWorker(): { attempts: number; backoff: { type: string }
 }
 
 /** The worker's settings that compute the delay of the backoff type `anvil`. */
-export function backoffSettings(policy: Pick<QueueConsumerOptions, 'backoffMs'>): NonNullable<WorkerOptions['settings']> {
+export function backoffSettings(
+  policy: Pick<QueueConsumerOptions, 'backoffMs'>,
+): NonNullable<WorkerOptions['settings']> {
   return {
     // attemptsMade here already counts the run that just failed.
     backoffStrategy: (attemptsMade, _type, _error, job) =>
-      retryDelay(attemptsMade + ((job as Job | undefined)?.stalledCounter ?? 0), { retries: Number.MAX_SAFE_INTEGER, backoffMs: policy.backoffMs }) ?? 0,
+      retryDelay(attemptsMade + ((job as Job | undefined)?.stalledCounter ?? 0), {
+        retries: Number.MAX_SAFE_INTEGER,
+        backoffMs: policy.backoffMs,
+      }) ?? 0,
   };
 }
-

@@ -54,15 +54,22 @@ export class BullJobWorker {
     this.abandoned = new Promise((resolve) => {
       this.abandon = () => resolve(ABANDONED);
     });
-    this.worker = new Worker<JobData, void, string>(setup.queueName, (job, token) => this.process(job, token, run, policy), {
-      connection: setup.connection,
-      prefix: setup.prefix,
-      concurrency: policy.concurrency,
-      lockDuration: policy.leaseMs,
-      stalledInterval: Math.min(BULL_QUEUE_DEFAULTS.maxStalledIntervalMs, Math.max(50, Math.floor(policy.leaseMs / 2))),
-      maxStalledCount: STALLS_CAP,
-      settings: backoffSettings(policy),
-    });
+    this.worker = new Worker<JobData, void, string>(
+      setup.queueName,
+      (job, token) => this.process(job, token, run, policy),
+      {
+        connection: setup.connection,
+        prefix: setup.prefix,
+        concurrency: policy.concurrency,
+        lockDuration: policy.leaseMs,
+        stalledInterval: Math.min(
+          BULL_QUEUE_DEFAULTS.maxStalledIntervalMs,
+          Math.max(50, Math.floor(policy.leaseMs / 2)),
+        ),
+        maxStalledCount: STALLS_CAP,
+        settings: backoffSettings(policy),
+      },
+    );
     this.worker.on('error', (error: Error) => this.report(error));
   }
 
@@ -72,13 +79,22 @@ export class BullJobWorker {
     // Stops fetching at once, then waits for the processors (which wait for the runs).
     const closingWorker = this.worker.close();
     const deadline = Date.now() + timeoutMs;
-    if (this.entering.size > 0) await waitForRuns([...this.entering].map((entering) => entering.catch(() => {})), timeoutMs);
+    if (this.entering.size > 0)
+      await waitForRuns(
+        [...this.entering].map((entering) => entering.catch(() => {})),
+        timeoutMs,
+      );
     if (this.inFlight.size > 0) await waitForRuns([...this.inFlight], Math.max(0, deadline - Date.now()));
     this.abandon();
     await closingWorker.catch((error: unknown) => this.report(error));
   }
 
-  private async process(job: AnvilJob, token: string | undefined, run: (job: JobInfo) => Promise<RunResult>, policy: QueueConsumerOptions): Promise<void> {
+  private async process(
+    job: AnvilJob,
+    token: string | undefined,
+    run: (job: JobInfo) => Promise<RunResult>,
+    policy: QueueConsumerOptions,
+  ): Promise<void> {
     const { api } = job.data;
     const entering = this.limit.enter(job, token);
     this.entering.add(entering);

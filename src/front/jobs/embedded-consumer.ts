@@ -129,7 +129,8 @@ export class EmbeddedConsumer {
     const done = runSafely(this.run, info)
       .then((result) => this.finish(info, result))
       .catch((error: unknown) => {
-        if (!this.context.lifecycle.closed) this.context.onError(error instanceof Error ? error : new Error(String(error)));
+        if (!this.context.lifecycle.closed)
+          this.context.onError(error instanceof Error ? error : new Error(String(error)));
       })
       .finally(() => {
         this.inFlight.delete(info.id);

@@ -25,13 +25,24 @@ export function embeddedQueueFile(dataDir: string): string {
 }
 
 /** The checked options, defaults applied. */
-export function checkEmbeddedOptions(options: EmbeddedQueueOptions): { dataDir: string; pollMs: number; keepCompleted: number } {
-  if (options === null || typeof options !== 'object' || typeof options.dataDir !== 'string' || options.dataDir === '') {
+export function checkEmbeddedOptions(options: EmbeddedQueueOptions): {
+  dataDir: string;
+  pollMs: number;
+  keepCompleted: number;
+} {
+  if (
+    options === null ||
+    typeof options !== 'object' ||
+    typeof options.dataDir !== 'string' ||
+    options.dataDir === ''
+  ) {
     throw Errors.jobsBadArgument('dataDir must be a non-empty path');
   }
   const pollMs = options.pollMs ?? EMBEDDED_QUEUE_DEFAULTS.pollMs;
   const keepCompleted = options.keepCompleted ?? EMBEDDED_QUEUE_DEFAULTS.keepCompleted;
-  if (!Number.isSafeInteger(pollMs) || pollMs < 1) throw Errors.jobsBadArgument(`pollMs must be an integer >= 1, got ${pollMs}`);
-  if (!Number.isSafeInteger(keepCompleted) || keepCompleted < 0) throw Errors.jobsBadArgument(`keepCompleted must be an integer >= 0, got ${keepCompleted}`);
+  if (!Number.isSafeInteger(pollMs) || pollMs < 1)
+    throw Errors.jobsBadArgument(`pollMs must be an integer >= 1, got ${pollMs}`);
+  if (!Number.isSafeInteger(keepCompleted) || keepCompleted < 0)
+    throw Errors.jobsBadArgument(`keepCompleted must be an integer >= 0, got ${keepCompleted}`);
   return { dataDir: options.dataDir, pollMs, keepCompleted };
 }

@@ -21,7 +21,15 @@ import { openJobsDatabase, sqliteError } from './embedded-database.js';
 import { checkEmbeddedOptions, type EmbeddedQueueOptions } from './embedded-options.js';
 import { toCounts, toInfo } from './embedded-rows.js';
 import type { Statements } from './embedded-statements.js';
-import { checkApiFilter, checkConsumerOptions, checkJobId, checkNewJob, checkPayloadQuota, JOB_QUEUE_DEFAULTS, newJobId } from './job-checks.js';
+import {
+  checkApiFilter,
+  checkConsumerOptions,
+  checkJobId,
+  checkNewJob,
+  checkPayloadQuota,
+  JOB_QUEUE_DEFAULTS,
+  newJobId,
+} from './job-checks.js';
 import type { JobInfo, JobQueue, JobQuota, NewJob, QueueConsumerOptions, QueueCounts, RunResult } from './job-queue.js';
 
 export { EMBEDDED_QUEUE_DEFAULTS, embeddedQueueFile, type EmbeddedQueueOptions } from './embedded-options.js';
@@ -44,7 +52,14 @@ export class EmbeddedJobQueue implements JobQueue {
     return new EmbeddedJobQueue(file, db, stmt, options, pollMs, keepCompleted);
   }
 
-  private constructor(file: string, db: Database.Database, stmt: Statements, options: EmbeddedQueueOptions, pollMs: number, keepCompleted: number) {
+  private constructor(
+    file: string,
+    db: Database.Database,
+    stmt: Statements,
+    options: EmbeddedQueueOptions,
+    pollMs: number,
+    keepCompleted: number,
+  ) {
     this.file = file;
     this.db = db;
     this.stmt = stmt;
@@ -59,7 +74,8 @@ export class EmbeddedJobQueue implements JobQueue {
     checkPayloadQuota(job, quota);
     const now = this.now();
     const id = newJobId(now);
-    const insert = () => this.stmt.insert.run({ id, api: job.api, payload: job.payload, now, runAt: now + Math.ceil(job.delayMs) });
+    const insert = () =>
+      this.stmt.insert.run({ id, api: job.api, payload: job.payload, now, runAt: now + Math.ceil(job.delayMs) });
     if (quota === undefined) this.sql(insert);
     else {
       // IMMEDIATE: the count and the insert hold the write lock together, across connections.
@@ -83,7 +99,14 @@ export class EmbeddedJobQueue implements JobQueue {
     if (this.consumer) throw Errors.jobsAlreadyStarted();
     if (typeof run !== 'function') throw Errors.jobsBadArgument('run must be a function');
     const checked = checkConsumerOptions(options);
-    const context = { db: this.db, stmt: this.stmt, now: () => this.now(), keepCompleted: this.keepCompleted, onError: this.onError, lifecycle: this.lifecycle };
+    const context = {
+      db: this.db,
+      stmt: this.stmt,
+      now: () => this.now(),
+      keepCompleted: this.keepCompleted,
+      onError: this.onError,
+      lifecycle: this.lifecycle,
+    };
     this.consumer = new EmbeddedConsumer(context, run, checked, this.pollMs);
     this.consumer.poll();
   }
@@ -97,7 +120,9 @@ export class EmbeddedJobQueue implements JobQueue {
   async counts(api?: string): Promise<QueueCounts> {
     checkApiFilter(api);
     const now = this.now();
-    return toCounts(this.sql(() => (api === undefined ? this.stmt.counts.all({ now }) : this.stmt.countsOfApi.all({ api, now }))));
+    return toCounts(
+      this.sql(() => (api === undefined ? this.stmt.counts.all({ now }) : this.stmt.countsOfApi.all({ api, now }))),
+    );
   }
 
   async flush(api?: string): Promise<number> {
@@ -108,7 +133,9 @@ export class EmbeddedJobQueue implements JobQueue {
   async requeueFailed(api?: string): Promise<number> {
     checkApiFilter(api);
     const now = this.now();
-    const changes = this.sql(() => (api === undefined ? this.stmt.requeue.run({ now }) : this.stmt.requeueApi.run({ api, now }))).changes;
+    const changes = this.sql(() =>
+      api === undefined ? this.stmt.requeue.run({ now }) : this.stmt.requeueApi.run({ api, now }),
+    ).changes;
     if (changes > 0) this.consumer?.kick();
     return changes;
   }

@@ -51,8 +51,10 @@ export function prepareStatements(db: Database.Database): Statements {
       `INSERT INTO jobs (id, api, state, payload, attempts, created_at, run_at) VALUES (@id, @api, 'waiting', @payload, 0, @now, @runAt)`,
     ),
     get: db.prepare(`SELECT ${fields} FROM jobs WHERE id = @id`),
-    queuedOfApi: db.prepare(// octet_length reads the size from the row's header, not the payload itself.
-      `SELECT count(*) AS n, coalesce(sum(octet_length(payload)), 0) AS bytes FROM jobs WHERE api = @api AND state IN ('waiting', 'active')`),
+    queuedOfApi: db.prepare(
+      // octet_length reads the size from the row's header, not the payload itself.
+      `SELECT count(*) AS n, coalesce(sum(octet_length(payload)), 0) AS bytes FROM jobs WHERE api = @api AND state IN ('waiting', 'active')`,
+    ),
     anyDue: db.prepare(`SELECT 1 AS one FROM jobs WHERE state = 'waiting' AND run_at <= @now LIMIT 1`),
     apisWaiting: db.prepare(APIS_WAITING_SQL),
     dueOfApi: db.prepare(
@@ -68,9 +70,15 @@ export function prepareStatements(db: Database.Database): Statements {
        WHERE state = 'active' AND lease_until <= @now AND id NOT IN (SELECT value FROM json_each(@inFlight))`,
     ),
     renew: db.prepare(`UPDATE jobs SET lease_until = @until WHERE ${claimed}`),
-    complete: db.prepare(`UPDATE jobs SET state = 'completed', finished_at = @now, lease_until = NULL WHERE ${claimed}`),
-    retry: db.prepare(`UPDATE jobs SET state = 'waiting', run_at = @runAt, lease_until = NULL, error = @error WHERE ${claimed}`),
-    fail: db.prepare(`UPDATE jobs SET state = 'failed', finished_at = @now, lease_until = NULL, error = @error WHERE ${claimed}`),
+    complete: db.prepare(
+      `UPDATE jobs SET state = 'completed', finished_at = @now, lease_until = NULL WHERE ${claimed}`,
+    ),
+    retry: db.prepare(
+      `UPDATE jobs SET state = 'waiting', run_at = @runAt, lease_until = NULL, error = @error WHERE ${claimed}`,
+    ),
+    fail: db.prepare(
+      `UPDATE jobs SET state = 'failed', finished_at = @now, lease_until = NULL, error = @error WHERE ${claimed}`,
+    ),
     prune: db.prepare(
       `DELETE FROM jobs WHERE rowid IN (
          SELECT rowid FROM jobs WHERE api = @api AND state = 'completed' ORDER BY finished_at DESC, rowid DESC LIMIT -1 OFFSET @keep)`,

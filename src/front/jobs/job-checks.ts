@@ -19,10 +19,18 @@ const MAX_API_BYTES = 1024;
 export function checkNewJob(job: NewJob): void {
   if (job === null || typeof job !== 'object') throw Errors.jobsBadArgument('the job must be an object');
   if (typeof job.api !== 'string' || job.api === '') throw Errors.jobsBadArgument('api must be a non-empty string');
-  if (Buffer.byteLength(job.api) > MAX_API_BYTES) throw Errors.jobsBadArgument(`api must be at most ${MAX_API_BYTES} bytes`);
+  if (Buffer.byteLength(job.api) > MAX_API_BYTES)
+    throw Errors.jobsBadArgument(`api must be at most ${MAX_API_BYTES} bytes`);
   if (typeof job.payload !== 'string') throw Errors.jobsBadArgument('payload must be a string');
-  if (typeof job.delayMs !== 'number' || !Number.isFinite(job.delayMs) || job.delayMs < 0 || job.delayMs > MAX_DELAY_MS) {
-    throw Errors.jobsBadArgument(`delayMs must be a number of ms between 0 and ${MAX_DELAY_MS}, got ${String(job.delayMs)}`);
+  if (
+    typeof job.delayMs !== 'number' ||
+    !Number.isFinite(job.delayMs) ||
+    job.delayMs < 0 ||
+    job.delayMs > MAX_DELAY_MS
+  ) {
+    throw Errors.jobsBadArgument(
+      `delayMs must be a number of ms between 0 and ${MAX_DELAY_MS}, got ${String(job.delayMs)}`,
+    );
   }
 }
 
@@ -44,7 +52,8 @@ export function checkJobId(id: string): void {
 }
 
 export function checkApiFilter(api: string | undefined): void {
-  if (api !== undefined && (typeof api !== 'string' || api === '')) throw Errors.jobsBadArgument('api must be a non-empty string when given');
+  if (api !== undefined && (typeof api !== 'string' || api === ''))
+    throw Errors.jobsBadArgument('api must be a non-empty string when given');
 }
 
 function integerAtLeast(name: string, value: unknown, min: number): number {
@@ -55,7 +64,8 @@ function integerAtLeast(name: string, value: unknown, min: number): number {
 }
 
 export function checkConsumerOptions(options: QueueConsumerOptions): QueueConsumerOptions {
-  if (options === null || typeof options !== 'object') throw Errors.jobsBadArgument('the consumer options must be an object');
+  if (options === null || typeof options !== 'object')
+    throw Errors.jobsBadArgument('the consumer options must be an object');
   return {
     concurrency: integerAtLeast('concurrency', options.concurrency, 1),
     perApi: integerAtLeast('perApi', options.perApi, 1),
@@ -92,7 +102,10 @@ export function settleRun(outcome: { value: unknown } | { thrown: unknown }): Ru
   }
   const value = outcome.value as Partial<{ ok: unknown; error: unknown }> | null | undefined;
   if (value !== null && typeof value === 'object' && value.ok === true) return { ok: true };
-  const error = value !== null && typeof value === 'object' && typeof value.error === 'string' && value.error !== '' ? value.error : 'the run failed';
+  const error =
+    value !== null && typeof value === 'object' && typeof value.error === 'string' && value.error !== ''
+      ? value.error
+      : 'the run failed';
   return { ok: false, error };
 }
 

@@ -22,7 +22,6 @@ export interface NewJob {
   delayMs: number;
 }
 
-
 export interface JobInfo {
   id: string;
   api: string;

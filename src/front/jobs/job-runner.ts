@@ -67,12 +67,21 @@ export class JobRunner {
     try {
       const overDisk = this.hostDiskRefusal(caller.host);
       if (overDisk !== null) throw overDisk;
-      const id = await this.queue.add({ api: formatApiId(caller), payload: request.payload, delayMs: request.delayMs }, quota);
+      const id = await this.queue.add(
+        { api: formatApiId(caller), payload: request.payload, delayMs: request.delayMs },
+        quota,
+      );
       return { ok: true, id };
     } catch (error) {
       if (error instanceof QuotaError) {
         this.onQuotaRefusal(caller, error.quota);
-        return { ok: false, status: error.status, error: error.message, code: error.code, retryAfter: error.retryAfterSeconds };
+        return {
+          ok: false,
+          status: error.status,
+          error: error.message,
+          code: error.code,
+          retryAfter: error.retryAfterSeconds,
+        };
       }
       const status = error instanceof AnvilError ? error.status : 503;
       return { ok: false, status, error: `the job was not stored: ${(error as Error).message}` };
@@ -107,7 +116,11 @@ export class JobRunner {
   private async runCounted(job: JobInfo): Promise<RunResult> {
     const result = await this.run(job);
     const { host, key } = parseApiId(job.api);
-    this.onOutcome(host, key, result.ok ? 'completed' : retryDelay(job.attempts, this.retryPolicy) === null ? 'failed' : 'retried');
+    this.onOutcome(
+      host,
+      key,
+      result.ok ? 'completed' : retryDelay(job.attempts, this.retryPolicy) === null ? 'failed' : 'retried',
+    );
     return result;
   }
 
@@ -132,14 +145,29 @@ export class JobRunner {
     // The queue keeps the API as the string it was stored with.
     const { host, env, key } = parseApiId(job.api);
     const api = this.directory.api(host, key);
-    return api === undefined || !api.record.active || api.host.env !== env ? `API ${key} of ${host} (${env}) is not active` : api;
+    return api === undefined || !api.record.active || api.host.env !== env
+      ? `API ${key} of ${host} (${env}) is not active`
+      : api;
   }
 
   private runOn(api: ApiEntry, job: Pick<JobInfo, 'id' | 'payload'>): Promise<RunResult> {
     return new Promise((resolve) => {
       this.dispatcher.submit(
         api.spec,
-        { id: job.id, verb: 'POST', path: '/', rawQuery: '', rawHeaders: [], body: null, ip: '', hop: 0, budget: this.dispatcher.busCallsPerRequest, viaBus: false, receivedAt: Date.now(), job: job.payload },
+        {
+          id: job.id,
+          verb: 'POST',
+          path: '/',
+          rawQuery: '',
+          rawHeaders: [],
+          body: null,
+          ip: '',
+          hop: 0,
+          budget: this.dispatcher.busCallsPerRequest,
+          viaBus: false,
+          receivedAt: Date.now(),
+          job: job.payload,
+        },
         readResponse,
         (outcome) => {
           if (!outcome.ok) return resolve({ ok: false, error: `${outcome.error.status} ${outcome.error.message}` });

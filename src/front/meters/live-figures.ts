@@ -90,7 +90,8 @@ export class LiveFigures {
 
   private route(rings: ApiRings, route: string): SecondRing {
     let ring = rings.routes.get(route);
-    if (ring === undefined) rings.routes.set(route, (ring = new SecondRing(ROUTE_SLOT_SECONDS, LIVE_SECONDS / ROUTE_SLOT_SECONDS)));
+    if (ring === undefined)
+      rings.routes.set(route, (ring = new SecondRing(ROUTE_SLOT_SECONDS, LIVE_SECONDS / ROUTE_SLOT_SECONDS)));
     return ring;
   }
 }

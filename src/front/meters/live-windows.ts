@@ -16,7 +16,13 @@ export function covered(windowSeconds: number, uptimeSeconds: number): number {
 }
 
 /** A window's figures of an API: `sums` (when given) gets its counts added, for totals over APIs. */
-export function apiWindow(rings: ApiRings | undefined, now: number, seconds: number, covered: number, sums?: Float64Array): WindowFigures {
+export function apiWindow(
+  rings: ApiRings | undefined,
+  now: number,
+  seconds: number,
+  covered: number,
+  sums?: Float64Array,
+): WindowFigures {
   const own = emptySums();
   rings?.api.sum(now, seconds, own);
   if (sums !== undefined) for (let f = 0; f < own.length; f++) sums[f]! += own[f]!;
@@ -24,7 +30,12 @@ export function apiWindow(rings: ApiRings | undefined, now: number, seconds: num
 }
 
 /** Per route template (the routes that answered in the window), busiest first. */
-export function routeWindows(rings: ApiRings | undefined, now: number, seconds: number, covered: number): Array<{ route: string } & WindowFigures> {
+export function routeWindows(
+  rings: ApiRings | undefined,
+  now: number,
+  seconds: number,
+  covered: number,
+): Array<{ route: string } & WindowFigures> {
   const out: Array<{ route: string } & WindowFigures> = [];
   for (const [route, ring] of rings?.routes ?? []) {
     const sums = emptySums();

@@ -42,7 +42,11 @@ const NO_ROUTE = '(none)';
  */
 export class Metrics {
   readonly registry = new Registry();
-  readonly connections = new Counter({ name: 'anvil_http_connections_total', help: 'TCP connections accepted by the router', registers: [this.registry] });
+  readonly connections = new Counter({
+    name: 'anvil_http_connections_total',
+    help: 'TCP connections accepted by the router',
+    registers: [this.registry],
+  });
   readonly connectionsRefused = new Counter({
     name: 'anvil_http_connections_refused_total',
     help: 'Connections refused and closed at once (answered 429 or 503, up to 100 a second): their client address held --max-connections-per-client (reason per_client), or the router held --max-connections, every one busy (reason total)',
@@ -55,8 +59,18 @@ export class Metrics {
     labelNames: ['state'],
     registers: [this.registry],
   });
-  readonly busCalls = new Counter({ name: 'anvil_bus_calls_total', help: 'Calls made by an API to another over the in-process bus', labelNames: ['host', 'api'], registers: [this.registry] });
-  readonly cellRestarts = new Counter({ name: 'anvil_cell_restarts_total', help: 'Cell processes that died and were restarted', labelNames: ['cell'], registers: [this.registry] });
+  readonly busCalls = new Counter({
+    name: 'anvil_bus_calls_total',
+    help: 'Calls made by an API to another over the in-process bus',
+    labelNames: ['host', 'api'],
+    registers: [this.registry],
+  });
+  readonly cellRestarts = new Counter({
+    name: 'anvil_cell_restarts_total',
+    help: 'Cell processes that died and were restarted',
+    labelNames: ['cell'],
+    registers: [this.registry],
+  });
   readonly cellAborts = new Counter({
     name: 'anvil_cell_aborts_total',
     help: "Cell processes the API's code aborted (its directive was running, or the router killed the cell for it)",
@@ -113,7 +127,14 @@ export class Metrics {
   }
 
   /** Errors by reason and 429s, for `count` requests that ended alike. */
-  private countOutcome(host: string, api: string, route: string, status: number, failure: string | null, count: number): void {
+  private countOutcome(
+    host: string,
+    api: string,
+    route: string,
+    status: number,
+    failure: string | null,
+    count: number,
+  ): void {
     if (failure !== null) this.errors.inc({ host, api, route, reason: failure }, count);
     else if (status >= 500) this.errors.inc({ host, api, route, reason: 'api' }, count);
     if (status === 429) this.rateLimited.inc({ host, api, route }, count);
@@ -160,11 +181,19 @@ export class Metrics {
           for (const g of read()) this.set({ host: g.host, api: g.api }, pick(g));
         },
       });
-    gauge('anvil_actor_mailbox_depth', 'Requests waiting in the API\'s mailbox', (g) => g.mailbox);
+    gauge('anvil_actor_mailbox_depth', "Requests waiting in the API's mailbox", (g) => g.mailbox);
     gauge('anvil_actor_threads', 'Worker threads the API has now', (g) => g.threads);
-    gauge('anvil_actor_shared_threads', 'Of those, places on a shared thread that serves many quiet APIs (the others are its own)', (g) => g.sharedThreads);
-    gauge('anvil_isolates', 'V8 isolates the API\'s custom directives hold', (g) => g.isolates);
-    gauge('anvil_isolate_heap_bytes', 'Heap used by the API\'s isolates (reported by its threads every 2 s)', (g) => g.isolateHeapBytes);
+    gauge(
+      'anvil_actor_shared_threads',
+      'Of those, places on a shared thread that serves many quiet APIs (the others are its own)',
+      (g) => g.sharedThreads,
+    );
+    gauge('anvil_isolates', "V8 isolates the API's custom directives hold", (g) => g.isolates);
+    gauge(
+      'anvil_isolate_heap_bytes',
+      "Heap used by the API's isolates (reported by its threads every 2 s)",
+      (g) => g.isolateHeapBytes,
+    );
   }
 
   /**
@@ -194,12 +223,20 @@ export class Metrics {
 
   /** Bytes of large response bodies the router holds for clients, read when metrics are scraped. */
   watchResponseBuffer(read: () => number): void {
-    this.watchNumber('anvil_response_buffer_bytes', 'Bytes of large response bodies the router holds for clients that have not taken them yet (capped by --response-buffer)', read);
+    this.watchNumber(
+      'anvil_response_buffer_bytes',
+      'Bytes of large response bodies the router holds for clients that have not taken them yet (capped by --response-buffer)',
+      read,
+    );
   }
 
   /** Client connections open now, read when metrics are scraped. */
   watchConnections(read: () => number): void {
-    this.watchNumber('anvil_http_connections_open', 'Client connections the router holds open (capped by --max-connections)', read);
+    this.watchNumber(
+      'anvil_http_connections_open',
+      'Client connections the router holds open (capped by --max-connections)',
+      read,
+    );
   }
 
   private watchNumber(name: string, help: string, read: () => number): void {
@@ -222,7 +259,8 @@ export class Metrics {
       registers: [this.registry],
       async collect() {
         this.reset();
-        for (const { host, api, counts } of await read()) for (const [state, n] of Object.entries(counts)) this.set({ host, api, state }, n);
+        for (const { host, api, counts } of await read())
+          for (const [state, n] of Object.entries(counts)) this.set({ host, api, state }, n);
       },
     });
   }
@@ -236,7 +274,8 @@ export class Metrics {
 
   private allowed(req: IncomingMessage, address: string): boolean {
     const auth = req.headers.authorization;
-    if (this.token && typeof auth === 'string' && auth.startsWith('Bearer ')) return safeEqual(this.token, auth.slice(7).trim());
+    if (this.token && typeof auth === 'string' && auth.startsWith('Bearer '))
+      return safeEqual(this.token, auth.slice(7).trim());
     return address === '127.0.0.1' || address === '::1';
   }
 }

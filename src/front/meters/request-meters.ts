@@ -55,7 +55,15 @@ export class RequestMeters {
   }
 
   /** Adds requests counted elsewhere (a thread that took bus calls straight from its peers). */
-  add(host: string, api: string, route: string, status: number, count: number, sum: number, buckets: readonly number[]): void {
+  add(
+    host: string,
+    api: string,
+    route: string,
+    status: number,
+    count: number,
+    sum: number,
+    buckets: readonly number[],
+  ): void {
     const m = this.meter(host, api, route);
     m.byClass[classIndex(status)]! += count;
     for (let b = 0; b < m.buckets.length && b < buckets.length; b++) m.buckets[b]! += buckets[b]!;
@@ -67,7 +75,13 @@ export class RequestMeters {
     const key = `${host}\0${api}\0${route}`;
     let m = this.meters.get(key);
     if (m === undefined) {
-      m = { labels: { host, api, route }, byClass: [0, 0, 0, 0, 0], buckets: new Array<number>(BUCKETS.length + 1).fill(0), sum: 0, count: 0 };
+      m = {
+        labels: { host, api, route },
+        byClass: [0, 0, 0, 0, 0],
+        buckets: new Array<number>(BUCKETS.length + 1).fill(0),
+        sum: 0,
+        count: 0,
+      };
       this.meters.set(key, m);
     }
     return m;

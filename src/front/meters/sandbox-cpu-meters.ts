@@ -13,10 +13,16 @@ export class SandboxCpuMeters {
   private readonly histograms: HistogramMeters;
 
   constructor(registry: Registry) {
-    this.histograms = new HistogramMeters(registry, SANDBOX_CPU_METRIC, 'CPU time of each custom directive call, in its isolate (module loading included on a first call)', SANDBOX_CPU_BUCKETS);
+    this.histograms = new HistogramMeters(
+      registry,
+      SANDBOX_CPU_METRIC,
+      'CPU time of each custom directive call, in its isolate (module loading included on a first call)',
+      SANDBOX_CPU_BUCKETS,
+    );
   }
 
   add(host: string, api: string, counts: readonly SandboxCpuCount[]): void {
-    for (const [directive, count, sum, buckets] of counts) this.histograms.add({ host, api, directive }, [count, sum, buckets]);
+    for (const [directive, count, sum, buckets] of counts)
+      this.histograms.add({ host, api, directive }, [count, sum, buckets]);
   }
 }

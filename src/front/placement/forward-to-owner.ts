@@ -50,7 +50,15 @@ export class OwnerForwarder {
     headers[CLUSTER_SECRET_HEADER] = options.secret;
     headers[CLIENT_ADDRESS_HEADER] = options.clientAddress(req);
     headers[PLACEMENT_EPOCH_HEADER] = String(target.epoch);
-    const out = request({ host: url.hostname.replace(/^\[|\]$/g, ''), port: url.port, method: req.method, path: req.url, headers, agent: this.agent, setHost: false });
+    const out = request({
+      host: url.hostname.replace(/^\[|\]$/g, ''),
+      port: url.port,
+      method: req.method,
+      path: req.url,
+      headers,
+      agent: this.agent,
+      setHost: false,
+    });
     let answered = false;
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -79,7 +87,11 @@ export class OwnerForwarder {
       if (timedOut) return sendFailure(res, Errors.timeout());
       // Refused, reset before an answer: the owner is gone or going. Nothing of it ran if the
       // connection was refused; either way the client may retry.
-      if (options.unreachable(target)) options.log.info({ owner: target.owner, epoch: target.epoch, err: error.message }, 'placement: the owner of an API did not answer; its request was refused with 503');
+      if (options.unreachable(target))
+        options.log.info(
+          { owner: target.owner, epoch: target.epoch, err: error.message },
+          'placement: the owner of an API did not answer; its request was refused with 503',
+        );
       refusePlacement(res, `the instance that owns the API (${target.owner}) cannot be reached`);
     });
     res.on('close', () => {

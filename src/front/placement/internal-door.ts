@@ -5,7 +5,13 @@ import type { InstanceLog } from '../../shared/logs/instance-log.js';
 import { sendFailure } from '../edge/http-response.js';
 import { Errors } from '../../shared/errors.js';
 import { safeEqual } from '../../shared/security/safe-equal.js';
-import { CLIENT_ADDRESS_HEADER, CLUSTER_SECRET_HEADER, INTERNAL_HEADERS, INTERNAL_OP_HEADER, PLACEMENT_EPOCH_HEADER } from './internal-headers.js';
+import {
+  CLIENT_ADDRESS_HEADER,
+  CLUSTER_SECRET_HEADER,
+  INTERNAL_HEADERS,
+  INTERNAL_OP_HEADER,
+  PLACEMENT_EPOCH_HEADER,
+} from './internal-headers.js';
 
 /** The client's address another instance forwarded with the request, by request. */
 const forwardedClients = new WeakMap<IncomingMessage, string>();
@@ -32,11 +38,19 @@ export type InternalOps = (op: string, req: IncomingMessage, res: ServerResponse
  * request loses the internal headers (the API never sees the secret) and keeps the client's
  * address its forwarder gave, then goes to `handle`.
  */
-export function internalDoor(secret: string, handle: RequestListener, ops: InternalOps, log: InstanceLog): RequestListener {
+export function internalDoor(
+  secret: string,
+  handle: RequestListener,
+  ops: InternalOps,
+  log: InstanceLog,
+): RequestListener {
   return (req, res) => {
     const given = req.headers[CLUSTER_SECRET_HEADER];
     if (typeof given !== 'string' || !safeEqual(secret, given)) {
-      log.info({ peer: peerAddress(req.socket), verb: req.method }, 'internal port: request refused without the cluster secret: 401');
+      log.info(
+        { peer: peerAddress(req.socket), verb: req.method },
+        'internal port: request refused without the cluster secret: 401',
+      );
       return sendFailure(res, Errors.unauthorized(), { connection: 'close' });
     }
     const client = req.headers[CLIENT_ADDRESS_HEADER];
@@ -47,7 +61,8 @@ export function internalDoor(secret: string, handle: RequestListener, ops: Inter
     if (typeof op === 'string') return ops(op, req, res);
     const raw = req.rawHeaders;
     const kept: string[] = [];
-    for (let i = 0; i + 1 < raw.length; i += 2) if (!INTERNAL_HEADERS.has(raw[i]!.toLowerCase())) kept.push(raw[i]!, raw[i + 1]!);
+    for (let i = 0; i + 1 < raw.length; i += 2)
+      if (!INTERNAL_HEADERS.has(raw[i]!.toLowerCase())) kept.push(raw[i]!, raw[i + 1]!);
     req.rawHeaders = kept;
     for (const name of INTERNAL_HEADERS) delete req.headers[name];
     handle(req, res);

@@ -14,7 +14,12 @@ export const PLACEMENT_EPOCH_HEADER = 'anvil-placement-epoch';
  * through a forwarder would have the owner run a job of its making.
  */
 export const INTERNAL_OP_HEADER = 'anvil-internal-op';
-export const INTERNAL_HEADERS: ReadonlySet<string> = new Set([CLUSTER_SECRET_HEADER, CLIENT_ADDRESS_HEADER, PLACEMENT_EPOCH_HEADER, INTERNAL_OP_HEADER]);
+export const INTERNAL_HEADERS: ReadonlySet<string> = new Set([
+  CLUSTER_SECRET_HEADER,
+  CLIENT_ADDRESS_HEADER,
+  PLACEMENT_EPOCH_HEADER,
+  INTERNAL_OP_HEADER,
+]);
 
 /** On a forwarded bus call: the host of the calling API (a bus call names an API of its caller's host). */
 export const CALLER_HOST_HEADER = 'anvil-caller-host';
@@ -23,13 +28,26 @@ export const CALLER_HOST_HEADER = 'anvil-caller-host';
 export const SERVED_BY_HEADER = 'x-anvil-served-by';
 
 /** Headers of one connection (RFC 9110 §7.6.1): never passed on. Host, content-length and transfer-encoding are, as sent. */
-const CONNECTION_HEADERS: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'proxy-authenticate', 'proxy-authorization']);
+const CONNECTION_HEADERS: ReadonlySet<string> = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'upgrade',
+  'proxy-authenticate',
+  'proxy-authorization',
+]);
 
 /** Raw [name, value, …] → what goes on to the next hop: without connection headers (and those `connection` names) nor `drop`. */
-export function passedOn(raw: readonly string[], drop: ReadonlySet<string> = INTERNAL_HEADERS): Record<string, string | string[]> {
+export function passedOn(
+  raw: readonly string[],
+  drop: ReadonlySet<string> = INTERNAL_HEADERS,
+): Record<string, string | string[]> {
   const named = new Set<string>();
   for (let i = 0; i + 1 < raw.length; i += 2) {
-    if (raw[i]!.toLowerCase() === 'connection') for (const token of raw[i + 1]!.split(',')) named.add(token.trim().toLowerCase());
+    if (raw[i]!.toLowerCase() === 'connection')
+      for (const token of raw[i + 1]!.split(',')) named.add(token.trim().toLowerCase());
   }
   const kept: string[] = [];
   for (let i = 0; i + 1 < raw.length; i += 2) {

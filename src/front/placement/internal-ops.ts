@@ -39,7 +39,8 @@ export function internalOps(deps: OpsDeps): InternalOps {
         sendFailure(res, Errors.internalOperation(`unknown internal operation ${op}`));
       },
       (error: unknown) => {
-        if (!res.headersSent) sendFailure(res, error instanceof AnvilError ? error : Errors.internalOperation((error as Error).message));
+        if (!res.headersSent)
+          sendFailure(res, error instanceof AnvilError ? error : Errors.internalOperation((error as Error).message));
       },
     );
   };
@@ -83,7 +84,8 @@ function callBus(deps: OpsDeps, req: IncomingMessage, res: ServerResponse, bytes
 function readJob(bytes: Buffer): ForwardedJob | null {
   try {
     const job = JSON.parse(bytes.toString('utf8')) as Partial<ForwardedJob>;
-    if (typeof job.id === 'string' && typeof job.api === 'string' && typeof job.payload === 'string') return { id: job.id, api: job.api, payload: job.payload };
+    if (typeof job.id === 'string' && typeof job.api === 'string' && typeof job.payload === 'string')
+      return { id: job.id, api: job.api, payload: job.payload };
   } catch {
     // not JSON
   }

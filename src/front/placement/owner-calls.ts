@@ -18,7 +18,8 @@ export interface ForwardedJob {
  * work; another status: it refused, nothing ran). `unreachable`: no full answer (refused, reset):
  * the owner is gone or going, and may have started the work. `timeout`: no answer in time.
  */
-export type OwnerAnswer = { kind: 'answer'; status: number; body: Buffer } | { kind: 'unreachable'; error: string } | { kind: 'timeout' };
+export type OwnerAnswer =
+  { kind: 'answer'; status: number; body: Buffer } | { kind: 'unreachable'; error: string } | { kind: 'timeout' };
 
 /**
  * The client of the owners' internal ports for work that is not a client's request: a job run and
@@ -34,7 +35,12 @@ export class OwnerCalls {
     private readonly timeoutMs: number,
   ) {}
 
-  send(target: OwnerTarget, op: InternalOp, body: readonly Buffer[], headers: Record<string, string> = {}): Promise<OwnerAnswer> {
+  send(
+    target: OwnerTarget,
+    op: InternalOp,
+    body: readonly Buffer[],
+    headers: Record<string, string> = {},
+  ): Promise<OwnerAnswer> {
     const url = new URL(target.url);
     const size = body.reduce((sum, chunk) => sum + chunk.length, 0);
     return new Promise((resolve) => {
@@ -67,7 +73,13 @@ export class OwnerCalls {
       out.on('response', (answer) => {
         const chunks: Buffer[] = [];
         answer.on('data', (chunk: Buffer) => chunks.push(chunk));
-        answer.on('end', () => settle(answer.complete ? { kind: 'answer', status: answer.statusCode ?? 502, body: Buffer.concat(chunks) } : { kind: 'unreachable', error: 'the answer was cut' }));
+        answer.on('end', () =>
+          settle(
+            answer.complete
+              ? { kind: 'answer', status: answer.statusCode ?? 502, body: Buffer.concat(chunks) }
+              : { kind: 'unreachable', error: 'the answer was cut' },
+          ),
+        );
         answer.on('error', (error) => settle({ kind: 'unreachable', error: error.message }));
         answer.on('close', () => settle({ kind: 'unreachable', error: 'the answer was cut' }));
       });

@@ -27,7 +27,9 @@ export class PgPlacementStore {
 
   /** The cluster's internal secret: the first instance to ask creates it. */
   async clusterSecret(): Promise<string> {
-    await this.pool.query(`INSERT INTO ${SCHEMA}.cluster (id, secret) VALUES (1, $1) ON CONFLICT (id) DO NOTHING`, [randomBytes(32).toString('base64url')]);
+    await this.pool.query(`INSERT INTO ${SCHEMA}.cluster (id, secret) VALUES (1, $1) ON CONFLICT (id) DO NOTHING`, [
+      randomBytes(32).toString('base64url'),
+    ]);
     const { rows } = await this.pool.query<{ secret: string }>(`SELECT secret FROM ${SCHEMA}.cluster WHERE id = 1`);
     return rows[0]!.secret;
   }
@@ -82,8 +84,14 @@ export class PgPlacementStore {
 
   /** A drained instance gives its leases back and leaves: the others take its APIs at once. */
   async leave(id: string): Promise<void> {
-    await this.pool.query(`UPDATE ${SCHEMA}.placements SET lease_until = clock_timestamp() WHERE owner = $1 AND lease_until > clock_timestamp()`, [id]);
-    await this.pool.query(`DELETE FROM ${SCHEMA}.instances WHERE id = $1 OR heartbeat_at < clock_timestamp() - interval '1 day'`, [id]);
+    await this.pool.query(
+      `UPDATE ${SCHEMA}.placements SET lease_until = clock_timestamp() WHERE owner = $1 AND lease_until > clock_timestamp()`,
+      [id],
+    );
+    await this.pool.query(
+      `DELETE FROM ${SCHEMA}.instances WHERE id = $1 OR heartbeat_at < clock_timestamp() - interval '1 day'`,
+      [id],
+    );
   }
 }
 

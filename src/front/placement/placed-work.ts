@@ -51,18 +51,27 @@ export class PlacedWork {
     if (!this.placement.isPlaced(api)) return runHere();
     const id = placementId(api.spec.host, api.spec.key);
     const deadline = Date.now() + this.placement.jobWaitMs();
-    const body = [Buffer.from(JSON.stringify({ id: job.id, api: job.api, payload: job.payload } satisfies ForwardedJob))];
+    const body = [
+      Buffer.from(JSON.stringify({ id: job.id, api: job.api, payload: job.payload } satisfies ForwardedJob)),
+    ];
     for (;;) {
       const route = await this.placement.routeBy(id, deadline);
       if (route.kind === 'here') return runHere();
-      if (route.kind === 'none') return { ok: false, error: '503 placement: no instance holds the API\'s lease; the job runs again later' };
+      if (route.kind === 'none')
+        return { ok: false, error: "503 placement: no instance holds the API's lease; the job runs again later" };
       const target = { api: id, owner: route.owner, epoch: route.epoch, url: route.url };
       const sent = await this.calls.send(target, INTERNAL_OPS.jobRun, body);
-      if (sent.kind === 'timeout') return { ok: false, error: `504 the owner of the API (${route.owner}) did not answer in time` };
+      if (sent.kind === 'timeout')
+        return { ok: false, error: `504 the owner of the API (${route.owner}) did not answer in time` };
       if (sent.kind === 'answer' && sent.status === 200) return readRunResult(sent.body);
       const why = sent.kind === 'answer' ? `refused it (${sent.status})` : `cannot be reached (${sent.error})`;
-      if (this.placement.setAside(target)) this.log.info({ owner: route.owner, epoch: route.epoch, job: job.id, api: id }, `placement: the owner of an API ${why}; its job waits for the next owner`);
-      if (Date.now() >= deadline) return { ok: false, error: `503 placement: the owner of the API ${why}; the job runs again later` };
+      if (this.placement.setAside(target))
+        this.log.info(
+          { owner: route.owner, epoch: route.epoch, job: job.id, api: id },
+          `placement: the owner of an API ${why}; its job waits for the next owner`,
+        );
+      if (Date.now() >= deadline)
+        return { ok: false, error: `503 placement: the owner of the API ${why}; the job runs again later` };
     }
   };
 
@@ -71,28 +80,49 @@ export class PlacedWork {
     const id = placementId(api.spec.host, api.spec.key);
     const now = this.placement.route(id);
     if (now.kind === 'here') return callHere();
-    const sending = now.kind === 'owner' ? this.send(id, now, api, call, reply) : this.waitAndSend(id, api, call, reply, callHere);
+    const sending =
+      now.kind === 'owner' ? this.send(id, now, api, call, reply) : this.waitAndSend(id, api, call, reply, callHere);
     sending.catch((error: unknown) => {
       this.log.error({ err: error, api: id }, 'placement: a bus call could not be routed');
       reply(refusal('the call could not be routed'));
     });
   };
 
-  private async waitAndSend(id: string, api: ApiEntry, call: BusCall, reply: CallReply, callHere: () => void): Promise<void> {
+  private async waitAndSend(
+    id: string,
+    api: ApiEntry,
+    call: BusCall,
+    reply: CallReply,
+    callHere: () => void,
+  ): Promise<void> {
     const route = await this.placement.routeBy(id, Date.now() + this.placement.callWaitMs());
     if (route.kind === 'here') return callHere();
-    if (route.kind === 'none') return reply(refusal('no instance holds the API\'s lease yet'));
+    if (route.kind === 'none') return reply(refusal("no instance holds the API's lease yet"));
     await this.send(id, route, api, call, reply);
   }
 
-  private async send(id: string, route: Extract<Route, { kind: 'owner' }>, api: ApiEntry, call: BusCall, reply: CallReply): Promise<void> {
+  private async send(
+    id: string,
+    route: Extract<Route, { kind: 'owner' }>,
+    api: ApiEntry,
+    call: BusCall,
+    reply: CallReply,
+  ): Promise<void> {
     const target = { api: id, owner: route.owner, epoch: route.epoch, url: route.url };
     const head = encodeCallHead(0, call).subarray(FRAME_HEADER);
-    const sent = await this.calls.send(target, INTERNAL_OPS.busCall, call.body === null ? [head] : [head, call.body], { [CALLER_HOST_HEADER]: api.spec.host });
+    const sent = await this.calls.send(target, INTERNAL_OPS.busCall, call.body === null ? [head] : [head, call.body], {
+      [CALLER_HOST_HEADER]: api.spec.host,
+    });
     if (sent.kind === 'answer' && sent.status === 200) return reply(sent.body);
-    if (sent.kind === 'timeout') return reply(answerPayload(busFailure(504, 'Gateway Timeout: the owner of the API did not answer in time')));
-    if (sent.kind === 'answer') return reply(refusal(`the instance that owns the API (${route.owner}) refused the call (${sent.status})`));
-    if (this.placement.setAside(target)) this.log.info({ owner: route.owner, epoch: route.epoch, err: sent.error }, 'placement: the owner of an API did not answer; its bus call was refused with 503');
+    if (sent.kind === 'timeout')
+      return reply(answerPayload(busFailure(504, 'Gateway Timeout: the owner of the API did not answer in time')));
+    if (sent.kind === 'answer')
+      return reply(refusal(`the instance that owns the API (${route.owner}) refused the call (${sent.status})`));
+    if (this.placement.setAside(target))
+      this.log.info(
+        { owner: route.owner, epoch: route.epoch, err: sent.error },
+        'placement: the owner of an API did not answer; its bus call was refused with 503',
+      );
     reply(refusal(`the instance that owns the API (${route.owner}) cannot be reached`));
   }
 }
@@ -111,5 +141,5 @@ function readRunResult(body: Buffer): RunResult {
   } catch {
     // fall through
   }
-  return { ok: false, error: 'the owner\'s answer about the run could not be read' };
+  return { ok: false, error: "the owner's answer about the run could not be read" };
 }

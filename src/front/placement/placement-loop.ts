@@ -71,7 +71,11 @@ export class PlacementLoop {
           this.failing = false;
         },
         (error: unknown) => {
-          if (!this.failing) this.log.warn({ err: error }, 'placement: the control plane cannot be reached; placed APIs stop being served here when their leases run out');
+          if (!this.failing)
+            this.log.warn(
+              { err: error },
+              'placement: the control plane cannot be reached; placed APIs stop being served here when their leases run out',
+            );
           this.failing = true;
           // Leases that ran out by this instance's clock: lost as far as its threads go.
           for (const id of this.map.ownIds()) if (!this.map.ownsNow(id)) this.lose(id);
@@ -108,8 +112,20 @@ export class PlacementLoop {
     for (const row of rows) {
       const id = placementId(row.host, row.key);
       const mine = renewed.get(id);
-      if (mine !== undefined) next.set(id, { owner: self, epoch: mine.epoch, url: this.options.internalUrl, validUntil: renewSentAt + leaseMs });
-      else if (row.owner !== self && row.leftMs > 0) next.set(id, { owner: row.owner, epoch: row.epoch, url: answering(row.owner) ? (urls.get(row.owner) ?? null) : null, validUntil: readAt + row.leftMs });
+      if (mine !== undefined)
+        next.set(id, {
+          owner: self,
+          epoch: mine.epoch,
+          url: this.options.internalUrl,
+          validUntil: renewSentAt + leaseMs,
+        });
+      else if (row.owner !== self && row.leftMs > 0)
+        next.set(id, {
+          owner: row.owner,
+          epoch: row.epoch,
+          url: answering(row.owner) ? (urls.get(row.owner) ?? null) : null,
+          validUntil: readAt + row.leftMs,
+        });
       else lapsed.set(id, row);
     }
     for (const api of this.options.wanted()) {
@@ -123,7 +139,10 @@ export class PlacementLoop {
       const epoch = await this.store.claim(api.host, api.key, self, leaseMs);
       if (epoch === null) continue;
       next.set(id, { owner: self, epoch, url: this.options.internalUrl, validUntil: sentAt + leaseMs });
-      this.log.info({ host: api.host, api: api.key, epoch, previousOwner: lapsedOwner ?? null }, 'placement: this instance now owns the API');
+      this.log.info(
+        { host: api.host, api: api.key, epoch, previousOwner: lapsedOwner ?? null },
+        'placement: this instance now owns the API',
+      );
     }
     const lost = this.map.ownIds().filter((id) => next.get(id)?.owner !== self);
     this.map.replace(next);
@@ -135,7 +154,10 @@ export class PlacementLoop {
   private lose(id: string): void {
     if (this.lossTold.has(id)) return;
     this.lossTold.add(id);
-    this.log.warn({ api: id }, 'placement: this instance no longer owns the API (its lease ran out); it stops serving it');
+    this.log.warn(
+      { api: id },
+      'placement: this instance no longer owns the API (its lease ran out); it stops serving it',
+    );
     this.options.lost(id);
   }
 
@@ -145,6 +167,11 @@ export class PlacementLoop {
     if (this.timer !== null) clearTimeout(this.timer);
     await this.running?.catch(() => undefined);
     this.map.replace(new Map());
-    if (leave) await this.store.leave(this.options.self).catch((error: unknown) => this.log.warn({ err: error }, 'placement: the leases could not be given back; they lapse by themselves'));
+    if (leave)
+      await this.store
+        .leave(this.options.self)
+        .catch((error: unknown) =>
+          this.log.warn({ err: error }, 'placement: the leases could not be given back; they lapse by themselves'),
+        );
   }
 }

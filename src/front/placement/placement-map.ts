@@ -10,7 +10,8 @@ export interface KnownOwner {
   validUntil: number;
 }
 
-export type Route = { kind: 'here'; epoch: number } | { kind: 'owner'; owner: string; epoch: number; url: string } | { kind: 'none' };
+export type Route =
+  { kind: 'here'; epoch: number } | { kind: 'owner'; owner: string; epoch: number; url: string } | { kind: 'none' };
 
 /**
  * The owners of placed APIs as the last placement round found them (placement-loop.ts). Read on
@@ -26,7 +27,9 @@ export class PlacementMap {
     const known = this.owners.get(id);
     if (known === undefined || performance.now() >= known.validUntil) return { kind: 'none' };
     if (known.owner === this.self) return { kind: 'here', epoch: known.epoch };
-    return known.url === null ? { kind: 'none' } : { kind: 'owner', owner: known.owner, epoch: known.epoch, url: known.url };
+    return known.url === null
+      ? { kind: 'none' }
+      : { kind: 'owner', owner: known.owner, epoch: known.epoch, url: known.url };
   }
 
   /** This instance holds the API's lease now (its own clock says the lease has not run out). */

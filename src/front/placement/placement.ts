@@ -88,8 +88,22 @@ export class Placement {
 
   /** Registers this instance with its internal listener's URL and runs the first round before it resolves. */
   async begin(internalUrl: string): Promise<void> {
-    this.loop = new PlacementLoop(this.store, this.map, { self: this.self, internalUrl, leaseMs: this.options.leaseMs, wanted: () => this.wanted(), lost: (id) => this.lost(id) }, this.options.log);
-    this.options.log.info({ instance: this.self, internalUrl, leaseMs: this.options.leaseMs }, 'placement: this instance takes part in placement');
+    this.loop = new PlacementLoop(
+      this.store,
+      this.map,
+      {
+        self: this.self,
+        internalUrl,
+        leaseMs: this.options.leaseMs,
+        wanted: () => this.wanted(),
+        lost: (id) => this.lost(id),
+      },
+      this.options.log,
+    );
+    this.options.log.info(
+      { instance: this.self, internalUrl, leaseMs: this.options.leaseMs },
+      'placement: this instance takes part in placement',
+    );
     await this.loop.start();
   }
 
@@ -140,9 +154,10 @@ export class Placement {
       res.setHeader(SERVED_BY_HEADER, this.self);
       return serveHere();
     }
-    if (route.kind === 'owner') return this.forwarder.forward(req, res, { api: id, owner: route.owner, epoch: route.epoch, url: route.url });
+    if (route.kind === 'owner')
+      return this.forwarder.forward(req, res, { api: id, owner: route.owner, epoch: route.epoch, url: route.url });
     // No valid lease known: a round will find or make the owner (an owner died: after its lease).
-    if (this.closed || Date.now() >= deadline) return refusePlacement(res, 'no instance holds the API\'s lease yet');
+    if (this.closed || Date.now() >= deadline) return refusePlacement(res, "no instance holds the API's lease yet");
     void this.map.nextRound().then(() => {
       if (res.destroyed) return;
       try {
@@ -167,7 +182,8 @@ export class Placement {
   private wanted(): PlacedApi[] {
     const wanted: PlacedApi[] = [];
     for (const host of this.options.directory.publicHosts()) {
-      for (const api of this.options.directory.apisOf(host.name)) if (api.record.active && this.placed.isPlaced(api)) wanted.push({ host: host.name, key: api.record.key });
+      for (const api of this.options.directory.apisOf(host.name))
+        if (api.record.active && this.placed.isPlaced(api)) wanted.push({ host: host.name, key: api.record.key });
     }
     return wanted;
   }

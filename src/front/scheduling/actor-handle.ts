@@ -145,10 +145,21 @@ export class ActorHandle {
   dispatch(job: Job): void {
     const now = Date.now();
     const thread = this.leastLoaded();
-    if (thread !== null && thread.load < this.limits.threadConcurrency && this.waiting.length === 0 && !this.hold.held) {
+    if (
+      thread !== null &&
+      thread.load < this.limits.threadConcurrency &&
+      this.waiting.length === 0 &&
+      !this.hold.held
+    ) {
       thread.send(job);
       // On a shared thread a long stretch may be another actor's: the thread says whose (CpuShares).
-      if (!this.isShared(thread) && thread.load > 1 && thread.oldestAge(now) >= this.limits.scaleUpAfterMs && now - thread.lastHeard >= this.limits.scaleUpAfterMs) this.moreThreads();
+      if (
+        !this.isShared(thread) &&
+        thread.load > 1 &&
+        thread.oldestAge(now) >= this.limits.scaleUpAfterMs &&
+        now - thread.lastHeard >= this.limits.scaleUpAfterMs
+      )
+        this.moreThreads();
       return;
     }
     if (now < this.failedUntil && this.threads.length === 0) {
@@ -174,7 +185,8 @@ export class ActorHandle {
     // Promoted (or calmed down): once a thread of the kind it now needs serves, those of the other
     // kind finish what they have and retire. One of the other kind serves until then.
     const wanted = this.wantsShared;
-    if (this.isShared(link) === wanted) for (const other of this.threads.filter((t) => this.isShared(t) !== wanted)) this.retireLink(other);
+    if (this.isShared(link) === wanted)
+      for (const other of this.threads.filter((t) => this.isShared(t) !== wanted)) this.retireLink(other);
     this.threads.push(link);
     this.pump();
   }
@@ -253,7 +265,14 @@ export class ActorHandle {
    * place on a shared thread (its own threads retire once that one serves).
    */
   calmDown(now: number, cores: number): boolean {
-    if (!this.ownThreads || !this.limits.shareThreads || now - this.lastBusyAt < CALM_MS || cores >= CALM_CORES || !this.current) return false;
+    if (
+      !this.ownThreads ||
+      !this.limits.shareThreads ||
+      now - this.lastBusyAt < CALM_MS ||
+      cores >= CALM_CORES ||
+      !this.current
+    )
+      return false;
     this.ownThreads = false;
     if (this.threads.length > 0) this.startThread();
     return true;

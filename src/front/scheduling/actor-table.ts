@@ -12,7 +12,14 @@ import { ActorHandle, type ActorLimits, type ThreadStarter } from './actor-handl
 import { CpuPlacement } from './cpu-placement.js';
 import type { FaultBoard } from './fault-board.js';
 import { FaultPolicy } from './fault-policy.js';
-import { DEFAULT_HOST_FAULT_LIMITS, HostFaults, type HostFaultLimits, type HostId, type HostStage, type HostVerdict } from './host-faults.js';
+import {
+  DEFAULT_HOST_FAULT_LIMITS,
+  HostFaults,
+  type HostFaultLimits,
+  type HostId,
+  type HostStage,
+  type HostVerdict,
+} from './host-faults.js';
 import { QuarantineCells, type QuarantineControl } from './quarantine-cells.js';
 import type { Job } from './job.js';
 import type { ActorGauges } from '../meters/metrics.js';
@@ -68,7 +75,12 @@ export interface HostFaultState {
 export class ActorTable {
   private readonly actors = new Map<string, ActorHandle>();
   private control: CellControl | null = null;
-  private busCall: (caller: ActorSpec, call: BusCall, reply: CallReply, offerPeer: (target: ActorSpec, key: string) => void) => void = (_c, _call, reply) =>
+  private busCall: (
+    caller: ActorSpec,
+    call: BusCall,
+    reply: CallReply,
+    offerPeer: (target: ActorSpec, key: string) => void,
+  ) => void = (_c, _call, reply) =>
     reply(answerPayload({ status: 503, headers: [], body: Buffer.alloc(0), budgetLeft: 0 }));
   /** A thread reported what it counted itself: requests it took from peers, calls it made that way, sandbox CPU. */
   private threadReport: (spec: ActorSpec, stats: ThreadStats) => void = () => {};
@@ -108,21 +120,38 @@ export class ActorTable {
     this.faults.decided = (api, decision) => board.tell(api, decision);
     board.listen((api, decision) => {
       const changed = this.faults.adopt(api, decision, Date.now());
-      if (changed !== null) this.log('warn', `API ${changed} by another instance`, { api: api.key, host: api.host, env: api.env, strikes: decision.strikes, pausedMs: decision.pausedForMs });
-      if (changed === 'paused') for (const actor of this.actors.values()) if (sameApi(actor.spec, api)) actor.failWaiting();
+      if (changed !== null)
+        this.log('warn', `API ${changed} by another instance`, {
+          api: api.key,
+          host: api.host,
+          env: api.env,
+          strikes: decision.strikes,
+          pausedMs: decision.pausedForMs,
+        });
+      if (changed === 'paused')
+        for (const actor of this.actors.values()) if (sameApi(actor.spec, api)) actor.failWaiting();
     });
     this.hosts.decided = (host, decision) => board.tellHost(host, decision);
     board.listenHosts((host, decision) => {
       const now = Date.now();
       const changed = this.hosts.adopt(host, decision, now);
       if (changed === null) return;
-      this.log('warn', `host ${changed} by another instance`, { host: host.host, env: host.env, strikes: decision.strikes, pausedMs: decision.pausedForMs });
+      this.log('warn', `host ${changed} by another instance`, {
+        host: host.host,
+        env: host.env,
+        strikes: decision.strikes,
+        pausedMs: decision.pausedForMs,
+      });
       if (changed === 'moved') this.moveHost(host);
       if (changed === 'paused') this.failHostWaiting(host, Math.ceil(decision.pausedForMs / 1000));
     });
   }
 
-  private enqueue: (caller: ActorSpec, request: EnqueueRequest) => Promise<EnqueueOutcome> = async () => ({ ok: false, status: 503, error: 'jobs are not available' });
+  private enqueue: (caller: ActorSpec, request: EnqueueRequest) => Promise<EnqueueOutcome> = async () => ({
+    ok: false,
+    status: 503,
+    error: 'jobs are not available',
+  });
 
   /** Where jobs queued by actor threads go (the job queue). */
   useJobs(enqueue: (caller: ActorSpec, request: EnqueueRequest) => Promise<EnqueueOutcome>): void {
@@ -131,7 +160,12 @@ export class ActorTable {
 
   /** Where bus calls from actor threads go (the Bus), and what threads count themselves (metrics). */
   useBus(
-    call: (caller: ActorSpec, call: BusCall, reply: CallReply, offerPeer: (target: ActorSpec, key: string) => void) => void,
+    call: (
+      caller: ActorSpec,
+      call: BusCall,
+      reply: CallReply,
+      offerPeer: (target: ActorSpec, key: string) => void,
+    ) => void,
     threadReport: (spec: ActorSpec, stats: ThreadStats) => void,
   ): void {
     this.busCall = call;
@@ -143,7 +177,10 @@ export class ActorTable {
     const paused = this.faults.admit(spec, now);
     const hostPaused = this.hosts.admit(spec, now);
     if (paused > 0 || hostPaused > 0) {
-      job.fail(hostPaused > paused ? this.hostPausedError(spec) : Errors.paused(), Math.ceil(Math.max(paused, hostPaused) / 1000));
+      job.fail(
+        hostPaused > paused ? this.hostPausedError(spec) : Errors.paused(),
+        Math.ceil(Math.max(paused, hostPaused) / 1000),
+      );
       return;
     }
     let actor = this.actors.get(spec.id);
@@ -156,7 +193,8 @@ export class ActorTable {
       // serve another API now) starts over in a new one.
       const placement = this.faults.placement(spec);
       if (placement !== undefined && placement.cell !== actor.cell) actor.moveTo(this.cellFor(actor, now));
-      else if (placement === undefined && actor.inHostCell && this.hosts.placement(spec)?.cell !== actor.cell) actor.moveTo(this.cellFor(actor, now));
+      else if (placement === undefined && actor.inHostCell && this.hosts.placement(spec)?.cell !== actor.cell)
+        actor.moveTo(this.cellFor(actor, now));
     }
     actor.current = true;
     actor.dispatch(job);
@@ -190,7 +228,8 @@ export class ActorTable {
     const actor = this.actors.get(target.id);
     if (actor === undefined || !actor.current) return;
     let best: ThreadLink | null = null;
-    for (const link of actor.links) if (!link.retired && link.peerAddress !== undefined && (best === null || link.load < best.load)) best = link;
+    for (const link of actor.links)
+      if (!link.retired && link.peerAddress !== undefined && (best === null || link.load < best.load)) best = link;
     if (best !== null) caller.offerPeer(key, best, target.id);
   }
 
@@ -209,23 +248,38 @@ export class ActorTable {
       () => actor.settled(),
       (closed) => {
         // Held before detaching, so that no thread is started for the waiting requests meanwhile.
-        if (closed.lostWork && this.control!.isCellReady(closed.cell)) actor.hold.threadLost(closed.cell, closed.thread);
+        if (closed.lostWork && this.control!.isCellReady(closed.cell))
+          actor.hold.threadLost(closed.cell, closed.thread);
         actor.detach(closed);
         if (closed.lostWork) this.faults.noteLostWork(actor.spec, closed.cell, Date.now());
       },
       (call, reply) => this.busCall(actor.spec, call, reply, (target, key) => this.offerPeer(link, target, key)),
       (request, reply) => {
-        this.enqueue(actor.spec, request).then(reply, (error: unknown) => reply({ ok: false, status: 503, error: `the job was not stored: ${(error as Error).message}` }));
+        this.enqueue(actor.spec, request).then(reply, (error: unknown) =>
+          reply({ ok: false, status: 503, error: `the job was not stored: ${(error as Error).message}` }),
+        );
       },
       (reported) => {
         this.noteCpu(actor, Date.now());
-        const { served, peerCalls, sandboxCpu, quotaRefusals, logFilesRemoved, sandboxBreaches, outgoing } = reported.stats;
-        if ([served, peerCalls, sandboxCpu, quotaRefusals, logFilesRemoved, sandboxBreaches, outgoing].some((counted) => counted !== undefined)) this.threadReport(actor.spec, reported.stats);
+        const { served, peerCalls, sandboxCpu, quotaRefusals, logFilesRemoved, sandboxBreaches, outgoing } =
+          reported.stats;
+        if (
+          [served, peerCalls, sandboxCpu, quotaRefusals, logFilesRemoved, sandboxBreaches, outgoing].some(
+            (counted) => counted !== undefined,
+          )
+        )
+          this.threadReport(actor.spec, reported.stats);
       },
       (reason) => {
         const had = actor.hasOwnThreads;
         actor.threadBusy();
-        if (!had && actor.hasOwnThreads) this.log('info', 'API keeps a shared thread busy; it now has threads of its own', { api: actor.spec.key, host: actor.spec.host, cell: actor.cell, reason: busyReasonText(reason) });
+        if (!had && actor.hasOwnThreads)
+          this.log('info', 'API keeps a shared thread busy; it now has threads of its own', {
+            api: actor.spec.key,
+            host: actor.spec.host,
+            cell: actor.cell,
+            reason: busyReasonText(reason),
+          });
       },
       (job) => actor.dispatch(job),
     );
@@ -263,31 +317,60 @@ export class ActorTable {
         }
         const { host, env, key } = api;
         if (verdict.action === 'pause') {
-          this.log('error', 'API killed its quarantine cell again; paused', { api: key, host, env, cell, pausedMs: verdict.forMs });
+          this.log('error', 'API killed its quarantine cell again; paused', {
+            api: key,
+            host,
+            env,
+            cell,
+            pausedMs: verdict.forMs,
+          });
           paused.push({ api, forMs: verdict.forMs });
           continue;
         }
         const quarantine = this.quarantine.place(api, now);
         this.log('warn', 'API quarantined in a cell of its own', { api: key, host, env, from: cell, cell: quarantine });
-        for (const actor of this.actors.values()) if (sameApi(actor.spec, api)) this.moveActor(actor, quarantine, false);
+        for (const actor of this.actors.values())
+          if (sameApi(actor.spec, api)) this.moveActor(actor, quarantine, false);
       }
       const pausedHosts: Array<{ host: HostId; forMs: number }> = [];
       for (const { api, verdict } of hostVerdicts) {
         const { host, env, key } = api;
         const { windowMs, aborts } = this.hosts.limits;
         if (verdict.action === 'suspect') {
-          this.log('warn', 'host suspect: its APIs that start from now on start in its quarantine cell', { host, env, api: key, cell, windowMs });
+          this.log('warn', 'host suspect: its APIs that start from now on start in its quarantine cell', {
+            host,
+            env,
+            api: key,
+            cell,
+            windowMs,
+          });
           // An API of the host whose first request came while the cell was dying was placed where
           // hashing put it (the dying cell, say): not having run yet, it starts in the host's cell.
           for (const actor of this.actors.values()) {
-            if (actor.neverRan && !actor.inHostCell && sameHost(actor.spec, api) && this.faults.placement(actor.spec) === undefined) this.moveActor(actor, this.quarantine.cellOfHost(api), true);
+            if (
+              actor.neverRan &&
+              !actor.inHostCell &&
+              sameHost(actor.spec, api) &&
+              this.faults.placement(actor.spec) === undefined
+            )
+              this.moveActor(actor, this.quarantine.cellOfHost(api), true);
           }
         } else if (verdict.action === 'move') {
           const culpritKeys = [...(this.hosts.placement(api)?.culprits.keys() ?? [])];
           const moved = this.moveHost(api);
-          this.log('error', 'host moved: its APIs aborted cells too often; all of them now run in its quarantine cell', { host, env, api: key, culprits: culpritKeys, aborts, windowMs, cell: moved });
+          this.log(
+            'error',
+            'host moved: its APIs aborted cells too often; all of them now run in its quarantine cell',
+            { host, env, api: key, culprits: culpritKeys, aborts, windowMs, cell: moved },
+          );
         } else {
-          this.log('error', 'host paused: one more of its APIs aborted a cell', { host, env, api: key, pausedMs: verdict.forMs, strikes: this.hosts.placement(api)?.strikes });
+          this.log('error', 'host paused: one more of its APIs aborted a cell', {
+            host,
+            env,
+            api: key,
+            pausedMs: verdict.forMs,
+            strikes: this.hosts.placement(api)?.strikes,
+          });
           pausedHosts.push({ host: api, forMs: verdict.forMs });
         }
       }
@@ -295,7 +378,8 @@ export class ActorTable {
       // A paused API's cell is not kept for it: its waiting requests fail, and after the pause it
       // starts over in a new quarantine cell.
       for (const { api, forMs } of paused) {
-        for (const actor of this.actors.values()) if (sameApi(actor.spec, api)) actor.failWaiting(Errors.paused, Math.ceil(forMs / 1000));
+        for (const actor of this.actors.values())
+          if (sameApi(actor.spec, api)) actor.failWaiting(Errors.paused, Math.ceil(forMs / 1000));
         this.quarantine.release(api);
       }
       for (const { host, forMs } of pausedHosts) this.failHostWaiting(host, Math.ceil(forMs / 1000));
@@ -348,7 +432,8 @@ export class ActorTable {
 
   /** A paused host's waiting requests fail with the pause's retry-after. */
   private failHostWaiting(host: HostId, retryAfterSeconds: number): void {
-    for (const actor of this.actors.values()) if (sameHost(actor.spec, host)) actor.failWaiting(() => this.hostPausedError(host), retryAfterSeconds);
+    for (const actor of this.actors.values())
+      if (sameHost(actor.spec, host)) actor.failWaiting(() => this.hostPausedError(host), retryAfterSeconds);
   }
 
   private hostPausedError(host: HostId) {
@@ -360,8 +445,17 @@ export class ActorTable {
   hostFaults(now = Date.now()): HostFaultState[] {
     const states: HostFaultState[] = [];
     for (const placement of this.hosts.all()) {
-      const culprits = [...placement.culprits].filter(([, at]) => now - at < this.hosts.limits.windowMs).map(([key]) => key);
-      states.push({ host: placement.host, env: placement.env, stage: this.hosts.stage(placement, now), cell: placement.cell, culprits, pausedUntil: placement.pausedUntil > now ? placement.pausedUntil : 0 });
+      const culprits = [...placement.culprits]
+        .filter(([, at]) => now - at < this.hosts.limits.windowMs)
+        .map(([key]) => key);
+      states.push({
+        host: placement.host,
+        env: placement.env,
+        stage: this.hosts.stage(placement, now),
+        cell: placement.cell,
+        culprits,
+        pausedUntil: placement.pausedUntil > now ? placement.pausedUntil : 0,
+      });
     }
     return states;
   }
@@ -380,7 +474,12 @@ export class ActorTable {
     const { cores, cpuMs, requests } = recentCpu(actor.links, now);
     // A request still running at the end of a window (an endless loop) makes its cost unbounded.
     const msPerRequest = requests === 0 ? Infinity : cpuMs / requests;
-    if (!this.cpu.note(actor.spec, cores, msPerRequest, now) || this.faults.placement(actor.spec) !== undefined || actor.inHostCell) return;
+    if (
+      !this.cpu.note(actor.spec, cores, msPerRequest, now) ||
+      this.faults.placement(actor.spec) !== undefined ||
+      actor.inHostCell
+    )
+      return;
     this.lowPriorityCell ??= this.control!.addCell(LOW_PRIORITY_NICE);
     this.log('warn', 'API keeps the CPU busy; it now runs in the low-priority cell', {
       api: actor.spec.key,
@@ -414,7 +513,11 @@ export class ActorTable {
       const { host, key } = actor.spec;
       const id = `${host}\0${key}`;
       let g = byApi.get(id);
-      if (g === undefined) byApi.set(id, (g = { host, api: key, threads: 0, sharedThreads: 0, mailbox: 0, isolates: 0, isolateHeapBytes: 0 }));
+      if (g === undefined)
+        byApi.set(
+          id,
+          (g = { host, api: key, threads: 0, sharedThreads: 0, mailbox: 0, isolates: 0, isolateHeapBytes: 0 }),
+        );
       g.threads += actor.threadCount;
       g.sharedThreads += actor.sharedThreadCount;
       g.mailbox += actor.mailboxDepth;
@@ -442,11 +545,13 @@ export class ActorTable {
       now,
       this.limits.idleMs,
       (api) => {
-        for (const actor of this.actors.values()) if (sameApi(actor.spec, api) && (actor.busy || actor.threadCount > 0)) return true;
+        for (const actor of this.actors.values())
+          if (sameApi(actor.spec, api) && (actor.busy || actor.threadCount > 0)) return true;
         return false;
       },
       (host) => {
-        for (const actor of this.actors.values()) if (actor.inHostCell && sameHost(actor.spec, host) && (actor.busy || actor.threadCount > 0)) return true;
+        for (const actor of this.actors.values())
+          if (actor.inHostCell && sameHost(actor.spec, host) && (actor.busy || actor.threadCount > 0)) return true;
         return false;
       },
     );
@@ -454,10 +559,15 @@ export class ActorTable {
       this.watch(actor, now);
       actor.retireIdle(now);
       if (actor.hasOwnThreads && actor.calmDown(now, recentCpu(actor.links, now).cores)) {
-        this.log('info', 'API is quiet again; it now runs on a shared thread', { api: actor.spec.key, host: actor.spec.host, cell: actor.cell });
+        this.log('info', 'API is quiet again; it now runs on a shared thread', {
+          api: actor.spec.key,
+          host: actor.spec.host,
+          cell: actor.cell,
+        });
       }
       // Light again, and idle: back to its own cell for its next thread.
-      if (actor.cell === this.lowPriorityCell && actor.threadCount === 0 && !actor.busy) actor.relocate(this.cellFor(actor, now));
+      if (actor.cell === this.lowPriorityCell && actor.threadCount === 0 && !actor.busy)
+        actor.relocate(this.cellFor(actor, now));
       if (!actor.current && !actor.busy && actor.threadCount === 0) this.actors.delete(id);
     }
   }
@@ -471,10 +581,16 @@ export class ActorTable {
     for (const link of actor.links) {
       if (link.closed || link.load === 0) continue;
       // A shared thread stuck holds every actor on it: it is looked at sooner.
-      const after = actor.isShared(link) ? Math.min(this.limits.stuckAfterMs, SHARED_STUCK_AFTER_MS) : this.limits.stuckAfterMs;
+      const after = actor.isShared(link)
+        ? Math.min(this.limits.stuckAfterMs, SHARED_STUCK_AFTER_MS)
+        : this.limits.stuckAfterMs;
       if (link.terminateAskedAt > 0) {
         if (now - link.terminateAskedAt > TERMINATE_GRACE_MS) {
-          this.log('error', 'stuck thread did not stop; killing its cell', { api: actor.spec.key, host: actor.spec.host, cell: link.cell });
+          this.log('error', 'stuck thread did not stop; killing its cell', {
+            api: actor.spec.key,
+            host: actor.spec.host,
+            cell: link.cell,
+          });
           link.terminateAskedAt = now;
           // The API is why the cell dies, even when its thread was retired by a move and its lost
           // work would not otherwise be counted.
@@ -482,7 +598,12 @@ export class ActorTable {
           this.control!.kill(link.cell);
         }
       } else if (link.probeSentAt > 0 && now - link.probeSentAt > after) {
-        this.log('error', 'thread stuck past the request timeout; terminating it', { api: actor.spec.key, host: actor.spec.host, cell: link.cell, thread: link.thread });
+        this.log('error', 'thread stuck past the request timeout; terminating it', {
+          api: actor.spec.key,
+          host: actor.spec.host,
+          cell: link.cell,
+          thread: link.thread,
+        });
         link.terminateAskedAt = now;
         this.control!.terminateThread(link.cell, actor.spec.id, link.thread);
       } else if (link.probeSentAt === 0 && now - link.lastHeard > after) {

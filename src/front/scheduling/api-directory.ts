@@ -57,7 +57,8 @@ export class ApiDirectory {
   reload(): void {
     this.dataVersion = this.registry.dataVersion();
     const before = new Set<string>();
-    for (const byKey of this.apis.values()) for (const entry of byKey.values()) if (entry.record.active) before.add(entry.spec.id);
+    for (const byKey of this.apis.values())
+      for (const entry of byKey.values()) if (entry.record.active) before.add(entry.spec.id);
 
     const hosts = new Map<string, HostRecord>();
     for (const host of this.registry.listHosts()) hosts.set(host.name, host);
@@ -73,7 +74,8 @@ export class ApiDirectory {
     this.hosts = hosts;
     this.apis = apis;
 
-    for (const byKey of apis.values()) for (const entry of byKey.values()) if (entry.record.active) before.delete(entry.spec.id);
+    for (const byKey of apis.values())
+      for (const entry of byKey.values()) if (entry.record.active) before.delete(entry.spec.id);
     if (before.size > 0) this.onSuperseded([...before]);
   }
 

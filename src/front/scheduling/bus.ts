@@ -35,7 +35,12 @@ export class Bus {
    * Delivers the call; `offerPeer` may then tell the caller's thread where a thread of the target
    * takes its next calls directly (the caller's thread decides whether to use it).
    */
-  call(caller: ActorSpec, call: BusCall, reply: CallReply, offerPeer: (target: ActorSpec, key: string) => void = () => {}): void {
+  call(
+    caller: ActorSpec,
+    call: BusCall,
+    reply: CallReply,
+    offerPeer: (target: ActorSpec, key: string) => void = () => {},
+  ): void {
     const api = this.target(caller.host, call, reply);
     if (api === undefined) return;
     if (this.place === null) return this.deliver(api, call, reply, offerPeer);
@@ -52,23 +57,29 @@ export class Bus {
   /** The API the call names, or undefined once the bus has answered (too deep, no such API). */
   private target(host: string, call: BusCall, reply: CallReply): ApiEntry | undefined {
     // Refused here, the call's lease was not used: it goes back.
-    if (call.hop + 1 > MAX_BUS_HOPS) return void reply(answerPayload(busFailure(508, `Loop Detected: more than ${MAX_BUS_HOPS} nested calls between APIs`, call.budget)));
+    if (call.hop + 1 > MAX_BUS_HOPS)
+      return void reply(
+        answerPayload(
+          busFailure(508, `Loop Detected: more than ${MAX_BUS_HOPS} nested calls between APIs`, call.budget),
+        ),
+      );
     const { key } = splitApiPath(call.path);
     const api = key === '' ? undefined : this.directory.api(host, key);
-    if (api === undefined || !api.record.active) return void reply(answerPayload(busFailure(404, 'Not Found', call.budget)));
+    if (api === undefined || !api.record.active)
+      return void reply(answerPayload(busFailure(404, 'Not Found', call.budget)));
     return api;
   }
 
-  private deliver(api: ApiEntry, call: BusCall, reply: CallReply, offerPeer: (target: ActorSpec, key: string) => void): void {
-    this.dispatcher.submit(
-      api.spec,
-      busRequest(call, this.dispatcher.nextId()),
-      readResponseBytes,
-      (outcome) => {
-        if (outcome.ok) reply(outcome.response.payload);
-        else reply(answerPayload(busFailure(outcome.error.status, outcome.error.message)));
-      },
-    );
+  private deliver(
+    api: ApiEntry,
+    call: BusCall,
+    reply: CallReply,
+    offerPeer: (target: ActorSpec, key: string) => void,
+  ): void {
+    this.dispatcher.submit(api.spec, busRequest(call, this.dispatcher.nextId()), readResponseBytes, (outcome) => {
+      if (outcome.ok) reply(outcome.response.payload);
+      else reply(answerPayload(busFailure(outcome.error.status, outcome.error.message)));
+    });
     offerPeer(api.spec, api.record.key);
   }
 }

@@ -32,7 +32,12 @@ export class Dispatcher {
    * (readResponse) for a client, or left as bytes with only status and route read
    * (readResponseBytes) for a bus answer the router forwards as it came.
    */
-  submit<A extends Answer>(spec: ActorSpec, request: RoutedRequest, read: (responsePayload: Buffer) => A, onDone: (outcome: JobOutcome<A>) => void): void {
+  submit<A extends Answer>(
+    spec: ActorSpec,
+    request: RoutedRequest,
+    read: (responsePayload: Buffer) => A,
+    onDone: (outcome: JobOutcome<A>) => void,
+  ): void {
     const startedAt = performance.now();
     const job = new Job(request, this.requestTimeoutMs, (end) => {
       const outcome: JobOutcome<A> = end instanceof Uint8Array ? { ok: true, response: read(end) } : end;

@@ -58,7 +58,12 @@ export class FaultPolicy {
   noteLostWork(api: ApiId, cell: number, now: number, certain = false): void {
     const id = formatApiId(api);
     const known = this.suspects.get(id);
-    this.suspects.set(id, { api: known?.api ?? apiIdOf(api), cell, at: now, certain: certain || (known !== undefined && known.cell === cell && known.certain) });
+    this.suspects.set(id, {
+      api: known?.api ?? apiIdOf(api),
+      cell,
+      at: now,
+      certain: certain || (known !== undefined && known.cell === cell && known.certain),
+    });
   }
 
   /**
@@ -109,7 +114,11 @@ export class FaultPolicy {
   adopt(api: ApiId, decision: FaultDecision, now: number): 'quarantined' | 'paused' | null {
     let placement = this.placement(api);
     const quarantined = placement === undefined;
-    if (placement === undefined) this.placements.set(formatApiId(api), (placement = { api: apiIdOf(api), cell: null, strikes: 0, pausedUntil: 0, lastUsed: now }));
+    if (placement === undefined)
+      this.placements.set(
+        formatApiId(api),
+        (placement = { api: apiIdOf(api), cell: null, strikes: 0, pausedUntil: 0, lastUsed: now }),
+      );
     placement.strikes = Math.max(placement.strikes, decision.strikes);
     const until = now + decision.pausedForMs;
     if (decision.pausedForMs > 0 && until > placement.pausedUntil) {
@@ -123,7 +132,8 @@ export class FaultPolicy {
   /** The API lives in quarantine, in `cell` (null: none yet; one is started when it gets work). */
   place(api: ApiId, cell: number | null, now: number): void {
     const placement = this.placement(api);
-    if (placement === undefined) this.placements.set(formatApiId(api), { api: apiIdOf(api), cell, strikes: 0, pausedUntil: 0, lastUsed: now });
+    if (placement === undefined)
+      this.placements.set(formatApiId(api), { api: apiIdOf(api), cell, strikes: 0, pausedUntil: 0, lastUsed: now });
     else placement.cell = cell;
   }
 

@@ -47,7 +47,9 @@ export class HostDiskWatch {
 
   private async round(): Promise<void> {
     try {
-      const hosts = (await readdir(this.dataRoot, { withFileTypes: true })).filter((entry) => entry.isDirectory() && !entry.name.startsWith('.'));
+      const hosts = (await readdir(this.dataRoot, { withFileTypes: true })).filter(
+        (entry) => entry.isDirectory() && !entry.name.startsWith('.'),
+      );
       const seen = new Set<string>();
       for (const host of hosts) {
         if (this.stopped) return;

@@ -155,7 +155,17 @@ export class HostFaults {
     const id = formatEnvId(host);
     let placement = this.hosts.get(id);
     if (placement === undefined) {
-      placement = { host: host.host, env: host.env, cell: null, culprits: new Map(), suspect: false, moved: false, strikes: 0, pausedUntil: 0, lastUsed: now };
+      placement = {
+        host: host.host,
+        env: host.env,
+        cell: null,
+        culprits: new Map(),
+        suspect: false,
+        moved: false,
+        strikes: 0,
+        pausedUntil: 0,
+        lastUsed: now,
+      };
       this.hosts.set(id, placement);
     }
     return placement;

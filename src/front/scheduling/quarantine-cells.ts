@@ -73,10 +73,12 @@ export class QuarantineCells {
   /** Releases the cells of quarantined APIs that had no request for `idleMs` (or were disabled, deleted) and are not `active`. */
   reap(now: number, idleMs: number, active: (api: ApiId) => boolean, hostActive: (host: HostId) => boolean): void {
     for (const placement of this.faults.quarantined()) {
-      if (placement.cell !== null && now - placement.lastUsed >= idleMs && !active(placement.api)) this.release(placement.api);
+      if (placement.cell !== null && now - placement.lastUsed >= idleMs && !active(placement.api))
+        this.release(placement.api);
     }
     for (const placement of this.hosts.all()) {
-      if (placement.cell !== null && now - placement.lastUsed >= idleMs && !hostActive(placement)) this.releaseHost(placement);
+      if (placement.cell !== null && now - placement.lastUsed >= idleMs && !hostActive(placement))
+        this.releaseHost(placement);
     }
   }
 
@@ -87,8 +89,10 @@ export class QuarantineCells {
    */
   private newCell(): number {
     const apis = new Map<number, number>();
-    for (const placement of this.faults.quarantined()) if (placement.cell !== null) apis.set(placement.cell, (apis.get(placement.cell) ?? 0) + 1);
-    for (const placement of this.hosts.all()) if (placement.cell !== null) apis.set(placement.cell, (apis.get(placement.cell) ?? 0) + 1);
+    for (const placement of this.faults.quarantined())
+      if (placement.cell !== null) apis.set(placement.cell, (apis.get(placement.cell) ?? 0) + 1);
+    for (const placement of this.hosts.all())
+      if (placement.cell !== null) apis.set(placement.cell, (apis.get(placement.cell) ?? 0) + 1);
     const room = this.maxCells - this.baseCells - 1 - apis.size;
     if (room > 0 || apis.size === 0) return this.control().addCell();
     return [...apis].sort((a, b) => a[1] - b[1])[0]![0];

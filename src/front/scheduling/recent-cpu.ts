@@ -4,7 +4,11 @@ import type { ThreadLink } from './thread-link.js';
 const STATS_FRESH_MS = 3_000;
 
 /** What an actor's threads reported of their CPU lately: cores kept busy, CPU ms and requests. */
-export function recentCpu(links: readonly ThreadLink[], now: number, freshMs = STATS_FRESH_MS): { cores: number; cpuMs: number; requests: number } {
+export function recentCpu(
+  links: readonly ThreadLink[],
+  now: number,
+  freshMs = STATS_FRESH_MS,
+): { cores: number; cpuMs: number; requests: number } {
   let cores = 0;
   let cpuMs = 0;
   let requests = 0;

@@ -84,7 +84,17 @@ return out
 `;
 
 type ScriptedRedis = Redis & {
-  anvilRecordFault(hash: string, id: string, strikes: string, pauseMs: string, channel: string, keepMs: string, from: string, suspect: string, moved: string): Promise<number>;
+  anvilRecordFault(
+    hash: string,
+    id: string,
+    strikes: string,
+    pauseMs: string,
+    channel: string,
+    keepMs: string,
+    from: string,
+    suspect: string,
+    moved: string,
+  ): Promise<number>;
   anvilReadFaults(hash: string, keepMs: string): Promise<Array<string | number>>;
 };
 
@@ -112,7 +122,12 @@ export class RedisFaultBoard implements FaultBoard {
   /** Connects in the background; never throws for an unreachable Redis. */
   constructor(private readonly options: RedisFaultBoardOptions) {
     this.key = `${options.prefix}fault-decisions`;
-    const connection = { maxRetriesPerRequest: 1, connectTimeout: COMMAND_TIMEOUT_MS, commandTimeout: COMMAND_TIMEOUT_MS, autoResendUnfulfilledCommands: false };
+    const connection = {
+      maxRetriesPerRequest: 1,
+      connectTimeout: COMMAND_TIMEOUT_MS,
+      commandTimeout: COMMAND_TIMEOUT_MS,
+      autoResendUnfulfilledCommands: false,
+    };
     this.redis = new Redis(options.url, connection) as ScriptedRedis;
     this.redis.defineCommand('anvilRecordFault', { numberOfKeys: 1, lua: RECORD_LUA });
     this.redis.defineCommand('anvilReadFaults', { numberOfKeys: 1, lua: READ_LUA });
@@ -154,10 +169,21 @@ export class RedisFaultBoard implements FaultBoard {
   /** Tells what is not told yet; what fails stays for the next poll. */
   private async flush(): Promise<void> {
     for (const [id, entry] of [...this.untold]) {
-      const left = (ms: number | undefined) => (ms !== undefined && ms > 0 ? Math.max(1, ms - (Date.now() - entry.at)) : 0);
+      const left = (ms: number | undefined) =>
+        ms !== undefined && ms > 0 ? Math.max(1, ms - (Date.now() - entry.at)) : 0;
       const { strikes, pausedForMs, suspect, moved } = entry.decision;
       try {
-        await this.redis.anvilRecordFault(this.key, id, String(strikes), String(left(pausedForMs)), this.key, String(KEEP_MS), this.self, suspect === true ? '1' : '0', moved === true ? '1' : '0');
+        await this.redis.anvilRecordFault(
+          this.key,
+          id,
+          String(strikes),
+          String(left(pausedForMs)),
+          this.key,
+          String(KEEP_MS),
+          this.self,
+          suspect === true ? '1' : '0',
+          moved === true ? '1' : '0',
+        );
       } catch (error) {
         this.failed(error);
         return;
@@ -183,7 +209,13 @@ export class RedisFaultBoard implements FaultBoard {
     }
     this.reachable();
     for (let i = 0; i + 4 < records.length; i += 5) {
-      this.offer(String(records[i]), Number(records[i + 1]), Number(records[i + 2]), Number(records[i + 3]) > 0, Number(records[i + 4]) > 0);
+      this.offer(
+        String(records[i]),
+        Number(records[i + 1]),
+        Number(records[i + 2]),
+        Number(records[i + 3]) > 0,
+        Number(records[i + 4]) > 0,
+      );
     }
   }
 
@@ -202,12 +234,22 @@ export class RedisFaultBoard implements FaultBoard {
   }
 
   private offer(id: string, strikes: number, pausedForMs: number, suspect: boolean, moved: boolean): void {
-    if (this.closed || !Number.isSafeInteger(strikes) || strikes < 0 || !Number.isFinite(pausedForMs) || pausedForMs < 0) return;
+    if (
+      this.closed ||
+      !Number.isSafeInteger(strikes) ||
+      strikes < 0 ||
+      !Number.isFinite(pausedForMs) ||
+      pausedForMs < 0
+    )
+      return;
     const api = parseApiId(id);
     if (api.host === '' || api.env === '') return;
     // A host's id has no key (formatEnvId).
     if (api.key === '') {
-      this.adoptHost({ host: api.host, env: api.env }, { strikes, pausedForMs: Math.round(pausedForMs), suspect, moved });
+      this.adoptHost(
+        { host: api.host, env: api.env },
+        { strikes, pausedForMs: Math.round(pausedForMs), suspect, moved },
+      );
       return;
     }
     this.adopt(api, { strikes, pausedForMs: Math.round(pausedForMs) });
@@ -216,7 +258,11 @@ export class RedisFaultBoard implements FaultBoard {
   private failed(error: unknown): void {
     if (this.closed || this.outage !== null) return;
     this.outage = error instanceof Error ? error.message : String(error);
-    this.options.log('warn', 'fault decisions are not shared while Redis cannot be reached; this instance decides alone', { error: this.outage });
+    this.options.log(
+      'warn',
+      'fault decisions are not shared while Redis cannot be reached; this instance decides alone',
+      { error: this.outage },
+    );
   }
 
   private reachable(): void {

@@ -1,7 +1,12 @@
 import { Errors } from '../../shared/errors.js';
 import { emptyFrame, FrameType, type FrameSink } from '../../shared/protocol/frames.js';
 import { callResultHead, decodeCall, type BusCall, type CallReply } from '../../shared/protocol/bus-calls.js';
-import { decodeEnqueue, encodeEnqueueResult, type EnqueueOutcome, type EnqueueRequest } from '../../shared/protocol/enqueue.js';
+import {
+  decodeEnqueue,
+  encodeEnqueueResult,
+  type EnqueueOutcome,
+  type EnqueueRequest,
+} from '../../shared/protocol/enqueue.js';
 import { decodeNotTaken, encodePeerOffer, type PeerOffer } from '../../shared/protocol/peers.js';
 import { encodeRequestHead, responseNumber } from '../../shared/protocol/requests.js';
 import { decodeStats, type ThreadStats } from '../../shared/protocol/stats.js';

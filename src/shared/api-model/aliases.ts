@@ -74,7 +74,10 @@ export function parseAlias(text: string): AliasParse {
       return { ok: true, ref: { kind: 'body', path: sub } };
     // The original's name for the parsed body: the whole of it, or a field as `body.<field>` reads.
     case 'bodyAsArray':
-      return { ok: true, ref: sub.length === 0 ? { kind: 'body', path: sub, whole: true } : { kind: 'body', path: sub } };
+      return {
+        ok: true,
+        ref: sub.length === 0 ? { kind: 'body', path: sub, whole: true } : { kind: 'body', path: sub },
+      };
     case 'pathParam':
     case 'pathParams':
       return sub.length > 0 ? { ok: true, ref: { kind: 'pathParam', name } } : unknown();
@@ -89,7 +92,10 @@ export function parseAlias(text: string): AliasParse {
 }
 
 /** Every alias string inside a parameter value, with the path to it (keys and list indexes). */
-export function findAliases(value: unknown, path: Array<string | number> = []): Array<{ path: Array<string | number>; text: string }> {
+export function findAliases(
+  value: unknown,
+  path: Array<string | number> = [],
+): Array<{ path: Array<string | number>; text: string }> {
   if (isAlias(value)) return [{ path, text: value }];
   if (Array.isArray(value)) return value.flatMap((item, i) => findAliases(item, [...path, i]));
   if (value !== null && typeof value === 'object') {

@@ -38,7 +38,10 @@ export function checkJsonShape(text: string, limits: JsonLimits): JsonShapeProbl
       case OPEN_OBJECT:
       case OPEN_ARRAY:
         if (open.length >= limits.maxDepth) {
-          return { offset: i, message: `objects and arrays nested deeper than ${limits.maxDepth} levels: the limit is ${limits.maxDepth}` };
+          return {
+            offset: i,
+            message: `objects and arrays nested deeper than ${limits.maxDepth} levels: the limit is ${limits.maxDepth}`,
+          };
         }
         open.push(c === OPEN_OBJECT ? 0 : -1);
         break;
@@ -51,7 +54,10 @@ export function checkJsonShape(text: string, limits: JsonLimits): JsonShapeProbl
         if (top < 0 || open[top]! < 0) break;
         open[top]! += 1;
         if (open[top]! > limits.maxKeysPerObject) {
-          return { offset: i, message: `more than ${limits.maxKeysPerObject} keys in one object: the limit is ${limits.maxKeysPerObject} keys per object` };
+          return {
+            offset: i,
+            message: `more than ${limits.maxKeysPerObject} keys in one object: the limit is ${limits.maxKeysPerObject} keys per object`,
+          };
         }
         break;
       }

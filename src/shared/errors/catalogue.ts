@@ -21,8 +21,10 @@ export interface CatalogueEntry {
 export type ErrorFactory = ((...args: Arg[]) => AnvilError) & CatalogueEntry & { readonly status: number };
 export type StatusErrorFactory = ((status: number, ...args: Arg[]) => AnvilError) & CatalogueEntry;
 export type QuotaErrorFactory = ((...args: Arg[]) => QuotaError) & CatalogueEntry & { readonly status: number };
-export type RegistryErrorFactory = ((field: string, detail: string) => RegistryValidationError) & CatalogueEntry & { readonly status: number };
-export type DataDirErrorFactory = ((dataDir: string, lockFile: string, holder: LockHolder) => DataDirInUseError) & CatalogueEntry & { readonly status: number };
+export type RegistryErrorFactory = ((field: string, detail: string) => RegistryValidationError) &
+  CatalogueEntry & { readonly status: number };
+export type DataDirErrorFactory = ((dataDir: string, lockFile: string, holder: LockHolder) => DataDirInUseError) &
+  CatalogueEntry & { readonly status: number };
 
 function fill(template: string, args: Arg[]): string {
   let i = 0;
@@ -30,7 +32,13 @@ function fill(template: string, args: Arg[]): string {
 }
 
 /** An error with a fixed status; `retryAfterSeconds` is sent as `retry-after`. */
-function coded(code: string, status: number, template: string, logged = false, retryAfterSeconds?: number): ErrorFactory {
+function coded(
+  code: string,
+  status: number,
+  template: string,
+  logged = false,
+  retryAfterSeconds?: number,
+): ErrorFactory {
   const make = (...args: Arg[]) => new AnvilError(code, status, fill(template, args), logged, retryAfterSeconds);
   return Object.assign(make, { code, status, template, logged });
 }
@@ -42,14 +50,21 @@ function codedWithStatus(code: string, template: string): StatusErrorFactory {
 }
 
 /** A quota refusal, counted under `quota`; `retryAfterSeconds` is sent as `retry-after`. */
-function quota(code: string, status: number, template: string, name: string, retryAfterSeconds?: number): QuotaErrorFactory {
+function quota(
+  code: string,
+  status: number,
+  template: string,
+  name: string,
+  retryAfterSeconds?: number,
+): QuotaErrorFactory {
   const make = (...args: Arg[]) => new QuotaError(code, status, fill(template, args), name, retryAfterSeconds);
   return Object.assign(make, { code, status, template, logged: false });
 }
 
 /** A refused registry argument: the template's first `%s` is the field, which the error also carries. */
 function registryRefusal(code: string, status: number, template: string): RegistryErrorFactory {
-  const make = (field: string, detail: string) => new RegistryValidationError(code, status, fill(template, [field, detail]), field);
+  const make = (field: string, detail: string) =>
+    new RegistryValidationError(code, status, fill(template, [field, detail]), field);
   return Object.assign(make, { code, status, template, logged: false });
 }
 
@@ -57,7 +72,14 @@ function registryRefusal(code: string, status: number, template: string): Regist
 function dataDirRefusal(code: string, status: number, template: string): DataDirErrorFactory {
   const make = (dataDir: string, lockFile: string, holder: LockHolder) => {
     const port = holder.port === null ? '' : `, port ${holder.port}`;
-    return new DataDirInUseError(code, status, fill(template, [dataDir, holder.pid, holder.startedAt, port, lockFile]), dataDir, lockFile, holder);
+    return new DataDirInUseError(
+      code,
+      status,
+      fill(template, [dataDir, holder.pid, holder.startedAt, port, lockFile]),
+      dataDir,
+      lockFile,
+      holder,
+    );
   };
   return Object.assign(make, { code, status, template, logged: false });
 }
@@ -71,10 +93,19 @@ export const Errors = {
   // The router and the cells.
   notFound: coded('ANVIL_ERR_NOT_FOUND', 404, 'Not Found'),
   bodyTooLarge: coded('ANVIL_ERR_BODY_TOO_LARGE', 413, 'Request body larger than %s bytes'),
-  jsonTooDeep: coded('ANVIL_ERR_JSON_TOO_DEEP', 400, 'Bad Request: the JSON body is nested deeper than %s levels', true),
+  jsonTooDeep: coded(
+    'ANVIL_ERR_JSON_TOO_DEEP',
+    400,
+    'Bad Request: the JSON body is nested deeper than %s levels',
+    true,
+  ),
   mailboxFull: coded('ANVIL_ERR_MAILBOX_FULL', 503, 'Service Unavailable: the API is busy, retry later'),
   paused: coded('ANVIL_ERR_PAUSED', 503, 'Service Unavailable: the API is paused after crashing its cell, retry later'),
-  hostPaused: coded('ANVIL_ERR_HOST_PAUSED', 503, 'Service Unavailable: every API of host %s is paused: %s of its APIs crashed cells within %s (--host-abort-limit, --host-abort-window), retry later'),
+  hostPaused: coded(
+    'ANVIL_ERR_HOST_PAUSED',
+    503,
+    'Service Unavailable: every API of host %s is paused: %s of its APIs crashed cells within %s (--host-abort-limit, --host-abort-window), retry later',
+  ),
   notReady: coded('ANVIL_ERR_NOT_READY', 503, 'Service Unavailable'),
   cellDied: coded('ANVIL_ERR_CELL_DIED', 502, 'Bad Gateway: the API stopped while handling the request'),
   actorFailed: coded('ANVIL_ERR_ACTOR_FAILED', 502, 'Bad Gateway: the API could not start'),
@@ -86,43 +117,100 @@ export const Errors = {
   unparsableRequest: coded('ANVIL_ERR_BAD_REQUEST', 400, 'Bad Request'),
   requestTimeout: coded('ANVIL_ERR_REQUEST_TIMEOUT', 408, 'Request Timeout'),
   headersTooLarge: coded('ANVIL_ERR_HEADERS_TOO_LARGE', 431, 'Request Header Fields Too Large'),
-  responseHeadRefused: coded('ANVIL_ERR_RESPONSE_HEAD', 502, 'Bad Gateway: the API produced a response head the router does not send (%s)'),
+  responseHeadRefused: coded(
+    'ANVIL_ERR_RESPONSE_HEAD',
+    502,
+    'Bad Gateway: the API produced a response head the router does not send (%s)',
+  ),
   responseHeadInvalid: coded('ANVIL_ERR_RESPONSE_HEAD', 502, 'Bad Gateway: the API produced an invalid response head'),
   methodNotAllowed: coded('ANVIL_ERR_METHOD_NOT_ALLOWED', 405, 'Method Not Allowed'),
 
   // The engine and the built-in directives.
   badParameter: coded('ANVIL_ERR_BAD_PARAMETER', 500, 'parameter %s of "%s": %s'),
   unknownDirective: coded('ANVIL_ERR_UNKNOWN_DIRECTIVE', 500, 'there is no directive "%s" (run by "%s")'),
-  hostMemory: coded('ANVIL_ERR_HOST_MEMORY', 500, 'memory limit: storing %s would make this request hold more than the API\'s %s MiB outside its isolates', true),
+  hostMemory: coded(
+    'ANVIL_ERR_HOST_MEMORY',
+    500,
+    "memory limit: storing %s would make this request hold more than the API's %s MiB outside its isolates",
+    true,
+  ),
   invalidHeader: coded('ANVIL_ERR_INVALID_HEADER', 500, 'invalid response header: %s'),
-  informationalStatus: coded('ANVIL_ERR_INFORMATIONAL_STATUS', 500, 'the response status is %s, an informational (1xx) status, which cannot be a final answer (200 to 599)'),
+  informationalStatus: coded(
+    'ANVIL_ERR_INFORMATIONAL_STATUS',
+    500,
+    'the response status is %s, an informational (1xx) status, which cannot be a final answer (200 to 599)',
+  ),
   fail: codedWithStatus('ANVIL_ERR_FAIL', '%s'),
   thrown: codedWithStatus('ANVIL_ERR_THROWN', '%s'),
   unauthorized: coded('ANVIL_ERR_UNAUTHORIZED', 401, 'Unauthorized'),
   rateLimited: coded('ANVIL_ERR_RATE_LIMITED', 429, 'Too Many Requests'),
   // The router's connection bounds (front/edge/connection-gate.ts): sent on the connection, which is then closed.
-  clientConnections: coded('ANVIL_ERR_CLIENT_CONNECTIONS', 429, 'Too Many Requests: this client address already has %s connections open, the limit per client (--max-connections-per-client)'),
-  connectionsFull: coded('ANVIL_ERR_CONNECTIONS_FULL', 503, 'Service Unavailable: the instance holds %s connections, its limit (--max-connections), each with a request in flight; retry later', false, 1),
+  clientConnections: coded(
+    'ANVIL_ERR_CLIENT_CONNECTIONS',
+    429,
+    'Too Many Requests: this client address already has %s connections open, the limit per client (--max-connections-per-client)',
+  ),
+  connectionsFull: coded(
+    'ANVIL_ERR_CONNECTIONS_FULL',
+    503,
+    'Service Unavailable: the instance holds %s connections, its limit (--max-connections), each with a request in flight; retry later',
+    false,
+    1,
+  ),
   rateStoreDown: coded('ANVIL_ERR_RATE_STORE', 503, 'Service Unavailable: the rate limit store cannot be reached'),
   viewFailed: coded('ANVIL_ERR_VIEW', 500, 'View: %s'),
   viewBadName: coded('ANVIL_ERR_VIEW', 500, 'View: %s name "%s" %s'),
   staticTooLarge: coded('ANVIL_ERR_STATIC_TOO_LARGE', 500, 'ServeStatic: "%s" is larger than %s'),
-  fileChangedWhileSent: coded('ANVIL_ERR_STATIC_CHANGED', 503, 'Service Unavailable: the file changed while it was being served, retry', false, 1),
+  fileChangedWhileSent: coded(
+    'ANVIL_ERR_STATIC_CHANGED',
+    503,
+    'Service Unavailable: the file changed while it was being served, retry',
+    false,
+    1,
+  ),
   staticChanged: coded('ANVIL_ERR_STATIC_CHANGED', 503, 'the file %s changed while it was being served'),
   enqueueFailed: codedWithStatus('ANVIL_ERR_ENQUEUE', 'the job could not be queued: %s'),
-  pullSchemaMismatch: coded('ANVIL_ERR_PULL_SCHEMA', 502, 'the answer of %s does not match the schema Maps/%s.json: %s'),
-  pullSchemaMissing: coded('ANVIL_ERR_PULL_SCHEMA_MAP', 500, 'Pull: there is no map "%s" to check the answer against (Maps/%s.json)'),
-  pullSchemaBroken: coded('ANVIL_ERR_PULL_SCHEMA_MAP', 500, 'Pull: Maps/%s.json is not a JSON Schema that compiles: %s'),
-  jobRecordNoJob: coded('ANVIL_ERR_JOB_RECORD', 500, 'WriteToJob: this flow has no job id (it runs in a job, or after ForTheWorker in the request that queued it)'),
-  jobRecordNull: coded('ANVIL_ERR_JOB_RECORD', 500, 'WriteToJob: value is null; a job record is a map, a list, a string, a number or a boolean'),
-  jobRecordNotFound: coded('ANVIL_ERR_JOB_NOT_FOUND', 404, 'job %s not found (not queued by this API with identifier, or its record expired)'),
+  pullSchemaMismatch: coded(
+    'ANVIL_ERR_PULL_SCHEMA',
+    502,
+    'the answer of %s does not match the schema Maps/%s.json: %s',
+  ),
+  pullSchemaMissing: coded(
+    'ANVIL_ERR_PULL_SCHEMA_MAP',
+    500,
+    'Pull: there is no map "%s" to check the answer against (Maps/%s.json)',
+  ),
+  pullSchemaBroken: coded(
+    'ANVIL_ERR_PULL_SCHEMA_MAP',
+    500,
+    'Pull: Maps/%s.json is not a JSON Schema that compiles: %s',
+  ),
+  jobRecordNoJob: coded(
+    'ANVIL_ERR_JOB_RECORD',
+    500,
+    'WriteToJob: this flow has no job id (it runs in a job, or after ForTheWorker in the request that queued it)',
+  ),
+  jobRecordNull: coded(
+    'ANVIL_ERR_JOB_RECORD',
+    500,
+    'WriteToJob: value is null; a job record is a map, a list, a string, a number or a boolean',
+  ),
+  jobRecordNotFound: coded(
+    'ANVIL_ERR_JOB_NOT_FOUND',
+    404,
+    'job %s not found (not queued by this API with identifier, or its record expired)',
+  ),
   badRequest: coded('ANVIL_ERR_BAD_REQUEST', 400, 'Bad Request: %s'),
-  clientQuotaExceeded: coded('ANVIL_ERR_CLIENT_QUOTA', 429, 'Too Many Requests: the %s quota of %s requests is used up'),
+  clientQuotaExceeded: coded(
+    'ANVIL_ERR_CLIENT_QUOTA',
+    429,
+    'Too Many Requests: the %s quota of %s requests is used up',
+  ),
 
   // The API's files (SaveFile, ReadFile, DeleteFile, FileSize, CachedFileGet/Set): names are the
   // API's own input (often a client's), so a refusal says why.
   fileBadName: coded('ANVIL_ERR_FILE_NAME', 400, '%s: the file name %s is refused: %s'),
-  fileOutside: coded('ANVIL_ERR_FILE_OUTSIDE', 403, '%s: %s leads outside the API\'s files (a link)'),
+  fileOutside: coded('ANVIL_ERR_FILE_OUTSIDE', 403, "%s: %s leads outside the API's files (a link)"),
   fileNotFound: coded('ANVIL_ERR_FILE_NOT_FOUND', 404, '%s: no file %s'),
   fileConflict: coded('ANVIL_ERR_FILE_CONFLICT', 409, '%s: %s'),
   fileTooLarge: coded('ANVIL_ERR_FILE_TOO_LARGE', 500, '%s: %s is larger than %s'),
@@ -163,13 +251,30 @@ export const Errors = {
   sandboxCpu: coded('ANVIL_ERR_SANDBOX_CPU', 500, '%s used more than its %s ms of CPU time'),
   sandboxWall: coded('ANVIL_ERR_SANDBOX_WALL', 504, '%s ran longer than its %s ms'),
   sandboxMemory: coded('ANVIL_ERR_SANDBOX_MEMORY', 500, '%s used more than its %s MiB of memory'),
-  sandboxValueSize: coded('ANVIL_ERR_SANDBOX_VALUE_SIZE', 500, "%s: %s would take more than the API's %s MiB memory limit out of its sandbox (api.yaml limits.memoryMb)", true),
+  sandboxValueSize: coded(
+    'ANVIL_ERR_SANDBOX_VALUE_SIZE',
+    500,
+    "%s: %s would take more than the API's %s MiB memory limit out of its sandbox (api.yaml limits.memoryMb)",
+    true,
+  ),
   sandboxCrashed: coded('ANVIL_ERR_DIRECTIVE_FAILED', 500, '%s: the sandbox failed: %s'),
   sandboxReset: coded('ANVIL_ERR_SANDBOX_RESET', 503, '%s: its sandbox was reset (%s); retry'),
-  sandboxBusy: coded('ANVIL_ERR_SANDBOX_BUSY', 503, '%s was stopped after %s ms in which the busy host ran it for only %s ms; retry'),
+  sandboxBusy: coded(
+    'ANVIL_ERR_SANDBOX_BUSY',
+    503,
+    '%s was stopped after %s ms in which the busy host ran it for only %s ms; retry',
+  ),
   sandboxBadCall: coded('ANVIL_ERR_SANDBOX_CALL', 500, '%s'),
-  sandboxTooDeep: coded('ANVIL_ERR_SANDBOX_DEPTH', 508, 'Loop Detected: running %s would nest custom directives (state.run) more than %s deep'),
-  sandboxTooManyRuns: coded('ANVIL_ERR_SANDBOX_RUNS', 500, '%s: state.run("%s") refused: the call already has %s runs under way (state.run calls not settled yet); await some before starting more'),
+  sandboxTooDeep: coded(
+    'ANVIL_ERR_SANDBOX_DEPTH',
+    508,
+    'Loop Detected: running %s would nest custom directives (state.run) more than %s deep',
+  ),
+  sandboxTooManyRuns: coded(
+    'ANVIL_ERR_SANDBOX_RUNS',
+    500,
+    '%s: state.run("%s") refused: the call already has %s runs under way (state.run calls not settled yet); await some before starting more',
+  ),
   directiveFailed: codedWithStatus('ANVIL_ERR_DIRECTIVE_FAILED', '%s'),
 
   // The data directory's disk (an API's database, a deploy's files).
@@ -181,13 +286,21 @@ export const Errors = {
   sqlBusy: coded('ANVIL_ERR_SQL_BUSY', 503, 'SQL error: %s'),
   sqlLimit: coded('ANVIL_ERR_SQL_LIMIT', 500, '%s'),
   sqlRefused: coded('ANVIL_ERR_SQL_REFUSED', 500, 'SQL refused: %s'),
-  transactionAlreadyOpen: coded('ANVIL_ERR_TRANSACTION', 500, 'DatabaseBeginTransaction: this request already has a transaction open (transactions do not nest)'),
+  transactionAlreadyOpen: coded(
+    'ANVIL_ERR_TRANSACTION',
+    500,
+    'DatabaseBeginTransaction: this request already has a transaction open (transactions do not nest)',
+  ),
   transactionNotOpen: coded(
     'ANVIL_ERR_TRANSACTION',
     500,
     '%s: this request has no transaction open (never begun, already committed, or rolled back when a directive failed or its pass ended)',
   ),
-  transactionBusy: coded('ANVIL_ERR_TRANSACTION_BUSY', 503, "the API's database is held by another request's transaction on this thread: %s"),
+  transactionBusy: coded(
+    'ANVIL_ERR_TRANSACTION_BUSY',
+    503,
+    "the API's database is held by another request's transaction on this thread: %s",
+  ),
   migrationsUnreadable: coded('ANVIL_ERR_MIGRATION', 500, 'migrations in %s: %s'),
   migrationFailed: coded('ANVIL_ERR_MIGRATION', 500, 'migration %s failed: %s'),
 
@@ -195,9 +308,21 @@ export const Errors = {
   // be reached is a 503, so a caller such as RateLimit can tell "store down" from a bug.
   kvBadArgument: coded('ANVIL_ERR_KV_BAD_ARGUMENT', 500, 'key-value store: %s'),
   kvKeyTooLong: coded('ANVIL_ERR_KV_KEY_TOO_LONG', 500, 'key-value store: the key is %s bytes, the limit is %s bytes'),
-  kvValueTooLarge: coded('ANVIL_ERR_KV_VALUE_TOO_LARGE', 500, 'key-value store: the value is %s bytes, the limit is %s bytes'),
-  kvNotInteger: coded('ANVIL_ERR_KV_NOT_INTEGER', 500, 'key-value store: increment on a key whose value is not an integer'),
-  kvOutOfRange: coded('ANVIL_ERR_KV_OUT_OF_RANGE', 500, 'key-value store: the counter would leave the safe integer range (±2^53-1); it was left unchanged'),
+  kvValueTooLarge: coded(
+    'ANVIL_ERR_KV_VALUE_TOO_LARGE',
+    500,
+    'key-value store: the value is %s bytes, the limit is %s bytes',
+  ),
+  kvNotInteger: coded(
+    'ANVIL_ERR_KV_NOT_INTEGER',
+    500,
+    'key-value store: increment on a key whose value is not an integer',
+  ),
+  kvOutOfRange: coded(
+    'ANVIL_ERR_KV_OUT_OF_RANGE',
+    500,
+    'key-value store: the counter would leave the safe integer range (±2^53-1); it was left unchanged',
+  ),
   kvUnavailable: coded('ANVIL_ERR_KV_UNAVAILABLE', 503, 'key-value store unavailable: %s'),
   kvClosed: coded('ANVIL_ERR_KV_CLOSED', 503, 'key-value store: the backend is closed'),
   kvFailed: coded('ANVIL_ERR_KV_FAILED', 500, 'key-value store: %s'),
@@ -223,9 +348,24 @@ export const Errors = {
     true,
     5,
   ),
-  controlPlaneStart: coded('ANVIL_ERR_CONTROL_PLANE_START', 503, 'cluster mode: the control plane at DATABASE_URL=%s cannot be used: %s', true),
-  controlPlaneSchema: coded('ANVIL_ERR_CONTROL_PLANE_SCHEMA', 500, "control plane: the database's schema version %s is newer than this Anvil's (%s)", true),
-  controlPlaneRelease: coded('ANVIL_ERR_CONTROL_PLANE_RELEASE', 500, 'control plane: release %s could not be fetched: %s', true),
+  controlPlaneStart: coded(
+    'ANVIL_ERR_CONTROL_PLANE_START',
+    503,
+    'cluster mode: the control plane at DATABASE_URL=%s cannot be used: %s',
+    true,
+  ),
+  controlPlaneSchema: coded(
+    'ANVIL_ERR_CONTROL_PLANE_SCHEMA',
+    500,
+    "control plane: the database's schema version %s is newer than this Anvil's (%s)",
+    true,
+  ),
+  controlPlaneRelease: coded(
+    'ANVIL_ERR_CONTROL_PLANE_RELEASE',
+    500,
+    'control plane: release %s could not be fetched: %s',
+    true,
+  ),
   // The management API: a public host's deploys under way (receiving, waiting, in the deploy worker) are bounded.
   deployQueueFull: coded(
     'ANVIL_ERR_DEPLOY_QUEUE_FULL',
@@ -243,7 +383,13 @@ export const Errors = {
   jobQueueUnreadable: coded('ANVIL_ERR_JOBS_UNAVAILABLE', 503, 'the job queue cannot be read: %s', false, 5),
   jobQueueUnchanged: coded('ANVIL_ERR_JOBS_UNAVAILABLE', 503, 'the job queue cannot be changed: %s', false, 5),
   unknownJobAction: coded('ANVIL_ERR_UNKNOWN_JOB_ACTION', 404, 'unknown job action "%s" (%s)'),
-  logFollowersFull: coded('ANVIL_ERR_LOG_FOLLOWERS', 429, 'the request log of "%s" has as many followers as it may have: try again when one has left', false, 5),
+  logFollowersFull: coded(
+    'ANVIL_ERR_LOG_FOLLOWERS',
+    429,
+    'the request log of "%s" has as many followers as it may have: try again when one has left',
+    false,
+    5,
+  ),
   consoleFileMissing: coded('ANVIL_ERR_CONSOLE_FILE', 404, 'no console file "%s"'),
   internalOperation: coded('ANVIL_ERR_INTERNAL_OPERATION', 400, '%s'),
   // Cluster mode: an API keeping data on an instance's disk is served by its owner instance only.
@@ -258,7 +404,7 @@ export const Errors = {
   quotaBusCalls: quota(
     'ANVIL_ERR_QUOTA_BUS_CALLS',
     508,
-    'Loop Detected: the call to %s was not made: one request from outside may cause at most --max-bus-calls calls between APIs in all (1000 by default), its calls\' calls included, and this request\'s share is used up',
+    "Loop Detected: the call to %s was not made: one request from outside may cause at most --max-bus-calls calls between APIs in all (1000 by default), its calls' calls included, and this request's share is used up",
     QUOTA_NAMES.busCalls,
   ),
   quotaJobPayload: quota(
@@ -329,6 +475,11 @@ export const Errors = {
 } as const;
 
 /** A quota refusal that crossed a thread as code, status and message (the quota's name stays behind). */
-export function quotaErrorFromWire(code: string, status: number, message: string, retryAfterSeconds?: number): QuotaError {
+export function quotaErrorFromWire(
+  code: string,
+  status: number,
+  message: string,
+  retryAfterSeconds?: number,
+): QuotaError {
   return new QuotaError(code, status, message, '', retryAfterSeconds);
 }

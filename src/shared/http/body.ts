@@ -45,7 +45,8 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 
       if (failed) return;
       if (size === 0) resolve(null);
       else if (chunks.length === 1) resolve(chunks[0]!);
-      else if (chunks.length > TINY_CHUNKS_AFTER && size < chunks.length * TINY_CHUNK_BYTES) resolve(Buffer.concat(chunks, size));
+      else if (chunks.length > TINY_CHUNKS_AFTER && size < chunks.length * TINY_CHUNK_BYTES)
+        resolve(Buffer.concat(chunks, size));
       else resolve(chunks);
     });
     req.on('error', (error) => {

@@ -8,7 +8,8 @@ const INVALID_VALUE_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
 
 /** What is wrong with this header, or null when node:http would write it as it is. */
 export function headerProblem(name: string, value: string | readonly string[]): string | null {
-  if (!TOKEN.test(name)) return `the header name ${shown(name)} is not a token (letters, digits and !#$%&'*+-.^_\`|~ only)`;
+  if (!TOKEN.test(name))
+    return `the header name ${shown(name)} is not a token (letters, digits and !#$%&'*+-.^_\`|~ only)`;
   if (typeof value === 'string') return valueProblem(name, value);
   for (const item of value) {
     const problem = valueProblem(name, item);

@@ -2,7 +2,19 @@
  * Headers that belong to one connection, not to the message (RFC 9110 §7.6.1), plus those the
  * sender sets itself (host, content-length): never forwarded, never taken from an API's response.
  */
-export const HOP_BY_HOP: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'content-length']);
+export const HOP_BY_HOP: ReadonlySet<string> = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'content-length',
+]);
 
 /** A copy without hop-by-hop headers, nor any header the `connection` header names. */
 export function endToEnd(headers: Readonly<Record<string, string | string[]>>): Record<string, string | string[]> {

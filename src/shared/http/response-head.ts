@@ -12,7 +12,11 @@ export interface ResponseHeadLimits {
  * connection; more header lines or header bytes than the router may hold for one response.
  * `headers` is flat [name, value, …], one line per pair, as the router writes them.
  */
-export function responseHeadProblem(status: number, headers: readonly string[], limits: ResponseHeadLimits): AnvilError | null {
+export function responseHeadProblem(
+  status: number,
+  headers: readonly string[],
+  limits: ResponseHeadLimits,
+): AnvilError | null {
   if (status < 200) return Errors.informationalStatus(status);
   const lines = headers.length >>> 1;
   if (lines > limits.responseHeaders) return Errors.quotaResponseHeaders(lines, limits.responseHeaders);

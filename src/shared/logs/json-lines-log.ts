@@ -54,7 +54,11 @@ export class JsonLinesLog {
 
   constructor(
     private readonly dir: string,
-    policy: RetentionPolicy = { fileBytes: DEFAULT_QUOTAS.logFileBytes, totalBytes: DEFAULT_QUOTAS.logBytes, days: DEFAULT_QUOTAS.logDays },
+    policy: RetentionPolicy = {
+      fileBytes: DEFAULT_QUOTAS.logFileBytes,
+      totalBytes: DEFAULT_QUOTAS.logBytes,
+      days: DEFAULT_QUOTAS.logDays,
+    },
     private readonly events: LogEvents = {},
   ) {
     // A file larger than the whole folder may hold could never be kept.

@@ -20,7 +20,8 @@ const SECRET_HEADERS: ReadonlySet<string> = new Set([
 ]);
 
 /** Field names that say "secret" in any API (`password`, `accessToken`, `client_secret`, `apiKey`…). */
-const SECRET_NAME = /pass(word|wd)?|secret|token|api[-_]?key|authori[sz]ation|cookie|credential|session|private[-_]?key/i;
+const SECRET_NAME =
+  /pass(word|wd)?|secret|token|api[-_]?key|authori[sz]ation|cookie|credential|session|private[-_]?key/i;
 
 /** A string longer than this is cut (the trace says how much was left out). */
 export const MAX_STRING = 1024;

@@ -77,5 +77,8 @@ export function answerPayload(response: BusResponse): Buffer {
 export function decodeCallResult(payload: Buffer): { number: number; response: BusResponse } {
   const envelope = readEnvelope(payload, 4);
   const [headers, , budgetLeft] = envelope.meta as ResponseMeta;
-  return { number: payload.readUInt32LE(0), response: { status: envelope.small, headers, body: envelope.body, budgetLeft: budgetLeft ?? 0 } };
+  return {
+    number: payload.readUInt32LE(0),
+    response: { status: envelope.small, headers, body: envelope.body, budgetLeft: budgetLeft ?? 0 },
+  };
 }

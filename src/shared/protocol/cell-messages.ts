@@ -53,7 +53,12 @@ export interface SpareData {
 }
 
 /** A line for the instance log, from a thread to its cell and from the cell to the router. */
-export type LogMessage = { type: 'log'; level: 'info' | 'warn' | 'error'; msg: string; fields?: Record<string, unknown> };
+export type LogMessage = {
+  type: 'log';
+  level: 'info' | 'warn' | 'error';
+  msg: string;
+  fields?: Record<string, unknown>;
+};
 
 export type RouterToCell =
   /** A thread for the actor: a place on one of the cell's shared threads, or a thread of its own. */

@@ -10,16 +10,28 @@ export interface EnqueueRequest {
 }
 
 /** A refusal carries the error's code, and `retryAfter` (seconds) when a later try may pass. */
-export type EnqueueOutcome = { ok: true; id: string } | { ok: false; status: number; error: string; code?: string; retryAfter?: number };
+export type EnqueueOutcome =
+  { ok: true; id: string } | { ok: false; status: number; error: string; code?: string; retryAfter?: number };
 
 export function encodeEnqueue(number: number, request: EnqueueRequest): Buffer {
   const { delayMs, quota } = request;
-  return envelopeFrame(FrameType.Enqueue, number, 0, [delayMs, quota.maxPayloadBytes, quota.maxQueued, quota.maxQueuedBytes ?? null], Buffer.from(request.payload));
+  return envelopeFrame(
+    FrameType.Enqueue,
+    number,
+    0,
+    [delayMs, quota.maxPayloadBytes, quota.maxQueued, quota.maxQueuedBytes ?? null],
+    Buffer.from(request.payload),
+  );
 }
 
 export function decodeEnqueue(payload: Buffer): { number: number; request: EnqueueRequest } {
   const envelope = readEnvelope(payload);
-  const [delayMs, maxPayloadBytes, maxQueued, maxQueuedBytes] = envelope.meta as [number, number, number, number | null | undefined];
+  const [delayMs, maxPayloadBytes, maxQueued, maxQueuedBytes] = envelope.meta as [
+    number,
+    number,
+    number,
+    number | null | undefined,
+  ];
   const quota = { maxPayloadBytes, maxQueued, ...(typeof maxQueuedBytes === 'number' ? { maxQueuedBytes } : {}) };
   return { number: envelope.number, request: { delayMs, quota, payload: envelope.body.toString('utf8') } };
 }

@@ -25,7 +25,13 @@ export function fileRefOf(path: string, stat: Stats): FileRef {
 }
 
 function isTheFile(stat: Stats, ref: FileRef): boolean {
-  return stat.isFile() && stat.dev === ref.dev && stat.ino === ref.ino && stat.size === ref.size && stat.ctimeMs === ref.ctimeMs;
+  return (
+    stat.isFile() &&
+    stat.dev === ref.dev &&
+    stat.ino === ref.ino &&
+    stat.size === ref.size &&
+    stat.ctimeMs === ref.ctimeMs
+  );
 }
 
 function changed(ref: FileRef): AnvilError {

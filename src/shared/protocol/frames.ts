@@ -303,7 +303,14 @@ const ENVELOPE_FIXED = 4 + 2 + 4 + 4;
  * UTF-8, not JSON: a lone surrogate arrives as U+FFFD (a route template, read from text, has none). The body
  * is copied into the frame (a string is encoded into it): see envelopeHead for a body left apart.
  */
-export function envelopeFrame(type: FrameType, number: number, small: number, meta: unknown, body: Buffer | string | null, label = ''): Buffer {
+export function envelopeFrame(
+  type: FrameType,
+  number: number,
+  small: number,
+  meta: unknown,
+  body: Buffer | string | null,
+  label = '',
+): Buffer {
   const json = JSON.stringify(meta);
   const labelSize = label === '' ? 0 : Buffer.byteLength(label);
   const metaSize = Buffer.byteLength(json);
@@ -322,7 +329,14 @@ export function envelopeFrame(type: FrameType, number: number, small: number, me
  * The head of an envelope frame whose body, `bodySize` bytes, is written after it apart
  * (FrameWriter.writeFrame) instead of being copied into it.
  */
-export function envelopeHead(type: FrameType, number: number, small: number, meta: unknown, bodySize: number, label = ''): Buffer {
+export function envelopeHead(
+  type: FrameType,
+  number: number,
+  small: number,
+  meta: unknown,
+  bodySize: number,
+  label = '',
+): Buffer {
   const json = JSON.stringify(meta);
   const labelSize = label === '' ? 0 : Buffer.byteLength(label);
   const metaSize = Buffer.byteLength(json);
@@ -331,7 +345,17 @@ export function envelopeHead(type: FrameType, number: number, small: number, met
   return head;
 }
 
-function fillEnvelopeHead(head: Buffer, type: FrameType, number: number, small: number, label: string, labelSize: number, json: string, metaSize: number, bodySize: number): void {
+function fillEnvelopeHead(
+  head: Buffer,
+  type: FrameType,
+  number: number,
+  small: number,
+  label: string,
+  labelSize: number,
+  json: string,
+  metaSize: number,
+  bodySize: number,
+): void {
   const metaAt = HEADER + ENVELOPE_FIXED + labelSize;
   head.writeUInt32LE(metaAt - 4 + metaSize + bodySize, 0);
   head[4] = type;

@@ -36,7 +36,8 @@ export function decodeHello(payload: Buffer): ThreadHello | null {
   } catch {
     return null;
   }
-  if (typeof value !== 'object' || value === null || typeof value.token !== 'string' || typeof value.actor !== 'string') return null;
+  if (typeof value !== 'object' || value === null || typeof value.token !== 'string' || typeof value.actor !== 'string')
+    return null;
   if (typeof value.version !== 'number') value.version = 0;
   return value as ThreadHello;
 }

@@ -3,7 +3,15 @@
  * thread socket (and a peer's) on the request path.
  */
 import type { FileRef } from './file-ref.js';
-import { bodySize, envelopeFrame, envelopeHead, FrameType, readEnvelope, readEnvelopeLabel, type BodyBytes } from './frames.js';
+import {
+  bodySize,
+  envelopeFrame,
+  envelopeHead,
+  FrameType,
+  readEnvelope,
+  readEnvelopeLabel,
+  type BodyBytes,
+} from './frames.js';
 
 /** One HTTP request, relative to the API's base path. */
 export interface IncomingRequest {
@@ -93,7 +101,19 @@ export function decodeRequest(payload: Buffer): { number: number; request: Engin
   const envelope = readEnvelope(payload);
   const [id, verb, path, rawQuery, rawHeaders, ip, hop, viaBus, receivedAt, budget, job] = envelope.meta as RequestMeta;
   const body = envelope.body.length === 0 ? null : envelope.body;
-  const request: EngineRequest = { id, verb, path, rawQuery, rawHeaders, ip, hop, budget, viaBus: viaBus === 1, receivedAt, body };
+  const request: EngineRequest = {
+    id,
+    verb,
+    path,
+    rawQuery,
+    rawHeaders,
+    ip,
+    hop,
+    budget,
+    viaBus: viaBus === 1,
+    receivedAt,
+    body,
+  };
   if (job !== undefined) request.job = job;
   return { number: envelope.number, request };
 }

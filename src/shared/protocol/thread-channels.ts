@@ -6,7 +6,15 @@
  */
 import type { Socket } from 'node:net';
 import { safeEqual } from '../security/safe-equal.js';
-import { CHANNEL_PREFIX, emptyFrame, FrameType, FRAME_HEADER, type BodyBytes, type FrameSink, type FrameWriter } from './frames.js';
+import {
+  CHANNEL_PREFIX,
+  emptyFrame,
+  FrameType,
+  FRAME_HEADER,
+  type BodyBytes,
+  type FrameSink,
+  type FrameWriter,
+} from './frames.js';
 import { decodeHello, WIRE_VERSION, type ThreadHello } from './hello.js';
 
 /** One channel's frames, written with the batches of its connection's writer. */

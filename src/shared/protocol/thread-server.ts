@@ -82,7 +82,13 @@ export class ThreadServer {
       if (greeted || socket.destroyed) return;
       if (spare && type === FrameType.Channel) {
         greeted = true;
-        const hub = new ChannelHub(socket, new FrameWriter(socket, this.writeAtOnce), this.token, this.onWrongVersion, this.onThread);
+        const hub = new ChannelHub(
+          socket,
+          new FrameWriter(socket, this.writeAtOnce),
+          this.token,
+          this.onWrongVersion,
+          this.onThread,
+        );
         reader.replace((next, nextPayload) => hub.frame(next, nextPayload));
         hub.frame(type, payload);
         return;

@@ -54,10 +54,10 @@ export const DEFAULT_QUOTAS: ApiQuotas = {
   databaseBytes: 256 * MIB,
 };
 
-
 /** The API's quotas: what its api.yaml asks for (`limits:`), each capped by the instance's ceiling. */
 export function effectiveQuotas(requested: Partial<QuotaLimits>, ceilings: ApiQuotas): ApiQuotas {
-  const pick = (asked: number | undefined, scale: number, ceiling: number) => (asked === undefined ? ceiling : Math.min(asked * scale, ceiling));
+  const pick = (asked: number | undefined, scale: number, ceiling: number) =>
+    asked === undefined ? ceiling : Math.min(asked * scale, ceiling);
   return {
     jobPayloadBytes: pick(requested.jobPayloadKb, KIB, ceilings.jobPayloadBytes),
     queuedJobs: pick(requested.queuedJobs, 1, ceilings.queuedJobs),

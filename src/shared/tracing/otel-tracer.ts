@@ -4,11 +4,26 @@
  * request. Loaded by an actor thread only when tracing is on (see tracing-config.ts). Parents are
  * passed explicitly: no context manager, no async hooks.
  */
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span, type Tracer as OtelTracer } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Span,
+  type Tracer as OtelTracer,
+} from '@opentelemetry/api';
 import { TraceState } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
-import { AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider, type Sampler } from '@opentelemetry/sdk-trace';
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  TracerProvider,
+  type Sampler,
+} from '@opentelemetry/sdk-trace';
 import { formatTraceparent, type TraceParent } from './traceparent.js';
 import type { SpanAttributes, SpanAttributeValue, TraceSpan, Tracer } from './trace-span.js';
 import type { TracingConfig } from './tracing-config.js';
@@ -26,7 +41,10 @@ class OtelSpan implements TraceSpan {
   ) {}
 
   child(name: string, kind: 'internal' | 'client', attributes: SpanAttributes): TraceSpan {
-    return new OtelSpan(this.tracer, this.tracer.startSpan(name, { kind: KINDS[kind], attributes }, trace.setSpan(ROOT_CONTEXT, this.span)));
+    return new OtelSpan(
+      this.tracer,
+      this.tracer.startSpan(name, { kind: KINDS[kind], attributes }, trace.setSpan(ROOT_CONTEXT, this.span)),
+    );
   }
 
   set(key: string, value: SpanAttributeValue): void {
@@ -51,7 +69,10 @@ class OtelSpan implements TraceSpan {
   propagation(): { traceparent: string; tracestate: string | undefined } {
     const context = this.span.spanContext();
     const state = context.traceState?.serialize();
-    return { traceparent: formatTraceparent(context.traceId, context.spanId, context.traceFlags), tracestate: state === '' ? undefined : state };
+    return {
+      traceparent: formatTraceparent(context.traceId, context.spanId, context.traceFlags),
+      tracestate: state === '' ? undefined : state,
+    };
   }
 }
 
@@ -59,13 +80,20 @@ class OtelSpan implements TraceSpan {
 function sampler(config: TracingConfig): Sampler {
   const parentBased = config.sampler.startsWith('parentbased_');
   const rule = parentBased ? config.sampler.slice('parentbased_'.length) : config.sampler;
-  const root = rule === 'always_off' ? new AlwaysOffSampler() : rule === 'traceidratio' ? new TraceIdRatioBasedSampler(config.samplerRatio) : new AlwaysOnSampler();
+  const root =
+    rule === 'always_off'
+      ? new AlwaysOffSampler()
+      : rule === 'traceidratio'
+        ? new TraceIdRatioBasedSampler(config.samplerRatio)
+        : new AlwaysOnSampler();
   return parentBased ? new ParentBasedSampler({ root }) : root;
 }
 
 /** The thread's tracer: `attributes` describe the process (its cell), the rest is per span. */
 export function openTracer(config: TracingConfig, attributes: SpanAttributes): Tracer {
-  const resource = resourceFromAttributes({ 'service.name': config.serviceName, ...attributes }).merge(detectResources({ detectors: [envDetector] }));
+  const resource = resourceFromAttributes({ 'service.name': config.serviceName, ...attributes }).merge(
+    detectResources({ detectors: [envDetector] }),
+  );
   const processor = new BatchSpanProcessor({
     exporter: new OTLPTraceExporter(),
     scheduledDelayMillis: config.scheduleDelayMs,
@@ -76,7 +104,12 @@ export function openTracer(config: TracingConfig, attributes: SpanAttributes): T
   const provider = new TracerProvider({ resource, spanProcessors: [processor], sampler: sampler(config) });
   const tracer = provider.getTracer('anvil');
   return {
-    startRequest(name: string, parent: TraceParent | null, startedAt: number, spanAttributes: SpanAttributes): TraceSpan {
+    startRequest(
+      name: string,
+      parent: TraceParent | null,
+      startedAt: number,
+      spanAttributes: SpanAttributes,
+    ): TraceSpan {
       const context =
         parent === null
           ? ROOT_CONTEXT
@@ -88,7 +121,11 @@ export function openTracer(config: TracingConfig, attributes: SpanAttributes): T
               traceState: parent.tracestate === undefined ? undefined : new TraceState(parent.tracestate),
             });
       // A Date, not a number: a number before the thread's time origin would be read as relative.
-      const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes: spanAttributes, startTime: new Date(startedAt) }, context);
+      const span = tracer.startSpan(
+        name,
+        { kind: SpanKind.SERVER, attributes: spanAttributes, startTime: new Date(startedAt) },
+        context,
+      );
       return new OtelSpan(tracer, span);
     },
     async close(): Promise<void> {

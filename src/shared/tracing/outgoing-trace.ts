@@ -23,7 +23,12 @@ export interface HopTarget {
  * Sets the trace headers of an outgoing request and returns its span (null: tracing off).
  * `parent`: the running entry's span; `incoming`: the request's headers as the client sent them.
  */
-export function startHop(parent: TraceSpan | null, incoming: readonly string[], target: HopTarget, headers: Record<string, string | string[]>): TraceSpan | null {
+export function startHop(
+  parent: TraceSpan | null,
+  incoming: readonly string[],
+  target: HopTarget,
+  headers: Record<string, string | string[]>,
+): TraceSpan | null {
   if (parent === null) {
     passOn(incoming, headers);
     return null;
@@ -32,9 +37,17 @@ export function startHop(parent: TraceSpan | null, incoming: readonly string[], 
   let span: TraceSpan;
   if (target.viaBus) {
     const api = target.path.split('/')[1] ?? '';
-    span = parent.child(`${verb} /${api}`, 'client', { 'http.request.method': verb, 'url.path': target.path, 'anvil.bus': true, 'anvil.target_api': api });
+    span = parent.child(`${verb} /${api}`, 'client', {
+      'http.request.method': verb,
+      'url.path': target.path,
+      'anvil.bus': true,
+      'anvil.target_api': api,
+    });
   } else {
-    span = parent.child(`${verb} ${target.host.replace(/\/+$/, '')}`, 'client', { 'http.request.method': verb, 'url.full': joinUrl(target.host, target.path) });
+    span = parent.child(`${verb} ${target.host.replace(/\/+$/, '')}`, 'client', {
+      'http.request.method': verb,
+      'url.full': joinUrl(target.host, target.path),
+    });
   }
   removeTraceHeaders(headers);
   const { traceparent, tracestate } = span.propagation();

@@ -19,17 +19,28 @@ export interface SpanApi {
  * trace starts). `route` is the endpoint's template (`/users/{id}`), null when none matched. A job's
  * run starts a trace of its own: what queued it has answered long ago.
  */
-export function startRequestSpan(tracer: Tracer, request: EngineRequest, api: SpanApi, route: string | null, job: boolean): TraceSpan {
+export function startRequestSpan(
+  tracer: Tracer,
+  request: EngineRequest,
+  api: SpanApi,
+  route: string | null,
+  job: boolean,
+): TraceSpan {
   const verb = request.verb.toUpperCase();
-  const span = tracer.startRequest(route === null ? verb : `${verb} ${route}`, job ? null : findTraceParent(request.rawHeaders), request.receivedAt, {
-    'anvil.api': api.key,
-    'anvil.host': api.host,
-    'anvil.release': api.release,
-    'anvil.correlation_id': request.id,
-    'anvil.bus_hops': request.hop,
-    'http.request.method': verb,
-    'url.path': request.path,
-  });
+  const span = tracer.startRequest(
+    route === null ? verb : `${verb} ${route}`,
+    job ? null : findTraceParent(request.rawHeaders),
+    request.receivedAt,
+    {
+      'anvil.api': api.key,
+      'anvil.host': api.host,
+      'anvil.release': api.release,
+      'anvil.correlation_id': request.id,
+      'anvil.bus_hops': request.hop,
+      'http.request.method': verb,
+      'url.path': request.path,
+    },
+  );
   if (route !== null) span.set('http.route', route);
   if (request.viaBus) span.set('anvil.via_bus', true);
   if (job) span.set('anvil.job', true);
@@ -49,8 +60,19 @@ export function traceUnrouted(tracer: Tracer, request: EngineRequest, api: SpanA
 }
 
 /** The span of one entry: named by its label, with its directive and the pass it runs in. */
-export function startEntrySpan(parent: TraceSpan, label: string, directive: string, pass: 'main' | 'after', api: SpanApi): TraceSpan {
-  return parent.child(label, 'internal', { 'anvil.directive': directive, 'anvil.entry': label, 'anvil.pass': pass, 'anvil.api': api.key });
+export function startEntrySpan(
+  parent: TraceSpan,
+  label: string,
+  directive: string,
+  pass: 'main' | 'after',
+  api: SpanApi,
+): TraceSpan {
+  return parent.child(label, 'internal', {
+    'anvil.directive': directive,
+    'anvil.entry': label,
+    'anvil.pass': pass,
+    'anvil.api': api.key,
+  });
 }
 
 /** Ends an entry's span; a thrown error marks it failed with its status. */

@@ -54,7 +54,12 @@ export function parseTraceparent(value: string): TraceParent | null {
   const version = text.slice(0, 2);
   if (!HEX_FIELD.test(version) || version === 'ff') return null;
   // Version 00 is exactly 55 characters; a later version may append fields after a dash.
-  if (version === '00' ? text.length !== VERSION_00_LENGTH : text.length > VERSION_00_LENGTH && text[VERSION_00_LENGTH] !== '-') return null;
+  if (
+    version === '00'
+      ? text.length !== VERSION_00_LENGTH
+      : text.length > VERSION_00_LENGTH && text[VERSION_00_LENGTH] !== '-'
+  )
+    return null;
   if (text[2] !== '-' || text[35] !== '-' || text[52] !== '-') return null;
   const traceId = text.slice(3, 35);
   const spanId = text.slice(36, 52);
@@ -79,7 +84,8 @@ export function validTracestate(list: string): string | undefined {
     const equals = member.indexOf('=');
     if (equals < 1) return undefined;
     const key = member.slice(0, equals);
-    if (!TRACESTATE_KEY.test(key) || !TRACESTATE_VALUE.test(member.slice(equals + 1)) || keys.has(key)) return undefined;
+    if (!TRACESTATE_KEY.test(key) || !TRACESTATE_VALUE.test(member.slice(equals + 1)) || keys.has(key))
+      return undefined;
     keys.add(key);
     members.push(member);
   }

@@ -24,7 +24,14 @@ export interface TracingConfig {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-const SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
+const SAMPLERS = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+] as const;
 export type SamplerName = (typeof SAMPLERS)[number];
 
 export function tracingConfig(env: Env = process.env): TracingConfig {
@@ -52,7 +59,9 @@ function samplerName(env: Env, problems: string[]): SamplerName {
   const text = nonEmpty(env.OTEL_TRACES_SAMPLER)?.toLowerCase();
   if (text === undefined) return 'parentbased_always_on';
   if ((SAMPLERS as readonly string[]).includes(text)) return text as SamplerName;
-  problems.push(`OTEL_TRACES_SAMPLER=${JSON.stringify(text)} is not one of ${SAMPLERS.join(', ')}: parentbased_always_on is used`);
+  problems.push(
+    `OTEL_TRACES_SAMPLER=${JSON.stringify(text)} is not one of ${SAMPLERS.join(', ')}: parentbased_always_on is used`,
+  );
   return 'parentbased_always_on';
 }
 
@@ -86,6 +95,7 @@ function positiveInteger(env: Env, name: string, fallback: number, problems: str
 export function threadEnvironment(env: Env = process.env): Record<string, string> {
   if (!tracingConfig(env).enabled) return {};
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) if (name.startsWith('OTEL_') && value !== undefined) out[name] = value;
+  for (const [name, value] of Object.entries(env))
+    if (name.startsWith('OTEL_') && value !== undefined) out[name] = value;
   return out;
 }

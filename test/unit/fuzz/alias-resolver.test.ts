@@ -11,8 +11,21 @@ import { FUZZ_TEST_TIMEOUT_MS, fuzzParameters } from '../../helpers/fuzz-budget.
 // anything missing is null, and the only error is the documented one (a JSON body nested too deep).
 
 /** Names a careless lookup would find on every object. */
-const PROTOTYPE_NAMES = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', 'prototype', 'length', 'isPrototypeOf', '__defineGetter__'];
-const name = fc.oneof(fc.constantFrom(...PROTOTYPE_NAMES, 'a', 'b', 'id', '0', 'x-y', 'set-cookie', 'Content-Type'), fc.string({ minLength: 1, maxLength: 6 }).filter((s) => !s.includes('.')));
+const PROTOTYPE_NAMES = [
+  '__proto__',
+  'constructor',
+  'toString',
+  'hasOwnProperty',
+  'valueOf',
+  'prototype',
+  'length',
+  'isPrototypeOf',
+  '__defineGetter__',
+];
+const name = fc.oneof(
+  fc.constantFrom(...PROTOTYPE_NAMES, 'a', 'b', 'id', '0', 'x-y', 'set-cookie', 'Content-Type'),
+  fc.string({ minLength: 1, maxLength: 6 }).filter((s) => !s.includes('.')),
+);
 
 /** JSON-like data whose keys are often prototype names; built with Object.fromEntries, so `__proto__` is an own key. */
 const data = fc.letrec<{ value: unknown }>((tie) => ({
@@ -23,7 +36,9 @@ const data = fc.letrec<{ value: unknown }>((tie) => ({
     fc.array(fc.tuple(name, tie('value')), { maxLength: 4 }).map((entries) => Object.fromEntries(entries)),
   ),
 })).value;
-const record = fc.array(fc.tuple(name, data), { maxLength: 5 }).map((entries) => Object.fromEntries(entries) as Record<string, unknown>);
+const record = fc
+  .array(fc.tuple(name, data), { maxLength: 5 })
+  .map((entries) => Object.fromEntries(entries) as Record<string, unknown>);
 
 /** Reads a path the way SPEC §5 says: own keys only, null when missing. */
 function ownPath(root: unknown, parts: readonly string[]): unknown {
@@ -49,21 +64,42 @@ function queryModel(rawQuery: string, wanted: string): unknown {
 
 const scope = fc.record({
   memory: record,
-  maps: fc.array(fc.tuple(name, data), { maxLength: 3 }).map((entries) => Object.fromEntries(entries) as Record<string, unknown>),
-  pathParams: fc.array(fc.tuple(name, fc.string({ maxLength: 4 })), { maxLength: 3 }).map((entries) => Object.fromEntries(entries) as Record<string, string>),
+  maps: fc
+    .array(fc.tuple(name, data), { maxLength: 3 })
+    .map((entries) => Object.fromEntries(entries) as Record<string, unknown>),
+  pathParams: fc
+    .array(fc.tuple(name, fc.string({ maxLength: 4 })), { maxLength: 3 })
+    .map((entries) => Object.fromEntries(entries) as Record<string, string>),
   headers: fc.array(fc.tuple(name, fc.string({ maxLength: 6 })), { maxLength: 5 }),
   query: fc.array(fc.tuple(name, fc.string({ maxLength: 4 })), { maxLength: 4 }),
-  body: fc.oneof(fc.constant(null), data.map((v) => JSON.stringify(v)), fc.string({ maxLength: 20 }), fc.integer({ min: 60, max: 200 }).map((n) => '['.repeat(n))),
+  body: fc.oneof(
+    fc.constant(null),
+    data.map((v) => JSON.stringify(v)),
+    fc.string({ maxLength: 20 }),
+    fc.integer({ min: 60, max: 200 }).map((n) => '['.repeat(n)),
+  ),
 });
 type ScopeInput = typeof scope extends fc.Arbitrary<infer T> ? T : never;
 
 const path = fc.array(name, { minLength: 1, maxLength: 4 });
 const alias = fc.oneof(
   path.map((p) => ({ text: `$.memory.${p.join('.')}`, want: (s: ScopeInput) => ownPath(s.memory, p) })),
-  fc.tuple(name, fc.array(name, { maxLength: 3 })).map(([map, p]) => ({ text: `$.map.${[map, ...p].join('.')}`, want: (s: ScopeInput) => ownPath(s.maps, [map, ...p]) })),
-  path.map((p) => ({ text: `$.message.body.${p.join('.')}`, want: (s: ScopeInput) => ownPath(parseOrNull(s.body), p) })),
-  fc.array(name, { maxLength: 3 }).map((p) => ({ text: ['$.message.bodyAsArray', ...p].join('.'), want: (s: ScopeInput) => ownPath(parseOrNull(s.body), p) })),
-  name.map((n) => ({ text: `$.message.header.${n}`, want: (s: ScopeInput) => headerModel(s.headers.flat(), n.toLowerCase()) })),
+  fc.tuple(name, fc.array(name, { maxLength: 3 })).map(([map, p]) => ({
+    text: `$.map.${[map, ...p].join('.')}`,
+    want: (s: ScopeInput) => ownPath(s.maps, [map, ...p]),
+  })),
+  path.map((p) => ({
+    text: `$.message.body.${p.join('.')}`,
+    want: (s: ScopeInput) => ownPath(parseOrNull(s.body), p),
+  })),
+  fc.array(name, { maxLength: 3 }).map((p) => ({
+    text: ['$.message.bodyAsArray', ...p].join('.'),
+    want: (s: ScopeInput) => ownPath(parseOrNull(s.body), p),
+  })),
+  name.map((n) => ({
+    text: `$.message.header.${n}`,
+    want: (s: ScopeInput) => headerModel(s.headers.flat(), n.toLowerCase()),
+  })),
   name.map((n) => ({ text: `$.message.query.${n}`, want: (s: ScopeInput) => queryModel(rawQuery(s.query), n) })),
   name.map((n) => ({ text: `$.message.pathParam.${n}`, want: (s: ScopeInput) => ownPath(s.pathParams, [n]) })),
 );
@@ -81,7 +117,13 @@ function rawQuery(pairs: ReadonlyArray<[string, string]>): string {
 }
 
 function build(input: ScopeInput): ResolveScope {
-  const message = new Message({ verb: 'POST', path: '/x', rawQuery: rawQuery(input.query), rawHeaders: input.headers.flat(), body: input.body === null ? null : Buffer.from(input.body) });
+  const message = new Message({
+    verb: 'POST',
+    path: '/x',
+    rawQuery: rawQuery(input.query),
+    rawHeaders: input.headers.flat(),
+    body: input.body === null ? null : Buffer.from(input.body),
+  });
   return { id: 'req-1', message, memory: new Memory(input.memory), maps: input.maps, pathParams: input.pathParams };
 }
 
@@ -141,8 +183,14 @@ function setModel(root: Record<string, unknown>, parts: readonly string[], value
   let node = root;
   for (const key of parts.slice(0, -1)) {
     const next = Object.hasOwn(node, key) ? node[key] : undefined;
-    if (next === null || typeof next !== 'object' || Array.isArray(next)) Object.defineProperty(node, key, { value: {}, enumerable: true, writable: true, configurable: true });
+    if (next === null || typeof next !== 'object' || Array.isArray(next))
+      Object.defineProperty(node, key, { value: {}, enumerable: true, writable: true, configurable: true });
     node = node[key] as Record<string, unknown>;
   }
-  Object.defineProperty(node, parts[parts.length - 1]!, { value, enumerable: true, writable: true, configurable: true });
+  Object.defineProperty(node, parts[parts.length - 1]!, {
+    value,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
 }

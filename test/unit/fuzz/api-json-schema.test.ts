@@ -14,7 +14,9 @@ import { mutatedYaml } from './yaml-mutations.js';
 // schema/api.schema.json never refuses a file `anvil validate` accepts, and on entries made of
 // well-formed aliases and plain values the two give the same verdict.
 
-const checkSchema = new Ajv2020({ allErrors: false, strict: false, allowUnionTypes: true }).compile(apiJsonSchema(builtinDirectives));
+const checkSchema = new Ajv2020({ allErrors: false, strict: false, allowUnionTypes: true }).compile(
+  apiJsonSchema(builtinDirectives),
+);
 const examples = exampleApis();
 
 function schemaAccepts(text: string): boolean | null {
@@ -26,7 +28,9 @@ describe('schema/api.schema.json against the validator, on random input', () => 
   it(
     'mutations of the example api.yaml files: what the validator accepts, the schema accepts',
     () => {
-      const input = fc.integer({ min: 0, max: examples.length - 1 }).chain((i) => fc.tuple(fc.constant(examples[i]!), mutatedYaml(examples[i]!.text)));
+      const input = fc
+        .integer({ min: 0, max: examples.length - 1 })
+        .chain((i) => fc.tuple(fc.constant(examples[i]!), mutatedYaml(examples[i]!.text)));
       fc.assert(
         fc.property(input, ([example, text]) => {
           if (validateApiYaml(text, example.ctx).errors.length > 0) return;
@@ -44,19 +48,41 @@ describe('schema/api.schema.json against the validator, on random input', () => 
       // Directives that run another (ExecuteIf) are left out: the schema does not follow them twice deep.
       const names = [...builtinDirectives.values()].filter((d) => d.runs === undefined).map((d) => d.name);
       const scalar = fc.oneof(
-        fc.constantFrom('text', '', '/path', 'a b', 'GET', 'json', 'basic', 'run', 'css', '$.memory.x', '$.message.query.q', '$.map.main.k'),
+        fc.constantFrom(
+          'text',
+          '',
+          '/path',
+          'a b',
+          'GET',
+          'json',
+          'basic',
+          'run',
+          'css',
+          '$.memory.x',
+          '$.message.query.q',
+          '$.map.main.k',
+        ),
         fc.integer({ min: -5, max: 700 }),
         fc.double({ min: -1, max: 100, noNaN: true }),
         fc.boolean(),
         fc.constant(null),
       );
-      const value = fc.oneof(scalar, fc.array(scalar, { maxLength: 3 }), fc.dictionary(fc.constantFrom('a', 'content-type', 'x'), scalar, { maxKeys: 2 }));
+      const value = fc.oneof(
+        scalar,
+        fc.array(scalar, { maxLength: 3 }),
+        fc.dictionary(fc.constantFrom('a', 'content-type', 'x'), scalar, { maxKeys: 2 }),
+      );
       const entry = fc.constantFrom(...names).chain((name) => {
         const own = Object.keys(builtinDirectives.get(name)!.params.properties);
         const key = fc.constantFrom(...own, 'element1', 'other');
         return fc.tuple(fc.constant(name), fc.dictionary(key, value, { maxKeys: 4 }));
       });
-      const ctx = { file: 'api.yaml', mapNames: new Set(['main']), customDirectives: new Set<string>(), directives: builtinDirectives };
+      const ctx = {
+        file: 'api.yaml',
+        mapNames: new Set(['main']),
+        customDirectives: new Set<string>(),
+        directives: builtinDirectives,
+      };
       fc.assert(
         fc.property(entry, ([name, params]) => {
           const text = `key: fuzz\nendpoints:\n  get /x:\n    E: ${yamlFlow({ directive: name, ...params })}\n`;

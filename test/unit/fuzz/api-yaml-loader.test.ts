@@ -13,7 +13,12 @@ import { mutatedYaml, yamlSoup } from './yaml-mutations.js';
 /** Far above what any input here takes (a few ms); only a hang or a blow-up reaches it. */
 const PER_INPUT_CAP_MS = 3_000;
 
-const plainCtx: ValidateContext = { file: 'api.yaml', mapNames: new Set(['main']), customDirectives: new Set(), directives: builtinDirectives };
+const plainCtx: ValidateContext = {
+  file: 'api.yaml',
+  mapNames: new Set(['main']),
+  customDirectives: new Set(),
+  directives: builtinDirectives,
+};
 
 function lineCount(text: string): number {
   return (text.match(/\r\n|\r|\n/g)?.length ?? 0) + 1;
@@ -50,7 +55,11 @@ describe('the api.yaml loader on random input', () => {
   it(
     'arbitrary text: positioned errors, never a throw',
     () => {
-      const text = fc.oneof(fc.string({ unit: 'binary', maxLength: 400 }), fc.string({ unit: 'grapheme-ascii', maxLength: 400 }), yamlSoup);
+      const text = fc.oneof(
+        fc.string({ unit: 'binary', maxLength: 400 }),
+        fc.string({ unit: 'grapheme-ascii', maxLength: 400 }),
+        yamlSoup,
+      );
       fc.assert(
         fc.property(text, (t) => void validateChecked(t, plainCtx)),
         fuzzParameters(3000),
@@ -62,7 +71,9 @@ describe('the api.yaml loader on random input', () => {
   it(
     'mutations of the example api.yaml files: positioned errors, never a throw',
     () => {
-      const input = fc.integer({ min: 0, max: examples.length - 1 }).chain((i) => fc.tuple(fc.constant(examples[i]!), mutatedYaml(examples[i]!.text)));
+      const input = fc
+        .integer({ min: 0, max: examples.length - 1 })
+        .chain((i) => fc.tuple(fc.constant(examples[i]!), mutatedYaml(examples[i]!.text)));
       fc.assert(
         fc.property(input, ([example, text]) => void validateChecked(text, example.ctx)),
         fuzzParameters(2000),
@@ -80,11 +91,17 @@ const repeat = (n: number, line: (i: number) => string) => Array.from({ length: 
 const families: Array<[name: string, make: (n: number) => string]> = [
   ['routes', (n) => head + repeat(n, (i) => `  get /r${i}/{id}: { P: { directive: Ping } }\n`)],
   ['duplicate route shapes', (n) => head + repeat(n, (i) => `  get /r/{id${i}}: { P: { directive: Ping } }\n`)],
-  ['misspelt directives (suggestions)', (n) => `${head}  get /x:\n${repeat(n, (i) => `    L${i}: { directive: Pnig${i} }\n`)}`],
+  [
+    'misspelt directives (suggestions)',
+    (n) => `${head}  get /x:\n${repeat(n, (i) => `    L${i}: { directive: Pnig${i} }\n`)}`,
+  ],
   ['duplicate labels', (n) => `${head}  get /x:\n${repeat(n, () => '    L: { directive: Ping }\n')}`],
   ['anchors', (n) => listHead + repeat(n, (i) => `        - &a${i} v\n`)],
   ['aliases of unknown forms', (n) => listHead + repeat(n, (i) => `        - $.nothing${i}\n`)],
-  ['keys of a flow map', (n) => `${head}  get /x: { R: { directive: ModifyMessage, body: {${repeat(n, (i) => `k${i}: ${i}, `)}} } }\n`],
+  [
+    'keys of a flow map',
+    (n) => `${head}  get /x: { R: { directive: ModifyMessage, body: {${repeat(n, (i) => `k${i}: ${i}, `)}} } }\n`,
+  ],
   ['syntax errors', (n) => repeat(n, (i) => `: - [ { ? ${i} & * ! | >\n`)],
   ['tab indentation', (n) => head + repeat(n, () => '\t- x\n')],
   ['documents', (n) => repeat(n, () => '---\nkey: k\n')],

@@ -29,20 +29,36 @@ function spelling(word: string): fc.Arbitrary<string> {
 }
 
 const literal = fc.constantFrom(...WORDS).chain(spelling);
-const segmentDef = fc.oneof(literal, fc.constantFrom(...PARAMS).map((p) => `{${p}}`));
-const routeKey = fc.tuple(fc.constantFrom(...VERBS), fc.array(segmentDef, { maxLength: 3 }), fc.boolean()).map(([verb, segments, slash]) => `${verb} /${segments.join('/')}${slash && segments.length > 0 ? '/' : ''}`);
+const segmentDef = fc.oneof(
+  literal,
+  fc.constantFrom(...PARAMS).map((p) => `{${p}}`),
+);
+const routeKey = fc
+  .tuple(fc.constantFrom(...VERBS), fc.array(segmentDef, { maxLength: 3 }), fc.boolean())
+  .map(([verb, segments, slash]) => `${verb} /${segments.join('/')}${slash && segments.length > 0 ? '/' : ''}`);
 
 /** A route like `key`: its literal words spelt anew, a parameter maybe made a literal, or the reverse. */
 function variant(key: string): fc.Arbitrary<string> {
   const [verb, path] = key.split(' ') as [string, string];
   const parts = segmentsOf(path).map((segment) =>
-    segment.startsWith('{') ? fc.oneof(fc.constant(segment), literal) : fc.oneof(spelling(decode(segment)), fc.constantFrom(...PARAMS).map((p) => `{${p}}`)),
+    segment.startsWith('{')
+      ? fc.oneof(fc.constant(segment), literal)
+      : fc.oneof(
+          spelling(decode(segment)),
+          fc.constantFrom(...PARAMS).map((p) => `{${p}}`),
+        ),
   );
   return fc.tuple(...parts).map((segments) => `${verb} /${segments.join('/')}`);
 }
 
 /** Routes the deploy accepts (parseRouteKey), one per shape as the validator demands, maybe with the catch-all. */
-const routeKeys = fc.array(routeKey, { minLength: 1, maxLength: 6 }).chain((keys) => fc.tuple(fc.constant(keys), fc.array(fc.constantFrom(...keys).chain(variant), { maxLength: 6 })).map(([a, b]) => [...a, ...b]));
+const routeKeys = fc
+  .array(routeKey, { minLength: 1, maxLength: 6 })
+  .chain((keys) =>
+    fc
+      .tuple(fc.constant(keys), fc.array(fc.constantFrom(...keys).chain(variant), { maxLength: 6 }))
+      .map(([a, b]) => [...a, ...b]),
+  );
 const endpoints = fc.tuple(routeKeys, fc.boolean()).map(([keys, catchAll]) => {
   const shapes = new Set<string>();
   const out: EndpointDefinition[] = [];
@@ -50,7 +66,12 @@ const endpoints = fc.tuple(routeKeys, fc.boolean()).map(([keys, catchAll]) => {
     const parsed = parseRouteKey(key);
     if (!parsed.ok || shapes.has(parsed.route.shape)) continue;
     shapes.add(parsed.route.shape);
-    out.push({ verb: parsed.route.verb, path: parsed.route.path, entries: [], where: { file: 'api.yaml', line: out.length + 1, column: 1 } });
+    out.push({
+      verb: parsed.route.verb,
+      path: parsed.route.path,
+      entries: [],
+      where: { file: 'api.yaml', line: out.length + 1, column: 1 },
+    });
   }
   return out;
 });
@@ -68,8 +89,12 @@ const randomPath = fc
 function pathFor(list: readonly EndpointDefinition[]): fc.Arbitrary<string> {
   if (list.length === 0) return randomPath;
   return fc.constantFrom(...list).chain((endpoint) => {
-    const parts = segmentsOf(endpoint.path).map((segment) => (segment.startsWith('{') ? fc.oneof(literal, oddSegment) : spelling(decode(segment))));
-    return fc.tuple(fc.tuple(...parts), fc.boolean()).map(([segments, slash]) => `/${segments.join('/')}${slash ? '/' : ''}`);
+    const parts = segmentsOf(endpoint.path).map((segment) =>
+      segment.startsWith('{') ? fc.oneof(literal, oddSegment) : spelling(decode(segment)),
+    );
+    return fc
+      .tuple(fc.tuple(...parts), fc.boolean())
+      .map(([segments, slash]) => `/${segments.join('/')}${slash ? '/' : ''}`);
   });
 }
 
@@ -78,10 +103,25 @@ const declared = endpoints.chain((list) =>
   fc.tuple(
     fc.constant(list),
     fc.shuffledSubarray(list, { minLength: list.length, maxLength: list.length }),
-    fc.oneof(pathFor(list), randomPath, fc.string({ unit: 'binary', maxLength: 30 }).map((s) => `/${s}`)),
+    fc.oneof(
+      pathFor(list),
+      randomPath,
+      fc.string({ unit: 'binary', maxLength: 30 }).map((s) => `/${s}`),
+    ),
   ),
 );
-const requestVerb = fc.constantFrom('GET', 'get', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE', 'PROPFIND', '__proto__');
+const requestVerb = fc.constantFrom(
+  'GET',
+  'get',
+  'HEAD',
+  'OPTIONS',
+  'POST',
+  'PUT',
+  'PATCH',
+  'DELETE',
+  'PROPFIND',
+  '__proto__',
+);
 
 function decode(segment: string): string {
   try {
@@ -129,12 +169,16 @@ function best(list: readonly EndpointDefinition[], verb: string, path: string): 
   return chosen;
 }
 
-type Outcome = { kind: 'endpoint'; route: string; params: Array<[string, string]> } | { kind: 'options'; allow: string[] } | { kind: 'none' };
+type Outcome =
+  | { kind: 'endpoint'; route: string; params: Array<[string, string]> }
+  | { kind: 'options'; allow: string[] }
+  | { kind: 'none' };
 
 function model(list: readonly EndpointDefinition[], method: string, path: string): Outcome {
   const verb = method.toLowerCase();
   const found = best(list, verb, path) ?? (verb === 'head' ? best(list, 'get', path) : null);
-  if (found !== null) return { kind: 'endpoint', route: `${found.endpoint.verb} ${found.endpoint.path}`, params: found.params.sort() };
+  if (found !== null)
+    return { kind: 'endpoint', route: `${found.endpoint.verb} ${found.endpoint.path}`, params: found.params.sort() };
   if (verb === 'options') {
     const verbs = ['get', 'post', 'put', 'patch', 'delete', 'head'].filter((v) => best(list, v, path) !== null);
     if (verbs.length > 0) {
@@ -181,12 +225,19 @@ describe('the route table on random routes in random order', () => {
     () => {
       fc.assert(
         fc.property(declared, requestVerb, ([list, , path], verb) => {
-          const withCatchAll = [...list.filter((e) => e.verb !== 'all'), { verb: 'all' as const, path: '/requests', entries: [], where: { file: 'api.yaml', line: 0, column: 1 } }];
+          const withCatchAll = [
+            ...list.filter((e) => e.verb !== 'all'),
+            { verb: 'all' as const, path: '/requests', entries: [], where: { file: 'api.yaml', line: 0, column: 1 } },
+          ];
           for (const order of [withCatchAll, [withCatchAll.at(-1)!, ...withCatchAll.slice(0, -1)]]) {
             const got = new RouteTable(order).match(verb, path);
-            const specific = best(order, verb.toLowerCase(), path) ?? (verb.toLowerCase() === 'head' ? best(order, 'get', path) : null);
-            if (specific !== null) expect(got.kind === 'endpoint' && got.endpoint.verb !== 'all', `${verb} ${path}`).toBe(true);
-            else if (got.kind === 'endpoint') expect(got.endpoint.verb === 'all' || verb.toLowerCase() === 'options').toBe(true);
+            const specific =
+              best(order, verb.toLowerCase(), path) ??
+              (verb.toLowerCase() === 'head' ? best(order, 'get', path) : null);
+            if (specific !== null)
+              expect(got.kind === 'endpoint' && got.endpoint.verb !== 'all', `${verb} ${path}`).toBe(true);
+            else if (got.kind === 'endpoint')
+              expect(got.endpoint.verb === 'all' || verb.toLowerCase() === 'options').toBe(true);
           }
         }),
         fuzzParameters(3000),
@@ -199,10 +250,15 @@ describe('the route table on random routes in random order', () => {
     'never throws on any verb and path',
     () => {
       fc.assert(
-        fc.property(declared, fc.string({ maxLength: 12 }), fc.string({ unit: 'binary', maxLength: 60 }), ([list], verb, path) => {
-          const got = new RouteTable(list).match(verb, path);
-          expect(['endpoint', 'options', 'none']).toContain(got.kind);
-        }),
+        fc.property(
+          declared,
+          fc.string({ maxLength: 12 }),
+          fc.string({ unit: 'binary', maxLength: 60 }),
+          ([list], verb, path) => {
+            const got = new RouteTable(list).match(verb, path);
+            expect(['endpoint', 'options', 'none']).toContain(got.kind);
+          },
+        ),
         fuzzParameters(3000),
       );
     },

@@ -72,15 +72,37 @@ function expectConfined(sql: string): void {
   expect(stray, `files made by: ${sql}`).toEqual([]);
   expect(digest(join(root, NEIGHBOUR)), `the neighbour's file changed by: ${sql}`).toBe(neighbourDigest);
   expect(statSync(join(root, NEIGHBOUR)).isFile()).toBe(true);
-  const attached = (connection.pragma('database_list') as Array<{ name: string; file: string }>).filter((d) => d.name !== 'main' && d.name !== 'temp');
+  const attached = (connection.pragma('database_list') as Array<{ name: string; file: string }>).filter(
+    (d) => d.name !== 'main' && d.name !== 'temp',
+  );
   expect(attached, `attached by: ${sql}`).toEqual([]);
 }
 
 /** A keyword in a random case, sometimes in unicode look-alikes SQLite does not fold. */
 const word = (w: string) =>
-  fc.constantFrom(w, w.toUpperCase(), w.toLowerCase(), [...w].map((c, i) => (i % 2 ? c.toUpperCase() : c.toLowerCase())).join(''), w.replace(/a/gi, '\u0430'), w.replace(/i/gi, '\u0130'));
+  fc.constantFrom(
+    w,
+    w.toUpperCase(),
+    w.toLowerCase(),
+    [...w].map((c, i) => (i % 2 ? c.toUpperCase() : c.toLowerCase())).join(''),
+    w.replace(/a/gi, '\u0430'),
+    w.replace(/i/gi, '\u0130'),
+  );
 
-const gap = fc.constantFrom(' ', '  ', '\t', '\n', '\r\n', '\u000b', '\u000c', '/**/', '/* ; */', '-- x\n', ' /*/ ATTACH */ ', '');
+const gap = fc.constantFrom(
+  ' ',
+  '  ',
+  '\t',
+  '\n',
+  '\r\n',
+  '\u000b',
+  '\u000c',
+  '/**/',
+  '/* ; */',
+  '-- x\n',
+  ' /*/ ATTACH */ ',
+  '',
+);
 /** File names in every spelling a statement could use to reach another file. */
 const target = fc.constantFrom(
   `'${NEIGHBOUR}'`,
@@ -93,7 +115,7 @@ const target = fc.constantFrom(
   "''",
   "':memory:'",
   `'neigh' || 'bour.sqlite'`,
-  "char(110, 101, 119, 46, 100, 98)",
+  'char(110, 101, 119, 46, 100, 98)',
   "printf('%s.sqlite', 'new')",
   "x'6e65772e64620a'",
   '?',
@@ -111,23 +133,144 @@ function seq(...parts: Array<string | fc.Arbitrary<string>>): fc.Arbitrary<strin
 }
 
 const attack = fc.oneof(
-  seq(gap, word('attach'), gap, fc.constantFrom('', 'DATABASE '), target, gap, word('as'), gap, fc.constantFrom('x', 'main', '"x"', '[x]', 'temp'), tail),
+  seq(
+    gap,
+    word('attach'),
+    gap,
+    fc.constantFrom('', 'DATABASE '),
+    target,
+    gap,
+    word('as'),
+    gap,
+    fc.constantFrom('x', 'main', '"x"', '[x]', 'temp'),
+    tail,
+  ),
   seq(gap, word('vacuum'), gap, fc.constantFrom('', 'main ', 'temp ', 'x '), word('into'), gap, target, tail),
-  seq(gap, word('pragma'), gap, fc.constantFrom('journal_mode=DELETE', 'main.journal_mode = MEMORY', 'writable_schema=1', 'trusted_schema=1', 'database_list', 'temp_store_directory = \'.\'', 'data_store_directory = \'.\'', 'wal_checkpoint(TRUNCATE)'), tail),
-  seq(fc.constantFrom('SELECT ', 'select ', 'VALUES(', 'SELECT 1 WHERE '), fc.constantFrom('load_extension', '"load_extension"', '[load_extension]', 'readfile', 'writefile', 'edit', 'fts3_tokenizer', 'sqlite_compileoption_get', 'LOAD_EXTENSION'), gap, '(', target, fc.constantFrom(')', ', 1)', ", 'x')"), tail),
-  seq(fc.constantFrom('SELECT * FROM ', 'SELECT file FROM ', 'WITH d AS (SELECT * FROM '), fc.constantFrom('pragma_database_list', '"pragma_database_list"', "'pragma_database_list'", 'main.pragma_table_info(\'t\')', 'sqlite_dbpage', 'SQLITE_DBPAGE', 'pragma_function_list'), fc.constantFrom('', ') SELECT * FROM d'), tail),
-  seq(fc.constantFrom('CREATE TRIGGER ', 'CREATE TEMP TRIGGER '), fc.constantFrom('tr', 'tr2'), ' AFTER INSERT ON t BEGIN ', fc.constantFrom('SELECT 1', "ATTACH 'new.sqlite' AS y", 'VACUUM', "SELECT load_extension('x')", 'INSERT INTO t VALUES (2, 2)'), '; END', tail),
+  seq(
+    gap,
+    word('pragma'),
+    gap,
+    fc.constantFrom(
+      'journal_mode=DELETE',
+      'main.journal_mode = MEMORY',
+      'writable_schema=1',
+      'trusted_schema=1',
+      'database_list',
+      "temp_store_directory = '.'",
+      "data_store_directory = '.'",
+      'wal_checkpoint(TRUNCATE)',
+    ),
+    tail,
+  ),
+  seq(
+    fc.constantFrom('SELECT ', 'select ', 'VALUES(', 'SELECT 1 WHERE '),
+    fc.constantFrom(
+      'load_extension',
+      '"load_extension"',
+      '[load_extension]',
+      'readfile',
+      'writefile',
+      'edit',
+      'fts3_tokenizer',
+      'sqlite_compileoption_get',
+      'LOAD_EXTENSION',
+    ),
+    gap,
+    '(',
+    target,
+    fc.constantFrom(')', ', 1)', ", 'x')"),
+    tail,
+  ),
+  seq(
+    fc.constantFrom('SELECT * FROM ', 'SELECT file FROM ', 'WITH d AS (SELECT * FROM '),
+    fc.constantFrom(
+      'pragma_database_list',
+      '"pragma_database_list"',
+      "'pragma_database_list'",
+      "main.pragma_table_info('t')",
+      'sqlite_dbpage',
+      'SQLITE_DBPAGE',
+      'pragma_function_list',
+    ),
+    fc.constantFrom('', ') SELECT * FROM d'),
+    tail,
+  ),
+  seq(
+    fc.constantFrom('CREATE TRIGGER ', 'CREATE TEMP TRIGGER '),
+    fc.constantFrom('tr', 'tr2'),
+    ' AFTER INSERT ON t BEGIN ',
+    fc.constantFrom(
+      'SELECT 1',
+      "ATTACH 'new.sqlite' AS y",
+      'VACUUM',
+      "SELECT load_extension('x')",
+      'INSERT INTO t VALUES (2, 2)',
+    ),
+    '; END',
+    tail,
+  ),
   // Never `INSERT INTO t SELECT * FROM t`: each run would double the table.
-  seq(fc.constantFrom('CREATE VIEW v AS ', 'CREATE TABLE c AS ', 'INSERT INTO t '), fc.constantFrom('SELECT * FROM pragma_database_list', "SELECT 1, 'x'", 'SELECT a, b FROM t LIMIT 1'), tail),
+  seq(
+    fc.constantFrom('CREATE VIEW v AS ', 'CREATE TABLE c AS ', 'INSERT INTO t '),
+    fc.constantFrom('SELECT * FROM pragma_database_list', "SELECT 1, 'x'", 'SELECT a, b FROM t LIMIT 1'),
+    tail,
+  ),
   seq(word('begin'), ' ', tail),
-  seq(fc.constantFrom('EXPLAIN ', 'explain query plan '), fc.constantFrom("ATTACH 'new.sqlite' AS x", "VACUUM INTO 'new.sqlite'", 'PRAGMA database_list')),
+  seq(
+    fc.constantFrom('EXPLAIN ', 'explain query plan '),
+    fc.constantFrom("ATTACH 'new.sqlite' AS x", "VACUUM INTO 'new.sqlite'", 'PRAGMA database_list'),
+  ),
 );
 
 /** Token soup: the same pieces in any order, for what the templates above do not think of. */
 const soup = fc
   .array(
     fc.oneof(
-      fc.constantFrom('ATTACH', 'attach', 'DETACH', 'VACUUM', 'INTO', 'PRAGMA', 'SELECT', 'FROM', 'AS', 'DATABASE', 'main', 'x', 'load_extension', 'readfile', '(', ')', ',', ';', "'", '"', '`', '[', ']', '--', '/*', '*/', '||', '?', ':a', '\u00e9', '\u0130', '\uff21TTACH', '1', 'END', 'BEGIN', 'CREATE', 'TRIGGER', 'TABLE', 'ON', 't', 'WITH', 'RETURNING', '*'),
+      fc.constantFrom(
+        'ATTACH',
+        'attach',
+        'DETACH',
+        'VACUUM',
+        'INTO',
+        'PRAGMA',
+        'SELECT',
+        'FROM',
+        'AS',
+        'DATABASE',
+        'main',
+        'x',
+        'load_extension',
+        'readfile',
+        '(',
+        ')',
+        ',',
+        ';',
+        "'",
+        '"',
+        '`',
+        '[',
+        ']',
+        '--',
+        '/*',
+        '*/',
+        '||',
+        '?',
+        ':a',
+        '\u00e9',
+        '\u0130',
+        '\uff21TTACH',
+        '1',
+        'END',
+        'BEGIN',
+        'CREATE',
+        'TRIGGER',
+        'TABLE',
+        'ON',
+        't',
+        'WITH',
+        'RETURNING',
+        '*',
+      ),
       target,
       gap,
     ),
@@ -140,7 +283,16 @@ const soup = fc
  * tails: without them, a run of 3000 random statements ran none about one time in twenty (the
  * other forms are refused or fail on their parameters), and the check that some ran failed.
  */
-const runnable = seq(fc.constantFrom('SELECT ? AS v', 'SELECT a FROM t WHERE a = ?', 'SELECT :path AS p', 'UPDATE t SET b = b WHERE a = ?'), gap, tail);
+const runnable = seq(
+  fc.constantFrom(
+    'SELECT ? AS v',
+    'SELECT a FROM t WHERE a = ?',
+    'SELECT :path AS p',
+    'UPDATE t SET b = b WHERE a = ?',
+  ),
+  gap,
+  tail,
+);
 
 const statement = fc.oneof(attack, soup, runnable);
 

@@ -17,13 +17,52 @@ const OUTSIDE = '<outside>';
 
 const name = fc.oneof(
   fc.constantFrom(
-    'api.yaml', 'API.YAML', 'Api.yaml', 'Maps/main.json', 'maps/Main.json', 'Assets/a.txt', 'Assets/', 'Assets', 'Directives/X.js',
-    'x', 'x/', 'x/y', './x', 'x//y', 'x/./y', 'x/../y', '../x', '../../x', 'x/../../y', '..', '.', '/', '',
-    `${OUTSIDE}/x`, `../outside/x`, 'outside/../../outside/x', 'a\\..\\b', 'C:x', 'x:stream', 'a\u0000b', '\u0000',
-    'caf\u00e9', 'cafe\u0301', '\u202etxt.exe', '\u{1F600}', '._x', '.DS_Store', '__MACOSX/x', 'PaxHeader/x', 'x\n', 'x\u007f',
+    'api.yaml',
+    'API.YAML',
+    'Api.yaml',
+    'Maps/main.json',
+    'maps/Main.json',
+    'Assets/a.txt',
+    'Assets/',
+    'Assets',
+    'Directives/X.js',
+    'x',
+    'x/',
+    'x/y',
+    './x',
+    'x//y',
+    'x/./y',
+    'x/../y',
+    '../x',
+    '../../x',
+    'x/../../y',
+    '..',
+    '.',
+    '/',
+    '',
+    `${OUTSIDE}/x`,
+    `../outside/x`,
+    'outside/../../outside/x',
+    'a\\..\\b',
+    'C:x',
+    'x:stream',
+    'a\u0000b',
+    '\u0000',
+    'caf\u00e9',
+    'cafe\u0301',
+    '\u202etxt.exe',
+    '\u{1F600}',
+    '._x',
+    '.DS_Store',
+    '__MACOSX/x',
+    'PaxHeader/x',
+    'x\n',
+    'x\u007f',
   ),
   fc.string({ minLength: 1, maxLength: 8 }),
-  fc.tuple(fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 300 })).map(([depth, width]) => Array(depth).fill('d'.repeat(width)).join('/')),
+  fc
+    .tuple(fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 300 }))
+    .map(([depth, width]) => Array(depth).fill('d'.repeat(width)).join('/')),
 );
 const types: TarEntryType[] = ['file', 'file', 'file', 'dir', 'symlink', 'hardlink', 'chardev', 'blockdev', 'fifo'];
 const entry = fc.record(
@@ -56,7 +95,11 @@ const hostileArchive = fc.record({
  */
 const plainArchive = fc.record({
   entries: fc.uniqueArray(
-    fc.record({ path: fc.constantFrom('Maps/main.json', 'Assets/a.txt', 'Assets/b/c.txt', 'Directives/X.js', 'x', 'x/y'), type: fc.constant<TarEntryType>('file'), zeros: fc.integer({ min: 0, max: 3000 }) }),
+    fc.record({
+      path: fc.constantFrom('Maps/main.json', 'Assets/a.txt', 'Assets/b/c.txt', 'Directives/X.js', 'x', 'x/y'),
+      type: fc.constant<TarEntryType>('file'),
+      zeros: fc.integer({ min: 0, max: 3000 }),
+    }),
     { maxLength: 4, selector: (e) => e.path },
   ),
   withApiYaml: fc.constant(true),
@@ -64,10 +107,12 @@ const plainArchive = fc.record({
   cut: fc.constant(null),
 });
 
-
 type Archive = typeof hostileArchive extends fc.Arbitrary<infer T> ? T : never;
 
-const archive: fc.Arbitrary<Archive> = fc.oneof({ arbitrary: hostileArchive, weight: 3 }, { arbitrary: plainArchive, weight: 1 });
+const archive: fc.Arbitrary<Archive> = fc.oneof(
+  { arbitrary: hostileArchive, weight: 3 },
+  { arbitrary: plainArchive, weight: 1 },
+);
 
 let base: string;
 let run = 0;
@@ -147,14 +192,19 @@ async function unpackOne(input: Archive): Promise<void> {
   seen[result.ok ? 'ok' : 'refused'] += 1;
   if (result.ok) {
     const written = await tree(dest);
-    expect(written.filter((f) => f.kind === 'other'), 'links, devices or fifos written').toEqual([]);
+    expect(
+      written.filter((f) => f.kind === 'other'),
+      'links, devices or fifos written',
+    ).toEqual([]);
     const files = written.filter((f) => f.kind === 'file');
     expect(files.reduce((sum, f) => sum + f.size, 0)).toBe(result.bytes);
     expect(result.bytes).toBeLessThanOrEqual(limits.maxUnpackedBytes);
     expect(files.length).toBeLessThanOrEqual(limits.maxEntries);
     expect(bytes.length).toBeLessThanOrEqual(limits.maxUploadBytes);
     // A global pax header ('g') is a record about the entries after it, not an entry.
-    const odd = entries.filter((e) => (e.typeflag === undefined ? HOSTILE_TYPES.has(e.type ?? 'file') : e.typeflag !== 'g'));
+    const odd = entries.filter((e) =>
+      e.typeflag === undefined ? HOSTILE_TYPES.has(e.type ?? 'file') : e.typeflag !== 'g',
+    );
     expect(odd, 'a link, device or odd type was accepted').toEqual([]);
   } else {
     expect([400, 413, 415]).toContain(result.status);
@@ -168,14 +218,20 @@ async function unpackOne(input: Archive): Promise<void> {
     // A link or device among few entries and generous limits is named with its reason.
     const size = (e: TarEntry) => e.zeros ?? Buffer.byteLength(e.content ?? '');
     const roomy =
-      limits.maxEntries > entries.length && limits.maxUploadBytes > whole.length && entries.reduce((sum, e) => sum + size(e), 0) <= limits.maxUnpackedBytes && input.cut === null;
+      limits.maxEntries > entries.length &&
+      limits.maxUploadBytes > whole.length &&
+      entries.reduce((sum, e) => sum + size(e), 0) <= limits.maxUnpackedBytes &&
+      input.cut === null;
     const hostile = entries.find((e) => HOSTILE_TYPES.has(e.type ?? 'file') && e.typeflag === undefined);
     // No header node-tar refuses (a link target on a file): that stops the unpack at once, and
     // node-tar warns before it hands over the entries it read ahead, so only that one is named.
     const isLink = (e: TarEntry) => e.typeflag === undefined && (e.type === 'symlink' || e.type === 'hardlink');
     const stops = entries.some((e) => e.linkpath !== undefined && !isLink(e) && e.typeflag !== 'g');
     if (roomy && hostile !== undefined && !stops) {
-      expect(result.errors.some((e) => possiblePaths(hostile).some((p) => e.startsWith(`entry ${JSON.stringify(p)}: `))), JSON.stringify(result.errors)).toBe(true);
+      expect(
+        result.errors.some((e) => possiblePaths(hostile).some((p) => e.startsWith(`entry ${JSON.stringify(p)}: `))),
+        JSON.stringify(result.errors),
+      ).toBe(true);
     }
   }
   await rm(root, { recursive: true, force: true });

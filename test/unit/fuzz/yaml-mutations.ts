@@ -50,25 +50,43 @@ const oddScalar = fc.constantFrom(
 );
 
 const unicode = fc.string({ unit: 'binary', minLength: 1, maxLength: 12 });
-const indentation = fc.oneof(fc.integer({ min: 0, max: 24 }).map((n) => ' '.repeat(n)), fc.constantFrom('\t', ' \t', '\u00a0', '\u3000'));
+const indentation = fc.oneof(
+  fc.integer({ min: 0, max: 24 }).map((n) => ' '.repeat(n)),
+  fc.constantFrom('\t', ' \t', '\u00a0', '\u3000'),
+);
 
 /** A deep structure in flow or block style, sometimes deeper than the depth limit. */
-const deepValue = fc.tuple(fc.integer({ min: 1, max: 300 }), fc.constantFrom('[', '{a: ', 'block')).map(([depth, style]) => {
-  if (style === '[') return `${'['.repeat(depth)}${']'.repeat(depth)}`;
-  if (style === '{a: ') return `${'{a: '.repeat(depth)}1${'}'.repeat(depth)}`;
-  return `\n${Array.from({ length: depth }, (_, i) => `${' '.repeat(2 * (i + 1))}k${i}:`).join('\n')} x`;
-});
+const deepValue = fc
+  .tuple(fc.integer({ min: 1, max: 300 }), fc.constantFrom('[', '{a: ', 'block'))
+  .map(([depth, style]) => {
+    if (style === '[') return `${'['.repeat(depth)}${']'.repeat(depth)}`;
+    if (style === '{a: ') return `${'{a: '.repeat(depth)}1${'}'.repeat(depth)}`;
+    return `\n${Array.from({ length: depth }, (_, i) => `${' '.repeat(2 * (i + 1))}k${i}:`).join('\n')} x`;
+  });
 
 /** The billion laughs, with a random width and depth (some under the alias limit, some over it). */
 const laughs = fc.tuple(fc.integer({ min: 2, max: 12 }), fc.integer({ min: 2, max: 12 })).map(([width, depth]) => {
   const lines = [`l0: &l0 [${Array(width).fill('lol').join(', ')}]`];
-  for (let i = 1; i < depth; i++) lines.push(`l${i}: &l${i} [${Array(width).fill(`*l${i - 1}`).join(', ')}]`);
+  for (let i = 1; i < depth; i++)
+    lines.push(
+      `l${i}: &l${i} [${Array(width)
+        .fill(`*l${i - 1}`)
+        .join(', ')}]`,
+    );
   return lines;
 });
 
 const mutation: fc.Arbitrary<Mutation> = fc.oneof(
-  fc.nat().map((i): Mutation => (lines) => void lines.splice(at(lines, i), 1)),
-  fc.nat().map((i): Mutation => (lines) => void lines.splice(at(lines, i), 0, lines[at(lines, i)] ?? '')),
+  fc.nat().map(
+    (i): Mutation =>
+      (lines) =>
+        void lines.splice(at(lines, i), 1),
+  ),
+  fc.nat().map(
+    (i): Mutation =>
+      (lines) =>
+        void lines.splice(at(lines, i), 0, lines[at(lines, i)] ?? ''),
+  ),
   fc.tuple(fc.nat(), fc.nat()).map(([i, j]): Mutation => (lines) => {
     const a = at(lines, i);
     const b = at(lines, j);
@@ -103,8 +121,37 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
     const indent = /^\s*/.exec(lines[k] ?? '')![0];
     lines.splice(k, 0, ...bomb.map((l) => indent + l));
   }),
-  fc.tuple(fc.nat(), fc.constantFrom('---', '...', '%YAML 1.1', '%YAML 9.9', '%TAG ! tag:x,2000:', '--- |', '? [a, b]', ': x', '- -', '#', '&a', '*a', '"', "'", '{', ']', '\u0000', '\ufeff', '\r', '\u0085'))
-    .map(([i, line]): Mutation => (lines) => void lines.splice(at(lines, i), 0, line)),
+  fc
+    .tuple(
+      fc.nat(),
+      fc.constantFrom(
+        '---',
+        '...',
+        '%YAML 1.1',
+        '%YAML 9.9',
+        '%TAG ! tag:x,2000:',
+        '--- |',
+        '? [a, b]',
+        ': x',
+        '- -',
+        '#',
+        '&a',
+        '*a',
+        '"',
+        "'",
+        '{',
+        ']',
+        '\u0000',
+        '\ufeff',
+        '\r',
+        '\u0085',
+      ),
+    )
+    .map(
+      ([i, line]): Mutation =>
+        (lines) =>
+          void lines.splice(at(lines, i), 0, line),
+    ),
 );
 
 /** `base` with 1 to 8 mutations applied, joined with `\n` or `\r\n`. */
@@ -120,8 +167,52 @@ export function mutatedYaml(base: string): fc.Arbitrary<string> {
 export const yamlSoup: fc.Arbitrary<string> = fc
   .array(
     fc.oneof(
-      fc.constantFrom(':', ': ', '- ', '? ', '{', '}', '[', ']', ',', '&a ', '*a', '!', '!!', '|', '>', '#', '%', '@', '`', '"', "'", '\n', '\n  ', '\n    ', '\t', ' '),
-      fc.constantFrom('key', 'endpoints', 'before', 'after', 'limits', 'debug', 'directive', 'groups', 'get /x', 'all /requests', 'post /u/{id}', 'Ping', 'ModifyMessage', 'ThrowError', 'ExecuteIf', 'execute'),
+      fc.constantFrom(
+        ':',
+        ': ',
+        '- ',
+        '? ',
+        '{',
+        '}',
+        '[',
+        ']',
+        ',',
+        '&a ',
+        '*a',
+        '!',
+        '!!',
+        '|',
+        '>',
+        '#',
+        '%',
+        '@',
+        '`',
+        '"',
+        "'",
+        '\n',
+        '\n  ',
+        '\n    ',
+        '\t',
+        ' ',
+      ),
+      fc.constantFrom(
+        'key',
+        'endpoints',
+        'before',
+        'after',
+        'limits',
+        'debug',
+        'directive',
+        'groups',
+        'get /x',
+        'all /requests',
+        'post /u/{id}',
+        'Ping',
+        'ModifyMessage',
+        'ThrowError',
+        'ExecuteIf',
+        'execute',
+      ),
       oddScalar,
       unicode,
     ),

@@ -17,7 +17,14 @@ import { apiJsonSchema } from '../../../src/deploy/reference/api-json-schema.js'
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 // strictSchema: an unknown keyword in the schema would be a typo editors silently ignore.
-const ajv = new Ajv2020({ allErrors: true, strictSchema: true, strictTypes: false, strictTuples: false, strictRequired: false, allowUnionTypes: true });
+const ajv = new Ajv2020({
+  allErrors: true,
+  strictSchema: true,
+  strictTypes: false,
+  strictTuples: false,
+  strictRequired: false,
+  allowUnionTypes: true,
+});
 const checkSchema = ajv.compile(apiJsonSchema(builtinDirectives));
 
 /** The parsed file, or null when it is not YAML the validator reads (a syntax error). */
@@ -47,7 +54,9 @@ describe('schema/api.schema.json accepts every example API', () => {
       const loaded = await loadApiFolder(join(root, folder), 'dev');
       if (!loaded.ok) continue;
       accepted++;
-      expect(checkSchema(data(readFileSync(join(root, folder, 'api.yaml'), 'utf8'))) ? folder : [folder, checkSchema.errors]).toBe(folder);
+      expect(
+        checkSchema(data(readFileSync(join(root, folder, 'api.yaml'), 'utf8'))) ? folder : [folder, checkSchema.errors],
+      ).toBe(folder);
     }
     expect(accepted).toBeGreaterThan(10);
   });
@@ -61,7 +70,8 @@ const NOT_EXPRESSIBLE: Record<string, string> = {
   'path-repeated-param': 'a path parameter named twice: a regular expression cannot compare the names',
   'duplicate-route-shape': 'two route keys of the same shape: a check across keys',
   'duplicate-route-trailing-slash': 'the same, with a trailing slash',
-  'unknown-alias-form': 'an alias is any string starting with "$.", where a string is accepted; its form is checked apart',
+  'unknown-alias-form':
+    'an alias is any string starting with "$.", where a string is accepted; its form is checked apart',
   'alias-in-list-bad-form': 'the same, in a list',
   'alias-unknown-map': 'a map the alias names must exist in Maps/: another file',
   'path-param-alias-not-in-path': 'a path parameter the alias reads must be in the route key: a check across fields',
@@ -71,8 +81,16 @@ const NOT_YAML = ['syntax-bad-indentation', 'syntax-unclosed-flow-map', 'tab-ind
 
 describe('schema/api.schema.json refuses the broken fixtures', () => {
   const dir = join(root, 'test/fixtures/broken-yaml');
-  const fixtures = readdirSync(dir).filter((f) => f.endsWith('.yaml')).map((f) => f.slice(0, -'.yaml'.length)).sort();
-  const ctx = { file: 'api.yaml', mapNames: new Set(['main']), customDirectives: new Set(['ReadUser']), directives: builtinDirectives };
+  const fixtures = readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml'))
+    .map((f) => f.slice(0, -'.yaml'.length))
+    .sort();
+  const ctx = {
+    file: 'api.yaml',
+    mapNames: new Set(['main']),
+    customDirectives: new Set(['ReadUser']),
+    directives: builtinDirectives,
+  };
 
   it.each(fixtures)('%s', (fixture) => {
     const text = readFileSync(join(dir, `${fixture}.yaml`), 'utf8');
@@ -85,7 +103,12 @@ describe('schema/api.schema.json refuses the broken fixtures', () => {
 });
 
 describe('schema/api.schema.json and the validator agree', () => {
-  const ctx = { file: 'api.yaml', mapNames: new Set(['main']), customDirectives: new Set(['MyOwn']), directives: builtinDirectives };
+  const ctx = {
+    file: 'api.yaml',
+    mapNames: new Set(['main']),
+    customDirectives: new Set(['MyOwn']),
+    directives: builtinDirectives,
+  };
   const cases: Array<[what: string, yaml: string]> = [
     ['a custom directive takes any parameters', 'MyOwn: { directive: MyOwn, anything: [1, { a: 2 }] }'],
     ['an unknown parameter of a built-in', 'Ping: { directive: Ping, foo: 1 }'],
@@ -93,11 +116,23 @@ describe('schema/api.schema.json and the validator agree', () => {
     ['a list where a number goes', 'Wait: { directive: Delay, ms: [1] }'],
     ['Concat elements by pattern', 'Join: { directive: Concat, target: x, element1: a, element2: $.memory.b }'],
     ['Concat: a name off the pattern', 'Join: { directive: Concat, target: x, elementA: a }'],
-    ['ExecuteIf running a built-in with its parameters', 'Maybe: { directive: ExecuteIf, if: $.memory.on, execute: ThrowError, status: 404 }'],
-    ['ExecuteIf: a parameter the built-in does not take', 'Maybe: { directive: ExecuteIf, if: true, execute: Ping, status: 404 }'],
-    ['ExecuteIf: a parameter of the wrong type', 'Maybe: { directive: ExecuteIf, if: true, execute: ThrowError, status: "404" }'],
+    [
+      'ExecuteIf running a built-in with its parameters',
+      'Maybe: { directive: ExecuteIf, if: $.memory.on, execute: ThrowError, status: 404 }',
+    ],
+    [
+      'ExecuteIf: a parameter the built-in does not take',
+      'Maybe: { directive: ExecuteIf, if: true, execute: Ping, status: 404 }',
+    ],
+    [
+      'ExecuteIf: a parameter of the wrong type',
+      'Maybe: { directive: ExecuteIf, if: true, execute: ThrowError, status: "404" }',
+    ],
     ['ExecuteIf running a custom directive', 'Maybe: { directive: ExecuteIf, if: true, execute: MyOwn, whatever: 1 }'],
-    ['ExecuteIf: the name from an alias', 'Maybe: { directive: ExecuteIf, if: true, execute: $.memory.which, whatever: 1 }'],
+    [
+      'ExecuteIf: the name from an alias',
+      'Maybe: { directive: ExecuteIf, if: true, execute: $.memory.which, whatever: 1 }',
+    ],
     ['DatabaseQuery without mode run needs target', 'Q: { directive: DatabaseQuery, sql: select 1 }'],
     ['DatabaseQuery with mode run', 'Q: { directive: DatabaseQuery, sql: delete from t, mode: run }'],
     ['groups in any case', 'Ping: { directive: Ping, groups: [Error_Flow, custom] }'],
@@ -111,7 +146,12 @@ describe('schema/api.schema.json and the validator agree', () => {
   });
 
   it('route keys and limits', () => {
-    for (const [route, limits] of [['GET /a/{b}/', '{ memoryMb: 64 }'], ['all /requests', '{ memoryMb: 4 }'], ['get /a b', '{}'], ['head /', '{ other: 1 }']] as const) {
+    for (const [route, limits] of [
+      ['GET /a/{b}/', '{ memoryMb: 64 }'],
+      ['all /requests', '{ memoryMb: 4 }'],
+      ['get /a b', '{}'],
+      ['head /', '{ other: 1 }'],
+    ] as const) {
       const text = `key: agree\nlimits: ${limits}\nendpoints:\n  ${route}:\n    Ping: { directive: Ping }\n`;
       expect(checkSchema(data(text)), text).toBe(validateApiYaml(text, ctx).errors.length === 0);
     }
@@ -124,9 +164,39 @@ describe('schema/api.schema.json and the validator agree', () => {
 describe('schema/api.schema.json for draft-07 editors', () => {
   const schema = apiJsonSchema(builtinDirectives);
   const DRAFT_07 = new Set([
-    '$schema', '$ref', '$defs', 'title', 'description', 'default', 'examples', 'type', 'enum', 'const', 'not', 'anyOf', 'allOf', 'oneOf',
-    'if', 'then', 'else', 'properties', 'patternProperties', 'additionalProperties', 'propertyNames', 'required', 'items', 'minItems',
-    'maxItems', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength', 'maxLength', 'pattern', 'writeOnly',
+    '$schema',
+    '$ref',
+    '$defs',
+    'title',
+    'description',
+    'default',
+    'examples',
+    'type',
+    'enum',
+    'const',
+    'not',
+    'anyOf',
+    'allOf',
+    'oneOf',
+    'if',
+    'then',
+    'else',
+    'properties',
+    'patternProperties',
+    'additionalProperties',
+    'propertyNames',
+    'required',
+    'items',
+    'minItems',
+    'maxItems',
+    'minimum',
+    'maximum',
+    'exclusiveMinimum',
+    'exclusiveMaximum',
+    'minLength',
+    'maxLength',
+    'pattern',
+    'writeOnly',
   ]);
   const SCHEMA_MAPS = new Set(['properties', 'patternProperties', '$defs']);
   const SCHEMA_ONE = new Set(['not', 'if', 'then', 'else', 'additionalProperties', 'propertyNames', 'items']);

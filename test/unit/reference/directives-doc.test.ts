@@ -14,7 +14,12 @@ describe('docs/directives.md', () => {
     expect(doc).toContain(`\n## ${name}\n\n${directive.summary}\n`);
     expect(doc).toContain(`\`\`\`yaml\n${entry}\n\`\`\``);
     const text = `key: examples\nendpoints:\n  get /x/{id}/{name}:\n    ${entry}\n`;
-    const result = validateApiYaml(text, { file: 'api.yaml', mapNames: new Set(['main']), customDirectives: new Set(), directives: builtinDirectives });
+    const result = validateApiYaml(text, {
+      file: 'api.yaml',
+      mapNames: new Set(['main']),
+      customDirectives: new Set(),
+      directives: builtinDirectives,
+    });
     expect(result.errors).toEqual([]);
   });
 

@@ -21,7 +21,10 @@ describe('the files generated from the code are up to date', () => {
   it.each(Object.entries(docsFiles(read)))('%s', (path, content) => {
     const checkedIn = read(path);
     // One clear message (and the first line that differs) rather than a diff of 10 000 lines.
-    expect(checkedIn === content, `${path} is stale (from line ${firstDifference(checkedIn, content)}): run \`npm run docs\` and commit the result`).toBe(true);
+    expect(
+      checkedIn === content,
+      `${path} is stale (from line ${firstDifference(checkedIn, content)}): run \`npm run docs\` and commit the result`,
+    ).toBe(true);
   });
 
   it('docs/api-yaml.md keeps the markers of its generated limits table', () => {
@@ -35,7 +38,7 @@ describe('the files generated from the code are up to date', () => {
     expect(table).toContain('| `GET /anvil/health` | none |');
   });
 
-  it('docs/operate.md keeps the markers of its generated table of anvil start\'s options', () => {
+  it("docs/operate.md keeps the markers of its generated table of anvil start's options", () => {
     expect(read('docs/operate.md')).toContain(`${START_OPTIONS_START}\n${startOptionsDoc()}\n${START_OPTIONS_END}`);
   });
 });

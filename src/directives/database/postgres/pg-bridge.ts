@@ -35,14 +35,26 @@ export class PgBridge {
   constructor(adminUrl: string, api: ApiIdentity, releaseDir: string) {
     const channel = new MessageChannel();
     this.port = channel.port1;
-    const init: PgWorkerInit = { adminUrl, api, releaseDir, port: channel.port2, signal: this.signal.buffer as SharedArrayBuffer };
-    this.worker = new Worker(entry, { workerData: init, transferList: [channel.port2], env: {}, resourceLimits: { maxOldGenerationSizeMb: HELPER_HEAP_MB } });
+    const init: PgWorkerInit = {
+      adminUrl,
+      api,
+      releaseDir,
+      port: channel.port2,
+      signal: this.signal.buffer as SharedArrayBuffer,
+    };
+    this.worker = new Worker(entry, {
+      workerData: init,
+      transferList: [channel.port2],
+      env: {},
+      resourceLimits: { maxOldGenerationSizeMb: HELPER_HEAP_MB },
+    });
     this.worker.unref();
     this.port.on('message', (reply: PgReply) => this.settle(reply));
     this.port.unref();
     const fail = (why: string) => {
       this.gone ??= why;
-      for (const pending of this.pending.values()) pending.reject(Errors.sqlBusy(`the database helper stopped (${why}); retry`));
+      for (const pending of this.pending.values())
+        pending.reject(Errors.sqlBusy(`the database helper stopped (${why}); retry`));
       this.pending.clear();
     };
     this.worker.on('error', (error) => fail(error.message));
@@ -71,7 +83,11 @@ export class PgBridge {
     this.port.postMessage({ ...request, id, sync: true } satisfies PgEnvelope);
     const deadline = Date.now() + SYNC_WAIT_MS;
     for (;;) {
-      for (let received = receiveMessageOnPort(this.port); received !== undefined; received = receiveMessageOnPort(this.port)) {
+      for (
+        let received = receiveMessageOnPort(this.port);
+        received !== undefined;
+        received = receiveMessageOnPort(this.port)
+      ) {
         const reply = received.message as PgReply;
         if (reply.id === id) return unwrap(reply);
         this.settle(reply);

@@ -36,10 +36,14 @@ export async function migratePostgres(pool: pg.Pool, schema: string, releaseDir:
 
 async function readMigration(path: string, label: string): Promise<string> {
   try {
-    if ((await stat(path)).size > DATABASE_LIMITS.maxMigrationBytes) throw new Error(`larger than ${DATABASE_LIMITS.maxMigrationBytes} bytes`);
+    if ((await stat(path)).size > DATABASE_LIMITS.maxMigrationBytes)
+      throw new Error(`larger than ${DATABASE_LIMITS.maxMigrationBytes} bytes`);
     return (await readFile(path, 'utf8')).replace(/^\uFEFF/, '');
   } catch (error) {
-    throw { kind: 'migrationFailed', args: [label, error instanceof Error && !('code' in error) ? error.message : problem(error)] } satisfies PgFailure;
+    throw {
+      kind: 'migrationFailed',
+      args: [label, error instanceof Error && !('code' in error) ? error.message : problem(error)],
+    } satisfies PgFailure;
   }
 }
 
@@ -49,11 +53,16 @@ async function applyOne(pool: pg.Pool, schema: string, name: string, label: stri
   try {
     await client.query('BEGIN');
     await client.query('SELECT pg_advisory_xact_lock($1)', [lockKey(`migrate:${schema}`)]);
-    await client.query({ text: `CREATE TABLE IF NOT EXISTS ${TABLE} (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`, values: [] });
-    const done = (await client.query({ text: `SELECT 1 FROM ${TABLE} WHERE name = $1`, values: [name] })).rowCount === 1;
+    await client.query({
+      text: `CREATE TABLE IF NOT EXISTS ${TABLE} (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+      values: [],
+    });
+    const done =
+      (await client.query({ text: `SELECT 1 FROM ${TABLE} WHERE name = $1`, values: [name] })).rowCount === 1;
     if (!done) {
       // Each statement alone, through the extended protocol: PostgreSQL runs exactly one per call.
-      for (const statement of checkPostgresSql(sql, { schema, allowMany: true })) await client.query({ text: statement.text, values: [] });
+      for (const statement of checkPostgresSql(sql, { schema, allowMany: true }))
+        await client.query({ text: statement.text, values: [] });
       await client.query({ text: `INSERT INTO ${TABLE} (name) VALUES ($1)`, values: [name] });
     }
     await client.query('COMMIT');
@@ -62,7 +71,10 @@ async function applyOne(pool: pg.Pool, schema: string, name: string, label: stri
     await client.query('ROLLBACK').catch(() => {
       broken = true;
     });
-    throw { kind: 'migrationFailed', args: [label, error instanceof Error ? error.message : String(error)] } satisfies PgFailure;
+    throw {
+      kind: 'migrationFailed',
+      args: [label, error instanceof Error ? error.message : String(error)],
+    } satisfies PgFailure;
   } finally {
     client.release(broken);
   }

@@ -22,5 +22,8 @@ export function apiSchemaName(host: string, env: string, key: string): string {
 
 /** A number for pg_advisory_xact_lock, from a name (Anvil's own locks: tenants may take none). */
 export function lockKey(name: string): string {
-  return BigInt.asIntN(64, BigInt(`0x${createHash('sha256').update(`anvil-pgdb\0${name}`).digest('hex').slice(0, 16)}`)).toString();
+  return BigInt.asIntN(
+    64,
+    BigInt(`0x${createHash('sha256').update(`anvil-pgdb\0${name}`).digest('hex').slice(0, 16)}`),
+  ).toString();
 }

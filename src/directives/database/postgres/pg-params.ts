@@ -15,9 +15,12 @@ export interface BoundStatement {
 export function bindPostgres(sql: string, tokens: readonly SqlToken[], params: unknown): BoundStatement {
   const variables = tokens.filter((t) => t.kind === 'variable');
   const named = params !== null && typeof params === 'object' && !Array.isArray(params) && !Buffer.isBuffer(params);
-  if (params !== null && params !== undefined && !Array.isArray(params) && !named) throw Errors.sqlFailed('params must be a list or a map');
+  if (params !== null && params !== undefined && !Array.isArray(params) && !named)
+    throw Errors.sqlFailed('params must be a list or a map');
   const list = Array.isArray(params) ? params : [];
-  const map = named ? new Map(Object.entries(params as Record<string, unknown>).map(([k, v]) => [k.replace(/^:/, ''), v])) : null;
+  const map = named
+    ? new Map(Object.entries(params as Record<string, unknown>).map(([k, v]) => [k.replace(/^:/, ''), v]))
+    : null;
 
   const values: unknown[] = [];
   const numbers = new Map<string, number>();
@@ -28,7 +31,8 @@ export function bindPostgres(sql: string, tokens: readonly SqlToken[], params: u
     let replacement: string;
     if (token.text === '?') {
       if (map !== null) throw Errors.sqlFailed('? parameters take a list of values, not a map');
-      if (positional >= list.length) throw Errors.sqlFailed(`the statement has more ? than the ${list.length} values given`);
+      if (positional >= list.length)
+        throw Errors.sqlFailed(`the statement has more ? than the ${list.length} values given`);
       values.push(toPg(list[positional], `[${positional}]`));
       positional++;
       replacement = `$${values.length}`;

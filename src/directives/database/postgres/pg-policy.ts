@@ -14,8 +14,8 @@ import { API_SCHEMA_PREFIX } from './pg-names.js';
 
 /** Statements refused by their first word. */
 const REFUSED_FIRST: Readonly<Record<string, string>> = {
-  set: 'SET is not allowed (the API\'s session settings are fixed)',
-  reset: 'RESET is not allowed (the API\'s session settings are fixed)',
+  set: "SET is not allowed (the API's session settings are fixed)",
+  reset: "RESET is not allowed (the API's session settings are fixed)",
   do: 'DO is not allowed',
   copy: 'COPY is not allowed',
   listen: 'LISTEN is not allowed',
@@ -40,7 +40,7 @@ const REFUSED_FIRST: Readonly<Record<string, string>> = {
   move: 'cursors (MOVE) are not allowed',
   close: 'cursors (CLOSE) are not allowed',
   explain: 'EXPLAIN is not allowed',
-  show: 'SHOW is not allowed (the server\'s settings are not the API\'s)',
+  show: "SHOW is not allowed (the server's settings are not the API's)",
   security: 'SECURITY LABEL is not allowed',
   import: 'IMPORT FOREIGN SCHEMA is not allowed',
   reassign: 'REASSIGN OWNED is not allowed',
@@ -56,33 +56,80 @@ const REFUSED_FIRST: Readonly<Record<string, string>> = {
 
 /** Objects CREATE, ALTER and DROP may not name (the word right after, or after OR REPLACE / a modifier). */
 const REFUSED_OBJECTS = new Set([
-  'role', 'user', 'group', 'schema', 'database', 'tablespace', 'extension', 'language', 'function', 'procedure',
-  'trigger', 'event', 'rule', 'server', 'foreign', 'publication', 'subscription', 'system', 'policy', 'aggregate',
-  'operator', 'cast', 'conversion', 'transform', 'access', 'default', 'owned', 'routine', 'statistics', 'collation',
+  'role',
+  'user',
+  'group',
+  'schema',
+  'database',
+  'tablespace',
+  'extension',
+  'language',
+  'function',
+  'procedure',
+  'trigger',
+  'event',
+  'rule',
+  'server',
+  'foreign',
+  'publication',
+  'subscription',
+  'system',
+  'policy',
+  'aggregate',
+  'operator',
+  'cast',
+  'conversion',
+  'transform',
+  'access',
+  'default',
+  'owned',
+  'routine',
+  'statistics',
+  'collation',
 ]);
 /** Words between CREATE and the object that may come first (`CREATE OR REPLACE FUNCTION`, `CREATE TRUSTED LANGUAGE`, …). */
-const CREATE_MODIFIERS = new Set(['or', 'replace', 'trusted', 'procedural', 'constraint', 'unique', 'temp', 'temporary', 'unlogged', 'global', 'local', 'recursive', 'materialized']);
+const CREATE_MODIFIERS = new Set([
+  'or',
+  'replace',
+  'trusted',
+  'procedural',
+  'constraint',
+  'unique',
+  'temp',
+  'temporary',
+  'unlogged',
+  'global',
+  'local',
+  'recursive',
+  'materialized',
+]);
 
 /** Functions refused by name: session settings, the server, SQL run from text, other schemas' names. */
 const REFUSED_FUNCTIONS: ReadonlyArray<[RegExp, string]> = [
-  [/^set_config$/, 'set_config() is not allowed (the API\'s session settings are fixed)'],
+  [/^set_config$/, "set_config() is not allowed (the API's session settings are fixed)"],
   [/^pg_(try_)?advisory_/, 'advisory locks are not allowed'],
   [/^pg_notify$/, 'pg_notify() is not allowed'],
   [/^(query|cursor|table|schema|database)_to_xml/, 'functions that run SQL given as text are not allowed'],
   [/^ts_(stat|rewrite)$/, 'functions that run SQL given as text are not allowed'],
-  [/^(dblink|lo_|pg_read_|pg_ls_|pg_stat_file|pg_file_|pg_terminate_backend|pg_cancel_backend|pg_reload_conf|pg_rotate_logfile)/, 'server functions are not allowed'],
+  [
+    /^(dblink|lo_|pg_read_|pg_ls_|pg_stat_file|pg_file_|pg_terminate_backend|pg_cancel_backend|pg_reload_conf|pg_rotate_logfile)/,
+    'server functions are not allowed',
+  ],
   [/^to_reg/, 'looking up names of the catalogs is not allowed'],
   [/^has_.*_privilege$/, 'privilege checks on other objects are not allowed'],
   [/^current_setting$/, 'current_setting() is not allowed'],
-  [/^inet_(server|client)_(addr|port)$/, 'the server\'s addresses are not the API\'s'],
+  [/^inet_(server|client)_(addr|port)$/, "the server's addresses are not the API's"],
 ];
 
 /** Names of the catalogs and of what reveals the server and the other APIs. */
 function refusedName(name: string): string | null {
   for (const [pattern, refusal] of REFUSED_FUNCTIONS) if (pattern.test(name)) return refusal;
-  if (name === 'pg_catalog' || name === 'information_schema' || name === 'pg_toast') return `${name} is not allowed (the catalogs show other APIs' schemas)`;
-  if (/^pg_/.test(name) && name !== 'pg_sleep' && name !== 'pg_typeof' && name !== 'pg_column_size') return `${name} is not allowed (the catalogs show other APIs' schemas)`;
-  if (/^reg(class|namespace|role|proc|procedure|oper|operator|type|config|dictionary|collation)$/.test(name)) return `${name} is not allowed (looking up names of the catalogs)`;
+  if (name === 'pg_catalog' || name === 'information_schema' || name === 'pg_toast')
+    return `${name} is not allowed (the catalogs show other APIs' schemas)`;
+  if (/^pg_/.test(name) && name !== 'pg_sleep' && name !== 'pg_typeof' && name !== 'pg_column_size')
+    return `${name} is not allowed (the catalogs show other APIs' schemas)`;
+  if (/^reg(class|namespace|role|proc|procedure|oper|operator|type|config|dictionary|collation)$/.test(name))
+    return `${name} is not allowed (looking up names of the catalogs)`;
   return null;
 }
 
@@ -116,7 +163,8 @@ function checkStatement(tokens: SqlToken[], schema: string): void {
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!;
     if (token.kind === 'semi') throw Errors.sqlRefused('a statement may not hold another one');
-    if (token.kind === 'variable' && !/^(\?|\$\d+|:[A-Za-z_]\w*)$/.test(token.text)) throw Errors.sqlRefused(`${token.text} is not a parameter PostgreSQL mode knows (use ?, $1 or :name)`);
+    if (token.kind === 'variable' && !/^(\?|\$\d+|:[A-Za-z_]\w*)$/.test(token.text))
+      throw Errors.sqlRefused(`${token.text} is not a parameter PostgreSQL mode knows (use ?, $1 or :name)`);
     if (token.kind !== 'ident' && token.kind !== 'quoted') continue;
     const name = nameOf(token);
     const refusal = refusedName(name);
@@ -124,7 +172,11 @@ function checkStatement(tokens: SqlToken[], schema: string): void {
     if (i === 0 && (name === 'create' || name === 'alter' || name === 'drop')) checkDefinition(tokens, i);
     if (first.value === 'alter' && token.kind === 'ident') checkAlterClause(tokens, i);
     const next = tokens[i + 1];
-    if (next?.kind === 'punct' && next.text === '.' && (tokens[i + 2]?.kind === 'ident' || tokens[i + 2]?.kind === 'quoted')) {
+    if (
+      next?.kind === 'punct' &&
+      next.text === '.' &&
+      (tokens[i + 2]?.kind === 'ident' || tokens[i + 2]?.kind === 'quoted')
+    ) {
       checkQualifier(name, schema);
     }
   }
@@ -149,8 +201,12 @@ function checkAlterClause(tokens: SqlToken[], at: number): void {
   const next = tokens[at + 1];
   if (word === 'owner') throw Errors.sqlRefused('ALTER … OWNER TO is not allowed');
   if (word !== 'set' && word !== 'reset') return;
-  if (next?.kind === 'punct' && next.text === '(') throw Errors.sqlRefused(`ALTER … ${word.toUpperCase()} (…) is not allowed`);
-  if (next?.kind === 'ident' && ['schema', 'tablespace', 'access', 'logged', 'unlogged', 'without'].includes(next.value)) {
+  if (next?.kind === 'punct' && next.text === '(')
+    throw Errors.sqlRefused(`ALTER … ${word.toUpperCase()} (…) is not allowed`);
+  if (
+    next?.kind === 'ident' &&
+    ['schema', 'tablespace', 'access', 'logged', 'unlogged', 'without'].includes(next.value)
+  ) {
     throw Errors.sqlRefused(`ALTER … ${word.toUpperCase()} ${next.value.toUpperCase()} is not allowed`);
   }
 }

@@ -69,11 +69,20 @@ async function createLogin(client: pg.Client, schema: string, database: string):
     await client.query('SELECT pg_advisory_xact_lock($1)', [lockKey('provision')]);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${PRIVATE_SCHEMA}`);
     await client.query(`REVOKE ALL ON SCHEMA ${PRIVATE_SCHEMA} FROM PUBLIC`);
-    await client.query(`CREATE TABLE IF NOT EXISTS ${PRIVATE_SCHEMA}.api_roles (role text PRIMARY KEY, password text NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${PRIVATE_SCHEMA}.api_roles (role text PRIMARY KEY, password text NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`,
+    );
     await client.query(`REVOKE ALL ON ${PRIVATE_SCHEMA}.api_roles FROM PUBLIC`);
-    const stored = await client.query<{ password: string }>(`SELECT password FROM ${PRIVATE_SCHEMA}.api_roles WHERE role = $1`, [schema]);
+    const stored = await client.query<{ password: string }>(
+      `SELECT password FROM ${PRIVATE_SCHEMA}.api_roles WHERE role = $1`,
+      [schema],
+    );
     const password = stored.rows[0]?.password ?? randomBytes(24).toString('base64url');
-    if (stored.rows[0] === undefined) await client.query(`INSERT INTO ${PRIVATE_SCHEMA}.api_roles (role, password) VALUES ($1, $2)`, [schema, password]);
+    if (stored.rows[0] === undefined)
+      await client.query(`INSERT INTO ${PRIVATE_SCHEMA}.api_roles (role, password) VALUES ($1, $2)`, [
+        schema,
+        password,
+      ]);
     const exists = (await client.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [schema])).rowCount === 1;
     const attributes = `LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT NOREPLICATION NOBYPASSRLS CONNECTION LIMIT ${s.connectionLimit} PASSWORD ${client.escapeLiteral(password)}`;
     await client.query(`${exists ? 'ALTER' : 'CREATE'} ROLE ${role} ${exists ? 'WITH ' : ''}${attributes}`);
@@ -81,8 +90,11 @@ async function createLogin(client: pg.Client, schema: string, database: string):
     await client.query(`ALTER ROLE ${role} SET statement_timeout = ${s.statementTimeoutMs}`);
     await client.query(`ALTER ROLE ${role} SET lock_timeout = ${s.lockTimeoutMs}`);
     await client.query(`ALTER ROLE ${role} SET idle_in_transaction_session_timeout = ${s.idleInTransactionMs}`);
-    const superuser = (await client.query<{ s: boolean }>('SELECT rolsuper AS s FROM pg_roles WHERE rolname = current_user')).rows[0]?.s === true;
-    if (superuser) await client.query(`ALTER ROLE ${role} SET temp_file_limit = ${client.escapeLiteral(s.tempFileLimit)}`);
+    const superuser =
+      (await client.query<{ s: boolean }>('SELECT rolsuper AS s FROM pg_roles WHERE rolname = current_user')).rows[0]
+        ?.s === true;
+    if (superuser)
+      await client.query(`ALTER ROLE ${role} SET temp_file_limit = ${client.escapeLiteral(s.tempFileLimit)}`);
     // The DATABASE_URL user must be a member to give the role a schema (PostgreSQL 16 no longer implies it).
     if (!superuser) await client.query(`GRANT ${role} TO CURRENT_USER`);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${role} AUTHORIZATION ${role}`);
@@ -107,7 +119,9 @@ async function revokePublicConnect(client: pg.Client): Promise<void> {
        AND (pg_has_role(datdba, 'USAGE') OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user))`,
   );
   for (const { datname } of rows) {
-    await client.query(`REVOKE CONNECT ON DATABASE ${client.escapeIdentifier(datname)} FROM PUBLIC`).catch(() => undefined);
+    await client
+      .query(`REVOKE CONNECT ON DATABASE ${client.escapeIdentifier(datname)} FROM PUBLIC`)
+      .catch(() => undefined);
   }
 }
 

@@ -52,10 +52,13 @@ function threadPg(api: ApiRuntime): ThreadPg {
 /** The thread's helper, started on first use (and again if it stopped). */
 function bridgeOf(api: ApiRuntime): { pg: ThreadPg; bridge: PgBridge } {
   if (api.database.url === null) {
-    throw Errors.sqlFailed("this API has database: postgres, and this instance runs without the cluster's Postgres (DATABASE_URL)");
+    throw Errors.sqlFailed(
+      "this API has database: postgres, and this instance runs without the cluster's Postgres (DATABASE_URL)",
+    );
   }
   const pg = threadPg(api);
-  if (pg.bridge === null || !pg.bridge.alive) pg.bridge = new PgBridge(api.database.url, { host: api.host, env: api.env, key: api.key }, api.releaseDir);
+  if (pg.bridge === null || !pg.bridge.alive)
+    pg.bridge = new PgBridge(api.database.url, { host: api.host, env: api.env, key: api.key }, api.releaseDir);
   return { pg, bridge: pg.bridge };
 }
 
@@ -66,14 +69,21 @@ export async function pgReady(ctx: DirectiveContext): Promise<void> {
 }
 
 /** One statement of DatabaseQuery: its result (rows, a row or null, or {changes, lastInsertRowid}). */
-export async function pgStatement(ctx: DirectiveContext, sql: string, params: unknown, mode: StatementMode): Promise<unknown> {
+export async function pgStatement(
+  ctx: DirectiveContext,
+  sql: string,
+  params: unknown,
+  mode: StatementMode,
+): Promise<unknown> {
   const { pg, bridge } = bridgeOf(ctx.api);
   bridge.schema ??= (await bridge.call({ op: 'ready' })) as string;
   return bridge.call(request(pg, bridge.schema, ctx, sql, params, mode));
 }
 
 /** `state.db` of a custom directive: synchronous, as in SQLite mode. */
-export function pgSandboxDatabase(ctx: DirectiveContext): Record<StatementMode, (sql: string, params?: unknown) => unknown> {
+export function pgSandboxDatabase(
+  ctx: DirectiveContext,
+): Record<StatementMode, (sql: string, params?: unknown) => unknown> {
   const run = (mode: StatementMode) => (sql: string, params?: unknown) => {
     const { pg, bridge } = bridgeOf(ctx.api);
     bridge.schema ??= bridge.callSync({ op: 'ready' }) as string;
@@ -82,7 +92,14 @@ export function pgSandboxDatabase(ctx: DirectiveContext): Record<StatementMode, 
   return { all: run('all'), get: run('get'), run: run('run') };
 }
 
-function request(pg: ThreadPg, schema: string, ctx: DirectiveContext, sql: string, params: unknown, mode: StatementMode): PgRequest {
+function request(
+  pg: ThreadPg,
+  schema: string,
+  ctx: DirectiveContext,
+  sql: string,
+  params: unknown,
+  mode: StatementMode,
+): PgRequest {
   const checked = check(pg, schema, sql);
   if (mode !== 'run' && !checked.returnsRows) {
     throw Errors.sqlFailed(`mode ${mode} needs a statement that returns rows (SELECT, or … RETURNING); use run`);
@@ -108,7 +125,13 @@ function check(pg: ThreadPg, schema: string, sql: string): Checked {
     const first = tokens[0]?.value;
     verdict = {
       variables: tokens.filter((t) => t.kind === 'variable'),
-      returnsRows: first === '(' || first === 'select' || first === 'with' || first === 'values' || first === 'table' || tokens.some((t) => t.kind === 'ident' && t.value === 'returning'),
+      returnsRows:
+        first === '(' ||
+        first === 'select' ||
+        first === 'with' ||
+        first === 'values' ||
+        first === 'table' ||
+        tokens.some((t) => t.kind === 'ident' && t.value === 'returning'),
     };
   } catch (error) {
     if (!(error instanceof AnvilError)) throw error;

@@ -25,7 +25,12 @@ function fromPg(value: unknown): PgValue {
 export function pgRow(names: readonly string[], values: readonly unknown[]): PgRow {
   const row: PgRow = {};
   for (let i = 0; i < names.length; i++) {
-    Object.defineProperty(row, names[i]!, { value: fromPg(values[i]), enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(row, names[i]!, {
+      value: fromPg(values[i]),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return row;
 }

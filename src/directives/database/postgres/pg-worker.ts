@@ -89,10 +89,14 @@ async function operate(request: PgRequest): Promise<unknown> {
       const result = await on.query({ text: request.text, values: request.values, rowMode: 'array' });
       if (request.mode === 'run') return { changes: result.rowCount ?? 0, lastInsertRowid: lastReturned(result) };
       if (result.rows.length > DATABASE_LIMITS.maxRows) {
-        throw { kind: 'sqlLimit', args: [`SQL result has more than ${DATABASE_LIMITS.maxRows} rows (the limit of one query): add a LIMIT`] } satisfies PgFailure;
+        throw {
+          kind: 'sqlLimit',
+          args: [`SQL result has more than ${DATABASE_LIMITS.maxRows} rows (the limit of one query): add a LIMIT`],
+        } satisfies PgFailure;
       }
       const names = result.fields.map((field) => field.name);
-      if (request.mode === 'get') return result.rows[0] === undefined ? null : pgRow(names, result.rows[0] as unknown[]);
+      if (request.mode === 'get')
+        return result.rows[0] === undefined ? null : pgRow(names, result.rows[0] as unknown[]);
       return result.rows.map((values) => pgRow(names, values as unknown[]));
     }
   }
@@ -120,14 +124,16 @@ async function endTransaction(tx: number, action: 'commit' | 'rollback'): Promis
 }
 
 init.port.on('message', (envelope: PgEnvelope) => {
-  void operate(envelope).then(
-    (ok): PgReply => ({ id: envelope.id, ok }),
-    (error: unknown): PgReply => ({ id: envelope.id, error: toPgFailure(error) }),
-  ).then((reply) => {
-    init.port.postMessage(reply);
-    if (envelope.sync) {
-      Atomics.store(signal, 0, 1);
-      Atomics.notify(signal, 0);
-    }
-  });
+  void operate(envelope)
+    .then(
+      (ok): PgReply => ({ id: envelope.id, ok }),
+      (error: unknown): PgReply => ({ id: envelope.id, error: toPgFailure(error) }),
+    )
+    .then((reply) => {
+      init.port.postMessage(reply);
+      if (envelope.sync) {
+        Atomics.store(signal, 0, 1);
+        Atomics.notify(signal, 0);
+      }
+    });
 });

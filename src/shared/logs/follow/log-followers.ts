@@ -4,7 +4,6 @@ import type { LogFilter } from './log-filter.js';
 import { LogTail } from './log-tail.js';
 import { SseSubscriber } from './sse-subscriber.js';
 
-
 interface Followed {
   tail: LogTail;
   subscribers: Set<SseSubscriber>;

@@ -55,7 +55,8 @@ export class LogTail {
       const at = this.file === null ? -1 : files.indexOf(this.file);
       const todo = at < 0 ? files.slice(-1) : files.slice(at);
       for (const name of todo) {
-        if (name !== this.file) [this.file, this.offset, this.partial, this.decoder] = [name, 0, '', new StringDecoder('utf8')];
+        if (name !== this.file)
+          [this.file, this.offset, this.partial, this.decoder] = [name, 0, '', new StringDecoder('utf8')];
         budget -= await this.readNew(join(this.dir, name), budget);
         if (budget <= 0 || this.timer === null) break;
       }

@@ -23,7 +23,13 @@ export async function recentLines(dir: string, filter: LogFilter, limit: number)
 }
 
 /** Adds matching lines to `found` newest first; returns the bytes read. */
-async function scanBackwards(path: string, filter: LogFilter, limit: number, found: string[], budget: number): Promise<number> {
+async function scanBackwards(
+  path: string,
+  filter: LogFilter,
+  limit: number,
+  found: string[],
+  budget: number,
+): Promise<number> {
   let handle;
   try {
     handle = await open(path, 'r');
