@@ -99,12 +99,22 @@ export class InProcessApis {
 
   /** The API's refusals by `quota` so far, as `anvil_quota_refusals_total` would count them (the threads' tallies, added up). */
   quotaRefusals(key: string, quota: string): number {
-    const runtime = this.actors.get(key)?.runtime;
-    if (runtime === undefined) throw new Error(`no API "${key}" runs here`);
+    const runtime = this.runtime(key);
     const counted = this.refusals.get(key) ?? new Map<string, number>();
     for (const [name, count] of runtime.refusals.take() ?? []) counted.set(name, (counted.get(name) ?? 0) + count);
     this.refusals.set(key, counted);
     return counted.get(quota) ?? 0;
+  }
+
+  /** The calls the API `key` made over the bus to these APIs (itself included) so far, as `anvil_bus_calls_total` counts them. */
+  busCalls(key: string): number {
+    return this.runtime(key).busCalls;
+  }
+
+  private runtime(key: string): CaseActor['runtime'] {
+    const runtime = this.actors.get(key)?.runtime;
+    if (runtime === undefined) throw new Error(`no API "${key}" runs here`);
+    return runtime;
   }
 
   /** The log lines as one text, as an instance's output reads (one JSON line each). */
