@@ -59,6 +59,8 @@ export interface ActorOptions {
   network?: { egressAllow: string | null };
   /** The instance's `--max-json-depth` (default: its default, 64). */
   maxJsonDepth?: number;
+  /** The shared stores in Redis (REDIS_URL, ANVIL_REDIS_PREFIX) instead of the embedded store of `dataRoot`. */
+  redis?: { url: string; prefix: string };
 }
 
 export type Compiled = { ok: true; release: CompiledRelease } | { ok: false; errors: string[] };
@@ -99,7 +101,7 @@ export class ApiUnderTest {
       localBaseUrl: TEST_BASE_URL,
       sandbox: { maxima: SANDBOX_MAXIMA },
       quotas: { ...DEFAULT_QUOTAS, ...options.quotas },
-      stores: { dataRoot: options.dataRoot ?? dataDir, redisUrl: null, redisPrefix: 'anvil-test:', databaseUrl: null },
+      stores: { dataRoot: options.dataRoot ?? dataDir, redisUrl: options.redis?.url ?? null, redisPrefix: options.redis?.prefix ?? 'anvil-test:', databaseUrl: null },
       egressAllow: options.network?.egressAllow ?? null,
       maxJsonDepth: options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH,
     };

@@ -15,6 +15,8 @@ interface StartOptions {
   egressAllow?: string;
   quotas?: Partial<ApiQuotas>;
   maxJsonDepth?: number;
+  /** The shared stores in Redis, as an instance's REDIS_URL and ANVIL_REDIS_PREFIX set them (default: the embedded store in dataDir). */
+  redis?: { url: string; prefix: string };
 }
 
 /**
@@ -40,7 +42,7 @@ export class InProcessApis {
     this.dataDir = join(dir, 'data');
   }
 
-  /** `apis`: name → files, or a folder to copy; outgoing HTTP goes to the network under `egressAllow`, as an instance's; `quotas` and `maxJsonDepth` are its `--max-*`. */
+  /** `apis`: name → files, or a folder to copy; outgoing HTTP goes to the network under `egressAllow`, as an instance's; `quotas` and `maxJsonDepth` are its `--max-*`; `redis` its REDIS_URL. */
   static async start(apis: Record<string, ApiFiles | string>, options: StartOptions = {}): Promise<InProcessApis> {
     const env = options.env ?? 'dev';
     const dir = mkdtempSync(join(tmpdir(), 'anvil-in-process-'));
@@ -60,8 +62,8 @@ export class InProcessApis {
     return new InProcessApis(dir, actors, flows);
   }
 
-  /** `path` is `/<key>/<endpoint path>`, as a client of an instance writes it. */
-  async request(path: string, options: RequestOptions = {}): Promise<Reply> {
+  /** `path` is `/<key>/<endpoint path>`, as a client of an instance writes it; `ip` the client's address (default 127.0.0.1). */
+  async request(path: string, options: RequestOptions & { ip?: string } = {}): Promise<Reply> {
     const url = new URL(path, 'http://localhost');
     const [, key = '', ...rest] = url.pathname.split('/');
     const actor = this.actors.get(key);
@@ -77,7 +79,7 @@ export class InProcessApis {
       rawQuery: url.search.slice(1),
       rawHeaders,
       body,
-      ip: '127.0.0.1',
+      ip: options.ip ?? '127.0.0.1',
       hop: 0,
       budget: 1_000,
       viaBus: false,
@@ -152,7 +154,7 @@ async function startEach(apis: Record<string, ApiFiles | string>, dir: string, e
     const release = { ...compiled.release, release: newReleaseId() };
     const dataDir = join(dir, 'data', 'localhost', env, release.key);
     mkdirSync(dataDir, { recursive: true });
-    const actor = await new ApiUnderTest(folder).start(release, { dataDir, dataRoot: join(dir, 'data'), quotas: options.quotas, clock: Date, fixtures: { sql: [], kv: {}, maps: {} }, mocks: { http: [], apis: [] }, peers, network: { egressAllow: options.egressAllow ?? null }, maxJsonDepth: options.maxJsonDepth });
+    const actor = await new ApiUnderTest(folder).start(release, { dataDir, dataRoot: join(dir, 'data'), quotas: options.quotas, clock: Date, fixtures: { sql: [], kv: {}, maps: {} }, mocks: { http: [], apis: [] }, peers, network: { egressAllow: options.egressAllow ?? null }, maxJsonDepth: options.maxJsonDepth, redis: options.redis });
     actors.set(release.key, actor);
   }
 }
@@ -190,7 +192,8 @@ function reply(answer: AnsweredRequest): Reply {
   return { status: answer.status, headers, text, json: () => JSON.parse(text) };
 }
 
-/** startInstance's options, for a test moved from a spawned instance: its `apis`, `ANVIL_EGRESS_ALLOW` of its `env`, and the ceilings its `--max-*` flags set, as `quotas`. */
+/** startInstance's options, for a test moved from a spawned instance: its `apis`, `ANVIL_EGRESS_ALLOW`, `REDIS_URL` and `ANVIL_REDIS_PREFIX` of its `env`, and the ceilings its `--max-*` flags set, as `quotas`. */
 export function startInProcess(options: { apis: Record<string, ApiFiles | string>; env?: Record<string, string>; quotas?: Partial<ApiQuotas> }): Promise<InProcessApis> {
-  return InProcessApis.start(options.apis, { egressAllow: options.env?.ANVIL_EGRESS_ALLOW, quotas: options.quotas });
+  const { ANVIL_EGRESS_ALLOW: egressAllow, REDIS_URL: redisUrl, ANVIL_REDIS_PREFIX: prefix = 'anvil:' } = options.env ?? {};
+  return InProcessApis.start(options.apis, { egressAllow, quotas: options.quotas, redis: redisUrl ? { url: redisUrl, prefix } : undefined });
 }
