@@ -59,6 +59,8 @@ export interface ActorOptions {
   network?: { egressAllow: string | null };
   /** The instance's `--max-json-depth` (default: its default, 64). */
   maxJsonDepth?: number;
+  /** The public host it serves (default: localhost): its keys' space in the shared stores. */
+  host?: string;
   /** The shared stores in Redis (REDIS_URL, ANVIL_REDIS_PREFIX) instead of the embedded store of `dataRoot`. */
   redis?: { url: string; prefix: string };
 }
@@ -88,11 +90,12 @@ export class ApiUnderTest {
   async start(release: CompiledRelease, options: ActorOptions): Promise<CaseActor> {
     const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'anvil-test-case-')));
     const { clock } = options;
-    const withMaps: CompiledRelease = { ...release, maps: mergedMaps(release.maps, options.fixtures.maps) };
+    const host = options.host ?? 'localhost';
+    const withMaps: CompiledRelease = { ...release, host, maps: mergedMaps(release.maps, options.fixtures.maps) };
     const spec: ActorSpec = {
-      id: `localhost/${release.env}/${release.key}@${release.release}`,
+      id: `${host}/${release.env}/${release.key}@${release.release}`,
       key: release.key,
-      host: 'localhost',
+      host,
       env: release.env,
       release: release.release,
       releaseDir: this.folder,

@@ -15,6 +15,10 @@ interface StartOptions {
   egressAllow?: string;
   quotas?: Partial<ApiQuotas>;
   maxJsonDepth?: number;
+  /** The public host the APIs serve (default: localhost). */
+  host?: string;
+  /** An instance's data dir to share (another public host of the same instance: `dataDir` of its harness); default: one of its own, removed by dispose(). */
+  dataDir?: string;
   /** The shared stores in Redis, as an instance's REDIS_URL and ANVIL_REDIS_PREFIX set them (default: the embedded store in dataDir). */
   redis?: { url: string; prefix: string };
 }
@@ -28,7 +32,7 @@ interface StartOptions {
  * spawned instances (helpers/instance.ts).
  */
 export class InProcessApis {
-  /** Laid out as an instance's: each API's data in `<dataDir>/localhost/<env>/<key>/` (its logs/, db.sqlite…). */
+  /** Laid out as an instance's: each API's data in `<dataDir>/<host>/<env>/<key>/` (its logs/, db.sqlite…). */
   readonly dataDir: string;
   /** What `$.memory.anvil-localhost` is here (an instance's own address): Pull, Push and Http to it go to these APIs. */
   readonly localBaseUrl = TEST_BASE_URL;
@@ -38,8 +42,10 @@ export class InProcessApis {
     private readonly dir: string,
     private readonly actors: Map<string, CaseActor>,
     private readonly flows: Flows,
+    dataDir: string,
+    private readonly host: string,
   ) {
-    this.dataDir = join(dir, 'data');
+    this.dataDir = dataDir;
   }
 
   /** `apis`: name → files, or a folder to copy; outgoing HTTP goes to the network under `egressAllow`, as an instance's; `quotas` and `maxJsonDepth` are its `--max-*`; `redis` its REDIS_URL. */
@@ -59,7 +65,7 @@ export class InProcessApis {
       rmSync(dir, { recursive: true, force: true });
       throw error;
     }
-    return new InProcessApis(dir, actors, flows);
+    return new InProcessApis(dir, actors, flows, options.dataDir ?? join(dir, 'data'), options.host ?? 'localhost');
   }
 
   /** `path` is `/<key>/<endpoint path>`, as a client of an instance writes it; `ip` the client's address (default 127.0.0.1). */
@@ -68,7 +74,7 @@ export class InProcessApis {
     const [, key = '', ...rest] = url.pathname.split('/');
     const actor = this.actors.get(key);
     if (actor === undefined) throw new Error(`no API "${key}" runs here (${[...this.actors.keys()].join(', ')})`);
-    const rawHeaders = ['host', options.host ?? 'localhost'];
+    const rawHeaders = ['host', options.host ?? this.host];
     for (const [name, value] of Object.entries(options.headers ?? {})) rawHeaders.push(name.toLowerCase(), value);
     const body = options.body === undefined ? null : Buffer.from(options.body);
     if (body !== null && options.headers?.['content-length'] === undefined) rawHeaders.push('content-length', String(body.length));
@@ -152,9 +158,11 @@ async function startEach(apis: Record<string, ApiFiles | string>, dir: string, e
     if (!compiled.ok) throw new Error(`${name} is not valid:\n${compiled.errors.join('\n')}`);
     // A release id as a deploy makes one ($.memory.anvil-release).
     const release = { ...compiled.release, release: newReleaseId() };
-    const dataDir = join(dir, 'data', 'localhost', env, release.key);
+    const host = options.host ?? 'localhost';
+    const dataRoot = options.dataDir ?? join(dir, 'data');
+    const dataDir = join(dataRoot, host, env, release.key);
     mkdirSync(dataDir, { recursive: true });
-    const actor = await new ApiUnderTest(folder).start(release, { dataDir, dataRoot: join(dir, 'data'), quotas: options.quotas, clock: Date, fixtures: { sql: [], kv: {}, maps: {} }, mocks: { http: [], apis: [] }, peers, network: { egressAllow: options.egressAllow ?? null }, maxJsonDepth: options.maxJsonDepth, redis: options.redis });
+    const actor = await new ApiUnderTest(folder).start(release, { host, dataDir, dataRoot, quotas: options.quotas, clock: Date, fixtures: { sql: [], kv: {}, maps: {} }, mocks: { http: [], apis: [] }, peers, network: { egressAllow: options.egressAllow ?? null }, maxJsonDepth: options.maxJsonDepth, redis: options.redis });
     actors.set(release.key, actor);
   }
 }
@@ -192,8 +200,8 @@ function reply(answer: AnsweredRequest): Reply {
   return { status: answer.status, headers, text, json: () => JSON.parse(text) };
 }
 
-/** startInstance's options, for a test moved from a spawned instance: its `apis`, `ANVIL_EGRESS_ALLOW`, `REDIS_URL` and `ANVIL_REDIS_PREFIX` of its `env`, and the ceilings its `--max-*` flags set, as `quotas`. */
-export function startInProcess(options: { apis: Record<string, ApiFiles | string>; env?: Record<string, string>; quotas?: Partial<ApiQuotas> }): Promise<InProcessApis> {
+/** startInstance's options, for a test moved from a spawned instance: its `apis`, `ANVIL_EGRESS_ALLOW`, `REDIS_URL` and `ANVIL_REDIS_PREFIX` of its `env`, and the ceilings its `--max-*` flags set, as `quotas`; `host` and `dataDir` for another public host of the same instance. */
+export function startInProcess(options: { apis: Record<string, ApiFiles | string>; env?: Record<string, string>; quotas?: Partial<ApiQuotas> } & Pick<StartOptions, 'host' | 'dataDir'>): Promise<InProcessApis> {
   const { ANVIL_EGRESS_ALLOW: egressAllow, REDIS_URL: redisUrl, ANVIL_REDIS_PREFIX: prefix = 'anvil:' } = options.env ?? {};
-  return InProcessApis.start(options.apis, { egressAllow, quotas: options.quotas, redis: redisUrl ? { url: redisUrl, prefix } : undefined });
+  return InProcessApis.start(options.apis, { egressAllow, quotas: options.quotas, redis: redisUrl ? { url: redisUrl, prefix } : undefined, host: options.host, dataDir: options.dataDir });
 }
