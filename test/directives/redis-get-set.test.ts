@@ -1,9 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInProcess, type InProcessApis } from '../helpers/in-process-apis.js';
+import { removeRedisKeys, storeBackends } from '../helpers/store-backends.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 // Issue 25: RedisGet / RedisSet in the API's key space (and with `global` the space its public
@@ -36,14 +36,7 @@ const APIS = {
 };
 
 
-function backends(): Array<[string, Record<string, string>]> {
-  return [
-    ['embedded store', {}],
-    ['Redis', { REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', ANVIL_REDIS_PREFIX: `anvil-test-${randomBytes(4).toString('hex')}:` }],
-  ];
-}
-
-for (const [name, env] of backends()) {
+for (const [name, env] of storeBackends('embedded store', 'Redis')) {
   describe(`RedisGet and RedisSet on the ${name}`, () => {
     let anvil: InProcessApis;
     /** The API of the same key on the public host other.localhost, in the same env. */
@@ -55,11 +48,7 @@ for (const [name, env] of backends()) {
     afterAll(async () => {
       await other?.dispose();
       await anvil?.dispose();
-      if (env.REDIS_URL === undefined) return;
-      const redis = new Redis(env.REDIS_URL);
-      const keys = await redis.keys(`${env.ANVIL_REDIS_PREFIX}*`);
-      if (keys.length > 0) await redis.del(...keys);
-      await redis.quit();
+      await removeRedisKeys(env);
     });
 
     /** How long the store keeps a key of a namespace still, read from the store itself. */
