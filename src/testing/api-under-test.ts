@@ -66,6 +66,10 @@ export interface ActorOptions {
   network?: { egressAllow: string | null };
   /** The instance's `--max-json-depth` (default: its default, 64). */
   maxJsonDepth?: number;
+  /** The public host it serves (default: localhost): its keys' space in the shared stores. */
+  host?: string;
+  /** The shared stores in Redis (REDIS_URL, ANVIL_REDIS_PREFIX) instead of the embedded store of `dataRoot`. */
+  redis?: { url: string; prefix: string };
 }
 
 export type Compiled = { ok: true; release: CompiledRelease } | { ok: false; errors: string[] };
@@ -93,11 +97,12 @@ export class ApiUnderTest {
   async start(release: CompiledRelease, options: ActorOptions): Promise<CaseActor> {
     const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'anvil-test-case-')));
     const { clock } = options;
-    const withMaps: CompiledRelease = { ...release, maps: mergedMaps(release.maps, options.fixtures.maps) };
+    const host = options.host ?? 'localhost';
+    const withMaps: CompiledRelease = { ...release, host, maps: mergedMaps(release.maps, options.fixtures.maps) };
     const spec: ActorSpec = {
-      id: `localhost/${release.env}/${release.key}@${release.release}`,
+      id: `${host}/${release.env}/${release.key}@${release.release}`,
       key: release.key,
-      host: 'localhost',
+      host,
       env: release.env,
       release: release.release,
       releaseDir: this.folder,
@@ -106,7 +111,12 @@ export class ApiUnderTest {
       localBaseUrl: TEST_BASE_URL,
       sandbox: { maxima: SANDBOX_MAXIMA },
       quotas: { ...DEFAULT_QUOTAS, ...options.quotas },
-      stores: { dataRoot: options.dataRoot ?? dataDir, redisUrl: null, redisPrefix: 'anvil-test:', databaseUrl: null },
+      stores: {
+        dataRoot: options.dataRoot ?? dataDir,
+        redisUrl: options.redis?.url ?? null,
+        redisPrefix: options.redis?.prefix ?? 'anvil-test:',
+        databaseUrl: null,
+      },
       egressAllow: options.network?.egressAllow ?? null,
       maxJsonDepth: options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH,
     };

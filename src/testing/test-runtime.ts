@@ -58,6 +58,11 @@ export class TestRuntime extends ActorRuntime {
     this.upstreams = network ? null : mockUpstreams(mocks.http);
   }
 
+  /** The calls it sent straight to the APIs run beside it (itself included) so far, as `anvil_bus_calls_total` counts them. */
+  get busCalls(): number {
+    return this.calls;
+  }
+
   override now(): number {
     return this.clock.now();
   }

@@ -5,7 +5,7 @@ import type { ApiFiles } from '../helpers/instance.js';
 
 // StaticNameGenerator + ServeCompiledStatic (ORIGINAL.md, flaw 13 fixed: the `r` of the URL must
 // be the release that serves it, so no other release and no other API can be read), and CacheUrl,
-// in-process (helpers/in-process-apis.ts); a redeploy's URLs are test/http/compiled-static.test.ts's.
+// in-process (helpers/in-process-apis.ts); a redeploy's URLs are test/http/default-options.test.ts's.
 
 const otherApi: ApiFiles = {
   'api.yaml': `key: other

@@ -15,6 +15,12 @@ interface StartOptions {
   egressAllow?: string;
   quotas?: Partial<ApiQuotas>;
   maxJsonDepth?: number;
+  /** The public host the APIs serve (default: localhost). */
+  host?: string;
+  /** An instance's data dir to share (another public host of the same instance: `dataDir` of its harness); default: one of its own, removed by dispose(). */
+  dataDir?: string;
+  /** The shared stores in Redis, as an instance's REDIS_URL and ANVIL_REDIS_PREFIX set them (default: the embedded store in dataDir). */
+  redis?: { url: string; prefix: string };
 }
 
 /**
@@ -26,7 +32,7 @@ interface StartOptions {
  * spawned instances (helpers/instance.ts).
  */
 export class InProcessApis {
-  /** Laid out as an instance's: each API's data in `<dataDir>/localhost/<env>/<key>/` (its logs/, db.sqlite…). */
+  /** Laid out as an instance's: each API's data in `<dataDir>/<host>/<env>/<key>/` (its logs/, db.sqlite…). */
   readonly dataDir: string;
   /** What `$.memory.anvil-localhost` is here (an instance's own address): Pull, Push and Http to it go to these APIs. */
   readonly localBaseUrl = TEST_BASE_URL;
@@ -36,11 +42,13 @@ export class InProcessApis {
     private readonly dir: string,
     private readonly actors: Map<string, CaseActor>,
     private readonly flows: Flows,
+    dataDir: string,
+    private readonly host: string,
   ) {
-    this.dataDir = join(dir, 'data');
+    this.dataDir = dataDir;
   }
 
-  /** `apis`: name → files, or a folder to copy; outgoing HTTP goes to the network under `egressAllow`, as an instance's; `quotas` and `maxJsonDepth` are its `--max-*`. */
+  /** `apis`: name → files, or a folder to copy; outgoing HTTP goes to the network under `egressAllow`, as an instance's; `quotas` and `maxJsonDepth` are its `--max-*`; `redis` its REDIS_URL. */
   static async start(apis: Record<string, ApiFiles | string>, options: StartOptions = {}): Promise<InProcessApis> {
     const env = options.env ?? 'dev';
     const dir = mkdtempSync(join(tmpdir(), 'anvil-in-process-'));
@@ -57,16 +65,16 @@ export class InProcessApis {
       rmSync(dir, { recursive: true, force: true });
       throw error;
     }
-    return new InProcessApis(dir, actors, flows);
+    return new InProcessApis(dir, actors, flows, options.dataDir ?? join(dir, 'data'), options.host ?? 'localhost');
   }
 
-  /** `path` is `/<key>/<endpoint path>`, as a client of an instance writes it. */
-  async request(path: string, options: RequestOptions = {}): Promise<Reply> {
+  /** `path` is `/<key>/<endpoint path>`, as a client of an instance writes it; `ip` the client's address (default 127.0.0.1). */
+  async request(path: string, options: RequestOptions & { ip?: string } = {}): Promise<Reply> {
     const url = new URL(path, 'http://localhost');
     const [, key = '', ...rest] = url.pathname.split('/');
     const actor = this.actors.get(key);
     if (actor === undefined) throw new Error(`no API "${key}" runs here (${[...this.actors.keys()].join(', ')})`);
-    const rawHeaders = ['host', options.host ?? 'localhost'];
+    const rawHeaders = ['host', options.host ?? this.host];
     for (const [name, value] of Object.entries(options.headers ?? {})) rawHeaders.push(name.toLowerCase(), value);
     const body = options.body === undefined ? null : Buffer.from(options.body);
     if (body !== null && options.headers?.['content-length'] === undefined)
@@ -78,7 +86,7 @@ export class InProcessApis {
       rawQuery: url.search.slice(1),
       rawHeaders,
       body,
-      ip: '127.0.0.1',
+      ip: options.ip ?? '127.0.0.1',
       hop: 0,
       budget: 1_000,
       viaBus: false,
@@ -102,12 +110,22 @@ export class InProcessApis {
 
   /** The API's refusals by `quota` so far, as `anvil_quota_refusals_total` would count them (the threads' tallies, added up). */
   quotaRefusals(key: string, quota: string): number {
-    const runtime = this.actors.get(key)?.runtime;
-    if (runtime === undefined) throw new Error(`no API "${key}" runs here`);
+    const runtime = this.runtime(key);
     const counted = this.refusals.get(key) ?? new Map<string, number>();
     for (const [name, count] of runtime.refusals.take() ?? []) counted.set(name, (counted.get(name) ?? 0) + count);
     this.refusals.set(key, counted);
     return counted.get(quota) ?? 0;
+  }
+
+  /** The calls the API `key` made over the bus to these APIs (itself included) so far, as `anvil_bus_calls_total` counts them. */
+  busCalls(key: string): number {
+    return this.runtime(key).busCalls;
+  }
+
+  private runtime(key: string): CaseActor['runtime'] {
+    const runtime = this.actors.get(key)?.runtime;
+    if (runtime === undefined) throw new Error(`no API "${key}" runs here`);
+    return runtime;
   }
 
   /** The log lines as one text, as an instance's output reads (one JSON line each). */
@@ -154,11 +172,14 @@ async function startEach(
     if (!compiled.ok) throw new Error(`${name} is not valid:\n${compiled.errors.join('\n')}`);
     // A release id as a deploy makes one ($.memory.anvil-release).
     const release = { ...compiled.release, release: newReleaseId() };
-    const dataDir = join(dir, 'data', 'localhost', env, release.key);
+    const host = options.host ?? 'localhost';
+    const dataRoot = options.dataDir ?? join(dir, 'data');
+    const dataDir = join(dataRoot, host, env, release.key);
     mkdirSync(dataDir, { recursive: true });
     const actor = await new ApiUnderTest(folder).start(release, {
+      host,
       dataDir,
-      dataRoot: join(dir, 'data'),
+      dataRoot,
       quotas: options.quotas,
       clock: Date,
       fixtures: { sql: [], kv: {}, maps: {} },
@@ -166,6 +187,7 @@ async function startEach(
       peers,
       network: { egressAllow: options.egressAllow ?? null },
       maxJsonDepth: options.maxJsonDepth,
+      redis: options.redis,
     });
     actors.set(release.key, actor);
   }
@@ -206,11 +228,24 @@ function reply(answer: AnsweredRequest): Reply {
   return { status: answer.status, headers, text, json: () => JSON.parse(text) };
 }
 
-/** startInstance's options, for a test moved from a spawned instance: its `apis`, `ANVIL_EGRESS_ALLOW` of its `env`, and the ceilings its `--max-*` flags set, as `quotas`. */
-export function startInProcess(options: {
-  apis: Record<string, ApiFiles | string>;
-  env?: Record<string, string>;
-  quotas?: Partial<ApiQuotas>;
-}): Promise<InProcessApis> {
-  return InProcessApis.start(options.apis, { egressAllow: options.env?.ANVIL_EGRESS_ALLOW, quotas: options.quotas });
+/** startInstance's options, for a test moved from a spawned instance: its `apis`, `ANVIL_EGRESS_ALLOW`, `REDIS_URL` and `ANVIL_REDIS_PREFIX` of its `env`, and the ceilings its `--max-*` flags set, as `quotas`; `host` and `dataDir` for another public host of the same instance. */
+export function startInProcess(
+  options: {
+    apis: Record<string, ApiFiles | string>;
+    env?: Record<string, string>;
+    quotas?: Partial<ApiQuotas>;
+  } & Pick<StartOptions, 'host' | 'dataDir'>,
+): Promise<InProcessApis> {
+  const {
+    ANVIL_EGRESS_ALLOW: egressAllow,
+    REDIS_URL: redisUrl,
+    ANVIL_REDIS_PREFIX: prefix = 'anvil:',
+  } = options.env ?? {};
+  return InProcessApis.start(options.apis, {
+    egressAllow,
+    quotas: options.quotas,
+    redis: redisUrl ? { url: redisUrl, prefix } : undefined,
+    host: options.host,
+    dataDir: options.dataDir,
+  });
 }

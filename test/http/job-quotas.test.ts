@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { anvilCli } from '../helpers/cli.js';
 import { startInstance, type TestInstance } from '../helpers/instance.js';
 import { quotaRefusals } from '../helpers/metrics.js';
+import { storeBackends } from '../helpers/store-backends.js';
 
 // Issue 21, quotas on shared things: job payload size and queued jobs per API, over HTTP, on the
 // embedded queue and on BullMQ. The instance's ceilings are lowered with --max-job-payload and
@@ -28,20 +28,7 @@ const APIS = {
   neighbour: { 'api.yaml': queuing('neighbour', '') },
 };
 
-function backends(): Array<[string, Record<string, string>]> {
-  return [
-    ['embedded queue', {}],
-    [
-      'BullMQ on Redis',
-      {
-        REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-        ANVIL_REDIS_PREFIX: `anvil-test-${randomBytes(4).toString('hex')}:`,
-      },
-    ],
-  ];
-}
-
-for (const [name, env] of backends()) {
+for (const [name, env] of storeBackends('embedded queue', 'BullMQ on Redis')) {
   describe(`job quotas on the ${name}`, () => {
     let anvil: TestInstance;
     const dataDir = mkdtempSync(join(tmpdir(), 'anvil-job-quotas-'));

@@ -1,9 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
+import { removeRedisKeys, storeBackends } from '../helpers/store-backends.js';
 
 // Issue 28 item 5 (and issue 25): a job's record. ForTheWorker with `identifier` writes
 // {message: "queued", id}; WriteToJob replaces it from the job's flow (or the queuing request's);
@@ -54,20 +54,7 @@ after:
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-function backends(): Array<[string, Record<string, string>]> {
-  return [
-    ['embedded queue and store', {}],
-    [
-      'BullMQ and Redis',
-      {
-        REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-        ANVIL_REDIS_PREFIX: `anvil-test-${randomBytes(4).toString('hex')}:`,
-      },
-    ],
-  ];
-}
-
-for (const [name, env] of backends()) {
+for (const [name, env] of storeBackends('embedded queue and store', 'BullMQ and Redis')) {
   describe(`job records on the ${name}`, () => {
     let anvil: TestInstance;
     beforeAll(async () => {
@@ -78,11 +65,7 @@ for (const [name, env] of backends()) {
     });
     afterAll(async () => {
       await anvil?.dispose();
-      if (env.REDIS_URL === undefined) return;
-      const redis = new Redis(env.REDIS_URL);
-      const keys = await redis.keys(`${env.ANVIL_REDIS_PREFIX}*`);
-      if (keys.length > 0) await redis.del(...keys);
-      await redis.quit();
+      await removeRedisKeys(env);
     });
 
     const post = (path: string, body: unknown = {}) =>

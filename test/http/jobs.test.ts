@@ -1,10 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { anvilCli } from '../helpers/cli.js';
 import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
+import { storeBackends } from '../helpers/store-backends.js';
 
 // SPEC §4 QUEUE_FLOW, §8 Jobs, over HTTP, on the embedded queue and on BullMQ (Redis).
 const API = {
@@ -53,20 +53,7 @@ endpoints:
 `,
 };
 
-function backends(): Array<[string, Record<string, string>]> {
-  return [
-    ['embedded queue', {}],
-    [
-      'BullMQ on Redis',
-      {
-        REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-        ANVIL_REDIS_PREFIX: `anvil-test-${randomBytes(4).toString('hex')}:`,
-      },
-    ],
-  ];
-}
-
-for (const [name, env] of backends()) {
+for (const [name, env] of storeBackends('embedded queue', 'BullMQ on Redis')) {
   describe(`jobs on the ${name}`, () => {
     let anvil: TestInstance;
     const dataDir = mkdtempSync(join(tmpdir(), 'anvil-jobs-'));

@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
 import { quotaRefusals } from '../helpers/metrics.js';
+import { removeRedisKeys, storeBackends } from '../helpers/store-backends.js';
 
 // Issue 21, quotas on shared things: the bytes an API keeps in the key-value store, over HTTP, on
 // the embedded store and on Redis. Pull's cache fills it; each cached answer is ~1.1 KB. The
@@ -31,20 +30,7 @@ const APIS = {
   neighbour: { 'api.yaml': cacher('neighbour', '') },
 };
 
-function backends(): Array<[string, Record<string, string>]> {
-  return [
-    ['embedded store', {}],
-    [
-      'Redis',
-      {
-        REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-        ANVIL_REDIS_PREFIX: `anvil-test-${randomBytes(4).toString('hex')}:`,
-      },
-    ],
-  ];
-}
-
-for (const [name, env] of backends()) {
+for (const [name, env] of storeBackends('embedded store', 'Redis')) {
   describe(`key-value quota on the ${name}`, () => {
     let anvil: TestInstance;
     beforeAll(async () => {
@@ -52,11 +38,7 @@ for (const [name, env] of backends()) {
     });
     afterAll(async () => {
       await anvil?.dispose();
-      if (env.REDIS_URL === undefined) return;
-      const redis = new Redis(env.REDIS_URL);
-      const keys = await redis.keys(`${env.ANVIL_REDIS_PREFIX}*`);
-      if (keys.length > 0) await redis.del(...keys);
-      await redis.quit();
+      await removeRedisKeys(env);
     });
 
     it("a cache write past the API's quota fails the directive with 507 and a message naming the quota", async () => {

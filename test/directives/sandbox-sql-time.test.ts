@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startInstance, type TestInstance } from '../helpers/instance.js';
+import { startInProcess, type InProcessApis } from '../helpers/in-process-apis.js';
 
 // Issue 41, case 3: the SQL a custom directive runs through state.db is native code on the actor
 // thread; isolated-vm counts none of it to the isolate and its timeout does not stop it. The host
 // times it and counts it to the call's CPU (and wall) time: a call whose SQL ran past its budget
 // fails with the sandbox's CPU (500) or wall (504) error, and its later state.db calls are refused.
+// In-process (helpers/in-process-apis.ts): the actor's sandbox and database, as a thread runs them.
 
 /** ~0.5 µs a row here: a million rows are hundreds of milliseconds of SQLite's own CPU. */
 const SLOW =
@@ -51,10 +52,10 @@ endpoints:
 `,
 });
 
-let anvil: TestInstance;
+let anvil: InProcessApis;
 
 beforeAll(async () => {
-  anvil = await startInstance({
+  anvil = await startInProcess({
     apis: {
       frugal: api('frugal', 'cpuMs: 50, wallMs: 60000'),
       hasty: api('hasty', 'cpuMs: 60000, wallMs: 100'),

@@ -1,18 +1,16 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { anvilCli } from '../helpers/cli.js';
-import { startInstance, type TestInstance } from '../helpers/instance.js';
-import { tarGz } from '../helpers/tarball.js';
+import { startInProcess, type InProcessApis } from '../helpers/in-process-apis.js';
+import { removeRedisKeys, storeBackends } from '../helpers/store-backends.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 // Issue 25: RedisGet / RedisSet in the API's key space (and with `global` the space its public
 // host and env share), on the embedded store and on Redis, over HTTP. A second public host is
 // another tenant: it has an API of the same key, in the same env, and reaches none of the first's.
+// In-process (helpers/in-process-apis.ts): the actors' stores, embedded in the data dir both hosts
+// share or in Redis; the second host's API beside the first's, on the same data dir.
 const store = (key: string, limits = '') => `key: ${key}
 debug: true
 ${limits}
@@ -37,54 +35,24 @@ const APIS = {
   small: { 'api.yaml': store('small', 'limits: { kvKb: 1 }') },
 };
 
-const OTHER = { 'public-host': 'other.localhost', 'public-host-key': 'other-host-key-0123456789' };
-
-function backends(): Array<[string, Record<string, string>]> {
-  return [
-    ['embedded store', {}],
-    [
-      'Redis',
-      {
-        REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-        ANVIL_REDIS_PREFIX: `anvil-test-${randomBytes(4).toString('hex')}:`,
-      },
-    ],
-  ];
-}
-
-for (const [name, env] of backends()) {
+for (const [name, env] of storeBackends('embedded store', 'Redis')) {
   describe(`RedisGet and RedisSet on the ${name}`, () => {
-    let anvil: TestInstance;
+    let anvil: InProcessApis;
+    /** The API of the same key on the public host other.localhost, in the same env. */
+    let other: InProcessApis;
     beforeAll(async () => {
-      const dataDir = mkdtempSync(join(tmpdir(), 'anvil-data-'));
-      const added = anvilCli([
-        'hosts',
-        'add-public',
-        OTHER['public-host'],
-        '--env',
-        'dev',
-        '--key',
-        OTHER['public-host-key'],
-        '--data',
-        dataDir,
-      ]);
-      expect(added.status, added.stderr).toBe(0);
-      anvil = await startInstance({ apis: APIS, env, dataDir });
-      const deployed = await anvil.request('/anvil/api', {
-        host: 'admin.localhost',
-        method: 'POST',
-        body: tarGz({ 'api.yaml': store('alpha') }),
-        headers: { ...OTHER, 'content-type': 'application/gzip' },
+      anvil = await startInProcess({ apis: APIS, env });
+      other = await startInProcess({
+        apis: { alpha: { 'api.yaml': store('alpha') } },
+        env,
+        host: 'other.localhost',
+        dataDir: anvil.dataDir,
       });
-      expect(deployed.status, deployed.text).toBe(201);
     });
     afterAll(async () => {
+      await other?.dispose();
       await anvil?.dispose();
-      if (env.REDIS_URL === undefined) return;
-      const redis = new Redis(env.REDIS_URL);
-      const keys = await redis.keys(`${env.ANVIL_REDIS_PREFIX}*`);
-      if (keys.length > 0) await redis.del(...keys);
-      await redis.quit();
+      await removeRedisKeys(env);
     });
 
     /** How long the store keeps a key of a namespace still, read from the store itself. */
@@ -103,14 +71,13 @@ for (const [name, env] of backends()) {
       return left;
     };
     const put = (path: string, value: unknown, host?: 'other') =>
-      anvil.request(path, {
+      (host ? other : anvil).request(path, {
         method: 'PUT',
         body: JSON.stringify({ value }),
-        headers: { 'content-type': 'application/json', ...(host ? OTHER : {}) },
-        ...(host ? { host: 'admin.localhost' } : {}),
+        headers: { 'content-type': 'application/json' },
       });
     const get = async (path: string, host?: 'other'): Promise<unknown> => {
-      const reply = await anvil.request(path, host ? { host: 'admin.localhost', headers: OTHER } : {});
+      const reply = await (host ? other : anvil).request(path);
       expect(reply.status, reply.text).toBe(200);
       return reply.json().found;
     };
