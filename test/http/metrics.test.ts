@@ -156,7 +156,7 @@ describe('/anvil/metrics', () => {
         });
         return { status: reply.statusCode, text: await reply.body.text() };
       };
-      expect(await get({})).toEqual({ status: 401, text: '{"error":"Unauthorized"}' });
+      expect(await get({})).toEqual({ status: 401, text: '{"error":"Unauthorized","code":"ANVIL_ERR_UNAUTHORIZED"}' });
       expect((await get({ authorization: 'Bearer wrong-token' })).status).toBe(401);
       const allowed = await get({ authorization: 'Bearer metrics-token-for-the-test' });
       expect(allowed.status).toBe(200);
