@@ -32,6 +32,8 @@ export class ApiFiles {
     private readonly refusals: { add(quota: string): void },
     /** The public host's disk total: writes are refused while it is over (deletes pass). */
     private readonly hostDisk: { check(): void } | null = null,
+    /** The API's clock (an `anvil test` case's own), for what has expired in the cache. */
+    private readonly now: () => number = Date.now,
   ) {}
 
   root(area: FileArea): string {
@@ -72,7 +74,7 @@ export class ApiFiles {
         let after =
           used - (before === null ? 0 : chargeOf(before.size)) + chargeOf(data.length) + missing.length * FOLDER_CHARGE;
         if (after > used && after > this.maxBytes) {
-          const freed = removeExpired(this.root('cache'), Date.now());
+          const freed = removeExpired(this.root('cache'), this.now());
           used -= freed;
           after -= freed;
           if (after > used && after > this.maxBytes)

@@ -13,7 +13,10 @@ export type FileFormat = (typeof FILE_FORMATS)[number];
 
 /** The API's files, one per actor thread (its ledger connection is closed with the thread). */
 export function apiFiles(api: ApiRuntime): ApiFiles {
-  return api.resource('files', () => new ApiFiles(api.dataDir, api.quotas.filesBytes, api.refusals, hostDiskGate(api)));
+  return api.resource(
+    'files',
+    () => new ApiFiles(api.dataDir, api.quotas.filesBytes, api.refusals, hostDiskGate(api), () => api.now()),
+  );
 }
 
 /**
