@@ -7,7 +7,8 @@ import type { ApiFiles, TestInstance } from '../helpers/instance.js';
  * DatabaseQuery and a custom directive's `state.db`, over HTTP. Both the SQLite and the PostgreSQL
  * test files call it (in the manner of test/stores/kv-contract.ts).
  *
- * `start` starts an instance serving the given API folders and returns it with its cleanup.
+ * `start` starts an instance serving the given API folders (`contractApis(mode)`) and returns it
+ * with its cleanup; or returns an instance shared with other tests that serves them already.
  */
 export type DatabaseMode = 'sqlite' | 'postgres';
 
@@ -80,6 +81,11 @@ ${mode === 'postgres' ? 'database: postgres\n' : ''}endpoints:
 
 const json = { 'content-type': 'application/json' };
 
+/** The API folders the contract's tests call, by name. */
+export function contractApis(mode: DatabaseMode): Record<string, ApiFiles> {
+  return { notes: notesApi(mode) };
+}
+
 export function apiDatabaseContract(
   mode: DatabaseMode,
   start: (apis: Record<string, ApiFiles>) => Promise<{ instance: TestInstance; cleanup(): Promise<void> }>,
@@ -91,7 +97,7 @@ export function apiDatabaseContract(
       instance.request(path, { method: 'POST', headers: json, body: JSON.stringify(body) });
 
     beforeAll(async () => {
-      ({ instance, cleanup } = await start({ notes: notesApi(mode) }));
+      ({ instance, cleanup } = await start(contractApis(mode)));
     }, 60_000);
     afterAll(async () => {
       await cleanup?.();

@@ -6,7 +6,7 @@ import { startInProcess, type InProcessApis } from '../helpers/in-process-apis.j
 
 // Issue 28: an API written in the original's style (test/fixtures/original) validates and runs
 // unchanged; docs/migrating.md's worked example of a translated PHP directive is its NormaliseRequest.js.
-// In-process (helpers/in-process-apis.ts); its job, which the router runs, is test/http/original-jobs.test.ts's.
+// In-process (helpers/in-process-apis.ts); its job, which the router runs, is test/http/default-options-2.test.ts's.
 
 const fixture = join(import.meta.dirname, '../fixtures/original');
 const migrating = readFileSync(join(import.meta.dirname, '../../docs/migrating.md'), 'utf8');

@@ -1,8 +1,15 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiDatabaseContract, contractApis } from '../database/api-database-contract.js';
 import { anvilCli } from '../helpers/cli.js';
 import { eventually, startInstance, type TestInstance } from '../helpers/instance.js';
 
+// Two former files with the default options of default-options.test.ts and nothing of an instance
+// but their own APIs, on an instance of their own beside it: the original's job fixture and the
+// database contract's API are under keys (jobs, notes) that its spec examples hold. Each former
+// file's describes after a comment naming it.
+
+// original-jobs
 // Issue 28: jobs of APIs in the original's style, queued and run by the router — ForTheWorker's 200
 // under `compat: hefesto` (item 6) and test/fixtures/original's job. What the original's APIs do
 // otherwise runs in-process: test/directives/original-compat.test.ts and original-fixture.test.ts.
@@ -17,10 +24,19 @@ let anvil: TestInstance;
 
 beforeAll(async () => {
   anvil = await startInstance({
-    apis: { legacy: queueing('legacy', ''), ported: queueing('ported', 'compat: hefesto\n'), jobs: fixture },
+    apis: {
+      // original-jobs
+      legacy: queueing('legacy', ''),
+      ported: queueing('ported', 'compat: hefesto\n'),
+      jobs: fixture,
+      // sqlite-api-database
+      ...contractApis('sqlite'),
+    },
   });
 });
 afterAll(async () => anvil?.dispose());
+
+// —— original-jobs ——
 
 describe('ForTheWorker with identifier (issue 28 item 6)', () => {
   it("answers 202 in Anvil, and the original's 200 with compat: hefesto, with the same body", async () => {
@@ -64,3 +80,9 @@ describe("an API in the original's style", () => {
     expect((await anvil.request(`/jobs/jobs/${id}/result`)).json()).toEqual({ message: 'done', kind: 'daily' });
   });
 });
+
+// —— sqlite-api-database ——
+
+// The contract of an API's database on its own SQLite file (the default mode), on this file's
+// instance (which serves contractApis('sqlite')): its cleanup is this file's afterAll.
+apiDatabaseContract('sqlite', async () => ({ instance: anvil, cleanup: async () => {} }));
