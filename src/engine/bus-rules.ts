@@ -4,6 +4,7 @@
  * to a peer (cell/actors/peer-link.ts).
  */
 import { STATUS_CODES } from 'node:http';
+import type { AnvilError } from '../shared/errors.js';
 import type { BusCall, BusResponse } from '../shared/protocol/bus-calls.js';
 import type { EngineRequest } from '../shared/protocol/requests.js';
 
@@ -31,12 +32,17 @@ export function busRequest(call: BusCall, id: string): EngineRequest {
   };
 }
 
-/** A bus call's answer when the bus itself, not the target API, answers it (404, 508, 502…). */
-export function busFailure(status: number, message: string, budgetLeft = 0): BusResponse {
+/**
+ * A bus call's answer when the bus itself, not the target API, answers it (404, 508, 502…): the
+ * error's `{"error", "code"}`, as the router answers a client, with `retry-after` when it says.
+ */
+export function busFailure(error: AnvilError, budgetLeft = 0): BusResponse {
+  const headers = ['content-type', 'application/json; charset=utf-8'];
+  if (error.retryAfterSeconds !== undefined) headers.push('retry-after', String(error.retryAfterSeconds));
   return {
-    status,
-    headers: ['content-type', 'application/json; charset=utf-8'],
-    body: Buffer.from(JSON.stringify({ error: message || STATUS_CODES[status] })),
+    status: error.status,
+    headers,
+    body: Buffer.from(JSON.stringify({ error: error.message || STATUS_CODES[error.status], code: error.code })),
     budgetLeft,
   };
 }

@@ -127,7 +127,7 @@ describe('bus calls straight between actor threads', () => {
       body: JSON.stringify({ active: false, release: record.release, public: false }),
     });
     const disabled = await anvil.request('/caller/fetch/301');
-    expect(disabled.json()).toEqual({ error: 'Not Found' });
+    expect(disabled.json()).toEqual({ error: 'Not Found', code: 'ANVIL_ERR_NOT_FOUND' });
     await anvil.admin('/anvil/api/target', {
       method: 'PUT',
       body: JSON.stringify({ active: true, release: record.release, public: false }),
@@ -214,7 +214,10 @@ endpoints:
     process.kill(cellPid(two.pid, cellOf(targetKey, 2)), 'SIGKILL');
     const failed = await inFlight;
     expect(failed.status).toBe(200);
-    expect(failed.json()).toEqual({ error: 'Bad Gateway: the API stopped while handling the request' });
+    expect(failed.json()).toEqual({
+      error: 'Bad Gateway: the API stopped while handling the request',
+      code: 'ANVIL_ERR_CELL_DIED',
+    });
     // The caller's cell lived on; the target's cell restarts and takes calls again.
     await eventually(async () => (await two.request(`/${callerKey}/wait/0`)).json().waited === '0');
   });

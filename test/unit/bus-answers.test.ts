@@ -90,7 +90,10 @@ describe('the router’s bus answers', () => {
     bus.call(spec('caller'), call('/nowhere/x'), (answer) => sent.push(answer));
     bus.call(spec('caller'), call('/target/x'), (answer) => sent.push(answer));
     const [missing, timedOut] = sent.map((answer) => asCaller(answer).response);
-    expect([missing!.status, JSON.parse(missing!.body.toString())]).toEqual([404, { error: 'Not Found' }]);
+    expect([missing!.status, JSON.parse(missing!.body.toString())]).toEqual([
+      404,
+      { error: 'Not Found', code: 'ANVIL_ERR_NOT_FOUND' },
+    ]);
     expect(timedOut!.status).toBe(Errors.timeout().status);
     expect(timedOut!.headers).toEqual(['content-type', 'application/json; charset=utf-8']);
     // The unknown API ran nothing: the call's lease goes back; a failed job's is spent.

@@ -129,7 +129,7 @@ export class PeerLink {
     const died = Errors.cellDied();
     for (const entry of this.pending.takeAll()) {
       clearTimeout(entry.timer);
-      entry.resolve(busFailure(died.status, died.message));
+      entry.resolve(busFailure(died));
     }
   }
 }

@@ -114,8 +114,7 @@ export class PlacedWork {
       [CALLER_HOST_HEADER]: api.spec.host,
     });
     if (sent.kind === 'answer' && sent.status === 200) return reply(sent.body);
-    if (sent.kind === 'timeout')
-      return reply(answerPayload(busFailure(504, 'Gateway Timeout: the owner of the API did not answer in time')));
+    if (sent.kind === 'timeout') return reply(answerPayload(busFailure(Errors.ownerTimeout())));
     if (sent.kind === 'answer')
       return reply(refusal(`the instance that owns the API (${route.owner}) refused the call (${sent.status})`));
     if (this.placement.setAside(target))
@@ -129,7 +128,7 @@ export class PlacedWork {
 
 /** A bus call's answer when no owner may run it now: 503 with `retry-after`, as a request gets. */
 function refusal(reason: string): Buffer {
-  const refused = busFailure(503, Errors.placementUnavailable(reason).message);
+  const refused = busFailure(Errors.placementUnavailable(reason));
   return answerPayload({ ...refused, headers: [...refused.headers, 'retry-after', String(PLACEMENT_RETRY_AFTER_S)] });
 }
 

@@ -1,3 +1,4 @@
+import { Errors } from '../../shared/errors.js';
 import { busFailure, busRequest, MAX_BUS_HOPS, splitApiPath } from '../../engine/bus-rules.js';
 import type { ActorSpec } from '../../shared/protocol/cell-messages.js';
 import { answerPayload, type BusCall, type CallReply } from '../../shared/protocol/bus-calls.js';
@@ -58,15 +59,11 @@ export class Bus {
   private target(host: string, call: BusCall, reply: CallReply): ApiEntry | undefined {
     // Refused here, the call's lease was not used: it goes back.
     if (call.hop + 1 > MAX_BUS_HOPS)
-      return void reply(
-        answerPayload(
-          busFailure(508, `Loop Detected: more than ${MAX_BUS_HOPS} nested calls between APIs`, call.budget),
-        ),
-      );
+      return void reply(answerPayload(busFailure(Errors.busTooDeep(MAX_BUS_HOPS), call.budget)));
     const { key } = splitApiPath(call.path);
     const api = key === '' ? undefined : this.directory.api(host, key);
     if (api === undefined || !api.record.active)
-      return void reply(answerPayload(busFailure(404, 'Not Found', call.budget)));
+      return void reply(answerPayload(busFailure(Errors.notFound(), call.budget)));
     return api;
   }
 
@@ -78,7 +75,7 @@ export class Bus {
   ): void {
     this.dispatcher.submit(api.spec, busRequest(call, this.dispatcher.nextId()), readResponseBytes, (outcome) => {
       if (outcome.ok) reply(outcome.response.payload);
-      else reply(answerPayload(busFailure(outcome.error.status, outcome.error.message)));
+      else reply(answerPayload(busFailure(outcome.error)));
     });
     offerPeer(api.spec, api.record.key);
   }

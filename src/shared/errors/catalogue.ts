@@ -110,6 +110,8 @@ export const Errors = {
   cellDied: coded('ANVIL_ERR_CELL_DIED', 502, 'Bad Gateway: the API stopped while handling the request'),
   actorFailed: coded('ANVIL_ERR_ACTOR_FAILED', 502, 'Bad Gateway: the API could not start'),
   timeout: coded('ANVIL_ERR_TIMEOUT', 504, 'Gateway Timeout'),
+  ownerTimeout: coded('ANVIL_ERR_TIMEOUT', 504, 'Gateway Timeout: the owner of the API did not answer in time'),
+  busTooDeep: coded('ANVIL_ERR_LOOP', 508, 'Loop Detected: more than %s nested calls between APIs'),
   internal: coded('ANVIL_ERR_INTERNAL', 500, 'Internal Server Error'),
   // The HTTP edge: what the router answers before a request reaches an API.
   badTarget: coded('ANVIL_ERR_BAD_TARGET', 400, 'Bad Request: the request target must be a path'),
