@@ -13,7 +13,7 @@ import type { ActorTable } from '../../src/front/scheduling/actor-table.js';
 import type { ApiDirectory } from '../../src/front/scheduling/api-directory.js';
 import { Bus } from '../../src/front/scheduling/bus.js';
 import { Dispatcher, type RequestObserver } from '../../src/front/scheduling/dispatcher.js';
-import type { Job, JobOutcome } from '../../src/front/scheduling/job.js';
+import type { PendingRequest, RequestOutcome } from '../../src/front/scheduling/pending-request.js';
 
 const spec = (key: string) => ({ id: `h/e/${key}@1`, host: 'h', env: 'e', key, release: '1' }) as ActorSpec;
 const call = (path: string, body: Buffer | null = null): BusCall => ({
@@ -34,11 +34,11 @@ let dispatcher: Dispatcher | undefined;
 afterEach(() => dispatcher?.close());
 
 /** A bus whose target API's jobs go to `onJob`; what the observer saw goes to `observed`. */
-function busWith(onJob: (job: Job) => void): { bus: Bus; observed: JobOutcome[] } {
-  const observed: JobOutcome[] = [];
+function busWith(onJob: (job: PendingRequest) => void): { bus: Bus; observed: RequestOutcome[] } {
+  const observed: RequestOutcome[] = [];
   const observe: RequestObserver = (_spec, _request, outcome) => observed.push(outcome);
   dispatcher = new Dispatcher(
-    { dispatch: (_spec: ActorSpec, job: Job) => onJob(job) } as unknown as ActorTable,
+    { dispatch: (_spec: ActorSpec, job: PendingRequest) => onJob(job) } as unknown as ActorTable,
     30_000,
     observe,
   );

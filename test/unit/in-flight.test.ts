@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { EngineRequest } from '../../src/shared/protocol/requests.js';
 import { InFlight } from '../../src/front/scheduling/in-flight.js';
-import { Job } from '../../src/front/scheduling/job.js';
+import { PendingRequest } from '../../src/front/scheduling/pending-request.js';
 
-function job(id: string): Job {
+function job(id: string): PendingRequest {
   const request: EngineRequest = {
     id,
     verb: 'GET',
@@ -17,7 +17,7 @@ function job(id: string): Job {
     viaBus: false,
     receivedAt: 0,
   };
-  return new Job(request, 30_000, () => {});
+  return new PendingRequest(request, 30_000, () => {});
 }
 
 describe('InFlight (a thread link’s requests in flight)', () => {

@@ -1,7 +1,7 @@
 import { Errors, type AnvilError } from '../../shared/errors.js';
 import type { ActorSpec } from '../../shared/protocol/cell-messages.js';
 import { Fifo } from './fifo.js';
-import type { Job } from './job.js';
+import type { PendingRequest } from './pending-request.js';
 import type { ThreadLink } from './thread-link.js';
 import { VerdictHold } from './verdict-hold.js';
 
@@ -65,7 +65,7 @@ export class ActorHandle {
   private readonly leaving = new Set<ThreadLink>();
   /** A cell it moves to once that cell is ready (see relocate). */
   private movingTo: number | null = null;
-  private readonly waiting = new Fifo<Job>();
+  private readonly waiting = new Fifo<PendingRequest>();
   private starting = 0;
   private nextThread = 0;
   /** Thread numbers started on a shared thread (the others are threads of its own). */
@@ -142,7 +142,7 @@ export class ActorHandle {
     return this.waiting.length > 0 || this.links.some((t) => t.load > 0) || this.starting > 0;
   }
 
-  dispatch(job: Job): void {
+  dispatch(job: PendingRequest): void {
     const now = Date.now();
     const thread = this.leastLoaded();
     if (

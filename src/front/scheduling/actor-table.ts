@@ -21,7 +21,7 @@ import {
   type HostVerdict,
 } from './host-faults.js';
 import { QuarantineCells, type QuarantineControl } from './quarantine-cells.js';
-import type { Job } from './job.js';
+import type { PendingRequest } from './pending-request.js';
 import type { ActorGauges } from '../meters/metrics.js';
 import { ThreadLink } from './thread-link.js';
 import type { Conduit, Replaceable } from '../../shared/protocol/thread-channels.js';
@@ -172,7 +172,7 @@ export class ActorTable {
     this.threadReport = threadReport;
   }
 
-  dispatch(spec: ActorSpec, job: Job): void {
+  dispatch(spec: ActorSpec, job: PendingRequest): void {
     const now = Date.now();
     const paused = this.faults.admit(spec, now);
     const hostPaused = this.hosts.admit(spec, now);

@@ -3,18 +3,23 @@ import { DEFAULT_BUS_CALLS_PER_REQUEST } from '../../engine/call-budget.js';
 import type { RoutedRequest } from '../../shared/protocol/requests.js';
 import type { ActorSpec } from '../../shared/protocol/cell-messages.js';
 import type { ActorTable } from './actor-table.js';
-import { Job, JobTimeouts, type Answer, type JobOutcome } from './job.js';
+import { PendingRequest, RequestTimeouts, type Answer, type RequestOutcome } from './pending-request.js';
 import { requestIdGenerator } from '../../shared/protocol/request-id.js';
 
 /** Sees every request's end: its API, its outcome and how long it took (metrics, access log). */
-export type RequestObserver = (spec: ActorSpec, request: RoutedRequest, outcome: JobOutcome, seconds: number) => void;
+export type RequestObserver = (
+  spec: ActorSpec,
+  request: RoutedRequest,
+  outcome: RequestOutcome,
+  seconds: number,
+) => void;
 
 /**
  * Turns a request for an API into a job for its actor, with the instance's request timeout; shared
  * by the HTTP front door, the in-process bus and the job runner.
  */
 export class Dispatcher {
-  private readonly timeouts: JobTimeouts;
+  private readonly timeouts: RequestTimeouts;
   readonly nextId = requestIdGenerator();
 
   constructor(
@@ -24,7 +29,7 @@ export class Dispatcher {
     /** `--max-bus-calls`: the budget of bus calls a request from outside (a client's, a job's) starts with. */
     readonly busCallsPerRequest: number = DEFAULT_BUS_CALLS_PER_REQUEST,
   ) {
-    this.timeouts = new JobTimeouts(requestTimeoutMs);
+    this.timeouts = new RequestTimeouts(requestTimeoutMs);
   }
 
   /**
@@ -36,11 +41,11 @@ export class Dispatcher {
     spec: ActorSpec,
     request: RoutedRequest,
     read: (responsePayload: Buffer) => A,
-    onDone: (outcome: JobOutcome<A>) => void,
+    onDone: (outcome: RequestOutcome<A>) => void,
   ): void {
     const startedAt = performance.now();
-    const job = new Job(request, this.requestTimeoutMs, (end) => {
-      const outcome: JobOutcome<A> = end instanceof Uint8Array ? { ok: true, response: read(end) } : end;
+    const job = new PendingRequest(request, this.requestTimeoutMs, (end) => {
+      const outcome: RequestOutcome<A> = end instanceof Uint8Array ? { ok: true, response: read(end) } : end;
       this.observe(spec, request, outcome, (performance.now() - startedAt) / 1000);
       onDone(outcome);
     });

@@ -1,5 +1,5 @@
 import { PendingCalls } from '../../shared/protocol/pending-calls.js';
-import type { Job } from './job.js';
+import type { PendingRequest } from './pending-request.js';
 
 /**
  * The requests a thread link has sent and not had answered, by request number, with when each was
@@ -9,7 +9,7 @@ import type { Job } from './job.js';
  * router.) A request the router stopped waiting for (504) stays here until the thread answers it.
  */
 export class InFlight {
-  private readonly jobs = new PendingCalls<Job>();
+  private readonly jobs = new PendingCalls<PendingRequest>();
   /** Send times, by request number − 1. */
   private readonly sentAt: number[] = [];
   /** oldestSentAt's last answer and the `now` it was for (a scan per dispatch would cost O(slots)). */
@@ -21,7 +21,7 @@ export class InFlight {
   }
 
   /** Holds `job`, sent at `now`; returns the request number it goes out with (1 or more). */
-  add(job: Job, now: number): number {
+  add(job: PendingRequest, now: number): number {
     const number = this.jobs.add(job);
     this.sentAt[number - 1] = now;
     if (now < this.oldest) this.oldest = now;
@@ -29,7 +29,7 @@ export class InFlight {
   }
 
   /** Removes and returns the job of request `number`; undefined if no such request is in flight. */
-  take(number: number): Job | undefined {
+  take(number: number): PendingRequest | undefined {
     const job = this.jobs.take(number);
     if (job !== undefined && this.sentAt[number - 1] === this.oldest) this.oldestFor = -1;
     return job;
@@ -52,7 +52,7 @@ export class InFlight {
   }
 
   /** Removes and returns every job in flight. */
-  takeAll(): Job[] {
+  takeAll(): PendingRequest[] {
     this.oldest = Infinity;
     return this.jobs.takeAll();
   }

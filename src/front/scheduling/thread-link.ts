@@ -11,7 +11,7 @@ import { decodeNotTaken, encodePeerOffer, type PeerOffer } from '../../shared/pr
 import { encodeRequestHead, responseNumber } from '../../shared/protocol/requests.js';
 import { decodeStats, type ThreadStats } from '../../shared/protocol/stats.js';
 import type { Conduit, Replaceable } from '../../shared/protocol/thread-channels.js';
-import type { Job } from './job.js';
+import type { PendingRequest } from './pending-request.js';
 import { InFlight } from './in-flight.js';
 
 /**
@@ -59,7 +59,7 @@ export class ThreadLink {
     /** The thread says it keeps a core busy (a Busy frame), and why (shared/protocol/busy-reasons.ts; null: it did not say). */
     private readonly onBusy: (reason: number | null) => void = () => {},
     /** The thread gave a request back without running it (a shared thread whose actor is busy): it goes elsewhere. */
-    private readonly onNotTaken: (job: Job) => void = (job) => job.fail(Errors.cellDied()),
+    private readonly onNotTaken: (job: PendingRequest) => void = (job) => job.fail(Errors.cellDied()),
   ) {
     this.writer = conduit.writer;
     reader.replace((type, payload) => this.onFrame(type, payload));
@@ -75,7 +75,7 @@ export class ThreadLink {
     return this.inFlight.size === 0 ? 0 : now - this.inFlight.oldestSentAt(now);
   }
 
-  send(job: Job): void {
+  send(job: PendingRequest): void {
     // Ended meanwhile (timed out in the mailbox): a done job no longer holds its request.
     if (job.done) return;
     const now = Date.now();
@@ -166,7 +166,7 @@ export class ThreadLink {
     this.onSettled(this);
   }
 
-  private take(number: number): Job | undefined {
+  private take(number: number): PendingRequest | undefined {
     const job = this.inFlight.take(number);
     if (job !== undefined) this.conduit.load.inFlight--;
     return job;

@@ -8,28 +8,28 @@ export interface Answer {
   route?: string;
 }
 
-/** A job the router answers itself (mailbox full, timeout, cell died). */
-export interface JobFailure {
+/** A request the router answers itself (mailbox full, timeout, cell died). */
+export interface RequestFailure {
   ok: false;
   error: AnvilError;
   retryAfter?: number;
 }
 
-/** How a job ended, its answer read as its submitter asked (see Dispatcher.submit). */
-export type JobOutcome<A extends Answer = Answer> = { ok: true; response: A } | JobFailure;
+/** How a request ended, its answer read as its submitter asked (see Dispatcher.submit). */
+export type RequestOutcome<A extends Answer = Answer> = { ok: true; response: A } | RequestFailure;
 
 /**
  * One request on its way to an actor and back. It ends exactly once: with the payload of the
  * thread's Response frame, or with an error (mailbox full, timeout, cell died); whatever comes later
- * is dropped. The job does not read the payload: its submitter does (decoded for a client, only its
+ * is dropped. It does not read the payload: its submitter does (decoded for a client, only its
  * status and route for a bus answer that is forwarded as it came).
  */
-export class Job {
+export class PendingRequest {
   done = false;
   readonly deadline: number;
-  private pending: { request: RoutedRequest; onEnd: (end: Buffer | JobFailure) => void } | null;
+  private pending: { request: RoutedRequest; onEnd: (end: Buffer | RequestFailure) => void } | null;
 
-  constructor(request: RoutedRequest, timeoutMs: number, onEnd: (end: Buffer | JobFailure) => void) {
+  constructor(request: RoutedRequest, timeoutMs: number, onEnd: (end: Buffer | RequestFailure) => void) {
     this.deadline = Date.now() + timeoutMs;
     this.pending = { request, onEnd };
   }
@@ -53,7 +53,7 @@ export class Job {
    * response): the timeout queue keeps the job itself a while longer, and whatever it kept would
    * live through garbage collections and make each of them slower.
    */
-  private end(end: Buffer | JobFailure): void {
+  private end(end: Buffer | RequestFailure): void {
     if (this.pending === null) return;
     const { onEnd } = this.pending;
     this.pending = null;
@@ -63,17 +63,17 @@ export class Job {
 }
 
 /**
- * Fails jobs that pass their deadline with 504. Every job has the same timeout, so arrival order is
+ * Fails requests that pass their deadline with 504. Every request has the same timeout, so arrival order is
  * deadline order: one queue, checked from its head, costs nothing per request but a push.
  *
- * Finished jobs leave the head of the queue as new ones come, not only when the timer sweeps: a job
+ * Finished requests leave the head of the queue as new ones come, not only when the timer sweeps: a request
  * the queue still holds when the young generation is collected is copied, and one held through two
  * collections is moved to the old generation. At 15 000 req/s with only the 100 ms sweep, 130 KB
  * were moved per young collection (4 KB with this), and the Mark-Compacts that followed every few
  * seconds paused the router 4-7 ms each: a burst of slow requests.
  */
-export class JobTimeouts {
-  private readonly queue = new Fifo<Job>();
+export class RequestTimeouts {
+  private readonly queue = new Fifo<PendingRequest>();
   private readonly timer: NodeJS.Timeout;
 
   constructor(timeoutMs: number) {
@@ -82,7 +82,7 @@ export class JobTimeouts {
     this.timer.unref();
   }
 
-  watch(job: Job): void {
+  watch(job: PendingRequest): void {
     for (let head = this.queue.peek(); head !== undefined && head.done; head = this.queue.peek()) this.queue.shift();
     this.queue.push(job);
   }
