@@ -3,7 +3,7 @@
  * keys of `endpoints`, each entry's directive and parameters, and the aliases in the parameters.
  */
 import { findAliases, parseAlias } from '../../shared/api-model/aliases.js';
-import { checkParams } from './param-schema.js';
+import { paramIssues } from './param-schema.js';
 import { parseRouteKey, type ParsedRoute } from './route-path.js';
 import type { ReleaseView, RunsDirective } from '../../engine/directive-types.js';
 import type { EndpointDefinition, EntryDefinition, SourcePosition } from '../../shared/api-model/types.js';
@@ -125,7 +125,7 @@ function groupsOf(entry: Record<string, unknown>): string[] {
 function checkDirective(name: string, params: Record<string, unknown>, path: PathKey[], c: Checker): void {
   const builtin = c.ctx.directives.get(name);
   if (builtin !== undefined) {
-    const issues = checkParams(name, builtin.params, params);
+    const issues = paramIssues(name, builtin.params, params);
     for (const issue of issues) c.at([...path, ...issue.path], issue.at, issue.message);
     if (builtin.runs !== undefined) checkRunTarget(builtin.runs, params, path, c);
     if (issues.length > 0 || builtin.checkRelease === undefined || c.release === null) return;
@@ -160,7 +160,7 @@ function checkRunTarget(runs: RunsDirective, params: Record<string, unknown>, pa
   }
   const builtin = c.ctx.directives.get(target);
   if (builtin !== undefined) {
-    for (const issue of checkParams(target, builtin.params, rest))
+    for (const issue of paramIssues(target, builtin.params, rest))
       c.at([...path, ...issue.path], issue.at, issue.message);
     if (builtin.runs !== undefined) checkRunTarget(builtin.runs, rest, path, c);
     return;

@@ -78,7 +78,7 @@ export function paramValidator(schema: ParamSchema): ValidateFunction {
 }
 
 /** Checks an entry's parameters against its directive's schema; issue paths are relative to the parameters. */
-export function checkParams(directive: string, schema: ParamSchema, params: Record<string, unknown>): SchemaIssue[] {
+export function paramIssues(directive: string, schema: ParamSchema, params: Record<string, unknown>): SchemaIssue[] {
   const validate = paramValidator(schema);
   if (validate(params)) return [];
   return dedupeIssues(simplify(validate.errors ?? []).map((error) => paramIssue(directive, schema, error)));

@@ -4,13 +4,13 @@
 import type { ReadEntry } from 'tar';
 import { checkEntryPath, isMetadata } from './entry-path.js';
 
-export type Verdict = { kind: 'file' | 'dir'; segments: string[] } | { skip: true } | { reason: string };
+export type EntryVerdict = { kind: 'file' | 'dir'; segments: string[] } | { skip: true } | { reason: string };
 
 export class EntryJudge {
   /** What each path seen so far is, its parent directories included. */
   private readonly kinds = new Map<string, 'file' | 'dir'>();
 
-  judge(entry: ReadEntry): Verdict {
+  judge(entry: ReadEntry): EntryVerdict {
     const checked = checkEntryPath(entry.path);
     if ('reason' in checked) return checked;
     let kind: 'file' | 'dir';

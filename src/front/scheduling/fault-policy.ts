@@ -13,7 +13,7 @@
 import { apiIdOf, formatApiId, type ApiId } from '../../shared/protocol/api-id.js';
 import type { FaultDecision } from './fault-board.js';
 
-export interface Placement {
+export interface QuarantineRecord {
   readonly api: ApiId;
   /** The quarantine cell of an API; null while it has none (reaped while idle, or paused). */
   cell: number | null;
@@ -25,7 +25,7 @@ export interface Placement {
   lastUsed: number;
 }
 
-export type Verdict = { action: 'quarantine' } | { action: 'pause'; forMs: number };
+export type FaultVerdict = { action: 'quarantine' } | { action: 'pause'; forMs: number };
 
 const FIRST_PAUSE_MS = 1_000;
 const MAX_PAUSE_MS = 5 * 60_000;
@@ -33,7 +33,7 @@ const MAX_PAUSE_MS = 5 * 60_000;
 const SUSPECT_WINDOW_MS = 5_000;
 
 export class FaultPolicy {
-  private readonly placements = new Map<string, Placement>();
+  private readonly placements = new Map<string, QuarantineRecord>();
   /** API → cell and time of the last thread of that API lost with requests in flight. */
   private readonly suspects = new Map<string, { api: ApiId; cell: number; at: number; certain: boolean }>();
 
@@ -41,7 +41,7 @@ export class FaultPolicy {
   decided: (api: ApiId, decision: FaultDecision) => void = () => {};
 
   /** The quarantine placement of an API, or undefined (it lives where hashing puts it). */
-  placement(api: ApiId): Placement | undefined {
+  placement(api: ApiId): QuarantineRecord | undefined {
     // Most instances never quarantine anything: no id is formatted for each request then.
     return this.placements.size === 0 ? undefined : this.placements.get(formatApiId(api));
   }
@@ -70,7 +70,7 @@ export class FaultPolicy {
    * The APIs to blame for the death of `cell`, each with what happens to it. `running`: the APIs
    * whose directives were running in it when it died (its marker file), each once.
    */
-  judge(cell: number, now: number, running: readonly ApiId[]): Array<{ api: ApiId; verdict: Verdict }> {
+  judge(cell: number, now: number, running: readonly ApiId[]): Array<{ api: ApiId; verdict: FaultVerdict }> {
     return this.blame(cell, now, running).apis.map((api) => ({ api, verdict: this.verdict(api, cell, now) }));
   }
 
@@ -93,7 +93,7 @@ export class FaultPolicy {
   }
 
   /** What happens to an API blamed for the death of `cell`: quarantine, or a pause when it was its quarantine cell. */
-  verdict(api: ApiId, cell: number, now: number): Verdict {
+  verdict(api: ApiId, cell: number, now: number): FaultVerdict {
     const placement = this.placement(api);
     if (placement === undefined || placement.cell !== cell) {
       this.decided(api, { strikes: placement?.strikes ?? 0, pausedForMs: 0 });
@@ -138,7 +138,7 @@ export class FaultPolicy {
   }
 
   /** Every API in quarantine. */
-  quarantined(): IterableIterator<Placement> {
+  quarantined(): IterableIterator<QuarantineRecord> {
     return this.placements.values();
   }
 }
