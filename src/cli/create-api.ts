@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { API_KEY_PATTERN, RESERVED_KEYS } from '../deploy/api-yaml/api-key.js';
+import { API_KEY, RESERVED_KEYS } from '../deploy/api-yaml/api-key.js';
 import { CliError, out, run } from './output.js';
 import { schemaModeline } from './templates/schema-modeline.js';
 import { skeletonFiles } from './templates/skeleton.js';
@@ -36,7 +36,7 @@ export function registerCreateApi(program: Command): void {
     .addHelpText('after', '\nExample:\n  anvil create-api orders && anvil validate orders\n')
     .action((name: string, flags: CreateFlags) =>
       run(flags.json, () => {
-        if (!new RegExp(API_KEY_PATTERN).test(name) || RESERVED_KEYS.has(name)) {
+        if (!API_KEY.test(name) || RESERVED_KEYS.has(name)) {
           throw new CliError(
             `"${name}" is not a valid API name: use 1 to 63 lower-case letters, digits and "-", starting with a letter or digit (e.g. orders, user-profiles); "anvil" is reserved`,
           );

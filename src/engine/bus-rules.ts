@@ -3,8 +3,7 @@
  * calling thread's, whether it sends a call through the router (cell/actors/bus-client.ts) or straight
  * to a peer (cell/actors/peer-link.ts).
  */
-import { STATUS_CODES } from 'node:http';
-import type { AnvilError } from '../shared/errors.js';
+import { errorBody, type AnvilError } from '../shared/errors.js';
 import type { BusCall, BusResponse } from '../shared/protocol/bus-calls.js';
 import type { EngineRequest } from '../shared/protocol/requests.js';
 
@@ -42,7 +41,7 @@ export function busFailure(error: AnvilError, budgetLeft = 0): BusResponse {
   return {
     status: error.status,
     headers,
-    body: Buffer.from(JSON.stringify({ error: error.message || STATUS_CODES[error.status], code: error.code })),
+    body: Buffer.from(JSON.stringify(errorBody(error))),
     budgetLeft,
   };
 }

@@ -2,6 +2,8 @@
 export { AnvilError, DataDirInUseError, QuotaError, RegistryValidationError } from './errors/anvil-error.js';
 export { Errors, quotaErrorFromWire, type CatalogueEntry, type ErrorFactory } from './errors/catalogue.js';
 export {
+  clientError,
+  errorBody,
   isLoggedError,
   isQuotaCode,
   publicMessage,

@@ -4,7 +4,7 @@
  * the flow. Path parameter names api.yaml cannot take (`{user-id}`) are renamed (`{user_id}`).
  */
 import { parse as parseYaml } from 'yaml';
-import { API_KEY_PATTERN, RESERVED_KEYS } from '../api-yaml/api-key.js';
+import { API_KEY, RESERVED_KEYS } from '../api-yaml/api-key.js';
 import { PARAM_NAME } from '../api-yaml/route-path.js';
 import { VERBS } from '../../shared/api-model/types.js';
 
@@ -36,7 +36,7 @@ export function importOpenApi(text: string, keyOverride?: string): ImportResult 
 
   const info = isRecord(document.info) ? document.info : {};
   const key = keyOverride ?? slug(typeof info.title === 'string' ? info.title : '');
-  if (!new RegExp(API_KEY_PATTERN).test(key) || RESERVED_KEYS.has(key)) {
+  if (!API_KEY.test(key) || RESERVED_KEYS.has(key)) {
     return {
       ok: false,
       error: `"${key}" is not a valid API key (1 to 63 lower-case letters, digits and "-"): name it with --key`,

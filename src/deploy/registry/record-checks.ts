@@ -1,4 +1,5 @@
 import { Errors } from '../../shared/errors.js';
+import { API_KEY } from '../api-yaml/api-key.js';
 
 /**
  * Checks of the names and values the registry stores. Each refusal is a RegistryValidationError
@@ -8,7 +9,6 @@ import { Errors } from '../../shared/errors.js';
 
 const HOST_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 const ENV = /^[a-z0-9][a-z0-9_-]{0,31}$/;
-const API_KEY = /^[a-z0-9][a-z0-9-]{0,62}$/;
 const PLATFORM_SEGMENT = 'anvil';
 /** Sent in a header: printable ASCII, no spaces. */
 const HOST_KEY = /^[\x21-\x7e]{16,512}$/;

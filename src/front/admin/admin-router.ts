@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AnvilError, Errors } from '../../shared/errors.js';
+import { AnvilError, clientError, Errors } from '../../shared/errors.js';
+import { API_KEY } from '../../deploy/api-yaml/api-key.js';
 import type { PublicHost } from '../../deploy/registry/registry.js';
-import { clientError, sendFailure, sendJson } from '../edge/http-response.js';
+import { sendFailure, sendJson } from '../edge/http-response.js';
 import { ADMIN_ENDPOINTS, type AdminEndpoint, type EndpointId } from './admin-endpoints.js';
 
 /** What a handler is given: `params` holds the path's `:name` parts (and `*`), `query` the query string. */
@@ -44,7 +45,6 @@ interface CompiledEndpoint {
   segments: string[];
 }
 
-const API_KEY = /^[a-z0-9][a-z0-9-]{0,62}$/;
 const COMPILED: CompiledEndpoint[] = ADMIN_ENDPOINTS.map(({ id, method, auth, path }) => ({
   id,
   method,

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { rm } from 'node:fs/promises';
 import type { DataPaths } from '../../deploy/api-yaml/data-paths.js';
 import type { ControlPlane } from '../../deploy/control-plane/control-plane.js';
-import { Errors, type AnvilError } from '../../shared/errors.js';
+import { errorBody, Errors, type AnvilError } from '../../shared/errors.js';
 import type { DeployResult } from '../../deploy/publish/deploy.js';
 import type { ApiDirectory } from '../scheduling/api-directory.js';
 import { readBody } from '../../shared/http/body.js';
@@ -80,7 +80,11 @@ async function deploy(req: IncomingMessage, host: PublicHost, deps: ManagementDe
     const code = result.status === 429 ? result.code : Errors.deployRefused.code;
     const headers: Record<string, string> =
       result.status === 429 ? { 'retry-after': String(result.retryAfterSeconds) } : {};
-    return { status: result.status, body: { error: summary, code, errors: result.errors }, headers };
+    return {
+      status: result.status,
+      body: errorBody({ status: result.status, message: summary, code }, { errors: result.errors }),
+      headers,
+    };
   }
   deps.directory.reload();
   await note({ action: 'deploy', api: result.key, release: result.release, status: 201 });
@@ -93,7 +97,7 @@ async function update(req: IncomingMessage, host: PublicHost, key: string, deps:
     await note({ action: 'update', api: key, status: error.status, error: error.message });
     return {
       status: error.status,
-      body: { error: error.message, code: error.code, ...(errors === undefined ? {} : { errors }) },
+      body: errorBody(error, errors === undefined ? {} : { errors }),
     };
   };
   let body: unknown;

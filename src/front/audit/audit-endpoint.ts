@@ -1,3 +1,4 @@
+import { API_KEY } from '../../deploy/api-yaml/api-key.js';
 import type { PublicHost } from '../../deploy/registry/registry.js';
 import { Errors } from '../../shared/errors.js';
 import { AUDIT_ACTIONS, type AuditAction } from './audit-entry.js';
@@ -6,7 +7,6 @@ import type { AuditQuery } from './audit-store.js';
 
 export const AUDIT_PAGE_DEFAULT = 50;
 export const AUDIT_PAGE_MAX = 500;
-const API_KEY = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 /**
  * `GET /anvil/audit?limit=&before=&api=&action=` on the admin host: the caller's public host's

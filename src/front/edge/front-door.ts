@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readResponse, type RoutedRequest } from '../../shared/protocol/requests.js';
 import type { BodyBytes } from '../../shared/protocol/frames.js';
-import { Errors } from '../../shared/errors.js';
+import { clientError, Errors } from '../../shared/errors.js';
 import type { InstanceLog } from '../../shared/logs/instance-log.js';
 import type { ApiDirectory, ApiEntry } from '../scheduling/api-directory.js';
-import { clientError, sendFailure, writeApiResponse } from './http-response.js';
+import { sendFailure, writeApiResponse } from './http-response.js';
 import type { ResponseBuffer } from './response-buffer.js';
 import type { Dispatcher } from '../scheduling/dispatcher.js';
 import { readBody } from '../../shared/http/body.js';

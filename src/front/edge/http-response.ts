@@ -1,5 +1,5 @@
 import { STATUS_CODES, type ServerResponse } from 'node:http';
-import { AnvilError, Errors, publicMessage } from '../../shared/errors.js';
+import { errorBody, Errors, type AnvilError } from '../../shared/errors.js';
 import { HOP_BY_HOP } from '../../shared/http/hop-by-hop.js';
 import { headerBytes, responseHeadProblem, type ResponseHeadLimits } from '../../shared/http/response-head.js';
 import type { OutgoingResponse } from '../../shared/protocol/requests.js';
@@ -36,16 +36,7 @@ export function sendFailure(
 ): void {
   const retry: Record<string, string> =
     error.retryAfterSeconds === undefined ? {} : { 'retry-after': String(error.retryAfterSeconds) };
-  sendJson(res, error.status, { error: error.message, code: error.code, ...extra }, { ...retry, ...headers });
-}
-
-/** What an API's client is told of anything thrown: a 5xx's message only as its status text (`publicMessage`), an unknown error as a 500. */
-export function clientError(error: unknown): AnvilError {
-  if (!(error instanceof AnvilError)) return Errors.internal();
-  const message = publicMessage(error.status, error.message, false, error.code);
-  return message === error.message
-    ? error
-    : new AnvilError(error.code, error.status, message, error.logged, error.retryAfterSeconds);
+  sendJson(res, error.status, errorBody(error, extra), { ...retry, ...headers });
 }
 
 /**

@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http';
-import type { AnvilError } from '../../shared/errors.js';
+import { errorBody, type AnvilError } from '../../shared/errors.js';
 
 /**
  * An error as a whole HTTP/1.1 response, for a socket node:http does not answer (a request its
@@ -7,7 +7,7 @@ import type { AnvilError } from '../../shared/errors.js';
  * the connection closed after it.
  */
 export function rawFailure(error: AnvilError): string {
-  const body = JSON.stringify({ error: error.message, code: error.code });
+  const body = JSON.stringify(errorBody(error));
   const retryAfter = error.retryAfterSeconds === undefined ? '' : `retry-after: ${error.retryAfterSeconds}\r\n`;
   return `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? ''}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n${retryAfter}\r\n${body}`;
 }

@@ -1,7 +1,7 @@
 import { Agent, request, type IncomingMessage, type ServerResponse } from 'node:http';
-import { Errors } from '../../shared/errors.js';
+import { clientError, Errors } from '../../shared/errors.js';
 import type { InstanceLog } from '../../shared/logs/instance-log.js';
-import { clientError, sendFailure } from '../edge/http-response.js';
+import { sendFailure } from '../edge/http-response.js';
 import { CLIENT_ADDRESS_HEADER, CLUSTER_SECRET_HEADER, PLACEMENT_EPOCH_HEADER, passedOn } from './internal-headers.js';
 
 export interface OwnerTarget {

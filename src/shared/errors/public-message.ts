@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { AnvilError } from './anvil-error.js';
+import { Errors } from './catalogue.js';
 
 /** True when this error goes to the instance log: a status >= 500, or an error marked `logged`. */
 export function isLoggedError(error: unknown, status: number): boolean {
@@ -10,7 +11,7 @@ export function isLoggedError(error: unknown, status: number): boolean {
 export function toStatusError(error: unknown): { status: number; message: string; code: string } {
   if (error instanceof AnvilError) return { status: error.status, message: error.message, code: error.code };
   const message = error instanceof Error ? error.message : String(error);
-  return { status: 500, message, code: 'ANVIL_ERR_INTERNAL' };
+  return { status: 500, message, code: Errors.internal.code };
 }
 
 /** Codes of the errors an API gets when it runs into a quota (the `quota…` entries of the catalogue). */
@@ -29,4 +30,25 @@ export function isQuotaCode(code: string): boolean {
 export function publicMessage(status: number, message: string, debug: boolean, code = ''): string {
   if (status >= 500 && !debug && !isQuotaCode(code)) return STATUS_CODES[status] ?? 'Internal Server Error';
   return message;
+}
+
+/**
+ * The one shape of an error Anvil answers itself (the router to a client, the bus to a calling
+ * API): `{"error": message, "code": catalogue code}`, plus `extra` fields (a refused deploy's
+ * `errors`). An empty message is sent as the status text.
+ */
+export function errorBody(
+  error: { status: number; message: string; code: string },
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return { error: error.message || STATUS_CODES[error.status], code: error.code, ...extra };
+}
+
+/** What an API's client is told of anything thrown: a 5xx's message only as its status text (`publicMessage`), an unknown error as a 500. */
+export function clientError(error: unknown): AnvilError {
+  if (!(error instanceof AnvilError)) return Errors.internal();
+  const message = publicMessage(error.status, error.message, false, error.code);
+  return message === error.message
+    ? error
+    : new AnvilError(error.code, error.status, message, error.logged, error.retryAfterSeconds);
 }
